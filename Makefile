@@ -1,0 +1,66 @@
+# `make run` and `make test` do all set-up from a fresh clone: a local .venv with the project installed.
+#   make run  [PORT=8501] [HOST=127.0.0.1] [DB=path/registry.db]   start the app (seeds an empty registry first)
+#   make test [PYTEST_ARGS="-k cli"]                                run the test suite
+#   make lint | seed [DB=...] [FORCE=1] | clean | distclean
+
+PYTHON ?= python3
+VENV   ?= .venv
+PORT   ?= 8501
+HOST   ?= 127.0.0.1
+DB     ?=
+FORCE  ?=
+PYTEST_ARGS ?=
+
+BIN     := $(VENV)/bin
+STAMP   := $(VENV)/.installed
+DB_ARG  := $(if $(DB),--db "$(DB)")
+
+.DEFAULT_GOAL := help
+.PHONY: help install run seed test lint clean distclean
+
+help:
+	@echo "make run    start the Streamlit app on http://$(HOST):$(PORT) (PORT=, HOST=, DB= to override)"
+	@echo "make test   run the tests (PYTEST_ARGS= to pass pytest options)"
+	@echo "make lint   ruff check, ruff format --check, mypy registry"
+	@echo "make seed   load sample_data/ into the registry (DB=, FORCE=1 to seed a non-empty one)"
+	@echo "make clean  remove caches and build files; make distclean also removes $(VENV)"
+
+$(BIN)/python:
+	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' || \
+		{ echo "error: Python 3.11+ is required; '$(PYTHON)' is $$($(PYTHON) --version 2>&1). Use make PYTHON=python3.11"; exit 1; }
+	@echo "==> creating $(VENV) with $$($(PYTHON) --version)"
+	@$(PYTHON) -m venv $(VENV) || \
+		{ rm -rf $(VENV); echo "error: '$(PYTHON) -m venv' failed; on Debian/Ubuntu: apt-get install -y python3-venv"; exit 1; }
+
+# Re-installs only when pyproject.toml changes; the editable install puts the checkout's root on sys.path
+# (see [tool.setuptools.package-dir]), so new packages need no re-install.
+$(STAMP): pyproject.toml | $(BIN)/python
+	@echo "==> installing pulsar-schema-explorer[test] into $(VENV) (editable)"
+	@$(BIN)/python -m pip install --quiet --disable-pip-version-check --upgrade pip
+	@$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[test]'
+	@touch $@
+
+install: $(STAMP)
+
+run: $(STAMP)
+	$(BIN)/schema-explorer ui $(DB_ARG) --port $(PORT) --host $(HOST)
+
+seed: $(STAMP)
+	$(BIN)/schema-explorer seed $(DB_ARG) $(if $(FORCE),--force)
+
+# pytest exits 5 when it collects no tests; that is not a failure for this target.
+test: $(STAMP)
+	@$(BIN)/python -m pytest $(PYTEST_ARGS); rc=$$?; \
+		if [ $$rc -eq 5 ]; then echo "==> no tests collected"; exit 0; fi; exit $$rc
+
+lint: $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/mypy registry
+
+clean:
+	rm -rf build dist *.egg-info .pytest_cache .mypy_cache .ruff_cache .hypothesis
+	find . -path ./$(VENV) -prune -o -name __pycache__ -type d -exec rm -rf {} +
+
+distclean: clean
+	rm -rf $(VENV)

@@ -1,0 +1,1 @@
+"""Streamlit shell: streamlit_app.py and (later) app_pages/."""

@@ -1,0 +1,1 @@
+"""The `schema-explorer` command line: a thin shell over `registry` (see cli.main)."""

@@ -1,0 +1,221 @@
+"""`schema-explorer`: the command line over the registry core.
+
+Commands translate arguments into core calls and print the result; user errors (RegistryError, bad paths)
+become one line on stderr and exit code 2, never a traceback. This module never imports streamlit: `ui`
+starts it in a child process so the CLI stays fast and the app runs in Streamlit's own runtime.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from registry import Registry
+
+PROG = "schema-explorer"
+DIST = "pulsar-schema-explorer"
+PROJECT_ROOT = Path(__file__).resolve().parent.parent
+APP_SCRIPT = PROJECT_ROOT / "app" / "streamlit_app.py"
+
+EXIT_OK = 0
+EXIT_REFUSED = 1  # the command understood the request and declined it (e.g. seeding a non-empty registry)
+EXIT_USAGE = 2  # a user error: bad arguments, bad path, or a RegistryError
+
+
+class UserError(Exception):
+    """A problem the user can fix; reported as one line, exit code 2."""
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run `schema-explorer` with `argv` (default: sys.argv[1:]) and return the exit code."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.command is None:
+        parser.print_help(sys.stderr)
+        return EXIT_USAGE
+    from registry import RegistryError
+
+    try:
+        result: int = args.handler(args)
+        return result
+    except (UserError, RegistryError) as exc:
+        return report_error(exc)
+    except OSError as exc:
+        return report_error(describe_os_error(exc))
+    except KeyboardInterrupt:
+        return 130
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog=PROG,
+        description="Explore, check and diff Apache Pulsar schemas over an embedded, Pulsar-faithful registry.",
+    )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {package_version()}")
+    commands = parser.add_subparsers(dest="command", title="commands", metavar="COMMAND")
+
+    db_help = "registry database file (default: a per-user data file, seeded from sample_data/ on first use)"
+
+    ui = commands.add_parser("ui", help="start the Streamlit app (seeds an empty registry first)")
+    ui.add_argument("--db", metavar="PATH", help=db_help)
+    ui.add_argument("--port", type=port_number, default=8501, help="port to listen on (default: 8501)")
+    ui.add_argument("--host", default="127.0.0.1", help="address to bind (default: 127.0.0.1)")
+    ui.set_defaults(handler=run_ui)
+
+    seed = commands.add_parser("seed", help="load sample_data/ into the registry")
+    seed.add_argument("--db", metavar="PATH", help=db_help)
+    seed.add_argument("--force", action="store_true",
+                      help="replace a non-empty registry's contents with the sample data")
+    seed.set_defaults(handler=run_seed)
+    return parser
+
+
+def run_seed(args: argparse.Namespace) -> int:
+    from registry import seed_sample_data
+
+    path = resolve_db_path(args.db)
+    reg = open_registry(path)
+    try:
+        tenants = reg.tenants()
+        if tenants and not args.force:
+            print(
+                f"{PROG}: registry {path} is not empty ({len(tenants)} tenant(s): {', '.join(tenants[:5])}"
+                f"{', …' if len(tenants) > 5 else ''}); use --force to replace its contents with the sample data",
+                file=sys.stderr,
+            )
+            return EXIT_REFUSED
+        if tenants:
+            # Replaying the sample steps onto live histories would mean nothing: start from an empty file.
+            close_registry(reg)
+            for suffix in ("", "-wal", "-shm"):
+                Path(f"{path}{suffix}").unlink(missing_ok=True)
+            reg = open_registry(path)
+        report = seed_sample_data(reg)
+    finally:
+        close_registry(reg)
+    print(f"Seeded {path}: {report}")
+    return EXIT_OK
+
+
+def run_ui(args: argparse.Namespace) -> int:
+    from registry import seed_sample_data
+
+    if importlib.util.find_spec("streamlit") is None:
+        raise UserError("streamlit is not installed; run `make run`, or `pip install -e .` in this checkout")
+    if not APP_SCRIPT.is_file():
+        raise UserError(f"app script not found: {APP_SCRIPT}")
+
+    path = resolve_db_path(args.db)
+    reg = open_registry(path)
+    try:
+        if reg.tenants() == []:
+            report = seed_sample_data(reg)
+            print(f"Seeded empty registry {path}: {report}")
+    finally:
+        close_registry(reg)
+
+    command = [
+        sys.executable, "-m", "streamlit", "run", str(APP_SCRIPT),
+        "--server.port", str(args.port),
+        "--server.address", args.host,
+        "--", "--db", str(path),
+    ]  # fmt: skip
+    # Run from the project root so Streamlit reads .streamlit/config.toml, and put the root on the path so
+    # the app imports this checkout's registry even without an editable install.
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(PROJECT_ROOT), env.get("PYTHONPATH", "")) if p)
+    print(f"Starting the app on http://{args.host}:{args.port} (registry: {path}); Ctrl+C stops it.", flush=True)
+    with subprocess.Popen(command, cwd=PROJECT_ROOT, env=env) as child:
+        # `kill PID` on this process must not orphan the server: pass SIGTERM on to Streamlit.
+        previous = signal.signal(signal.SIGTERM, lambda signum, frame: child.terminate())
+        try:
+            return child.wait()
+        except KeyboardInterrupt:
+            # A terminal's Ctrl+C reaches Streamlit too; give it time to stop, then make sure it does.
+            stop_child(child)
+            return 130
+        finally:
+            signal.signal(signal.SIGTERM, previous)
+
+
+def stop_child(child: subprocess.Popen[bytes], grace: float = 5.0) -> None:
+    try:
+        child.wait(timeout=grace)
+    except subprocess.TimeoutExpired:
+        child.send_signal(signal.SIGINT)
+        try:
+            child.wait(timeout=grace)
+        except subprocess.TimeoutExpired:
+            child.kill()
+            child.wait()
+
+
+def resolve_db_path(raw: str | None) -> Path:
+    """The absolute database path to use; the default per-user file's folder is created if needed."""
+    if raw is None:
+        from registry import default_db_path
+
+        path = Path(default_db_path()).expanduser().resolve()
+        path.parent.mkdir(parents=True, exist_ok=True)
+        return path
+    if not raw.strip():
+        raise UserError("--db must not be empty")
+    path = Path(raw).expanduser().resolve()
+    if path.is_dir():
+        raise UserError(f"--db {raw!r} is a directory; give a database file path such as {path / 'registry.db'}")
+    if not path.parent.is_dir():
+        raise UserError(f"--db {raw!r}: folder {path.parent} does not exist")
+    return path
+
+
+def open_registry(path: Path) -> Registry:
+    from registry import Registry
+
+    return Registry.open(str(path))
+
+
+def close_registry(reg: Registry) -> None:
+    close = getattr(reg, "close", None)
+    if callable(close):
+        close()
+
+
+def port_number(text: str) -> int:
+    try:
+        port = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a port number: {text!r}") from None
+    if not 1 <= port <= 65535:
+        raise argparse.ArgumentTypeError(f"port must be between 1 and 65535, got {port}")
+    return port
+
+
+def package_version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version(DIST)
+    except PackageNotFoundError:
+        return "0+unknown (not installed)"
+
+
+def describe_os_error(exc: OSError) -> str:
+    where = f": {exc.filename}" if exc.filename else ""
+    return f"{exc.strerror or exc}{where}"
+
+
+def report_error(error: BaseException | str) -> int:
+    message = str(error) or type(error).__name__
+    print(f"{PROG}: error: {message}", file=sys.stderr)
+    return EXIT_USAGE
+
+
+if __name__ == "__main__":
+    sys.exit(main())

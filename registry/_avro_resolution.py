@@ -1,0 +1,297 @@
+"""Can a reader schema read data written with a writer schema? Avro 1.12's answer, as Pulsar asks it.
+
+Pulsar's validator asks Avro's `Resolver` (after `Schema.applyAliases`) whether the resolving grammar has
+errors (avro-resolution.md). We walk the same decision tree, but instead of stopping at a boolean we collect
+every error with a JSON pointer into each schema. Record names are not compared; enum symbol loss is no error.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ._avro_schema import (
+    Array,
+    AvroSchema,
+    Enum,
+    Field,
+    Fixed,
+    Map,
+    Named,
+    Node,
+    Record,
+    Union,
+    default_json,
+    default_problem,
+    walk,
+)
+from ._model import RuleCode
+
+# Avro's promotions, writer kind → reader kinds that can read it (spec facts as data).
+PROMOTIONS: dict[str, frozenset[str]] = {
+    "int": frozenset({"long", "float", "double"}),
+    "long": frozenset({"float", "double"}),
+    "float": frozenset({"double"}),
+    "string": frozenset({"bytes"}),
+    "bytes": frozenset({"string"}),
+}
+_PRIMITIVE_KINDS = frozenset({"null", "boolean", "int", "long", "float", "double", "bytes", "string"})
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    """One resolution error; the strategy layer adds direction and version to make it a Problem."""
+
+    code: RuleCode
+    message: str
+    reader_path: str
+    writer_path: str
+    hint: str
+
+
+class InvalidDefaultHit(Exception):
+    """Resolution needed a reader default that Avro cannot encode: Java throws here (pulsar-semantics §4.8)."""
+
+    def __init__(self, finding: Finding) -> None:
+        super().__init__(finding.message)
+        self.finding = finding
+
+
+@dataclass(slots=True)
+class _Verdict:
+    error_here: bool  # this level is an ErrorAction
+    has_errors: bool  # an ErrorAction anywhere below (Symbol.hasErrors)
+    match_error: bool = False  # Resolver.hasMatchError: record-level or top-level field error
+
+
+_OK = _Verdict(False, False)
+
+
+def resolve(reader: AvroSchema, writer: AvroSchema) -> list[Finding]:
+    """Every reason `reader` cannot read data written with `writer`; empty when it can.
+
+    Raises InvalidDefaultHit where Avro itself would throw while resolving.
+    """
+    resolver = _Resolver(reader)
+    resolver.resolve(writer.root, reader.root, "", True)
+    return resolver.findings
+
+
+class _Resolver:
+    def __init__(self, reader: AvroSchema) -> None:
+        self.findings: list[Finding] = []
+        self.cache: dict[tuple[int, int, bool], _Verdict] = {}
+        # Schema.applyAliases: the reader's aliases rename writer types and writer fields.
+        self.aliases: dict[str, str] = {}
+        self.field_aliases: dict[str, dict[str, str]] = {}
+        for node in walk(reader.root):
+            if isinstance(node, Named):
+                for alias in node.aliases:
+                    self.aliases[alias] = node.fullname
+            if isinstance(node, Record):
+                renames = {alias: f.name for f in node.fields for alias in f.aliases}
+                if renames:
+                    self.field_aliases.setdefault(node.fullname, {}).update(renames)
+                    for alias in node.aliases:
+                        self.field_aliases[alias] = self.field_aliases[node.fullname]
+
+    def writer_fullname(self, w: Named) -> str:
+        return self.aliases.get(w.fullname, w.fullname)
+
+    def writer_simple_name(self, w: Named) -> str:
+        return self.writer_fullname(w).rpartition(".")[2]
+
+    def writer_field_name(self, record_name: str, field: Field) -> str:
+        return self.field_aliases.get(record_name, {}).get(field.name, field.name)
+
+    def report(self, record: bool, finding: Finding) -> None:
+        if record:
+            self.findings.append(finding)
+
+    def resolve(self, w: Node, r: Node, where: str, record: bool) -> _Verdict:
+        if isinstance(w, Union):
+            verdicts = [self.resolve(b, r, where, record) for b in w.branches]
+            return _Verdict(False, any(v.has_errors for v in verdicts))
+        if w.kind == r.kind:
+            if w.kind in _PRIMITIVE_KINDS:
+                return _OK
+            if isinstance(w, Record):
+                assert isinstance(r, Record)
+                return self.resolve_record(w, r, where, record)
+            if isinstance(w, Array):
+                assert isinstance(r, Array)
+                inner = self.resolve(w.items, r.items, f"{where}[]", record)
+                return _Verdict(False, inner.has_errors)
+            if isinstance(w, Map):
+                assert isinstance(r, Map)
+                inner = self.resolve(w.values, r.values, f"{where}{{}}", record)
+                return _Verdict(False, inner.has_errors)
+            assert isinstance(w, (Enum, Fixed)) and isinstance(r, (Enum, Fixed))
+            if self.writer_simple_name(w) != r.name:
+                self.report(
+                    record,
+                    Finding(
+                        RuleCode.NAME_MISMATCH,
+                        f"{_at(where)}{w.kind} names differ: the reader has {r.fullname}, the writer {w.fullname}",
+                        r.pointer,
+                        w.pointer,
+                        f"keep the name {w.name!r}, or add the alias {w.fullname!r} to the reader's {r.kind}",
+                    ),
+                )
+                return _Verdict(True, True)
+            if isinstance(w, Fixed) and isinstance(r, Fixed) and w.size != r.size:
+                self.report(
+                    record,
+                    Finding(
+                        RuleCode.FIXED_SIZE_MISMATCH,
+                        f"{_at(where)}fixed {r.fullname} has size {r.size} in the reader but {w.size} in the writer",
+                        r.pointer,
+                        w.pointer,
+                        f"keep the size at {w.size} bytes; a new size needs a new fixed type",
+                    ),
+                )
+                return _Verdict(True, True)
+            return _OK
+        if isinstance(r, Union):
+            return self.resolve_reader_union(w, r, where, record)
+        if r.kind in PROMOTIONS.get(w.kind, ()):
+            return _OK
+        self.report(
+            record,
+            Finding(
+                RuleCode.TYPE_MISMATCH,
+                f"{_at(where)}the reader's {r.label} cannot read the writer's {w.label}",
+                r.pointer,
+                w.pointer,
+                _type_hint(w, r),
+            ),
+        )
+        return _Verdict(True, True)
+
+    def resolve_record(self, w: Record, r: Record, where: str, record: bool) -> _Verdict:
+        key = (id(w), id(r), record)
+        cached = self.cache.get(key)
+        if cached is not None:
+            return cached  # also breaks recursion, like Resolver's `seen` map
+        self.cache[key] = _OK
+        name = self.writer_fullname(w)
+        writer_names = {self.writer_field_name(name, f) for f in w.fields}
+        has_errors = field_errors = False
+        for wf in w.fields:
+            rf = r.by_name.get(self.writer_field_name(name, wf))
+            if rf is not None:
+                verdict = self.resolve(wf.type, rf.type, _join(where, rf.name), record)
+                has_errors |= verdict.has_errors
+                field_errors |= verdict.error_here
+        missing_required = False
+        for rf in r.fields:
+            if rf.name in writer_names:
+                continue
+            if not rf.has_default:
+                missing_required = True
+                self.report(
+                    record,
+                    Finding(
+                        RuleCode.READER_FIELD_WITHOUT_DEFAULT,
+                        f"field {_join(where, rf.name)!r} ({rf.type.label}) is in the reader but not in the writer, "
+                        "and has no default",
+                        rf.pointer,
+                        w.pointer,
+                        f"give field {rf.name!r} a default, or keep it in the writer",
+                    ),
+                )
+            elif not missing_required:
+                # Resolver reads the default with GenericData.getDefaultValue, which throws on an invalid one.
+                self.check_default(rf, where, w)
+        verdict = _Verdict(missing_required, has_errors or missing_required, missing_required or field_errors)
+        self.cache[key] = verdict
+        return verdict
+
+    def check_default(self, rf: Field, where: str, w: Record) -> None:
+        value = default_json(rf)
+        if value is None and (
+            rf.type.kind == "null"
+            or (isinstance(rf.type, Union) and rf.type.branches and rf.type.branches[0].kind == "null")
+        ):
+            return
+        problem = default_problem(rf.type, value)
+        if problem is not None:
+            raise InvalidDefaultHit(
+                Finding(
+                    RuleCode.INVALID_DEFAULT,
+                    f"field {_join(where, rf.name)!r} has the default {_json(value)}, which is not a valid "
+                    f"{rf.type.label}{problem}; Pulsar fails this check with an internal error (HTTP 500)",
+                    f"{rf.pointer}/default",
+                    w.pointer,
+                    f"make the default of {rf.name!r} a valid {rf.type.label}"
+                    + (', or put "null" first in the union' if value is None and isinstance(rf.type, Union) else ""),
+                )
+            )
+
+    def resolve_reader_union(self, w: Node, r: Union, where: str, record: bool) -> _Verdict:
+        index = self.first_matching_branch(w, r, where)
+        if index < 0:
+            self.report(
+                record,
+                Finding(
+                    RuleCode.NO_MATCHING_UNION_BRANCH,
+                    f"{_at(where)}the reader's union {r.label} has no branch that can read the writer's {w.label}",
+                    r.pointer,
+                    w.pointer,
+                    f"add {_branch_name(w)} to the reader's union",
+                ),
+            )
+            return _Verdict(True, True)
+        inner = self.resolve(w, r.branches[index], where, record)
+        return _Verdict(False, inner.has_errors)
+
+    def first_matching_branch(self, w: Node, r: Union, where: str) -> int:
+        """Resolver.firstMatchingBranch: same kind (named: same full name, records also by structure),
+        then promotion."""
+        structure_match = -1
+        for j, b in enumerate(r.branches):
+            if w.kind != b.kind:
+                continue
+            if isinstance(w, Named):
+                assert isinstance(b, Named)
+                if self.writer_fullname(w) == b.fullname:
+                    return j
+                if isinstance(w, Record) and isinstance(b, Record):
+                    probe = self.resolve_record(w, b, where, False)
+                    if not probe.match_error and (structure_match < 0 or self.writer_simple_name(w) == b.name):
+                        structure_match = j
+            else:
+                return j
+        if structure_match >= 0:
+            return structure_match
+        promotable = PROMOTIONS.get(w.kind, frozenset())
+        for j, b in enumerate(r.branches):
+            if b.kind in promotable:
+                return j
+        return -1
+
+
+def _join(where: str, name: str) -> str:
+    return f"{where}.{name}" if where else name
+
+
+def _at(where: str) -> str:
+    return f"field {where!r}: " if where else ""
+
+
+def _json(value: object) -> str:
+    import json
+
+    return json.dumps(value)
+
+
+def _branch_name(node: Node) -> str:
+    return node.fullname if isinstance(node, Named) else node.kind
+
+
+def _type_hint(w: Node, r: Node) -> str:
+    if w.kind in _PRIMITIVE_KINDS and r.kind in _PRIMITIVE_KINDS:
+        return (
+            f"keep the type {w.kind}; Avro only promotes int→long→float→double and string↔bytes, "
+            "so introduce a new field for the new type"
+        )
+    return f"keep the type {w.label}, or add a new field for the new type"

@@ -1,0 +1,71 @@
+"""One error tree for the whole registry; shells map these to HTTP codes or messages in one place."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ._model import CompatibilityResult
+
+
+class RegistryError(Exception):
+    """Root of every error the registry raises on purpose."""
+
+
+class NotFoundError(RegistryError, LookupError):
+    """Something asked for does not exist."""
+
+
+class SchemaNotFoundError(NotFoundError):
+    """No live schema (none stored, latest is a tombstone, or version outside the trimmed list). Pulsar §3.6."""
+
+
+class TopicNotFoundError(NotFoundError):
+    """The topic is unknown to the registry."""
+
+
+class NamespaceNotFoundError(NotFoundError):
+    """Pulsar answers 404 "Namespace does not exist"."""
+
+
+class TenantNotFoundError(NotFoundError):
+    """Pulsar answers 404 "Tenant does not exist"."""
+
+
+class InvalidSchemaError(RegistryError, ValueError):
+    """Schema data fails structural validation (Pulsar §3.7, REST 422). Nothing is stored."""
+
+
+class InvalidNameError(RegistryError, ValueError):
+    """A tenant, namespace or topic name that Pulsar would refuse."""
+
+
+class IncompatibleSchemaError(RegistryError):
+    """A registration refused by the compatibility rules (REST 409). `.result` says why."""
+
+    def __init__(self, message: str, result: CompatibilityResult | None = None) -> None:
+        super().__init__(message)
+        self.result = result
+
+
+class PoisonedHistoryError(RegistryError):
+    """A stored version carries an invalid Avro default; Pulsar fails every later put with HTTP 500 (§4.8).
+
+    We refuse with a clear message instead, naming the version and field, so the user knows to delete the schema.
+    """
+
+
+class PolicyError(RegistryError, ValueError):
+    """A policy value or combination Pulsar refuses (e.g. an unknown strategy)."""
+
+
+class StorageError(RegistryError):
+    """The embedded store failed (corrupt file, disk full, too much contention)."""
+
+
+class AuthError(RegistryError):
+    """Missing or insufficient credentials (used by the REST shell and remote registries)."""
+
+
+class InvalidVersionError(RegistryError, ValueError):
+    """A schema version that is not a non-negative whole number."""

@@ -1,0 +1,453 @@
+"""Values of the registry: schema types, strategies, schema infos, versions, verdicts and policies.
+
+Names are Pulsar's, verbatim (pulsar-semantics.md §1, §2.1), so users can map every value to the broker.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Generic, TypeVar
+
+from ._errors import InvalidSchemaError, PolicyError
+
+
+class SchemaType(enum.StrEnum):
+    """Pulsar's `SchemaType`, including the client-side AUTO* types that the registry must refuse (§1)."""
+
+    NONE = "NONE"
+    STRING = "STRING"
+    JSON = "JSON"
+    PROTOBUF = "PROTOBUF"
+    AVRO = "AVRO"
+    BOOLEAN = "BOOLEAN"
+    INT8 = "INT8"
+    INT16 = "INT16"
+    INT32 = "INT32"
+    INT64 = "INT64"
+    FLOAT = "FLOAT"
+    DOUBLE = "DOUBLE"
+    DATE = "DATE"
+    TIME = "TIME"
+    TIMESTAMP = "TIMESTAMP"
+    KEY_VALUE = "KEY_VALUE"
+    INSTANT = "INSTANT"
+    LOCAL_DATE = "LOCAL_DATE"
+    LOCAL_TIME = "LOCAL_TIME"
+    LOCAL_DATE_TIME = "LOCAL_DATE_TIME"
+    PROTOBUF_NATIVE = "PROTOBUF_NATIVE"
+    EXTERNAL = "EXTERNAL"
+    BYTES = "BYTES"
+    AUTO = "AUTO"
+    AUTO_CONSUME = "AUTO_CONSUME"
+    AUTO_PUBLISH = "AUTO_PUBLISH"
+
+    @property
+    def java_value(self) -> int:
+        """The int of Pulsar's Java enum (stored value = this + 1, negatives stored as NONE)."""
+        return JAVA_VALUES[self]
+
+    @property
+    def is_primitive(self) -> bool:
+        return self in PRIMITIVE_TYPES
+
+    @property
+    def is_struct(self) -> bool:
+        return self in STRUCT_TYPES
+
+    @property
+    def is_client_side(self) -> bool:
+        """AUTO, AUTO_CONSUME and AUTO_PUBLISH exist only in clients; the registry refuses them (§3.7)."""
+        return self in CLIENT_SIDE_TYPES
+
+    @classmethod
+    def parse(cls, value: str | SchemaType) -> SchemaType:
+        """Accept a type name in any case; refuse unknown names with the list of valid ones."""
+        if isinstance(value, SchemaType):
+            return value
+        name = str(value).strip().upper()
+        if name == "KEYVALUE":
+            name = "KEY_VALUE"
+        try:
+            return cls(name)
+        except ValueError:
+            valid = ", ".join(t.value for t in cls if not t.is_client_side)
+            raise InvalidSchemaError(f"unknown schema type {value!r}; expected one of {valid}") from None
+
+
+JAVA_VALUES: Mapping[SchemaType, int] = {
+    SchemaType.NONE: 0,
+    SchemaType.STRING: 1,
+    SchemaType.JSON: 2,
+    SchemaType.PROTOBUF: 3,
+    SchemaType.AVRO: 4,
+    SchemaType.BOOLEAN: 5,
+    SchemaType.INT8: 6,
+    SchemaType.INT16: 7,
+    SchemaType.INT32: 8,
+    SchemaType.INT64: 9,
+    SchemaType.FLOAT: 10,
+    SchemaType.DOUBLE: 11,
+    SchemaType.DATE: 12,
+    SchemaType.TIME: 13,
+    SchemaType.TIMESTAMP: 14,
+    SchemaType.KEY_VALUE: 15,
+    SchemaType.INSTANT: 16,
+    SchemaType.LOCAL_DATE: 17,
+    SchemaType.LOCAL_TIME: 18,
+    SchemaType.LOCAL_DATE_TIME: 19,
+    SchemaType.PROTOBUF_NATIVE: 20,
+    SchemaType.EXTERNAL: 21,
+    SchemaType.BYTES: -1,
+    SchemaType.AUTO: -2,
+    SchemaType.AUTO_CONSUME: -3,
+    SchemaType.AUTO_PUBLISH: -4,
+}
+
+PRIMITIVE_TYPES = frozenset(
+    {
+        SchemaType.NONE,
+        SchemaType.STRING,
+        SchemaType.BOOLEAN,
+        SchemaType.INT8,
+        SchemaType.INT16,
+        SchemaType.INT32,
+        SchemaType.INT64,
+        SchemaType.FLOAT,
+        SchemaType.DOUBLE,
+        SchemaType.DATE,
+        SchemaType.TIME,
+        SchemaType.TIMESTAMP,
+        SchemaType.INSTANT,
+        SchemaType.LOCAL_DATE,
+        SchemaType.LOCAL_TIME,
+        SchemaType.LOCAL_DATE_TIME,
+        SchemaType.BYTES,
+    }
+)
+STRUCT_TYPES = frozenset({SchemaType.AVRO, SchemaType.JSON, SchemaType.PROTOBUF, SchemaType.PROTOBUF_NATIVE})
+CLIENT_SIDE_TYPES = frozenset({SchemaType.AUTO, SchemaType.AUTO_CONSUME, SchemaType.AUTO_PUBLISH})
+# Pulsar §3.3: these types are deduplicated by parsed Avro equality, every other type by sha256 of the bytes.
+AVRO_PARSED_TYPES = frozenset({SchemaType.AVRO, SchemaType.JSON, SchemaType.PROTOBUF})
+# Java clients never send a schema for these, so a client declaring them behaves as "no schema" (§1).
+SCHEMALESS_CLIENT_TYPES = frozenset({SchemaType.BYTES, SchemaType.NONE})
+
+
+class CompatibilityStrategy(enum.StrEnum):
+    """Pulsar's `SchemaCompatibilityStrategy`, in declaration order (§2.1)."""
+
+    UNDEFINED = "UNDEFINED"
+    ALWAYS_INCOMPATIBLE = "ALWAYS_INCOMPATIBLE"
+    ALWAYS_COMPATIBLE = "ALWAYS_COMPATIBLE"
+    BACKWARD = "BACKWARD"
+    FORWARD = "FORWARD"
+    FULL = "FULL"
+    BACKWARD_TRANSITIVE = "BACKWARD_TRANSITIVE"
+    FORWARD_TRANSITIVE = "FORWARD_TRANSITIVE"
+    FULL_TRANSITIVE = "FULL_TRANSITIVE"
+
+    @property
+    def is_transitive(self) -> bool:
+        return self in TRANSITIVE_STRATEGIES
+
+    @classmethod
+    def parse(cls, value: str | CompatibilityStrategy) -> CompatibilityStrategy:
+        if isinstance(value, CompatibilityStrategy):
+            return value
+        try:
+            return cls(str(value).strip().upper())
+        except ValueError:
+            valid = ", ".join(s.value for s in cls)
+            raise PolicyError(f"unknown compatibility strategy {value!r}; expected one of {valid}") from None
+
+
+TRANSITIVE_STRATEGIES = frozenset(
+    {
+        CompatibilityStrategy.BACKWARD_TRANSITIVE,
+        CompatibilityStrategy.FORWARD_TRANSITIVE,
+        CompatibilityStrategy.FULL_TRANSITIVE,
+    }
+)
+# The eight strategies a user can choose (UNDEFINED means "not set").
+STRATEGIES = tuple(s for s in CompatibilityStrategy if s is not CompatibilityStrategy.UNDEFINED)
+
+
+class AutoUpdateStrategy(enum.StrEnum):
+    """Pulsar's deprecated namespace `SchemaAutoUpdateCompatibilityStrategy` (§2.1)."""
+
+    AutoUpdateDisabled = "AutoUpdateDisabled"
+    Backward = "Backward"
+    Forward = "Forward"
+    Full = "Full"
+    AlwaysCompatible = "AlwaysCompatible"
+    BackwardTransitive = "BackwardTransitive"
+    ForwardTransitive = "ForwardTransitive"
+    FullTransitive = "FullTransitive"
+
+    def to_strategy(self) -> CompatibilityStrategy:
+        """`fromAutoUpdatePolicy`: AutoUpdateDisabled maps to ALWAYS_INCOMPATIBLE."""
+        return AUTO_UPDATE_MAPPING[self]
+
+    @classmethod
+    def parse(cls, value: str | AutoUpdateStrategy) -> AutoUpdateStrategy:
+        if isinstance(value, AutoUpdateStrategy):
+            return value
+        for member in cls:
+            if member.value.lower() == str(value).strip().lower():
+                return member
+        valid = ", ".join(s.value for s in cls)
+        raise PolicyError(f"unknown auto-update strategy {value!r}; expected one of {valid}")
+
+
+AUTO_UPDATE_MAPPING: Mapping[AutoUpdateStrategy, CompatibilityStrategy] = {
+    AutoUpdateStrategy.AutoUpdateDisabled: CompatibilityStrategy.ALWAYS_INCOMPATIBLE,
+    AutoUpdateStrategy.Backward: CompatibilityStrategy.BACKWARD,
+    AutoUpdateStrategy.Forward: CompatibilityStrategy.FORWARD,
+    AutoUpdateStrategy.Full: CompatibilityStrategy.FULL,
+    AutoUpdateStrategy.AlwaysCompatible: CompatibilityStrategy.ALWAYS_COMPATIBLE,
+    AutoUpdateStrategy.BackwardTransitive: CompatibilityStrategy.BACKWARD_TRANSITIVE,
+    AutoUpdateStrategy.ForwardTransitive: CompatibilityStrategy.FORWARD_TRANSITIVE,
+    AutoUpdateStrategy.FullTransitive: CompatibilityStrategy.FULL_TRANSITIVE,
+}
+
+
+@dataclass(frozen=True, slots=True)
+class SchemaInfo:
+    """A schema as Pulsar's admin API takes it.
+
+    `schema` is Avro JSON for AVRO/JSON/PROTOBUF, "" for primitives, the ProtobufNative JSON document, and for
+    KEY_VALUE the admin form `{"key": ..., "value": ...}` with `key.schema.type` / `value.schema.type` in
+    `properties` (§5). `name` is kept for the client's benefit only: Pulsar's registry does not store it.
+    """
+
+    type: SchemaType
+    schema: str | bytes = ""
+    properties: Mapping[str, str] = field(default_factory=dict)
+    name: str = ""
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "type", SchemaType.parse(self.type))
+        if not isinstance(self.schema, (str, bytes)):
+            raise InvalidSchemaError(f"schema must be text or bytes, not {type(self.schema).__name__}")
+        props = dict(self.properties or {})
+        for key, value in props.items():
+            if not isinstance(key, str) or not isinstance(value, str):
+                raise InvalidSchemaError(f"schema properties must map text to text; got {key!r}: {value!r}")
+        object.__setattr__(self, "properties", props)
+
+    @property
+    def text(self) -> str:
+        """The schema as text (bytes decoded as UTF-8, undecodable bytes replaced)."""
+        if isinstance(self.schema, bytes):
+            return self.schema.decode("utf-8", errors="replace")
+        return self.schema
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SchemaVersion:
+    """One entry of a topic's schema history, as the broker stores it (§1, §3.1); tombstones included."""
+
+    topic: str
+    version: int
+    type: SchemaType
+    data: bytes
+    properties: Mapping[str, str]
+    timestamp: int
+    deleted: bool = False
+    user: str = ""
+
+    @property
+    def schema(self) -> str:
+        """The schema text as Pulsar's REST API renders it (KEY_VALUE as `{"key":…,"value":…}`, §5)."""
+        from ._schema_data import render_schema_text
+
+        return render_schema_text(self.type, self.data)
+
+    @property
+    def info(self) -> SchemaInfo:
+        return SchemaInfo(type=self.type, schema=self.schema, properties=dict(self.properties))
+
+
+class Direction(enum.StrEnum):
+    """Which side reads which when a check fails."""
+
+    BACKWARD = "BACKWARD"  # the new schema reads data written with an existing version
+    FORWARD = "FORWARD"  # an existing version reads data written with the new schema
+    NONE = "NONE"  # not about reading: a type change or a strategy that forbids every change
+
+
+class RuleCode(enum.StrEnum):
+    """Stable codes of why Pulsar refuses a schema; shells and tests key on these, never on messages."""
+
+    SCHEMA_TYPE_CHANGED = "SCHEMA_TYPE_CHANGED"
+    STRATEGY_FORBIDS_CHANGE = "STRATEGY_FORBIDS_CHANGE"
+    READER_FIELD_WITHOUT_DEFAULT = "READER_FIELD_WITHOUT_DEFAULT"
+    TYPE_MISMATCH = "TYPE_MISMATCH"
+    NAME_MISMATCH = "NAME_MISMATCH"
+    FIXED_SIZE_MISMATCH = "FIXED_SIZE_MISMATCH"
+    NO_MATCHING_UNION_BRANCH = "NO_MATCHING_UNION_BRANCH"
+    INVALID_DEFAULT = "INVALID_DEFAULT"
+    UNPARSEABLE_SCHEMA = "UNPARSEABLE_SCHEMA"
+    ROOT_MESSAGE_CHANGED = "ROOT_MESSAGE_CHANGED"
+    KEY_VALUE_PART_TYPE_CHANGED = "KEY_VALUE_PART_TYPE_CHANGED"
+    NOT_KEY_VALUE = "NOT_KEY_VALUE"
+    NO_SCHEMA_ON_ACTIVE_TOPIC = "NO_SCHEMA_ON_ACTIVE_TOPIC"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Problem:
+    """One reason a candidate is incompatible: rule, where (JSON pointers), which direction, which version."""
+
+    code: RuleCode
+    message: str
+    direction: Direction = Direction.NONE
+    version: int | None = None
+    reader_path: str = ""
+    writer_path: str = ""
+    hint: str = ""
+
+    @property
+    def path(self) -> str:
+        """The most telling pointer: into the reader for a reader-side rule, else into the writer."""
+        return self.reader_path or self.writer_path
+
+    @property
+    def direction_text(self) -> str:
+        """The direction in words, e.g. "the new schema, as a reader, cannot read data written with version 3"."""
+        against = "the latest version" if self.version is None else f"version {self.version}"
+        if self.direction is Direction.BACKWARD:
+            return f"the new schema, as a reader, cannot read data written with {against}"
+        if self.direction is Direction.FORWARD:
+            return f"{against}, as a reader, cannot read data written with the new schema"
+        return f"the new schema cannot follow {against}"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CompatibilityResult:
+    """Pulsar's verdict for one candidate, with every problem found. Compatible ⇔ no problems."""
+
+    compatible: bool
+    strategy: CompatibilityStrategy
+    checked_versions: tuple[int, ...] = ()
+    problems: tuple[Problem, ...] = ()
+    advisories: tuple[object, ...] = ()
+
+    def __post_init__(self) -> None:
+        if self.compatible == bool(self.problems):
+            raise AssertionError("a compatible verdict has no problems and an incompatible one has at least one")
+
+    @property
+    def message(self) -> str:
+        """One line for logs and error messages."""
+        if self.compatible:
+            return f"compatible under {self.strategy}"
+        first = self.problems[0]
+        more = f" (+{len(self.problems) - 1} more)" if len(self.problems) > 1 else ""
+        return f"incompatible under {self.strategy}: {first.message}{more}"
+
+
+class ClientRole(enum.StrEnum):
+    PRODUCER = "producer"
+    CONSUMER = "consumer"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Admission:
+    """Would the broker let this producer or consumer in, and with which schema version (§8)."""
+
+    accepted: bool
+    role: ClientRole
+    version: int | None = None
+    reason: str = ""
+    registered: bool = False
+    result: CompatibilityResult | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ClientRecord:
+    """A producer or consumer the embedded registry saw connect, so "topic in use" and upgrade plans are real."""
+
+    topic: str
+    role: ClientRole
+    name: str
+    subscription: str = ""
+    schema_type: SchemaType | None = None
+    version: int | None = None
+    connected_at: int = 0
+    replicator: bool = False
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class BrokerConfig:
+    """The broker settings that shape schema behaviour, with Pulsar's defaults (§2.3)."""
+
+    compatibility: CompatibilityStrategy = CompatibilityStrategy.FULL
+    system_topic_compatibility: CompatibilityStrategy = CompatibilityStrategy.ALWAYS_COMPATIBLE
+    allow_auto_update: bool = True
+    validation_enforced: bool = False
+    topic_level_policies_enabled: bool = True
+
+    def __post_init__(self) -> None:
+        # ServiceConfiguration's getter turns UNDEFINED into FULL.
+        strategy = CompatibilityStrategy.parse(self.compatibility)
+        if strategy is CompatibilityStrategy.UNDEFINED:
+            strategy = CompatibilityStrategy.FULL
+        object.__setattr__(self, "compatibility", strategy)
+        object.__setattr__(
+            self, "system_topic_compatibility", CompatibilityStrategy.parse(self.system_topic_compatibility)
+        )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class NamespacePolicy:
+    """The schema fields of a namespace's `Policies` with their defaults (§2.2)."""
+
+    compatibility: CompatibilityStrategy = CompatibilityStrategy.UNDEFINED
+    auto_update_strategy: AutoUpdateStrategy | None = None
+    allow_auto_update: bool | None = None
+    allow_auto_update_with_replicator: bool = True
+    validation_enforced: bool = False
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TopicPolicy:
+    """Topic-level schema policies; None means "not set" (UNDEFINED is stored as unset, §2.4)."""
+
+    compatibility: CompatibilityStrategy | None = None
+    validation_enforced: bool | None = None
+
+
+class PolicySource(enum.StrEnum):
+    """Where an effective policy value comes from."""
+
+    TOPIC = "topic"
+    NAMESPACE = "namespace"
+    AUTO_UPDATE_MAPPING = "namespace auto-update strategy"
+    BROKER_DEFAULT = "broker default"
+    SYSTEM_TOPIC = "system topic"
+
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True, slots=True)
+class Effective(Generic[T]):
+    value: T
+    source: PolicySource
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class EffectivePolicy:
+    """The policy values in force for a topic and where each comes from (§2.4).
+
+    `compatibility` is what producers and consumers meet (broker connection path, with the system-topic
+    rule); `admin_compatibility` is what REST POST /schema and /compatibility use (no system-topic rule).
+    """
+
+    topic: str
+    compatibility: Effective[CompatibilityStrategy]
+    admin_compatibility: Effective[CompatibilityStrategy]
+    allow_auto_update: Effective[bool]
+    validation_enforced: Effective[bool]
+    is_system_topic: bool = False

@@ -1,0 +1,699 @@
+"""The registry facade: Pulsar's broker-side schema registry, embedded (architecture.md, the contract).
+
+Every flow follows pulsar-semantics.md: register = REST POST /schema (§3.3), check = POST /compatibility
+(§3.4), admission = the binary protocol's producer and consumer paths (§8), policies = §2.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+from pathlib import Path
+from types import TracebackType
+from typing import Any, Final
+
+from ._compatibility import Versioned, check_with_all, check_with_latest
+from ._errors import (
+    IncompatibleSchemaError,
+    InvalidNameError,
+    InvalidSchemaError,
+    InvalidVersionError,
+    NamespaceNotFoundError,
+    PoisonedHistoryError,
+    PolicyError,
+    SchemaNotFoundError,
+    StorageError,
+    TenantNotFoundError,
+)
+from ._model import (
+    AVRO_PARSED_TYPES,
+    SCHEMALESS_CLIENT_TYPES,
+    Admission,
+    AutoUpdateStrategy,
+    BrokerConfig,
+    ClientRecord,
+    ClientRole,
+    CompatibilityResult,
+    CompatibilityStrategy,
+    Direction,
+    Effective,
+    EffectivePolicy,
+    NamespacePolicy,
+    PolicySource,
+    Problem,
+    RuleCode,
+    SchemaInfo,
+    SchemaType,
+    SchemaVersion,
+    TopicPolicy,
+)
+from ._names import NamespaceName, TopicName, parse_tenant
+from ._schema_data import SchemaData, parse_avro_data, to_schema_data
+from ._sqlite import SqliteStorage
+from ._storage import MemoryStorage, StaleHistory, Storage
+
+S = CompatibilityStrategy
+
+
+class _Unset:
+    def __repr__(self) -> str:
+        return "UNSET"
+
+
+UNSET: Final[Any] = _Unset()
+_MAX_ATTEMPTS = 200
+# §8.2: for these topic strategies a consumer only has to read the latest version (checked as BACKWARD).
+_CONSUMER_READS_LATEST = frozenset({S.BACKWARD, S.FORWARD, S.FORWARD_TRANSITIVE, S.FULL})
+_NO_SCHEMA_ENFORCED = (
+    "Producers cannot connect or send message without a schema to topics with a schema"
+    "when SchemaValidationEnforced is enabled"
+)
+_AUTO_UPDATE_DISABLED = "Schema not found and schema auto updating is disabled."
+
+
+def trim(entries: Sequence[SchemaVersion]) -> list[SchemaVersion]:
+    """Entries strictly after the last tombstone (§3.2): the only ones that exist for any purpose."""
+    for i in range(len(entries) - 1, -1, -1):
+        if entries[i].deleted:
+            return list(entries[i + 1 :])
+    return list(entries)
+
+
+def _versioned(entries: Sequence[SchemaVersion]) -> list[Versioned]:
+    return [Versioned(e.version, SchemaData(e.type, e.data, e.properties)) for e in entries]
+
+
+class Registry:
+    """A Pulsar-faithful schema registry over a storage (embedded SQLite by default)."""
+
+    def __init__(
+        self,
+        storage: Storage,
+        *,
+        broker: BrokerConfig | None = None,
+        auto_create: bool = True,
+        location: str = ":memory:",
+        clock: Callable[[], int] | None = None,
+    ) -> None:
+        self._storage = storage
+        self._broker = broker or BrokerConfig()
+        self._auto_create = auto_create
+        self._location = location
+        self._clock = clock or (lambda: time.time_ns() // 1_000_000)
+
+    # --- opening ----------------------------------------------------------------------------------------
+
+    @classmethod
+    def open(
+        cls,
+        target: str | os.PathLike[str],
+        *,
+        broker: BrokerConfig | None = None,
+        auto_create: bool = True,
+        token: str | None = None,
+    ) -> Registry:
+        """Open an embedded registry file (created if missing); http(s) URLs name a remote admin endpoint."""
+        text = os.fspath(target)
+        if text.startswith(("http://", "https://")):
+            raise StorageError(
+                f"cannot open {text!r}: remote Pulsar admin endpoints are not supported by this "
+                "version yet; open an embedded registry file instead"
+            )
+        if token is not None:
+            raise StorageError("a token only applies to remote registries (http:// or https:// URLs)")
+        path = Path(text).expanduser()
+        if path.is_dir():
+            raise StorageError(f"cannot open {text!r}: it is a directory, not a registry file")
+        return cls(SqliteStorage(path), broker=broker, auto_create=auto_create, location=str(path))
+
+    @classmethod
+    def in_memory(cls, *, broker: BrokerConfig | None = None, auto_create: bool = True) -> Registry:
+        return cls(MemoryStorage(), broker=broker, auto_create=auto_create)
+
+    @property
+    def broker(self) -> BrokerConfig:
+        return self._broker
+
+    @property
+    def location(self) -> str:
+        """The registry file's path, or ":memory:"."""
+        return self._location
+
+    def close(self) -> None:
+        self._storage.close()
+
+    def __enter__(self) -> Registry:
+        return self
+
+    def __exit__(self, *exc: tuple[type[BaseException] | None, BaseException | None, TracebackType | None]) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"Registry({self._location!r})"
+
+    # --- schemas ----------------------------------------------------------------------------------------
+
+    def register(self, topic: str, info: SchemaInfo, *, user: str = "") -> int:
+        """REST POST /schema (§3.3): dedup, check with the admin effective strategy, store. Ignores auto-update.
+
+        Raises IncompatibleSchemaError (with `.result`), InvalidSchemaError or PoisonedHistoryError.
+        """
+        name = TopicName.parse(topic)
+        data = to_schema_data(_info(info))
+        self._ensure_topic(name)
+        strategy = self._admin_strategy(name).value
+        version, _, _ = self._put_if_absent(name, data, strategy, user)
+        return version
+
+    def check(
+        self, topic: str, info: SchemaInfo, strategy: CompatibilityStrategy | str | None = None
+    ) -> CompatibilityResult:
+        """REST POST /compatibility (§3.4): validate, then the latest or (transitive) every live version.
+
+        No dedup. `strategy=None` uses the topic's effective strategy.
+        """
+        name = TopicName.parse(topic)
+        data = to_schema_data(_info(info))
+        chosen = self._resolve_strategy(name, strategy)
+        return self._check(self._live(name), data, chosen)
+
+    def get(self, topic: str, version: int | None = None) -> SchemaVersion:
+        """The latest live version, or a given version if it is live (§3.6); SchemaNotFoundError otherwise."""
+        name = TopicName.parse(topic)
+        entries = self._storage.history(name.schema_id)
+        if version is None:
+            if not entries or entries[-1].deleted:
+                raise SchemaNotFoundError(f"Schema not found: topic {name} has no schema")
+            return entries[-1]
+        wanted = _version_number(version)
+        for entry in trim(entries):
+            if entry.version == wanted:
+                return entry
+        raise SchemaNotFoundError(f"Schema not found: topic {name} has no live version {wanted}")
+
+    def history(self, topic: str, *, include_deleted: bool = False) -> list[SchemaVersion]:
+        """Live versions oldest first (REST GET /schemas); with `include_deleted`, the whole index with
+        tombstones and the versions before them."""
+        entries = self._storage.history(TopicName.parse(topic).schema_id)
+        return entries if include_deleted else trim(entries)
+
+    def find_version(self, topic: str, info: SchemaInfo) -> int | None:
+        """REST POST /version (§3.4): the first live version with the same type and identical bytes, or None."""
+        name = TopicName.parse(topic)
+        data = to_schema_data(_info(info), validate=False)
+        for entry in self._live(name):
+            if entry.type is data.type and entry.data == data.data:
+                return entry.version
+        return None
+
+    def delete(self, topic: str, *, force: bool = False, user: str = "") -> int | None:
+        """Soft delete appends a tombstone and returns its version (always, §3.5); force drops the history
+        and returns None, after which numbering restarts at 0."""
+        name = TopicName.parse(topic)
+        if force:
+            self._storage.drop(name.schema_id)
+            return None
+        self._ensure_topic(name)
+        for _ in range(_MAX_ATTEMPTS):
+            entries = self._storage.history(name.schema_id)
+            latest = entries[-1].version if entries else None
+            tombstone = SchemaVersion(
+                topic=name.schema_id,
+                version=0 if latest is None else latest + 1,
+                type=SchemaType.NONE,
+                data=b"",
+                properties={},
+                timestamp=self._clock(),
+                deleted=True,
+                user=user,
+            )
+            try:
+                self._storage.append(tombstone, latest)
+                return tombstone.version
+            except StaleHistory:
+                continue
+        raise StorageError(f"could not delete the schema of {name}: too many concurrent writers")
+
+    # --- policies ---------------------------------------------------------------------------------------
+
+    def set_namespace_policy(
+        self,
+        namespace: str,
+        *,
+        compatibility: Any = UNSET,
+        auto_update_strategy: Any = UNSET,
+        allow_auto_update: Any = UNSET,
+        allow_auto_update_with_replicator: Any = UNSET,
+        validation_enforced: Any = UNSET,
+    ) -> NamespacePolicy:
+        """Change the given fields of a namespace's schema policies (§2.2); omitted fields stay as they are.
+
+        `compatibility=UNDEFINED` clears the strategy; `auto_update_strategy=None` and `allow_auto_update=None`
+        clear theirs (fall back to the next level).
+        """
+        ns = NamespaceName.parse(namespace)
+        current = self._namespace(ns, create=True)
+        changes: dict[str, Any] = {}
+        if compatibility is not UNSET:
+            changes["compatibility"] = (
+                S.UNDEFINED if compatibility is None else CompatibilityStrategy.parse(compatibility)
+            )
+        if auto_update_strategy is not UNSET:
+            changes["auto_update_strategy"] = (
+                None if auto_update_strategy is None else AutoUpdateStrategy.parse(auto_update_strategy)
+            )
+        if allow_auto_update is not UNSET:
+            changes["allow_auto_update"] = _optional_bool("allow_auto_update", allow_auto_update)
+        if allow_auto_update_with_replicator is not UNSET:
+            changes["allow_auto_update_with_replicator"] = _bool(
+                "allow_auto_update_with_replicator", allow_auto_update_with_replicator
+            )
+        if validation_enforced is not UNSET:
+            changes["validation_enforced"] = _bool("validation_enforced", validation_enforced)
+        if changes.get("allow_auto_update") is True and changes.get("allow_auto_update_with_replicator") is False:
+            # NamespacesBase: allowing auto-update while refusing it to the replicator is a 400.
+            raise PolicyError("allow_auto_update=True cannot be combined with allow_auto_update_with_replicator=False")
+        policy = replace(current, **changes)
+        self._storage.put_namespace(str(ns), policy, self._clock())
+        return policy
+
+    def namespace_policy(self, namespace: str) -> NamespacePolicy:
+        return self._namespace(NamespaceName.parse(namespace), create=False)
+
+    def set_topic_policy(
+        self, topic: str, *, compatibility: Any = UNSET, validation_enforced: Any = UNSET
+    ) -> TopicPolicy:
+        """Topic-level schema policies (§7.3); None or UNDEFINED removes the strategy."""
+        name = self._policy_topic(topic)
+        self._ensure_topic(name)
+        current = self._storage.topic_policy(str(name)) or TopicPolicy()
+        changes: dict[str, Any] = {}
+        if compatibility is not UNSET:
+            strategy = None if compatibility is None else CompatibilityStrategy.parse(compatibility)
+            changes["compatibility"] = None if strategy is S.UNDEFINED else strategy
+        if validation_enforced is not UNSET:
+            changes["validation_enforced"] = _optional_bool("validation_enforced", validation_enforced)
+        policy = replace(current, **changes)
+        empty = policy == TopicPolicy()
+        self._storage.put_topic_policy(str(name), None if empty else policy)
+        return policy
+
+    def topic_policy(self, topic: str) -> TopicPolicy:
+        name = self._policy_topic(topic)
+        return self._storage.topic_policy(str(name)) or TopicPolicy()
+
+    def effective_policy(self, topic: str) -> EffectivePolicy:
+        """Each schema policy in force for a topic, and which level it comes from (§2.4)."""
+        name = TopicName.parse(topic)
+        ns_policy = self._storage.namespace_policy(str(name.namespace_name)) or NamespacePolicy()
+        topic_policy = self._storage.topic_policy(str(name.base)) or TopicPolicy()
+        admin = self._admin_strategy(name)
+        system = name.is_system_topic
+        connection = Effective(self._broker.system_topic_compatibility, PolicySource.SYSTEM_TOPIC) if system else admin
+        if system:
+            auto_update = Effective(True, PolicySource.SYSTEM_TOPIC)
+        elif ns_policy.allow_auto_update is not None:
+            auto_update = Effective(ns_policy.allow_auto_update, PolicySource.NAMESPACE)
+        else:
+            auto_update = Effective(self._broker.allow_auto_update, PolicySource.BROKER_DEFAULT)
+        # ServerCnx: broker flag OR the topic's value (topic policy, else the namespace flag).
+        if self._broker.validation_enforced:
+            enforced = Effective(True, PolicySource.BROKER_DEFAULT)
+        elif topic_policy.validation_enforced is not None:
+            enforced = Effective(topic_policy.validation_enforced, PolicySource.TOPIC)
+        elif ns_policy.validation_enforced:
+            enforced = Effective(True, PolicySource.NAMESPACE)
+        else:
+            enforced = Effective(False, PolicySource.BROKER_DEFAULT)
+        return EffectivePolicy(
+            topic=str(name.base),
+            compatibility=connection,
+            admin_compatibility=admin,
+            allow_auto_update=auto_update,
+            validation_enforced=enforced,
+            is_system_topic=system,
+        )
+
+    # --- admission (§8) ---------------------------------------------------------------------------------
+
+    def connect_producer(
+        self, topic: str, info: SchemaInfo | None, *, name: str, replicator: bool = False, user: str = ""
+    ) -> Admission:
+        """Would the broker let this producer in (§8.1)? Accepted producers are recorded as connected."""
+        topic_name = TopicName.parse(topic)
+        client_name = _client_name(name)
+        self._ensure_topic(topic_name)
+        policy = self.effective_policy(str(topic_name))
+        if info is None or _info(info).type in SCHEMALESS_CLIENT_TYPES:
+            live = self._live(topic_name)
+            if live and policy.validation_enforced.value:
+                return Admission(accepted=False, role=ClientRole.PRODUCER, reason=_NO_SCHEMA_ENFORCED)
+            admission = Admission(accepted=True, role=ClientRole.PRODUCER)
+            self._record(topic_name, ClientRole.PRODUCER, client_name, "", None, None, replicator)
+            return admission
+        data = self._client_schema(info)
+        ns_policy = self._storage.namespace_policy(str(topic_name.namespace_name)) or NamespacePolicy()
+        allowed = policy.allow_auto_update.value or (replicator and ns_policy.allow_auto_update_with_replicator)
+        admission = self._add_schema(topic_name, data, ClientRole.PRODUCER, allowed, policy.compatibility.value, user)
+        if admission.accepted:
+            self._record(topic_name, ClientRole.PRODUCER, client_name, "", data.type, admission.version, replicator)
+        return admission
+
+    def connect_consumer(
+        self, topic: str, info: SchemaInfo | None, *, subscription: str, name: str = "", user: str = ""
+    ) -> Admission:
+        """Would the broker let this consumer subscribe (§8.2)? Accepted consumers are recorded."""
+        topic_name = TopicName.parse(topic)
+        sub = _client_name(subscription, "subscription")
+        client_name = _client_name(name or sub)
+        self._ensure_topic(topic_name)
+        info = None if info is None else _info(info)
+        if info is None or info.type is SchemaType.AUTO_CONSUME or info.type in SCHEMALESS_CLIENT_TYPES:
+            kind = info.type if info is not None and info.type is SchemaType.AUTO_CONSUME else None
+            self._record(topic_name, ClientRole.CONSUMER, client_name, sub, kind, None, False)
+            return Admission(accepted=True, role=ClientRole.CONSUMER)
+        data = self._client_schema(info)
+        policy = self.effective_policy(str(topic_name))
+        strategy = policy.compatibility.value
+        live = self._live(topic_name)
+        if not self._in_use(topic_name, live, exclude=(client_name, sub)):
+            admission = self._add_schema(
+                topic_name, data, ClientRole.CONSUMER, policy.allow_auto_update.value, strategy, user
+            )
+        else:
+            admission = self._check_consumer(live, data, strategy)
+        if admission.accepted:
+            self._record(topic_name, ClientRole.CONSUMER, client_name, sub, data.type, admission.version, False)
+        return admission
+
+    def disconnect(self, topic: str, *, name: str, role: ClientRole | str | None = None) -> int:
+        """Forget a recorded client; returns how many records went."""
+        topic_name = TopicName.parse(topic)
+        kind = None if role is None else str(ClientRole(role))
+        return self._storage.remove_clients(str(topic_name.base), name, kind)
+
+    def clients(self, topic: str | None = None) -> list[ClientRecord]:
+        """Recorded producers and consumers, of one topic or of all."""
+        topics = None if topic is None else [str(TopicName.parse(topic).base)]
+        return self._storage.clients(topics)
+
+    # --- listing and creation ---------------------------------------------------------------------------
+
+    def tenants(self) -> list[str]:
+        return self._storage.tenants()
+
+    def namespaces(self, tenant: str) -> list[str]:
+        name = parse_tenant(tenant)
+        if name not in self._storage.tenants():
+            raise TenantNotFoundError(f"Tenant does not exist: {name}")
+        return self._storage.namespaces(name)
+
+    def topics(self, namespace: str) -> list[str]:
+        ns = NamespaceName.parse(namespace)
+        if self._storage.namespace_policy(str(ns)) is None:
+            raise NamespaceNotFoundError(f"Namespace does not exist: {ns}")
+        return self._storage.topics(str(ns))
+
+    def create_tenant(self, tenant: str) -> bool:
+        """Create a tenant; False when it already existed."""
+        return self._storage.put_tenant(parse_tenant(tenant), self._clock())
+
+    def create_namespace(self, namespace: str) -> bool:
+        """Create a namespace with default policies (and its tenant, when auto-creation is on)."""
+        ns = NamespaceName.parse(namespace)
+        if self._storage.namespace_policy(str(ns)) is not None:
+            return False
+        self._namespace(ns, create=True)
+        return True
+
+    def create_topic(self, topic: str) -> bool:
+        name = TopicName.parse(topic)
+        if self._storage.has_topic(str(name.base)):
+            return False
+        self._ensure_topic(name)
+        return True
+
+    # --- internals --------------------------------------------------------------------------------------
+
+    def _namespace(self, ns: NamespaceName, *, create: bool) -> NamespacePolicy:
+        policy = self._storage.namespace_policy(str(ns))
+        if policy is not None:
+            return policy
+        if not create:
+            raise NamespaceNotFoundError(f"Namespace does not exist: {ns}")
+        if ns.tenant not in self._storage.tenants():
+            if not self._auto_create:
+                raise TenantNotFoundError(f"Tenant does not exist: {ns.tenant}")
+            self._storage.put_tenant(ns.tenant, self._clock())
+        policy = NamespacePolicy()
+        self._storage.put_namespace(str(ns), policy, self._clock())
+        return policy
+
+    def _ensure_topic(self, name: TopicName) -> None:
+        base = str(name.base)
+        if self._storage.has_topic(base):
+            return
+        if self._storage.namespace_policy(str(name.namespace_name)) is None:
+            if not self._auto_create:
+                raise NamespaceNotFoundError(f"Namespace does not exist: {name.namespace_name}")
+            self._namespace(name.namespace_name, create=True)
+        self._storage.put_topic(base, str(name.namespace_name), self._clock())
+
+    def _policy_topic(self, topic: str) -> TopicName:
+        name = TopicName.parse(topic)
+        if not self._broker.topic_level_policies_enabled:
+            raise PolicyError("Topic level policies is disabled, to enable the topic level policy and retry.")
+        if name.partition is not None:
+            raise PolicyError(f"Not allowed to set/get topic policy for a partition: {name}")
+        return name
+
+    def _live(self, name: TopicName) -> list[SchemaVersion]:
+        return trim(self._storage.history(name.schema_id))
+
+    def _admin_strategy(self, name: TopicName) -> Effective[CompatibilityStrategy]:
+        """AdminResource order: topic → namespace strategy → mapped auto-update → broker (§2.4)."""
+        topic_policy = self._storage.topic_policy(str(name.base))
+        if topic_policy is not None and topic_policy.compatibility not in (None, S.UNDEFINED):
+            return Effective(topic_policy.compatibility, PolicySource.TOPIC)
+        ns_policy = self._storage.namespace_policy(str(name.namespace_name))
+        if ns_policy is not None:
+            if ns_policy.compatibility is not S.UNDEFINED:
+                return Effective(ns_policy.compatibility, PolicySource.NAMESPACE)
+            if ns_policy.auto_update_strategy is not None:
+                return Effective(ns_policy.auto_update_strategy.to_strategy(), PolicySource.AUTO_UPDATE_MAPPING)
+        return Effective(self._broker.compatibility, PolicySource.BROKER_DEFAULT)
+
+    def _resolve_strategy(self, name: TopicName, strategy: CompatibilityStrategy | str | None) -> CompatibilityStrategy:
+        if strategy is not None:
+            chosen = CompatibilityStrategy.parse(strategy)
+            if chosen is not S.UNDEFINED:
+                return chosen
+        return self._admin_strategy(name).value
+
+    @staticmethod
+    def _check(live: Sequence[SchemaVersion], data: SchemaData, strategy: CompatibilityStrategy) -> CompatibilityResult:
+        existing = _versioned(live)
+        if strategy.is_transitive:
+            return check_with_all(existing, data, strategy)
+        return check_with_latest(existing, data, strategy)
+
+    def _put_if_absent(
+        self, name: TopicName, data: SchemaData, strategy: CompatibilityStrategy, user: str
+    ) -> tuple[int, bool, CompatibilityResult | None]:
+        """putSchemaIfAbsent (§3.3) with compare-and-set retries; returns (version, stored, verdict)."""
+        for _ in range(_MAX_ATTEMPTS):
+            entries = self._storage.history(name.schema_id)
+            live = trim(entries)
+            match = self._dedup(name, live, data)
+            if match is not None:
+                return match, False, None
+            result = None
+            if live:
+                result = self._check(live, data, strategy)
+                if not result.compatible:
+                    raise IncompatibleSchemaError(f"Incompatible schema for {name}: {result.message}", result)
+            latest = entries[-1].version if entries else None
+            entry = SchemaVersion(
+                topic=name.schema_id,
+                version=0 if latest is None else latest + 1,
+                type=data.type,
+                data=data.data,
+                properties=dict(data.properties),
+                timestamp=self._clock(),
+                deleted=False,
+                user=user,
+            )
+            try:
+                self._storage.append(entry, latest)
+            except StaleHistory:
+                continue
+            return entry.version, True, result
+        raise StorageError(f"could not register a schema on {name}: too many concurrent writers")
+
+    @staticmethod
+    def _dedup(name: TopicName, live: Sequence[SchemaVersion], data: SchemaData) -> int | None:
+        """getSchemaVersionBySchemaData (§3.3): the first live version equal to the candidate, or None.
+
+        AVRO/JSON/PROTOBUF compare parsed Avro schemas, parsed with default validation on; Pulsar then fails
+        with an internal error on an invalid default (§4.8) — we refuse with a clear error instead.
+        """
+        if not live:
+            return None
+        if data.type not in AVRO_PARSED_TYPES:
+            return next((e.version for e in live if e.type is data.type and e.data == data.data), None)
+        new = parse_avro_data(data.type, data.data)
+        if new.invalid_defaults:
+            bad = new.invalid_defaults[0]
+            raise InvalidSchemaError(
+                f"Invalid schema definition data for {data.type} schema: {bad.message} (at {bad.pointer}); Pulsar "
+                "would fail this registration with an internal error (HTTP 500)"
+            )
+        for entry in live:
+            if entry.type in AVRO_PARSED_TYPES:
+                old = parse_avro_data(entry.type, entry.data)
+                if old.invalid_defaults:
+                    bad = old.invalid_defaults[0]
+                    raise PoisonedHistoryError(
+                        f"version {entry.version} of {name} has an {bad.message} (at {bad.pointer}); Pulsar fails "
+                        "every later registration on this topic with an internal error (HTTP 500). Delete the "
+                        "schema to start a new history."
+                    )
+                if entry.type is data.type and old == new:
+                    return entry.version
+            elif entry.type is data.type and entry.data == data.data:
+                return entry.version
+        return None
+
+    def _client_schema(self, info: SchemaInfo) -> SchemaData:
+        info = _info(info)
+        if info.type.is_client_side:
+            raise InvalidSchemaError(
+                f"Schema {info.type} is a client-side schema type; connect without a schema instead"
+            )
+        return to_schema_data(info)
+
+    def _add_schema(
+        self,
+        name: TopicName,
+        data: SchemaData,
+        role: ClientRole,
+        allowed: bool,
+        strategy: CompatibilityStrategy,
+        user: str,
+    ) -> Admission:
+        """AbstractTopic.addSchema: register when auto-update is allowed, else only match a live version."""
+        try:
+            if allowed:
+                version, stored, result = self._put_if_absent(name, data, strategy, user)
+                return Admission(accepted=True, role=role, version=version, registered=stored, result=result)
+            match = self._dedup(name, self._live(name), data)
+        except IncompatibleSchemaError as exc:
+            return Admission(accepted=False, role=role, reason=str(exc), result=exc.result)
+        except (InvalidSchemaError, PoisonedHistoryError) as exc:
+            return Admission(accepted=False, role=role, reason=str(exc))
+        if match is None:
+            return Admission(accepted=False, role=role, reason=_AUTO_UPDATE_DISABLED)
+        return Admission(accepted=True, role=role, version=match)
+
+    def _in_use(self, name: TopicName, live: Sequence[SchemaVersion], exclude: tuple[str, str]) -> bool:
+        """§8.2: a live schema, a non-replicator producer, or a consumer that is not AUTO_CONSUME."""
+        if live:
+            return True
+        for client in self._storage.clients([str(name.base)]):
+            if client.role is ClientRole.PRODUCER and not client.replicator:
+                return True
+            if (
+                client.role is ClientRole.CONSUMER
+                and client.schema_type is not SchemaType.AUTO_CONSUME
+                and (client.name, client.subscription) != exclude
+            ):
+                return True
+        return False
+
+    def _check_consumer(
+        self, live: Sequence[SchemaVersion], data: SchemaData, strategy: CompatibilityStrategy
+    ) -> Admission:
+        """checkConsumerCompatibility (§8.2): never registers anything."""
+        role = ClientRole.CONSUMER
+        matched = next((e.version for e in live if e.type is data.type and e.data == data.data), None)
+        if strategy is S.ALWAYS_COMPATIBLE:
+            return Admission(accepted=True, role=role, version=matched)
+        if not live:
+            problem = Problem(
+                code=RuleCode.NO_SCHEMA_ON_ACTIVE_TOPIC,
+                direction=Direction.NONE,
+                message="Failed to add schema to an active topic with empty(BYTES) schema: new schema "
+                f"type {data.type}",
+                hint="connect without a schema, or register the schema while the topic is idle",
+            )
+            result = CompatibilityResult(compatible=False, strategy=strategy, problems=(problem,))
+            return Admission(accepted=False, role=role, reason=problem.message, result=result)
+        existing = _versioned(live)
+        if strategy in _CONSUMER_READS_LATEST:
+            result = check_with_latest(existing, data, strategy, check_strategy=S.BACKWARD)
+        else:
+            result = check_with_all(existing, data, strategy)
+        if not result.compatible:
+            return Admission(accepted=False, role=role, reason=result.message, result=result)
+        return Admission(
+            accepted=True, role=role, version=matched if matched is not None else live[-1].version, result=result
+        )
+
+    def _record(
+        self,
+        name: TopicName,
+        role: ClientRole,
+        client: str,
+        subscription: str,
+        kind: SchemaType | None,
+        version: int | None,
+        replicator: bool,
+    ) -> None:
+        self._storage.put_client(
+            ClientRecord(
+                topic=str(name.base),
+                role=role,
+                name=client,
+                subscription=subscription,
+                schema_type=kind,
+                version=version,
+                connected_at=self._clock(),
+                replicator=replicator,
+            )
+        )
+
+
+def _info(info: SchemaInfo) -> SchemaInfo:
+    if not isinstance(info, SchemaInfo):
+        raise InvalidSchemaError(f"expected a SchemaInfo, got {type(info).__name__}")
+    return info
+
+
+def _version_number(version: object) -> int:
+    if isinstance(version, bool):
+        raise InvalidVersionError(f"invalid schema version {version!r}: expected a whole number >= 0")
+    try:
+        number = int(str(version).strip()) if not isinstance(version, int) else version
+    except ValueError:
+        raise InvalidVersionError(f"invalid schema version {version!r}: expected a whole number >= 0") from None
+    if number < 0:
+        raise InvalidVersionError(f"invalid schema version {version!r}: expected a whole number >= 0")
+    return number
+
+
+def _bool(field: str, value: object) -> bool:
+    if not isinstance(value, bool):
+        raise PolicyError(f"{field} must be true or false, not {value!r}")
+    return value
+
+
+def _optional_bool(field: str, value: object) -> bool | None:
+    return None if value is None else _bool(field, value)
+
+
+def _client_name(name: object, what: str = "client name") -> str:
+    if not isinstance(name, str) or not name.strip() or not name.isprintable() or len(name) > 255:
+        raise InvalidNameError(f"invalid {what} {name!r}: expected 1-255 printable characters")
+    return name.strip()

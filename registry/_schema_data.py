@@ -1,0 +1,235 @@
+"""From an admin-API SchemaInfo to the bytes the broker stores, and back; structural validation (§3.7, §5).
+
+Every bad input is refused here with a message naming the bad value, before anything is stored.
+"""
+
+from __future__ import annotations
+
+import json
+import struct
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from ._avro_schema import AvroParseError, AvroSchema, Union, parse_avro
+from ._errors import InvalidSchemaError
+from ._model import PRIMITIVE_TYPES, SchemaInfo, SchemaType
+from ._protobuf_native import parse_protobuf_native
+
+KV_ENCODING = "kv.encoding.type"
+_KV_ENCODINGS = ("INLINE", "SEPARATED")
+# Types whose data is not validated at all (§3.7).
+_UNVALIDATED = frozenset({SchemaType.NONE, SchemaType.BYTES, SchemaType.EXTERNAL})
+
+
+@dataclass(frozen=True, slots=True)
+class SchemaData:
+    """What the registry stores and compares: type, raw bytes, properties (Pulsar's `SchemaData`)."""
+
+    type: SchemaType
+    data: bytes
+    properties: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class KeyValueParts:
+    key: SchemaData
+    value: SchemaData
+    encoding: str
+
+
+def to_schema_data(info: SchemaInfo, *, validate: bool = True) -> SchemaData:
+    """Encode an admin-API SchemaInfo as stored bytes (KEY_VALUE packed per §5) and validate it (§3.7)."""
+    if info.type is SchemaType.KEY_VALUE:
+        data = _encode_key_value(info.schema)
+    else:
+        data = info.schema.encode("utf-8") if isinstance(info.schema, str) else bytes(info.schema)
+    result = SchemaData(info.type, data, dict(info.properties))
+    if validate:
+        validate_schema_data(result)
+    return result
+
+
+def validate_schema_data(schema: SchemaData) -> None:
+    """SchemaDataValidator: raise InvalidSchemaError naming the problem, or return."""
+    kind = schema.type
+    if kind.is_client_side:
+        raise InvalidSchemaError(f"Schema {kind} is a client-side schema type and cannot be registered")
+    if kind in _UNVALIDATED:
+        return
+    if kind is SchemaType.STRING:
+        # The Python client sends the 4 bytes `null` for a STRING schema (§3.7).
+        if schema.data not in (b"", b"null"):
+            raise InvalidSchemaError(
+                f"Invalid schema definition data for string schema : {_preview(schema.data)!r} "
+                "(a STRING schema's data must be empty)"
+            )
+        return
+    if kind in PRIMITIVE_TYPES:
+        if schema.data:
+            raise InvalidSchemaError(
+                "Invalid schema definition data for primitive schemas :length of schema data should be zero, "
+                f"but {len(schema.data)} bytes is found ({kind} schema data: {_preview(schema.data)!r})"
+            )
+        return
+    if kind in (SchemaType.AVRO, SchemaType.JSON, SchemaType.PROTOBUF):
+        parsed = parse_avro_data(schema.type, schema.data)
+        if kind is SchemaType.AVRO and isinstance(parsed.root, Union):
+            raise InvalidSchemaError(
+                "Invalid schema definition data for AVRO schema: Avro schema typed [UNION] is not supported"
+            )
+        return
+    if kind is SchemaType.PROTOBUF_NATIVE:
+        parse_protobuf_native(schema.data)
+        return
+    if kind is SchemaType.KEY_VALUE:
+        parts = decode_key_value(schema)
+        for part, which in ((parts.key, "key"), (parts.value, "value")):
+            try:
+                validate_schema_data(part)
+            except InvalidSchemaError as exc:
+                raise InvalidSchemaError(f"Invalid KEY_VALUE schema, {which} part: {exc}") from None
+        return
+    raise InvalidSchemaError(f"schema type {kind} is not supported by this registry")
+
+
+def parse_avro_data(kind: SchemaType, data: bytes) -> AvroSchema:
+    """Parse AVRO/JSON/PROTOBUF data as Avro (lenient names, defaults not validated); InvalidSchemaError if not."""
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise InvalidSchemaError(f"Invalid schema definition data for {kind} schema: not UTF-8 text") from None
+    if not text.strip():
+        raise InvalidSchemaError(f"Invalid schema definition data for {kind} schema: the schema is empty")
+    try:
+        return parse_avro(text)
+    except AvroParseError as exc:
+        raise InvalidSchemaError(f"Invalid schema definition data for {kind} schema: {exc}") from None
+
+
+def _preview(data: bytes, limit: int = 60) -> str:
+    text = data[:limit].decode("utf-8", errors="replace")
+    return text + ("…" if len(data) > limit else "")
+
+
+# --- KEY_VALUE (§5) -------------------------------------------------------------------------------------------
+
+
+def _encode_key_value(schema: str | bytes) -> bytes:
+    """Admin form `{"key": K, "value": V}` → `[len][key][len][value]`; binary input is taken as is."""
+    if isinstance(schema, bytes):
+        stripped = schema.lstrip()
+        if not stripped.startswith(b"{"):
+            return schema  # already the binary layout; validated by decode_key_value
+        schema = schema.decode("utf-8", errors="replace")
+    try:
+        doc = json.loads(schema)
+    except json.JSONDecodeError as exc:
+        raise InvalidSchemaError(
+            f'Invalid KEY_VALUE schema: not JSON ({exc}); expected {{"key": <schema>, "value": <schema>}}'
+        ) from None
+    if not isinstance(doc, dict) or "key" not in doc or "value" not in doc:
+        raise InvalidSchemaError(
+            f"Invalid KEY_VALUE schema {_preview(schema.encode())!r}: "
+            'expected a JSON object {"key": <schema>, "value": <schema>}'
+        )
+    key, value = (_part_bytes(doc[p]) for p in ("key", "value"))
+    return struct.pack(">i", len(key)) + key + struct.pack(">i", len(value)) + value
+
+
+def _part_bytes(part: Any) -> bytes:
+    # SchemaUtils: each part re-serialised as compact JSON; a JSON "" is an empty (primitive) part.
+    if part == "":
+        return b""
+    return json.dumps(part, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+
+
+def decode_key_value(schema: SchemaData) -> KeyValueParts:
+    """Split KV bytes and read the sub-types from `key.schema.type` / `value.schema.type` (missing ⇒ BYTES)."""
+    data = schema.data
+    parts: list[bytes] = []
+    offset = 0
+    for which in ("key", "value"):
+        if len(data) < offset + 4:
+            raise InvalidSchemaError(
+                f"Invalid KEY_VALUE schema data: {len(data)} bytes, too short for the {which} length prefix"
+            )
+        (length,) = struct.unpack_from(">i", data, offset)
+        offset += 4
+        if length < 0 or offset + length > len(data):
+            raise InvalidSchemaError(
+                f"Invalid KEY_VALUE schema data: {which} length {length} does not fit in "
+                f"the {len(data) - offset} bytes left"
+            )
+        parts.append(data[offset : offset + length])
+        offset += length
+    if offset != len(data):
+        raise InvalidSchemaError(
+            f"Invalid KEY_VALUE schema data: {len(data) - offset} unexpected bytes after the value part"
+        )
+    props = schema.properties
+    encoding = props.get(KV_ENCODING) or "INLINE"
+    if encoding not in _KV_ENCODINGS:
+        raise InvalidSchemaError(f"Invalid KEY_VALUE property {KV_ENCODING}={encoding!r}: expected INLINE or SEPARATED")
+    sub = []
+    for which, part in zip(("key", "value"), parts, strict=True):
+        type_name = props.get(f"{which}.schema.type") or "BYTES"
+        try:
+            sub_type = SchemaType.parse(type_name)
+        except InvalidSchemaError:
+            raise InvalidSchemaError(
+                f"Invalid KEY_VALUE property {which}.schema.type={type_name!r}: not a schema type"
+            ) from None
+        if sub_type is SchemaType.KEY_VALUE:
+            raise InvalidSchemaError(f"Invalid KEY_VALUE property {which}.schema.type: nested KEY_VALUE")
+        sub_props_text = props.get(f"{which}.schema.properties") or "{}"
+        try:
+            sub_props = json.loads(sub_props_text)
+        except json.JSONDecodeError:
+            raise InvalidSchemaError(
+                f"Invalid KEY_VALUE property {which}.schema.properties={sub_props_text!r}: not a JSON object"
+            ) from None
+        if not isinstance(sub_props, dict):
+            raise InvalidSchemaError(f"Invalid KEY_VALUE property {which}.schema.properties: not a JSON object")
+        sub.append(SchemaData(sub_type, part, {str(k): str(v) for k, v in sub_props.items()}))
+    return KeyValueParts(sub[0], sub[1], encoding)
+
+
+def render_schema_text(kind: SchemaType, data: bytes) -> str:
+    """The `data` text of Pulsar's GetSchemaResponse (KEY_VALUE as compact `{"key":…,"value":…}`, §5)."""
+    if kind is not SchemaType.KEY_VALUE:
+        return data.decode("utf-8", errors="replace")
+    try:
+        parts = decode_key_value(SchemaData(kind, data, {}))
+    except InvalidSchemaError:
+        return data.decode("utf-8", errors="replace")
+    rendered = {}
+    for which, part in (("key", parts.key.data), ("value", parts.value.data)):
+        try:
+            rendered[which] = json.loads(part.decode("utf-8")) if part else ""
+        except (UnicodeDecodeError, json.JSONDecodeError):
+            rendered[which] = part.decode("utf-8", errors="replace")
+    return json.dumps(rendered, separators=(",", ":"), ensure_ascii=False)
+
+
+def key_value_schema_info(
+    key: SchemaInfo, value: SchemaInfo, *, encoding: str = "INLINE", name: str = "KeyValue"
+) -> SchemaInfo:
+    """Build the admin-form KEY_VALUE SchemaInfo from two parts, with Pulsar's property names (§5)."""
+
+    def part(info: SchemaInfo) -> Any:
+        if info.type in PRIMITIVE_TYPES or not info.text.strip():
+            return ""
+        return json.loads(info.text)
+
+    props = {
+        "key.schema.name": key.name,
+        "key.schema.type": str(key.type),
+        "key.schema.properties": json.dumps(dict(sorted(key.properties.items())), separators=(",", ":")),
+        "value.schema.name": value.name,
+        "value.schema.type": str(value.type),
+        "value.schema.properties": json.dumps(dict(sorted(value.properties.items())), separators=(",", ":")),
+        KV_ENCODING: encoding,
+    }
+    text = json.dumps({"key": part(key), "value": part(value)}, separators=(",", ":"), ensure_ascii=False)
+    return SchemaInfo(type=SchemaType.KEY_VALUE, schema=text, properties=props, name=name)

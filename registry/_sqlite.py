@@ -1,0 +1,318 @@
+"""The embedded registry file: SQLite (stdlib), WAL, one transaction per write.
+
+Several processes (app, server, CLI) may share one file. Appends run in `BEGIN IMMEDIATE` and compare the
+latest version before inserting, so two writers can never produce a duplicate or a missing version number;
+the primary key (schema_id, version) is the last line of defence.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from ._errors import StorageError
+from ._model import (
+    AutoUpdateStrategy,
+    ClientRecord,
+    ClientRole,
+    CompatibilityStrategy,
+    NamespacePolicy,
+    SchemaType,
+    SchemaVersion,
+    TopicPolicy,
+)
+from ._storage import StaleHistory
+
+SCHEMA_VERSION = 1
+_DDL = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS tenants (name TEXT PRIMARY KEY, created_at INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS namespaces (
+    name TEXT PRIMARY KEY, tenant TEXT NOT NULL, policy TEXT NOT NULL, created_at INTEGER NOT NULL);
+CREATE INDEX IF NOT EXISTS namespaces_by_tenant ON namespaces (tenant);
+CREATE TABLE IF NOT EXISTS topics (name TEXT PRIMARY KEY, namespace TEXT NOT NULL, created_at INTEGER NOT NULL);
+CREATE INDEX IF NOT EXISTS topics_by_namespace ON topics (namespace);
+CREATE TABLE IF NOT EXISTS topic_policies (topic TEXT PRIMARY KEY, policy TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS schemas (
+    schema_id TEXT NOT NULL, version INTEGER NOT NULL, type TEXT NOT NULL, data BLOB NOT NULL,
+    properties TEXT NOT NULL, timestamp INTEGER NOT NULL, deleted INTEGER NOT NULL, user TEXT NOT NULL,
+    PRIMARY KEY (schema_id, version)) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS clients (
+    topic TEXT NOT NULL, role TEXT NOT NULL, name TEXT NOT NULL, subscription TEXT NOT NULL,
+    schema_type TEXT, version INTEGER, connected_at INTEGER NOT NULL, replicator INTEGER NOT NULL,
+    PRIMARY KEY (topic, role, name, subscription));
+"""
+
+
+class SqliteStorage:
+    """One connection per thread (Streamlit and uvicorn call from several threads)."""
+
+    def __init__(self, path: str | os.PathLike[str], *, busy_timeout_ms: int = 30_000) -> None:
+        self.path = Path(path).expanduser()
+        self._busy_timeout_ms = busy_timeout_ms
+        self._local = threading.local()
+        self._all: list[sqlite3.Connection] = []
+        self._lock = threading.Lock()
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise StorageError(f"cannot create the directory of the registry file {str(self.path)!r}: {exc}") from None
+        self._init_schema()
+
+    # --- connections ------------------------------------------------------------------------------------
+
+    def _connect(self) -> sqlite3.Connection:
+        db: sqlite3.Connection | None = getattr(self._local, "db", None)
+        if db is not None:
+            return db
+        try:
+            db = sqlite3.connect(
+                self.path, timeout=self._busy_timeout_ms / 1000, isolation_level=None, check_same_thread=False
+            )
+            db.execute(f"PRAGMA busy_timeout = {int(self._busy_timeout_ms)}")
+            db.execute("PRAGMA journal_mode = WAL")
+            db.execute("PRAGMA synchronous = FULL")
+            db.execute("PRAGMA foreign_keys = ON")
+        except sqlite3.DatabaseError as exc:
+            raise StorageError(f"cannot open the registry file {str(self.path)!r}: {exc}") from None
+        self._local.db = db
+        with self._lock:
+            self._all.append(db)
+        return db
+
+    def _init_schema(self) -> None:
+        db = self._connect()
+        try:
+            db.execute("BEGIN IMMEDIATE")
+            for statement in _DDL.strip().split(";"):
+                if statement.strip():
+                    db.execute(statement)
+            row = db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+            if row is None:
+                db.execute("INSERT INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
+            elif int(row[0]) > SCHEMA_VERSION:
+                db.execute("ROLLBACK")
+                raise StorageError(
+                    f"the registry file {str(self.path)!r} was written by a newer version "
+                    f"(format {row[0]}, this version reads {SCHEMA_VERSION})"
+                )
+            db.execute("COMMIT")
+        except sqlite3.DatabaseError as exc:
+            if db.in_transaction:
+                db.execute("ROLLBACK")
+            raise StorageError(f"{str(self.path)!r} is not a usable registry file: {exc}") from None
+
+    @contextmanager
+    def _write(self) -> Iterator[sqlite3.Connection]:
+        """One transaction per write, taking the write lock up front so read-check-insert is atomic."""
+        db = self._connect()
+        try:
+            db.execute("BEGIN IMMEDIATE")
+        except sqlite3.OperationalError as exc:
+            raise StorageError(f"the registry file {str(self.path)!r} is busy or unwritable: {exc}") from None
+        try:
+            yield db
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
+        else:
+            try:
+                db.execute("COMMIT")
+            except sqlite3.DatabaseError as exc:
+                if db.in_transaction:
+                    db.execute("ROLLBACK")
+                raise StorageError(f"cannot write the registry file {str(self.path)!r}: {exc}") from None
+
+    def _read(self, sql: str, params: Sequence[object] = ()) -> list[tuple[Any, ...]]:
+        try:
+            return self._connect().execute(sql, params).fetchall()
+        except sqlite3.DatabaseError as exc:
+            raise StorageError(f"cannot read the registry file {str(self.path)!r}: {exc}") from None
+
+    # --- schema histories -------------------------------------------------------------------------------
+
+    def history(self, schema_id: str) -> list[SchemaVersion]:
+        rows = self._read(
+            "SELECT version, type, data, properties, timestamp, deleted, user FROM schemas "
+            "WHERE schema_id = ? ORDER BY version",
+            (schema_id,),
+        )
+        return [
+            SchemaVersion(
+                topic=schema_id,
+                version=int(v),
+                type=SchemaType(str(t)),
+                data=bytes(d),
+                properties=json.loads(str(p)),
+                timestamp=int(ts),
+                deleted=bool(dl),
+                user=str(u),
+            )
+            for v, t, d, p, ts, dl, u in rows
+        ]
+
+    def append(self, entry: SchemaVersion, expected_latest: int | None) -> None:
+        with self._write() as db:
+            (latest,) = db.execute("SELECT max(version) FROM schemas WHERE schema_id = ?", (entry.topic,)).fetchone()
+            if latest != expected_latest:
+                raise StaleHistory(entry.topic)
+            db.execute(
+                "INSERT INTO schemas VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    entry.topic,
+                    entry.version,
+                    str(entry.type),
+                    entry.data,
+                    json.dumps(dict(entry.properties), sort_keys=True),
+                    entry.timestamp,
+                    int(entry.deleted),
+                    entry.user,
+                ),
+            )
+
+    def drop(self, schema_id: str) -> bool:
+        with self._write() as db:
+            return db.execute("DELETE FROM schemas WHERE schema_id = ?", (schema_id,)).rowcount > 0
+
+    # --- metadata ---------------------------------------------------------------------------------------
+
+    def tenants(self) -> list[str]:
+        return [str(r[0]) for r in self._read("SELECT name FROM tenants ORDER BY name")]
+
+    def put_tenant(self, tenant: str, created_at: int) -> bool:
+        with self._write() as db:
+            return db.execute("INSERT OR IGNORE INTO tenants VALUES (?, ?)", (tenant, created_at)).rowcount > 0
+
+    def namespaces(self, tenant: str) -> list[str]:
+        return [str(r[0]) for r in self._read("SELECT name FROM namespaces WHERE tenant = ? ORDER BY name", (tenant,))]
+
+    def namespace_policy(self, namespace: str) -> NamespacePolicy | None:
+        rows = self._read("SELECT policy FROM namespaces WHERE name = ?", (namespace,))
+        return _namespace_policy_from_json(str(rows[0][0])) if rows else None
+
+    def put_namespace(self, namespace: str, policy: NamespacePolicy, created_at: int) -> None:
+        with self._write() as db:
+            db.execute(
+                "INSERT INTO namespaces VALUES (?, ?, ?, ?) ON CONFLICT (name) DO UPDATE SET policy = excluded.policy",
+                (namespace, namespace.split("/")[0], _namespace_policy_to_json(policy), created_at),
+            )
+
+    def topics(self, namespace: str) -> list[str]:
+        return [
+            str(r[0]) for r in self._read("SELECT name FROM topics WHERE namespace = ? ORDER BY name", (namespace,))
+        ]
+
+    def has_topic(self, topic: str) -> bool:
+        return bool(self._read("SELECT 1 FROM topics WHERE name = ?", (topic,)))
+
+    def put_topic(self, topic: str, namespace: str, created_at: int) -> bool:
+        with self._write() as db:
+            return (
+                db.execute("INSERT OR IGNORE INTO topics VALUES (?, ?, ?)", (topic, namespace, created_at)).rowcount > 0
+            )
+
+    def topic_policy(self, topic: str) -> TopicPolicy | None:
+        rows = self._read("SELECT policy FROM topic_policies WHERE topic = ?", (topic,))
+        if not rows:
+            return None
+        raw = json.loads(str(rows[0][0]))
+        strategy = raw.get("compatibility")
+        return TopicPolicy(
+            compatibility=CompatibilityStrategy(strategy) if strategy else None,
+            validation_enforced=raw.get("validation_enforced"),
+        )
+
+    def put_topic_policy(self, topic: str, policy: TopicPolicy | None) -> None:
+        with self._write() as db:
+            if policy is None:
+                db.execute("DELETE FROM topic_policies WHERE topic = ?", (topic,))
+            else:
+                raw = {"compatibility": policy.compatibility, "validation_enforced": policy.validation_enforced}
+                db.execute("INSERT OR REPLACE INTO topic_policies VALUES (?, ?)", (topic, json.dumps(raw)))
+
+    def clients(self, topics: Sequence[str] | None) -> list[ClientRecord]:
+        sql = "SELECT topic, role, name, subscription, schema_type, version, connected_at, replicator FROM clients"
+        params: list[object] = []
+        if topics is not None:
+            if not topics:
+                return []
+            sql += f" WHERE topic IN ({','.join('?' * len(topics))})"
+            params = list(topics)
+        rows = self._read(sql + " ORDER BY topic, role, name, subscription", params)
+        return [
+            ClientRecord(
+                topic=str(t),
+                role=ClientRole(str(r)),
+                name=str(n),
+                subscription=str(s),
+                schema_type=SchemaType(str(st)) if st else None,
+                version=None if v is None else int(v),
+                connected_at=int(c),
+                replicator=bool(rep),
+            )
+            for t, r, n, s, st, v, c, rep in rows
+        ]
+
+    def put_client(self, client: ClientRecord) -> None:
+        with self._write() as db:
+            db.execute(
+                "INSERT OR REPLACE INTO clients VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    client.topic,
+                    str(client.role),
+                    client.name,
+                    client.subscription,
+                    None if client.schema_type is None else str(client.schema_type),
+                    client.version,
+                    client.connected_at,
+                    int(client.replicator),
+                ),
+            )
+
+    def remove_clients(self, topic: str, name: str, role: str | None) -> int:
+        with self._write() as db:
+            if role is None:
+                return db.execute("DELETE FROM clients WHERE topic = ? AND name = ?", (topic, name)).rowcount
+            return db.execute(
+                "DELETE FROM clients WHERE topic = ? AND name = ? AND role = ?", (topic, name, role)
+            ).rowcount
+
+    def close(self) -> None:
+        with self._lock:
+            for db in self._all:
+                try:
+                    db.close()
+                except sqlite3.Error:
+                    pass
+            self._all.clear()
+        self._local = threading.local()
+
+
+def _namespace_policy_to_json(policy: NamespacePolicy) -> str:
+    return json.dumps(
+        {
+            "compatibility": policy.compatibility,
+            "auto_update_strategy": policy.auto_update_strategy,
+            "allow_auto_update": policy.allow_auto_update,
+            "allow_auto_update_with_replicator": policy.allow_auto_update_with_replicator,
+            "validation_enforced": policy.validation_enforced,
+        }
+    )
+
+
+def _namespace_policy_from_json(text: str) -> NamespacePolicy:
+    raw = json.loads(text)
+    auto = raw.get("auto_update_strategy")
+    return NamespacePolicy(
+        compatibility=CompatibilityStrategy(raw.get("compatibility") or "UNDEFINED"),
+        auto_update_strategy=AutoUpdateStrategy(auto) if auto else None,
+        allow_auto_update=raw.get("allow_auto_update"),
+        allow_auto_update_with_replicator=bool(raw.get("allow_auto_update_with_replicator", True)),
+        validation_enforced=bool(raw.get("validation_enforced", False)),
+    )

@@ -1,0 +1,139 @@
+"""Storage behind the registry, after Pulsar's pluggable `SchemaStorage` plus its metadata store.
+
+Schema histories are append-only lists per schema id, written with compare-and-set on the latest version
+(Pulsar §3.1: concurrent puts are serialised by optimistic CAS on the index and retried). Policies, tenants,
+namespaces, topics and recorded clients are small key-value records.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from dataclasses import replace
+from typing import Protocol
+
+from ._model import ClientRecord, NamespacePolicy, SchemaVersion, TopicPolicy
+
+
+class StaleHistory(Exception):
+    """The history changed since it was read; the caller re-reads and retries (never surfaces to users)."""
+
+
+class Storage(Protocol):
+    # schema histories
+    def history(self, schema_id: str) -> list[SchemaVersion]: ...
+    def append(self, entry: SchemaVersion, expected_latest: int | None) -> None: ...
+    def drop(self, schema_id: str) -> bool: ...
+    # metadata
+    def tenants(self) -> list[str]: ...
+    def put_tenant(self, tenant: str, created_at: int) -> bool: ...
+    def namespaces(self, tenant: str) -> list[str]: ...
+    def namespace_policy(self, namespace: str) -> NamespacePolicy | None: ...
+    def put_namespace(self, namespace: str, policy: NamespacePolicy, created_at: int) -> None: ...
+    def topics(self, namespace: str) -> list[str]: ...
+    def has_topic(self, topic: str) -> bool: ...
+    def put_topic(self, topic: str, namespace: str, created_at: int) -> bool: ...
+    def topic_policy(self, topic: str) -> TopicPolicy | None: ...
+    def put_topic_policy(self, topic: str, policy: TopicPolicy | None) -> None: ...
+    def clients(self, topics: Sequence[str] | None) -> list[ClientRecord]: ...
+    def put_client(self, client: ClientRecord) -> None: ...
+    def remove_clients(self, topic: str, name: str, role: str | None) -> int: ...
+    def close(self) -> None: ...
+
+
+class MemoryStorage:
+    """Everything in dicts behind one lock: for tests and scratch registries."""
+
+    def __init__(self) -> None:
+        self._lock = threading.RLock()
+        self._histories: dict[str, list[SchemaVersion]] = {}
+        self._tenants: dict[str, int] = {}
+        self._namespaces: dict[str, NamespacePolicy] = {}
+        self._topics: dict[str, str] = {}
+        self._topic_policies: dict[str, TopicPolicy] = {}
+        self._clients: dict[tuple[str, str, str, str], ClientRecord] = {}
+
+    def history(self, schema_id: str) -> list[SchemaVersion]:
+        with self._lock:
+            return list(self._histories.get(schema_id, ()))
+
+    def append(self, entry: SchemaVersion, expected_latest: int | None) -> None:
+        with self._lock:
+            entries = self._histories.setdefault(entry.topic, [])
+            latest = entries[-1].version if entries else None
+            if latest != expected_latest:
+                raise StaleHistory(entry.topic)
+            entries.append(entry)
+
+    def drop(self, schema_id: str) -> bool:
+        with self._lock:
+            return self._histories.pop(schema_id, None) is not None
+
+    def tenants(self) -> list[str]:
+        with self._lock:
+            return sorted(self._tenants)
+
+    def put_tenant(self, tenant: str, created_at: int) -> bool:
+        with self._lock:
+            if tenant in self._tenants:
+                return False
+            self._tenants[tenant] = created_at
+            return True
+
+    def namespaces(self, tenant: str) -> list[str]:
+        with self._lock:
+            return sorted(ns for ns in self._namespaces if ns.split("/")[0] == tenant)
+
+    def namespace_policy(self, namespace: str) -> NamespacePolicy | None:
+        with self._lock:
+            return self._namespaces.get(namespace)
+
+    def put_namespace(self, namespace: str, policy: NamespacePolicy, created_at: int) -> None:
+        with self._lock:
+            self._namespaces[namespace] = policy
+
+    def topics(self, namespace: str) -> list[str]:
+        with self._lock:
+            return sorted(t for t, ns in self._topics.items() if ns == namespace)
+
+    def has_topic(self, topic: str) -> bool:
+        with self._lock:
+            return topic in self._topics
+
+    def put_topic(self, topic: str, namespace: str, created_at: int) -> bool:
+        with self._lock:
+            if topic in self._topics:
+                return False
+            self._topics[topic] = namespace
+            return True
+
+    def topic_policy(self, topic: str) -> TopicPolicy | None:
+        with self._lock:
+            return self._topic_policies.get(topic)
+
+    def put_topic_policy(self, topic: str, policy: TopicPolicy | None) -> None:
+        with self._lock:
+            if policy is None:
+                self._topic_policies.pop(topic, None)
+            else:
+                self._topic_policies[topic] = policy
+
+    def clients(self, topics: Sequence[str] | None) -> list[ClientRecord]:
+        with self._lock:
+            wanted = None if topics is None else set(topics)
+            found = [c for c in self._clients.values() if wanted is None or c.topic in wanted]
+            return sorted(found, key=lambda c: (c.topic, c.role, c.name, c.subscription))
+
+    def put_client(self, client: ClientRecord) -> None:
+        with self._lock:
+            self._clients[(client.topic, client.role, client.name, client.subscription)] = replace(client)
+
+    def remove_clients(self, topic: str, name: str, role: str | None) -> int:
+        with self._lock:
+            doomed = [k for k in self._clients if k[0] == topic and k[2] == name and (role is None or k[1] == role)]
+            for key in doomed:
+                del self._clients[key]
+            return len(doomed)
+
+    def close(self) -> None:
+        pass
