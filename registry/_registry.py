@@ -73,6 +73,11 @@ _NO_SCHEMA_ENFORCED = (
 _AUTO_UPDATE_DISABLED = "Schema not found and schema auto updating is disabled."
 
 
+def stored_type(kind: SchemaType) -> SchemaType:
+    """The broker stores every negative Java type (BYTES; AUTO* never get this far) as NONE (§1)."""
+    return SchemaType.NONE if kind.java_value < 0 else kind
+
+
 def trim(entries: Sequence[SchemaVersion]) -> list[SchemaVersion]:
     """Entries strictly after the last tombstone (§3.2): the only ones that exist for any purpose."""
     for i in range(len(entries) - 1, -1, -1):
@@ -518,7 +523,7 @@ class Registry:
             entry = SchemaVersion(
                 topic=name.schema_id,
                 version=0 if latest is None else latest + 1,
-                type=data.type,
+                type=stored_type(data.type),
                 data=data.data,
                 properties=dict(data.properties),
                 timestamp=self._clock(),

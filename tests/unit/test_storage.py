@@ -1,0 +1,115 @@
+"""The embedded SQLite store: durable, shared safely by processes, and clear about unusable files."""
+
+from __future__ import annotations
+
+import ast
+import json
+import multiprocessing
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from registry import (
+    CompatibilityStrategy,
+    Registry,
+    SchemaInfo,
+    SchemaType,
+    StorageError,
+)
+
+TOPIC = "persistent://acme/race/orders"
+PROCESSES, PUTS = 4, 15
+
+
+def _schema(process: int, i: int) -> str:
+    fields = [{"name": "id", "type": "long"}, {"name": f"p{process}_{i}", "type": "string", "default": ""}]
+    return json.dumps({"type": "record", "name": "Order", "fields": fields})
+
+
+def _register_many(path: str, process: int, start: multiprocessing.synchronize.Event, out: multiprocessing.Queue) -> None:
+    reg = Registry.open(path)
+    start.wait()
+    acked = []
+    for i in range(PUTS):
+        text = _schema(process, i)
+        acked.append((reg.register(TOPIC, SchemaInfo(SchemaType.AVRO, text)), text))
+        # every process also re-posts a shared schema: concurrent identical puts must yield one version
+        acked.append((reg.register(TOPIC, SchemaInfo(SchemaType.AVRO, _schema(99, 0))), _schema(99, 0)))
+    reg.close()
+    out.put(acked)
+
+
+def test_processes_registering_at_once_never_duplicate_or_skip_a_version(tmp_path: Path) -> None:
+    path = str(tmp_path / "registry.db")
+    reg = Registry.open(path)
+    reg.set_namespace_policy("acme/race", compatibility=CompatibilityStrategy.ALWAYS_COMPATIBLE)
+    ctx = multiprocessing.get_context("spawn")
+    start, out = ctx.Event(), ctx.Queue()
+    workers = [ctx.Process(target=_register_many, args=(path, p, start, out)) for p in range(PROCESSES)]
+    for w in workers:
+        w.start()
+    start.set()
+    acked = [item for _ in workers for item in out.get(timeout=120)]
+    for w in workers:
+        w.join(timeout=60)
+        assert w.exitcode == 0
+
+    history = reg.history(TOPIC)
+    versions = [v.version for v in history]
+    assert versions == list(range(len(versions))), "versions are dense and start at 0"
+    assert len(versions) == PROCESSES * PUTS + 1, "each distinct schema stored once, the shared one too"
+    stored = {v.version: v.data.decode() for v in history}
+    for version, text in acked:
+        assert stored[version] == text, f"acknowledged version {version} holds what was registered"
+    assert len({v for v, t in acked if t == _schema(99, 0)}) == 1
+
+
+def test_a_registry_file_keeps_everything_across_reopening(tmp_path: Path) -> None:
+    path = tmp_path / "registry.db"
+    with Registry.open(path) as reg:
+        reg.register(TOPIC, SchemaInfo(SchemaType.STRING, ""), user="alice")
+        reg.set_namespace_policy("acme/race", compatibility="BACKWARD", allow_auto_update=False)
+        reg.set_topic_policy(TOPIC, compatibility="FULL_TRANSITIVE")
+        reg.connect_consumer(TOPIC, None, subscription="audit")
+        reg.delete(TOPIC)
+    with Registry.open(path) as reg:
+        assert [(v.version, v.deleted, v.user) for v in reg.history(TOPIC, include_deleted=True)] == [
+            (0, False, "alice"), (1, True, "")]
+        assert reg.namespace_policy("acme/race").allow_auto_update is False
+        assert reg.topic_policy(TOPIC).compatibility is CompatibilityStrategy.FULL_TRANSITIVE
+        assert [c.subscription for c in reg.clients(TOPIC)] == ["audit"]
+        assert reg.tenants() == ["acme"] and reg.topics("acme/race") == [TOPIC]
+
+
+def test_a_file_that_is_not_a_registry_is_refused_clearly(tmp_path: Path) -> None:
+    path = tmp_path / "notes.db"
+    path.write_bytes(b"these are my notes, not a database" * 100)
+    with pytest.raises(StorageError, match="notes.db"):
+        Registry.open(path)
+
+
+def test_a_file_from_a_newer_version_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "registry.db"
+    Registry.open(path).close()
+    with sqlite3.connect(path) as db:
+        db.execute("UPDATE meta SET value = '999' WHERE key = 'schema_version'")
+    with pytest.raises(StorageError, match="newer version"):
+        Registry.open(path)
+
+
+def test_a_directory_is_not_a_registry_file(tmp_path: Path) -> None:
+    with pytest.raises(StorageError, match="directory"):
+        Registry.open(tmp_path)
+
+
+def test_the_core_imports_no_ui_web_or_spark_package() -> None:
+    forbidden = {"streamlit", "fastapi", "pydantic", "pyspark", "starlette", "uvicorn", "httpx", "altair"}
+    core = Path(__file__).resolve().parents[2] / "registry"
+    for module in core.glob("*.py"):
+        tree = ast.parse(module.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            names = ([a.name for a in node.names] if isinstance(node, ast.Import)
+                     else [node.module or ""] if isinstance(node, ast.ImportFrom) else [])
+            for name in names:
+                assert name.split(".")[0] not in forbidden, f"{module.name} imports {name}"

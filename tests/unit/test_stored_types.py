@@ -1,0 +1,28 @@
+"""Types the broker stores differently from how they are posted (pulsar-semantics.md §1)."""
+
+from __future__ import annotations
+
+import pytest
+
+from registry import CompatibilityStrategy, IncompatibleSchemaError, Registry, RuleCode, SchemaInfo, SchemaType
+
+TOPIC = "persistent://acme/raw/frames"
+
+
+def test_bytes_is_stored_and_read_back_as_none() -> None:
+    # §1: "stored enum = Java value + 1; any negative Java type is stored (and read back) as NONE".
+    reg = Registry.in_memory()
+    assert reg.register(TOPIC, SchemaInfo(SchemaType.BYTES, "")) == 0
+    assert reg.get(TOPIC).type is SchemaType.NONE
+
+
+def test_reposting_bytes_meets_the_stored_none_as_a_type_change() -> None:
+    # Derived from §1 and §3.4: dedup compares the posted type (BYTES) with the stored one (NONE).
+    reg = Registry.in_memory()
+    reg.register(TOPIC, SchemaInfo(SchemaType.BYTES, ""))
+    with pytest.raises(IncompatibleSchemaError) as refused:
+        reg.register(TOPIC, SchemaInfo(SchemaType.BYTES, ""))
+    assert refused.value.result is not None
+    assert refused.value.result.problems[0].code is RuleCode.SCHEMA_TYPE_CHANGED
+    reg.set_topic_policy(TOPIC, compatibility=CompatibilityStrategy.ALWAYS_COMPATIBLE)
+    assert reg.register(TOPIC, SchemaInfo(SchemaType.BYTES, "")) == 1
