@@ -3,6 +3,7 @@
 No UI, web or Spark imports here: the app, server, pipeline and notebooks are thin shells over this facade.
 """
 
+from ._changes import Advisory, AdvisoryCode, Change, ChangeKind, Effect, SchemaDiff, Severity
 from ._errors import (
     AuthError,
     IncompatibleSchemaError,
@@ -46,18 +47,33 @@ from ._protobuf_native import to_protobuf_native_data
 from ._registry import Registry
 from ._schema_data import key_value_schema_info
 from ._seed import SeedReport, seed_sample_data
+from ._upgrade import (
+    STRATEGY_UPGRADE_ORDER,
+    ChangeOrder,
+    UpgradeOrder,
+    UpgradePlan,
+    UpgradeStep,
+    change_order,
+    strategy_order,
+)
+from ._whatif import PolicyImpact, RefusedClient, TopicImpact, WhatIf
 
 __all__ = [
-    "STRATEGIES",
     "Admission",
+    "Advisory",
+    "AdvisoryCode",
     "AuthError",
     "AutoUpdateStrategy",
     "BrokerConfig",
+    "Change",
+    "ChangeKind",
+    "ChangeOrder",
     "ClientRecord",
     "ClientRole",
     "CompatibilityResult",
     "CompatibilityStrategy",
     "Direction",
+    "Effect",
     "Effective",
     "EffectivePolicy",
     "IncompatibleSchemaError",
@@ -70,23 +86,36 @@ __all__ = [
     "NotFoundError",
     "PoisonedHistoryError",
     "PolicyError",
+    "PolicyImpact",
     "PolicySource",
     "Problem",
+    "RefusedClient",
     "Registry",
     "RegistryError",
     "RuleCode",
+    "STRATEGIES",
+    "STRATEGY_UPGRADE_ORDER",
+    "SchemaDiff",
     "SchemaInfo",
     "SchemaNotFoundError",
     "SchemaType",
     "SchemaVersion",
     "SeedReport",
+    "Severity",
     "StorageError",
     "TenantNotFoundError",
+    "TopicImpact",
     "TopicName",
     "TopicNotFoundError",
     "TopicPolicy",
+    "UpgradeOrder",
+    "UpgradePlan",
+    "UpgradeStep",
+    "WhatIf",
+    "change_order",
     "default_db_path",
     "key_value_schema_info",
     "seed_sample_data",
+    "strategy_order",
     "to_protobuf_native_data",
 ]

@@ -48,6 +48,18 @@ class Finding:
     hint: str
 
 
+@dataclass(frozen=True, slots=True)
+class Note:
+    """Something the resolver accepts that other tools or later reads may not (turned into advisories)."""
+
+    kind: str  # "enum_symbols_missing" | "record_renamed" | "union_branch_by_structure"
+    reader_path: str
+    writer_path: str
+    reader_name: str
+    writer_name: str
+    symbols: tuple[str, ...] = ()
+
+
 class InvalidDefaultHit(Exception):
     """Resolution needed a reader default that Avro cannot encode: Java throws here (pulsar-semantics §4.8)."""
 
@@ -71,14 +83,20 @@ def resolve(reader: AvroSchema, writer: AvroSchema) -> list[Finding]:
 
     Raises InvalidDefaultHit where Avro itself would throw while resolving.
     """
+    return resolve_with_notes(reader, writer)[0]
+
+
+def resolve_with_notes(reader: AvroSchema, writer: AvroSchema) -> tuple[list[Finding], list[Note]]:
+    """Findings plus notes on what resolution let through (renamed records, enum symbols it cannot map)."""
     resolver = _Resolver(reader)
     resolver.resolve(writer.root, reader.root, "", True)
-    return resolver.findings
+    return resolver.findings, resolver.notes
 
 
 class _Resolver:
     def __init__(self, reader: AvroSchema) -> None:
         self.findings: list[Finding] = []
+        self.notes: list[Note] = []
         self.cache: dict[tuple[int, int, bool], _Verdict] = {}
         # Schema.applyAliases: the reader's aliases rename writer types and writer fields.
         self.aliases: dict[str, str] = {}
@@ -138,6 +156,12 @@ class _Resolver:
                     ),
                 )
                 return _Verdict(True, True)
+            if isinstance(w, Enum) and isinstance(r, Enum) and record and r.default is None:
+                missing = tuple(sym for sym in w.symbols if sym not in set(r.symbols))
+                if missing:
+                    self.notes.append(
+                        Note("enum_symbols_missing", r.pointer, w.pointer, r.fullname, w.fullname, missing)
+                    )
             if isinstance(w, Fixed) and isinstance(r, Fixed) and w.size != r.size:
                 self.report(
                     record,
@@ -174,6 +198,8 @@ class _Resolver:
             return cached  # also breaks recursion, like Resolver's `seen` map
         self.cache[key] = _OK
         name = self.writer_fullname(w)
+        if record and name != r.fullname:
+            self.notes.append(Note("record_renamed", r.pointer, w.pointer, r.fullname, w.fullname))
         writer_names = {self.writer_field_name(name, f) for f in w.fields}
         has_errors = field_errors = False
         for wf in w.fields:
@@ -241,7 +267,15 @@ class _Resolver:
                 ),
             )
             return _Verdict(True, True)
-        inner = self.resolve(w, r.branches[index], where, record)
+        branch = r.branches[index]
+        if (
+            record
+            and isinstance(w, Record)
+            and isinstance(branch, Named)
+            and self.writer_fullname(w) != branch.fullname
+        ):
+            self.notes.append(Note("union_branch_by_structure", branch.pointer, w.pointer, branch.fullname, w.fullname))
+        inner = self.resolve(w, branch, where, record)
         return _Verdict(False, inner.has_errors)
 
     def first_matching_branch(self, w: Node, r: Union, where: str) -> int:

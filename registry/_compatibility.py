@@ -8,12 +8,14 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
-from ._avro_resolution import Finding, InvalidDefaultHit, resolve
+from ._avro_resolution import InvalidDefaultHit, Note, resolve_with_notes
 from ._avro_schema import AvroSchema
+from ._changes import Advisory, AdvisoryCode, Severity
 from ._errors import InvalidSchemaError
 from ._model import CompatibilityResult, CompatibilityStrategy, Direction, Problem, RuleCode, SchemaType
+from ._protobuf_diff import protobuf_advisories
 from ._protobuf_native import parse_protobuf_native
 from ._schema_data import SchemaData, decode_key_value, parse_avro_data
 
@@ -56,7 +58,24 @@ def _sha256(data: bytes) -> bytes:
     return hashlib.sha256(data).digest()
 
 
-Checker = Callable[[Sequence[Versioned], SchemaData, CompatibilityStrategy], list[Problem]]
+@dataclass(slots=True)
+class Outcome:
+    """What a checker found: problems decide the verdict, advisories never do."""
+
+    problems: list[Problem]
+    advisories: list[Advisory]
+
+    def __iadd__(self, other: Outcome) -> Outcome:
+        self.problems += other.problems
+        self.advisories += other.advisories
+        return self
+
+
+def _refuse(*problems: Problem) -> Outcome:
+    return Outcome(list(problems), [])
+
+
+Checker = Callable[[Sequence[Versioned], SchemaData, CompatibilityStrategy], Outcome]
 
 
 # --- flows (§3.4) -----------------------------------------------------------------------------------------
@@ -74,13 +93,13 @@ def check_with_latest(
     `check_strategy` lets the consumer path check BACKWARD while reporting the topic's strategy (§8.2).
     """
     if strategy is S.ALWAYS_COMPATIBLE or not existing:
-        return _verdict(strategy, (), [])
+        return _verdict(strategy, (), Outcome([], []))
     latest = existing[-1]
     checked = (latest.version,)
     if latest.schema.type is not candidate.type:
-        return _verdict(strategy, checked, [_type_changed(latest, candidate)])
+        return _verdict(strategy, checked, _refuse(_type_changed(latest, candidate)))
     if latest.sha256 == _sha256(candidate.data):
-        return _verdict(strategy, checked, [])
+        return _verdict(strategy, checked, Outcome([], []))
     return _verdict(strategy, checked, checker_for(candidate.type)([latest], candidate, check_strategy or strategy))
 
 
@@ -89,17 +108,21 @@ def check_with_all(
 ) -> CompatibilityResult:
     """`checkCompatibilityWithAll`: every live version must have the candidate's type; no identical shortcut."""
     if strategy is S.ALWAYS_COMPATIBLE:
-        return _verdict(strategy, (), [])
+        return _verdict(strategy, (), Outcome([], []))
     checked = tuple(v.version for v in existing)
     mismatched = [v for v in existing if v.schema.type is not candidate.type]
     if mismatched:
-        return _verdict(strategy, checked, [_type_changed(mismatched[0], candidate)])
+        return _verdict(strategy, checked, _refuse(_type_changed(mismatched[0], candidate)))
     return _verdict(strategy, checked, checker_for(candidate.type)(existing, candidate, strategy))
 
 
-def _verdict(strategy: CompatibilityStrategy, checked: tuple[int, ...], problems: list[Problem]) -> CompatibilityResult:
+def _verdict(strategy: CompatibilityStrategy, checked: tuple[int, ...], outcome: Outcome) -> CompatibilityResult:
     return CompatibilityResult(
-        compatible=not problems, strategy=strategy, checked_versions=checked, problems=tuple(problems)
+        compatible=not outcome.problems,
+        strategy=strategy,
+        checked_versions=checked,
+        problems=tuple(outcome.problems),
+        advisories=tuple(dict.fromkeys(outcome.advisories)),
     )
 
 
@@ -131,74 +154,95 @@ def _targets(existing: Sequence[Versioned], strategy: CompatibilityStrategy) -> 
     return newest_first if strategy.is_transitive else newest_first[:1]
 
 
-def check_default(
-    existing: Sequence[Versioned], candidate: SchemaData, strategy: CompatibilityStrategy
-) -> list[Problem]:
-    """`SchemaCompatibilityCheck.DEFAULT` (primitives, NONE, PROTOBUF): refuses only under ALWAYS_INCOMPATIBLE."""
+def check_default(existing: Sequence[Versioned], candidate: SchemaData, strategy: CompatibilityStrategy) -> Outcome:
+    """`SchemaCompatibilityCheck.DEFAULT` (primitives, NONE): refuses only under ALWAYS_INCOMPATIBLE."""
     if strategy is S.ALWAYS_INCOMPATIBLE:
         version = existing[-1].version if existing else None
-        return [
+        return _refuse(
             Problem(
                 code=RuleCode.STRATEGY_FORBIDS_CHANGE,
                 message="Schema compatibility strategy is ALWAYS_INCOMPATIBLE",
                 version=version,
-                hint="re-register an existing version unchanged, or choose another compatibility strategy",
+                hint="re-register an existing version unchanged, or choose another strategy",
             )
-        ]
-    return []
+        )
+    return Outcome([], [])
 
 
-def check_avro(existing: Sequence[Versioned], candidate: SchemaData, strategy: CompatibilityStrategy) -> list[Problem]:
+def check_protobuf(existing: Sequence[Versioned], candidate: SchemaData, strategy: CompatibilityStrategy) -> Outcome:
+    """PROTOBUF has no checker by default (§4.4): DEFAULT decides, and an advisory says what Avro rules would."""
+    outcome = check_default(existing, candidate, strategy)
+    if outcome.problems or strategy is S.ALWAYS_COMPATIBLE or not existing:
+        return outcome
+    would = check_avro(existing, candidate, strategy)
+    breaks = {p.version for p in would.problems}
+    outcome.advisories.append(
+        Advisory(
+            code=AdvisoryCode.PROTOBUF_NO_CHECKER,
+            severity=Severity.ERROR if would.problems else Severity.INFO,
+            message=f"Pulsar has no PROTOBUF checker configured, so any change passes under {strategy}"
+            + (
+                f"; Avro's rules would refuse it against version(s) {sorted(v for v in breaks if v is not None)}: "
+                f"{would.problems[0].message}"
+                if would.problems
+                else ""
+            ),
+            hint="check PROTOBUF changes yourself, or migrate the topic to PROTOBUF_NATIVE",
+            source="Pulsar broker configuration",
+        )
+    )
+    return outcome
+
+
+def check_avro(existing: Sequence[Versioned], candidate: SchemaData, strategy: CompatibilityStrategy) -> Outcome:
     """AVRO and JSON: Avro 1.12 reader/writer resolution in the strategy's directions (§4.2, §4.3)."""
     if strategy is S.ALWAYS_COMPATIBLE:
-        return []
+        return Outcome([], [])
     try:
         new = parse_avro_data(candidate.type, candidate.data)
     except InvalidSchemaError as exc:
-        return [
+        return _refuse(
             Problem(
                 code=RuleCode.UNPARSEABLE_SCHEMA,
                 message=f"the new schema does not parse: {exc}",
                 hint="fix the new schema so that it parses as Avro",
             )
-        ]
-    parsed: list[tuple[Versioned, AvroSchema]] = []
+        )
+    parsed: dict[int, AvroSchema] = {}
     for old in existing:
         try:
-            parsed.append((old, parse_avro_data(old.schema.type, old.schema.data)))
+            parsed[old.version] = parse_avro_data(old.schema.type, old.schema.data)
         except InvalidSchemaError as exc:
-            return [
+            return _refuse(
                 Problem(
                     code=RuleCode.UNPARSEABLE_SCHEMA,
                     version=old.version,
                     message=f"version {old.version} does not parse as Avro, so nothing is compatible with it: {exc}",
                     hint="delete the schema to start a new history",
                 )
-            ]
+            )
     reads = STRATEGY_READS.get(strategy)
     if reads is None:  # ALWAYS_INCOMPATIBLE, UNDEFINED: fail iff there is an existing schema
-        return [_forbidden(strategy, existing[-1].version)] if existing else []
-    by_version = dict((v.version, schema) for v, schema in parsed)
-    problems: list[Problem] = []
+        return _refuse(_forbidden(strategy, existing[-1].version)) if existing else Outcome([], [])
+    outcome = Outcome([], [])
     for target in _targets(existing, strategy):
-        old_schema = by_version[target.version]
         if reads.backward:
-            problems += _explain(resolve_safely(new, old_schema), Direction.BACKWARD, target.version)
+            outcome += read_outcome(new, parsed[target.version], Direction.BACKWARD, target.version)
         if reads.forward:
-            problems += _explain(resolve_safely(old_schema, new), Direction.FORWARD, target.version)
-    return problems
+            outcome += read_outcome(parsed[target.version], new, Direction.FORWARD, target.version)
+    return outcome
 
 
-def resolve_safely(reader: AvroSchema, writer: AvroSchema) -> list[Finding]:
-    """Resolution findings; an invalid default that Avro would throw on becomes an INVALID_DEFAULT finding."""
+def read_outcome(reader: AvroSchema, writer: AvroSchema, direction: Direction, version: int | None) -> Outcome:
+    """Can `reader` read `writer`'s data: problems (Pulsar's verdict) and advisories (what it lets through).
+
+    An invalid default that Avro throws on mid-resolution becomes an INVALID_DEFAULT problem (§4.8).
+    """
     try:
-        return resolve(reader, writer)
+        findings, notes = resolve_with_notes(reader, writer)
     except InvalidDefaultHit as hit:
-        return [hit.finding]
-
-
-def _explain(findings: list[Finding], direction: Direction, version: int) -> list[Problem]:
-    return [
+        findings, notes = [hit.finding], []
+    problems = [
         Problem(
             code=f.code,
             message=f.message,
@@ -210,73 +254,159 @@ def _explain(findings: list[Finding], direction: Direction, version: int) -> lis
         )
         for f in findings
     ]
+    return Outcome(problems, _advise(notes, direction, version))
+
+
+def _advise(notes: list[Note], direction: Direction, version: int | None) -> list[Advisory]:
+    by_structure = {(n.reader_path, n.writer_path) for n in notes if n.kind == "union_branch_by_structure"}
+    advisories = []
+    for note in notes:
+        if note.kind == "enum_symbols_missing":
+            symbols = ", ".join(note.symbols)
+            advisories.append(
+                Advisory(
+                    code=AdvisoryCode.ENUM_SYMBOL_REMOVED,
+                    severity=Severity.ERROR,
+                    direction=direction,
+                    version=version,
+                    path=note.reader_path,
+                    message=f"enum {note.reader_name} (reader) lacks symbol(s) {symbols} that {note.writer_name} "
+                    "(writer) has, and has no default: Pulsar accepts this, but reading a datum with such a "
+                    "symbol fails",
+                    hint=f'add the symbol(s) {symbols} back, or give the reader\'s enum a "default"',
+                    source="Avro SchemaCompatibility (MISSING_ENUM_SYMBOLS); read-time failure",
+                )
+            )
+        elif note.kind == "record_renamed" and (note.reader_path, note.writer_path) not in by_structure:
+            advisories.append(
+                Advisory(
+                    code=AdvisoryCode.RECORD_RENAMED,
+                    severity=Severity.WARNING,
+                    direction=direction,
+                    version=version,
+                    path=note.reader_path,
+                    message=f"record {note.writer_name} is read as {note.reader_name}: Pulsar ignores record names, "
+                    "but Avro's SchemaCompatibility (Confluent, Karapace) rejects the rename (NAME_MISMATCH)",
+                    hint=f"keep the name {note.writer_name}, or add it to the record's aliases",
+                    source="Avro SchemaCompatibility",
+                )
+            )
+        elif note.kind == "union_branch_by_structure":
+            advisories.append(
+                Advisory(
+                    code=AdvisoryCode.UNION_RECORD_BRANCH_RENAMED,
+                    severity=Severity.WARNING,
+                    direction=direction,
+                    version=version,
+                    path=note.reader_path,
+                    message=f"record {note.writer_name} is read through the union branch {note.reader_name}, matched "
+                    "by structure because the names differ; Avro's SchemaCompatibility rejects this",
+                    hint=f"name the union branch {note.writer_name}, or add an alias",
+                    source="Avro SchemaCompatibility",
+                )
+            )
+    return advisories
+
+
+def can_read(reader: SchemaData, writer: SchemaData) -> list[str]:
+    """Why `reader` cannot read data written with `writer` (empty when it can): Pulsar's BACKWARD check of the
+    pair, plus the wire breaks its checkers let through (PROTOBUF_NATIVE fields, PROTOBUF without a checker)."""
+    if reader.type is not writer.type:
+        return [f"schema type {writer.type} cannot be read as {reader.type}"]
+    if reader.data == writer.data:
+        return []
+    outcome = checker_for(reader.type)([Versioned(-1, writer)], reader, S.BACKWARD)
+    reasons = [p.message for p in outcome.problems]
+    reasons += [
+        a.message for a in outcome.advisories if a.severity is Severity.ERROR and a.code.startswith("PROTOBUF_")
+    ]
+    return reasons
+
+
+def invalid_default_advisories(schema: AvroSchema) -> list[Advisory]:
+    """Defaults Avro's validation refuses: Pulsar stores them, then fails every later put with a 500 (§4.8)."""
+    return [
+        Advisory(
+            code=AdvisoryCode.INVALID_DEFAULT,
+            severity=Severity.ERROR,
+            path=bad.pointer,
+            message=f"{bad.message}: Pulsar accepts it on an empty topic, then fails every later "
+            "registration on the topic with an internal error (HTTP 500)",
+            hint=f"fix the default of field {bad.field!r}",
+            source="Avro default validation",
+        )
+        for bad in schema.invalid_defaults
+    ]
 
 
 def check_protobuf_native(
     existing: Sequence[Versioned], candidate: SchemaData, strategy: CompatibilityStrategy
-) -> list[Problem]:
-    """ProtobufNativeSchemaCompatibilityCheck: only the root message's full name must stay (§4.6)."""
+) -> Outcome:
+    """ProtobufNativeSchemaCompatibilityCheck: only the root message's full name must stay (§4.6).
+
+    buf's WIRE / WIRE_JSON rules add advisories for the field-level breaks Pulsar does not look at.
+    """
     if strategy is S.ALWAYS_COMPATIBLE:
-        return []
+        return Outcome([], [])
     new = parse_protobuf_native(candidate.data)
-    problems: list[Problem] = []
+    outcome = Outcome([], [])
     for old in existing:  # the list form checks each schema it is given
         if strategy not in STRATEGY_READS:
-            return [
+            return _refuse(
                 Problem(
                     code=RuleCode.STRATEGY_FORBIDS_CHANGE,
                     version=old.version,
-                    message=f"Unknown SchemaCompatibilityStrategy: PROTOBUF_NATIVE refuses every change "
-                    f"under {strategy}",
+                    message="Unknown SchemaCompatibilityStrategy: PROTOBUF_NATIVE refuses every change under "
+                    f"{strategy}",
                     hint="re-register an existing version unchanged, or choose another strategy",
                 )
-            ]
-        before = parse_protobuf_native(old.schema.data).root_full_name
-        if before != new.root_full_name:
-            problems.append(
+            )
+        before = parse_protobuf_native(old.schema.data)
+        if before.root_full_name != new.root_full_name:
+            outcome.problems.append(
                 Problem(
                     code=RuleCode.ROOT_MESSAGE_CHANGED,
                     version=old.version,
                     message=f"Protobuf root message change is not allowed under the '{strategy}' strategy. "
-                    f"Original message name: '{before}', new message name: '{new.root_full_name}'.",
+                    f"Original message name: '{before.root_full_name}', new message name: "
+                    f"'{new.root_full_name}'.",
                     reader_path="/rootMessageTypeName",
                     writer_path="/rootMessageTypeName",
-                    hint=f"restore the root message name {before!r}",
+                    hint=f"restore the root message name {before.root_full_name!r}",
                 )
             )
-    return problems
+        outcome.advisories += protobuf_advisories(before, new, version=old.version)
+    return outcome
 
 
-def check_key_value(
-    existing: Sequence[Versioned], candidate: SchemaData, strategy: CompatibilityStrategy
-) -> list[Problem]:
+def check_key_value(existing: Sequence[Versioned], candidate: SchemaData, strategy: CompatibilityStrategy) -> Outcome:
     """KeyValueSchemaCompatibilityCheck: same sub-types, then key and value checked separately (§4.7)."""
     if strategy is S.ALWAYS_COMPATIBLE:
-        return []
+        return Outcome([], [])
     if candidate.type is not SchemaType.KEY_VALUE:
-        return [
+        return _refuse(
             Problem(
                 code=RuleCode.NOT_KEY_VALUE,
                 message="To schema is not a KEY_VALUE schema.",
                 hint="register a KEY_VALUE schema",
             )
-        ]
+        )
     new = decode_key_value(candidate)
     keys: list[Versioned] = []
     values: list[Versioned] = []
     for old in existing:
         if old.schema.type is not SchemaType.KEY_VALUE:
-            return [
+            return _refuse(
                 Problem(
                     code=RuleCode.NOT_KEY_VALUE,
                     version=old.version,
                     message=f"From schema is not a KEY_VALUE schema (version {old.version} is {old.schema.type}).",
                     hint="keep the schema type KEY_VALUE",
                 )
-            ]
+            )
         parts = decode_key_value(old.schema)
         if parts.key.type is not new.key.type or parts.value.type is not new.value.type:
-            return [
+            return _refuse(
                 Problem(
                     code=RuleCode.KEY_VALUE_PART_TYPE_CHANGED,
                     version=old.version,
@@ -285,32 +415,35 @@ def check_key_value(
                     f"KeyValue<{new.key.type}, {new.value.type}>",
                     hint=f"keep KeyValue<{parts.key.type}, {parts.value.type}>",
                 )
-            ]
+            )
         keys.append(Versioned(old.version, parts.key))
         values.append(Versioned(old.version, parts.value))
-    problems = _prefixed(checker_for(new.key.type)(keys, new.key, strategy), "/key", "key")
-    problems += _prefixed(checker_for(new.value.type)(values, new.value, strategy), "/value", "value")
-    return problems
+    outcome = _prefixed(checker_for(new.key.type)(keys, new.key, strategy), "key")
+    outcome += _prefixed(checker_for(new.value.type)(values, new.value, strategy), "value")
+    return outcome
 
 
-def _prefixed(problems: list[Problem], pointer: str, part: str) -> list[Problem]:
-    return [
-        Problem(
-            code=p.code,
+def _prefixed(outcome: Outcome, part: str) -> Outcome:
+    """Point a part's problems and advisories into the KEY_VALUE document (`/key`, `/value`)."""
+    problems = [
+        replace(
+            p,
             message=f"{part} schema: {p.message}",
-            direction=p.direction,
-            version=p.version,
-            reader_path=pointer + p.reader_path,
-            writer_path=pointer + p.writer_path,
-            hint=p.hint,
+            reader_path=f"/{part}{p.reader_path}",
+            writer_path=f"/{part}{p.writer_path}",
         )
-        for p in problems
+        for p in outcome.problems
     ]
+    advisories = [
+        replace(a, message=f"{part} schema: {a.message}", path=f"/{part}{a.path}") for a in outcome.advisories
+    ]
+    return Outcome(problems, advisories)
 
 
 # One dispatch table from SchemaType to checker; every other type uses DEFAULT. PROTOBUF's checker exists in
-# Pulsar but is not configured by default (§2.3, §4.4), so PROTOBUF uses DEFAULT too.
+# Pulsar but is not configured by default (§2.3, §4.4), so PROTOBUF gets DEFAULT's verdict plus an advisory.
 CHECKERS: Mapping[SchemaType, Checker] = {
+    SchemaType.PROTOBUF: check_protobuf,
     SchemaType.AVRO: check_avro,
     SchemaType.JSON: check_avro,
     SchemaType.PROTOBUF_NATIVE: check_protobuf_native,

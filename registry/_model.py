@@ -8,9 +8,12 @@ from __future__ import annotations
 import enum
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Generic, TypeVar
+from typing import TYPE_CHECKING, Generic, TypeVar
 
 from ._errors import InvalidSchemaError, PolicyError
+
+if TYPE_CHECKING:
+    from ._changes import Advisory
 
 
 class SchemaType(enum.StrEnum):
@@ -170,7 +173,9 @@ TRANSITIVE_STRATEGIES = frozenset(
     }
 )
 # The eight strategies a user can choose (UNDEFINED means "not set").
-STRATEGIES = tuple(s for s in CompatibilityStrategy if s is not CompatibilityStrategy.UNDEFINED)
+STRATEGIES: tuple[CompatibilityStrategy, ...] = tuple(
+    s for s in CompatibilityStrategy if s is not CompatibilityStrategy.UNDEFINED
+)
 
 
 class AutoUpdateStrategy(enum.StrEnum):
@@ -331,7 +336,7 @@ class CompatibilityResult:
     strategy: CompatibilityStrategy
     checked_versions: tuple[int, ...] = ()
     problems: tuple[Problem, ...] = ()
-    advisories: tuple[object, ...] = ()
+    advisories: tuple[Advisory, ...] = ()
 
     def __post_init__(self) -> None:
         if self.compatible == bool(self.problems):

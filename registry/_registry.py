@@ -14,7 +14,9 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, Final
 
-from ._compatibility import Versioned, check_with_all, check_with_latest
+from ._changes import SchemaDiff
+from ._compatibility import Versioned, can_read, check_with_all, check_with_latest, invalid_default_advisories
+from ._diff import diff_schemas
 from ._errors import (
     IncompatibleSchemaError,
     InvalidNameError,
@@ -30,6 +32,7 @@ from ._errors import (
 from ._model import (
     AVRO_PARSED_TYPES,
     SCHEMALESS_CLIENT_TYPES,
+    STRATEGIES,
     Admission,
     AutoUpdateStrategy,
     BrokerConfig,
@@ -53,6 +56,8 @@ from ._names import NamespaceName, TopicName, parse_tenant
 from ._schema_data import SchemaData, parse_avro_data, to_schema_data
 from ._sqlite import SqliteStorage
 from ._storage import MemoryStorage, StaleHistory, Storage
+from ._upgrade import UpgradePlan, change_order, plan_upgrade, strategy_order
+from ._whatif import PolicyImpact, RefusedClient, TopicImpact, WhatIf
 
 S = CompatibilityStrategy
 
@@ -226,7 +231,7 @@ class Registry:
             latest = entries[-1].version if entries else None
             tombstone = SchemaVersion(
                 topic=name.schema_id,
-                version=0 if latest is None else latest + 1,
+                version=_next_version(entries),
                 type=SchemaType.NONE,
                 data=b"",
                 properties={},
@@ -350,20 +355,9 @@ class Registry:
         topic_name = TopicName.parse(topic)
         client_name = _client_name(name)
         self._ensure_topic(topic_name)
-        policy = self.effective_policy(str(topic_name))
-        if info is None or _info(info).type in SCHEMALESS_CLIENT_TYPES:
-            live = self._live(topic_name)
-            if live and policy.validation_enforced.value:
-                return Admission(accepted=False, role=ClientRole.PRODUCER, reason=_NO_SCHEMA_ENFORCED)
-            admission = Admission(accepted=True, role=ClientRole.PRODUCER)
-            self._record(topic_name, ClientRole.PRODUCER, client_name, "", None, None, replicator)
-            return admission
-        data = self._client_schema(info)
-        ns_policy = self._storage.namespace_policy(str(topic_name.namespace_name)) or NamespacePolicy()
-        allowed = policy.allow_auto_update.value or (replicator and ns_policy.allow_auto_update_with_replicator)
-        admission = self._add_schema(topic_name, data, ClientRole.PRODUCER, allowed, policy.compatibility.value, user)
+        admission, kind = self._admit_producer(topic_name, info, replicator, user, dry_run=False)
         if admission.accepted:
-            self._record(topic_name, ClientRole.PRODUCER, client_name, "", data.type, admission.version, replicator)
+            self._record(topic_name, ClientRole.PRODUCER, client_name, "", kind, admission.version, replicator)
         return admission
 
     def connect_consumer(
@@ -374,24 +368,42 @@ class Registry:
         sub = _client_name(subscription, "subscription")
         client_name = _client_name(name or sub)
         self._ensure_topic(topic_name)
+        admission, kind = self._admit_consumer(topic_name, info, (client_name, sub), user, dry_run=False)
+        if admission.accepted:
+            self._record(topic_name, ClientRole.CONSUMER, client_name, sub, kind, admission.version, False)
+        return admission
+
+    def _admit_producer(
+        self, name: TopicName, info: SchemaInfo | None, replicator: bool, user: str, *, dry_run: bool
+    ) -> tuple[Admission, SchemaType | None]:
+        policy = self.effective_policy(str(name))
+        if info is None or _info(info).type in SCHEMALESS_CLIENT_TYPES:
+            if self._live(name) and policy.validation_enforced.value:
+                return Admission(accepted=False, role=ClientRole.PRODUCER, reason=_NO_SCHEMA_ENFORCED), None
+            return Admission(accepted=True, role=ClientRole.PRODUCER), None
+        data = self._client_schema(info)
+        ns_policy = self._storage.namespace_policy(str(name.namespace_name)) or NamespacePolicy()
+        allowed = policy.allow_auto_update.value or (replicator and ns_policy.allow_auto_update_with_replicator)
+        strategy = policy.compatibility.value
+        return self._add_schema(name, data, ClientRole.PRODUCER, allowed, strategy, user, dry_run=dry_run), data.type
+
+    def _admit_consumer(
+        self, name: TopicName, info: SchemaInfo | None, client: tuple[str, str], user: str, *, dry_run: bool
+    ) -> tuple[Admission, SchemaType | None]:
         info = None if info is None else _info(info)
         if info is None or info.type is SchemaType.AUTO_CONSUME or info.type in SCHEMALESS_CLIENT_TYPES:
             kind = info.type if info is not None and info.type is SchemaType.AUTO_CONSUME else None
-            self._record(topic_name, ClientRole.CONSUMER, client_name, sub, kind, None, False)
-            return Admission(accepted=True, role=ClientRole.CONSUMER)
+            return Admission(accepted=True, role=ClientRole.CONSUMER), kind
         data = self._client_schema(info)
-        policy = self.effective_policy(str(topic_name))
+        policy = self.effective_policy(str(name))
         strategy = policy.compatibility.value
-        live = self._live(topic_name)
-        if not self._in_use(topic_name, live, exclude=(client_name, sub)):
-            admission = self._add_schema(
-                topic_name, data, ClientRole.CONSUMER, policy.allow_auto_update.value, strategy, user
-            )
-        else:
-            admission = self._check_consumer(live, data, strategy)
-        if admission.accepted:
-            self._record(topic_name, ClientRole.CONSUMER, client_name, sub, data.type, admission.version, False)
-        return admission
+        live = self._live(name)
+        if not self._in_use(name, live, exclude=client):
+            allowed = policy.allow_auto_update.value
+            return self._add_schema(
+                name, data, ClientRole.CONSUMER, allowed, strategy, user, dry_run=dry_run
+            ), data.type
+        return self._check_consumer(live, data, strategy), data.type
 
     def disconnect(self, topic: str, *, name: str, role: ClientRole | str | None = None) -> int:
         """Forget a recorded client; returns how many records went."""
@@ -403,6 +415,148 @@ class Registry:
         """Recorded producers and consumers, of one topic or of all."""
         topics = None if topic is None else [str(TopicName.parse(topic).base)]
         return self._storage.clients(topics)
+
+    # --- explanations, diffs, what-if (issue "Compatibility explanations…") ------------------------------
+
+    def diff(self, topic: str, old: int | SchemaInfo, new: int | SchemaInfo | None = None) -> SchemaDiff:
+        """Semantic and textual diff between two live versions, or a version and a candidate (new=None:
+        the latest live version)."""
+        name = TopicName.parse(topic)
+        return diff_schemas(self._schema_of(name, old), self._schema_of(name, new))
+
+    def what_if(self, topic: str, info: SchemaInfo) -> WhatIf:
+        """Pulsar's answer to `info` on `topic` under each of the 8 strategies, with the effective verdict,
+        simulated registration and admission (nothing is written), advisories, the diff against the latest
+        version and the upgrade order."""
+        name = TopicName.parse(topic)
+        data = to_schema_data(_info(info))
+        entries = self._storage.history(name.schema_id)
+        live = trim(entries)
+        effective = self._admin_strategy(name)
+        by_strategy = {s: self._check(live, data, s) for s in STRATEGIES}
+        result = by_strategy[effective.value]
+        advisories = result.advisories + by_strategy[S.FULL].advisories
+        if data.type in AVRO_PARSED_TYPES:
+            advisories += tuple(invalid_default_advisories(parse_avro_data(data.type, data.data)))
+        registration = self._simulate_registration(name, entries, data, effective.value)
+        producer, _ = self._admit_producer(name, info, False, "", dry_run=True)
+        consumer, _ = self._admit_consumer(name, info, ("", ""), "", dry_run=True)
+        latest = live[-1] if live else None
+        latest_data = SchemaData(latest.type, latest.data, latest.properties) if latest else None
+        order = None
+        if latest_data is not None:
+            order = change_order(not can_read(data, latest_data), not can_read(latest_data, data))
+        plan = self._plan(name, live, data) if live else None
+        return WhatIf(
+            topic=str(name.base),
+            candidate_type=data.type,
+            effective=effective,
+            result=result,
+            by_strategy=by_strategy,
+            duplicate_of=registration.version if not registration.registered and registration.accepted else None,
+            registration=registration,
+            producer=producer,
+            consumer=consumer,
+            advisories=tuple(dict.fromkeys(advisories)),
+            diff=diff_schemas(latest_data, data) if latest_data is not None else None,
+            latest_version=latest.version if latest else None,
+            strategy_order=strategy_order(effective.value),
+            change_order=order,
+            plan=plan,
+        )
+
+    def upgrade_plan(self, topic: str, target: int | SchemaInfo | None = None) -> UpgradePlan:
+        """Order in which to move the topic's recorded clients to `target` (a live version or a candidate;
+        default: the latest version) so that every reader can read every writer at each step."""
+        name = TopicName.parse(topic)
+        live = self._live(name)
+        return self._plan(name, live, self._schema_of(name, target))
+
+    def policy_impact(self, namespace: str, strategy: CompatibilityStrategy | str) -> PolicyImpact:
+        """What setting `strategy` on a namespace would have refused: per topic, the live registrations that
+        would not have passed (replaying each against the versions before it) and the recorded consumers
+        that could no longer subscribe. Topics with their own strategy are reported as overridden."""
+        ns = NamespaceName.parse(namespace)
+        proposed = CompatibilityStrategy.parse(strategy)
+        if proposed is S.UNDEFINED:
+            raise PolicyError("choose one of the 8 strategies to preview; UNDEFINED only clears the namespace value")
+        impacts = [self._topic_impact(TopicName.parse(t), proposed) for t in self.topics(str(ns))]
+        return PolicyImpact(namespace=str(ns), proposed=proposed, topics=tuple(impacts))
+
+    def _topic_impact(self, name: TopicName, proposed: CompatibilityStrategy) -> TopicImpact:
+        current = self._admin_strategy(name)
+        overridden = current.source is PolicySource.TOPIC
+        strategy = current.value if overridden else proposed
+        live = self._live(name)
+        refused: list[int] = []
+        first: Problem | None = None
+        for i in range(1, len(live)):
+            data = SchemaData(live[i].type, live[i].data, live[i].properties)
+            verdict = self._check(live[:i], data, strategy)
+            if not verdict.compatible:
+                refused.append(live[i].version)
+                first = first or verdict.problems[0]
+        clients = []
+        for client in self._storage.clients([str(name.base)]):
+            if client.role is not ClientRole.CONSUMER or client.version is None:
+                continue
+            entry = next((e for e in live if e.version == client.version), None)
+            if entry is None:
+                continue
+            admission = self._check_consumer(live, SchemaData(entry.type, entry.data, entry.properties), strategy)
+            if not admission.accepted:
+                clients.append(RefusedClient(client=client, reason=admission.reason))
+        return TopicImpact(
+            topic=str(name.base),
+            current=current,
+            proposed=proposed,
+            overridden=overridden,
+            refused_versions=tuple(refused),
+            first_problem=first,
+            latest_refused=bool(live) and len(live) > 1 and live[-1].version in refused,
+            refused_clients=tuple(clients),
+        )
+
+    def _simulate_registration(
+        self, name: TopicName, entries: Sequence[SchemaVersion], data: SchemaData, strategy: CompatibilityStrategy
+    ) -> Admission:
+        try:
+            match, result = self._plan_put(name, entries, data, strategy)
+        except (InvalidSchemaError, PoisonedHistoryError) as exc:
+            return Admission(accepted=False, role=ClientRole.PRODUCER, reason=str(exc))
+        if match is not None:
+            return Admission(
+                accepted=True,
+                role=ClientRole.PRODUCER,
+                version=match,
+                reason=f"identical to live version {match}: registering returns it and stores nothing",
+            )
+        if result is not None and not result.compatible:
+            return Admission(accepted=False, role=ClientRole.PRODUCER, reason=result.message, result=result)
+        return Admission(
+            accepted=True, role=ClientRole.PRODUCER, version=_next_version(entries), registered=True, result=result
+        )
+
+    def _plan(self, name: TopicName, live: Sequence[SchemaVersion], target: SchemaData) -> UpgradePlan:
+        schemas: dict[int | str, SchemaData] = {e.version: SchemaData(e.type, e.data, e.properties) for e in live}
+        target_key: int | str = next(
+            (v for v, d in schemas.items() if d.type is target.type and d.data == target.data), "candidate"
+        )
+        schemas[target_key] = target
+
+        def reads(reader: int | str, writer: int | str) -> str | None:
+            if reader not in schemas or writer not in schemas:
+                return f"version {reader if reader not in schemas else writer} is not live any more"
+            reasons = can_read(schemas[reader], schemas[writer])
+            return reasons[0] if reasons else None
+
+        return plan_upgrade(str(name.base), self._storage.clients([str(name.base)]), target_key, reads)
+
+    def _schema_of(self, name: TopicName, ref: int | SchemaInfo | None) -> SchemaData:
+        if isinstance(ref, SchemaInfo):
+            return to_schema_data(ref)
+        entry = self.get(str(name), ref)
+        return SchemaData(entry.type, entry.data, entry.properties)
 
     # --- listing and creation ---------------------------------------------------------------------------
 
@@ -504,25 +658,32 @@ class Registry:
             return check_with_all(existing, data, strategy)
         return check_with_latest(existing, data, strategy)
 
+    def _plan_put(
+        self, name: TopicName, entries: Sequence[SchemaVersion], data: SchemaData, strategy: CompatibilityStrategy
+    ) -> tuple[int | None, CompatibilityResult | None]:
+        """putSchemaIfAbsent's decision without the write: (existing version, None) when dedup matches, else
+        (None, verdict) — verdict None on an empty history, which stores without any check (§3.3)."""
+        live = trim(entries)
+        match = self._dedup(name, live, data)
+        if match is not None:
+            return match, None
+        return None, self._check(live, data, strategy) if live else None
+
     def _put_if_absent(
         self, name: TopicName, data: SchemaData, strategy: CompatibilityStrategy, user: str
     ) -> tuple[int, bool, CompatibilityResult | None]:
         """putSchemaIfAbsent (§3.3) with compare-and-set retries; returns (version, stored, verdict)."""
         for _ in range(_MAX_ATTEMPTS):
             entries = self._storage.history(name.schema_id)
-            live = trim(entries)
-            match = self._dedup(name, live, data)
+            match, result = self._plan_put(name, entries, data, strategy)
             if match is not None:
                 return match, False, None
-            result = None
-            if live:
-                result = self._check(live, data, strategy)
-                if not result.compatible:
-                    raise IncompatibleSchemaError(f"Incompatible schema for {name}: {result.message}", result)
+            if result is not None and not result.compatible:
+                raise IncompatibleSchemaError(f"Incompatible schema for {name}: {result.message}", result)
             latest = entries[-1].version if entries else None
             entry = SchemaVersion(
                 topic=name.schema_id,
-                version=0 if latest is None else latest + 1,
+                version=_next_version(entries),
                 type=stored_type(data.type),
                 data=data.data,
                 properties=dict(data.properties),
@@ -587,9 +748,23 @@ class Registry:
         allowed: bool,
         strategy: CompatibilityStrategy,
         user: str,
+        *,
+        dry_run: bool = False,
     ) -> Admission:
-        """AbstractTopic.addSchema: register when auto-update is allowed, else only match a live version."""
+        """AbstractTopic.addSchema: register when auto-update is allowed, else only match a live version.
+
+        With `dry_run`, say what would happen and write nothing."""
         try:
+            if allowed and dry_run:
+                entries = self._storage.history(name.schema_id)
+                match, result = self._plan_put(name, entries, data, strategy)
+                if result is not None and not result.compatible:
+                    return Admission(accepted=False, role=role, reason=result.message, result=result)
+                if match is not None:
+                    return Admission(accepted=True, role=role, version=match)
+                return Admission(
+                    accepted=True, role=role, version=_next_version(entries), registered=True, result=result
+                )
             if allowed:
                 version, stored, result = self._put_if_absent(name, data, strategy, user)
                 return Admission(accepted=True, role=role, version=version, registered=stored, result=result)
@@ -603,11 +778,13 @@ class Registry:
         return Admission(accepted=True, role=role, version=match)
 
     def _in_use(self, name: TopicName, live: Sequence[SchemaVersion], exclude: tuple[str, str]) -> bool:
-        """§8.2: a live schema, a non-replicator producer, or a consumer that is not AUTO_CONSUME."""
+        """§8.2: a live schema, a producer (replicators only count on non-persistent topics), or a consumer
+        that is not AUTO_CONSUME. The embedded registry has no message data, so ledger size does not apply."""
         if live:
             return True
         for client in self._storage.clients([str(name.base)]):
-            if client.role is ClientRole.PRODUCER and not client.replicator:
+            # persistent topics count user-created producers only; non-persistent ones count any producer
+            if client.role is ClientRole.PRODUCER and (not client.replicator or name.domain == "non-persistent"):
                 return True
             if (
                 client.role is ClientRole.CONSUMER
@@ -668,6 +845,11 @@ class Registry:
                 replicator=replicator,
             )
         )
+
+
+def _next_version(entries: Sequence[SchemaVersion]) -> int:
+    """Versions start at 0 and each stored entry, tombstones included, takes the next number (§3.1)."""
+    return entries[-1].version + 1 if entries else 0
 
 
 def _info(info: SchemaInfo) -> SchemaInfo:

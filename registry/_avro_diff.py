@@ -1,0 +1,538 @@
+"""Semantic diff of two Avro schemas (AVRO, JSON, PROTOBUF data), each change marked for both readings.
+
+Effects come from local rules (what each kind of change does to a reader), then any change a real
+resolution finding points into is marked BREAKS, so the marks never contradict Pulsar's verdict.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from ._avro_resolution import PROMOTIONS
+from ._avro_schema import (
+    Array,
+    AvroSchema,
+    Enum,
+    Field,
+    Fixed,
+    Map,
+    Named,
+    Node,
+    Record,
+    Union,
+    default_json,
+)
+from ._changes import Change, ChangeKind, Effect
+from ._compatibility import read_outcome
+from ._model import Direction
+
+OK, RISK, BREAKS = Effect.OK, Effect.RISK, Effect.BREAKS
+
+
+def diff_avro(old: AvroSchema, new: AvroSchema) -> list[Change]:
+    differ = _Differ()
+    differ.node(old.root, new.root, "")
+    changes = differ.changes
+    # Reconcile with Avro itself: a change that a resolution finding points into breaks that direction.
+    backward = read_outcome(new, old, Direction.BACKWARD, None).problems
+    forward = read_outcome(old, new, Direction.FORWARD, None).problems
+    return [_reconcile(c, backward, forward) for c in changes]
+
+
+def _reconcile(change: Change, backward: list[Any], forward: list[Any]) -> Change:
+    def hit(problems: list[Any]) -> bool:
+        return any(
+            _inside(p.reader_path, change.new_pointer if p.direction is Direction.BACKWARD else change.old_pointer)
+            or _inside(p.writer_path, change.old_pointer if p.direction is Direction.BACKWARD else change.new_pointer)
+            for p in problems
+        )
+
+    b = BREAKS if change.backward is not BREAKS and hit(backward) and _specific(change) else change.backward
+    f = BREAKS if change.forward is not BREAKS and hit(forward) and _specific(change) else change.forward
+    if (b, f) == (change.backward, change.forward):
+        return change
+    return Change(
+        kind=change.kind,
+        path=change.path,
+        message=change.message,
+        backward=b,
+        forward=f,
+        before=change.before,
+        after=change.after,
+        old_pointer=change.old_pointer,
+        new_pointer=change.new_pointer,
+    )
+
+
+def _specific(change: Change) -> bool:
+    # Docs, aliases and properties never break reading; only structural changes take a finding's blame.
+    return change.kind not in (
+        ChangeKind.DOC_CHANGED,
+        ChangeKind.PROPERTY_CHANGED,
+        ChangeKind.ORDER_CHANGED,
+        ChangeKind.FIELD_MOVED,
+    )
+
+
+def _inside(path: str, pointer: str) -> bool:
+    return bool(pointer) and (path == pointer or path.startswith(pointer + "/"))
+
+
+def _label(node: Node) -> str:
+    return node.label
+
+
+def _key(node: Node) -> str:
+    """How a union branch is identified: named types by full name, others by kind."""
+    return node.fullname if isinstance(node, Named) else node.kind
+
+
+class _Differ:
+    def __init__(self) -> None:
+        self.changes: list[Change] = []
+        self.seen: set[tuple[int, int]] = set()
+
+    def add(
+        self,
+        kind: ChangeKind,
+        path: str,
+        message: str,
+        backward: Effect = OK,
+        forward: Effect = OK,
+        *,
+        before: Any = None,
+        after: Any = None,
+        old: str = "",
+        new: str = "",
+    ) -> None:
+        self.changes.append(
+            Change(
+                kind=kind,
+                path=path or "(root)",
+                message=message,
+                backward=backward,
+                forward=forward,
+                before=_text(before),
+                after=_text(after),
+                old_pointer=old,
+                new_pointer=new,
+            )
+        )
+
+    def node(self, old: Node, new: Node, path: str) -> None:
+        if isinstance(old, Union) or isinstance(new, Union):
+            self.union(old, new, path)
+            return
+        if old.kind != new.kind:
+            self.retyped(old, new, path)
+            return
+        if isinstance(old, Named) and isinstance(new, Named):
+            self.named(old, new, path)
+        if isinstance(old, Record) and isinstance(new, Record):
+            if (id(old), id(new)) in self.seen:
+                return
+            self.seen.add((id(old), id(new)))
+            self.record(old, new, path)
+        elif isinstance(old, Enum) and isinstance(new, Enum):
+            self.enum(old, new, path)
+        elif isinstance(old, Fixed) and isinstance(new, Fixed) and old.size != new.size:
+            self.add(
+                ChangeKind.FIXED_SIZE_CHANGED,
+                path,
+                f"fixed {new.fullname} changed size {old.size} → {new.size}",
+                BREAKS,
+                BREAKS,
+                before=old.size,
+                after=new.size,
+                old=old.pointer,
+                new=new.pointer,
+            )
+        elif isinstance(old, Array) and isinstance(new, Array):
+            self.node(old.items, new.items, f"{path}[]")
+        elif isinstance(old, Map) and isinstance(new, Map):
+            self.node(old.values, new.values, f"{path}{{}}")
+        self.props(old, new, path)
+
+    def retyped(self, old: Node, new: Node, path: str) -> None:
+        if new.kind in PROMOTIONS.get(old.kind, ()):
+            both = old.kind in PROMOTIONS.get(new.kind, ())
+            self.add(
+                ChangeKind.TYPE_PROMOTED,
+                path,
+                f"{_where(path)}type {old.kind} → {new.kind}: Avro promotes {old.kind} to {new.kind}"
+                + ("" if both else ", but not back, so readers on the old schema cannot read new data"),
+                OK,
+                OK if both else BREAKS,
+                before=_label(old),
+                after=_label(new),
+                old=old.pointer,
+                new=new.pointer,
+            )
+            return
+        backward = OK if old.kind in PROMOTIONS.get(new.kind, ()) else BREAKS
+        self.add(
+            ChangeKind.TYPE_CHANGED,
+            path,
+            f"{_where(path)}type {_label(old)} → {_label(new)}",
+            backward,
+            BREAKS,
+            before=_label(old),
+            after=_label(new),
+            old=old.pointer,
+            new=new.pointer,
+        )
+
+    def union(self, old: Node, new: Node, path: str) -> None:
+        old_branches = old.branches if isinstance(old, Union) else [old]
+        new_branches = new.branches if isinstance(new, Union) else [new]
+        new_by_key = {_key(b): b for b in new_branches}
+        old_by_key = {_key(b): b for b in old_branches}
+        for key, branch in old_by_key.items():
+            if key in new_by_key:
+                self.node(branch, new_by_key[key], path)
+            else:
+                self.add(
+                    ChangeKind.UNION_BRANCH_REMOVED,
+                    path,
+                    f"{_where(path)}no longer accepts {key}: data written with it cannot be read by the new schema",
+                    BREAKS,
+                    OK,
+                    before=key,
+                    old=branch.pointer,
+                    new=new.pointer,
+                )
+        for key, branch in new_by_key.items():
+            if key not in old_by_key:
+                what = "became nullable" if key == "null" else f"now also accepts {key}"
+                self.add(
+                    ChangeKind.UNION_BRANCH_ADDED,
+                    path,
+                    f"{_where(path)}{what}: readers on the old schema cannot read values of that branch",
+                    OK,
+                    BREAKS,
+                    after=key,
+                    old=old.pointer,
+                    new=branch.pointer,
+                )
+
+    def named(self, old: Named, new: Named, path: str) -> None:
+        if old.fullname != new.fullname:
+            aliased = old.fullname in new.aliases
+            if isinstance(new, Record):
+                effect_b = effect_f = OK  # Pulsar ignores record names (advisory RECORD_RENAMED covers other tools)
+            else:
+                same_simple = old.name == new.name
+                effect_b = OK if same_simple or aliased else BREAKS
+                effect_f = OK if same_simple or new.fullname in old.aliases else BREAKS
+            self.add(
+                ChangeKind.NAME_CHANGED,
+                path,
+                f"{new.kind} {old.fullname} renamed to {new.fullname}"
+                + (" (with an alias to the old name)" if aliased else ""),
+                effect_b,
+                effect_f,
+                before=old.fullname,
+                after=new.fullname,
+                old=old.pointer,
+                new=new.pointer,
+            )
+        if (old.doc or "") != (new.doc or ""):
+            self.add(
+                ChangeKind.DOC_CHANGED,
+                path,
+                f"documentation of {new.fullname} changed",
+                before=old.doc,
+                after=new.doc,
+                old=old.pointer,
+                new=new.pointer,
+            )
+        if old.aliases != new.aliases:
+            self.add(
+                ChangeKind.ALIASES_CHANGED,
+                path,
+                f"aliases of {new.fullname} changed",
+                before=sorted(old.aliases),
+                after=sorted(new.aliases),
+                old=old.pointer,
+                new=new.pointer,
+            )
+
+    def record(self, old: Record, new: Record, path: str) -> None:
+        matched: dict[str, Field] = {}
+        for nf in new.fields:
+            of = old.by_name.get(nf.name) or next((old.by_name[a] for a in nf.aliases if a in old.by_name), None)
+            if of is not None and of.name not in matched:
+                matched[of.name] = nf
+        for of in old.fields:
+            counterpart = matched.get(of.name)
+            fpath = _join(path, of.name)
+            if counterpart is None:
+                self.add(
+                    ChangeKind.FIELD_REMOVED,
+                    fpath,
+                    f"field {fpath!r} ({_label(of.type)}) removed"
+                    + (
+                        ""
+                        if of.has_default
+                        else "; it had no default, so readers on the old schema cannot read new data"
+                    ),
+                    OK,
+                    OK if of.has_default else BREAKS,
+                    before=_label(of.type),
+                    old=of.pointer,
+                    new=new.pointer,
+                )
+                continue
+            nf = counterpart
+            if nf.name != of.name:
+                self.add(
+                    ChangeKind.FIELD_RENAMED,
+                    fpath,
+                    f"field {fpath!r} renamed to {nf.name!r} (alias {of.name!r})"
+                    + (
+                        ""
+                        if of.has_default
+                        else f"; readers on the old schema find no field {of.name!r} in new data and it has no default"
+                    ),
+                    OK,
+                    OK if of.has_default else BREAKS,
+                    before=of.name,
+                    after=nf.name,
+                    old=of.pointer,
+                    new=nf.pointer,
+                )
+            self.field(of, nf, _join(path, nf.name))
+        for nf in new.fields:
+            if nf not in matched.values():
+                fpath = _join(path, nf.name)
+                self.add(
+                    ChangeKind.FIELD_ADDED,
+                    fpath,
+                    f"field {fpath!r} ({_label(nf.type)}) added"
+                    + (
+                        f" with default {json.dumps(default_json(nf))}"
+                        if nf.has_default
+                        else " without a default, so the new schema cannot read old data"
+                    ),
+                    OK if nf.has_default else BREAKS,
+                    OK,
+                    after=_label(nf.type),
+                    old=old.pointer,
+                    new=nf.pointer,
+                )
+        old_order = [f.name for f in old.fields if f.name in matched]
+        new_order = [matched[n].name for n in old_order]
+        if new_order != [f.name for f in new.fields if f in matched.values()]:
+            self.add(
+                ChangeKind.FIELD_MOVED,
+                path or "(root)",
+                f"fields of {new.fullname} were reordered "
+                "(harmless for readers, but a different schema for Pulsar's dedup)",
+                old=old.pointer,
+                new=new.pointer,
+            )
+
+    def field(self, old: Field, new: Field, path: str) -> None:
+        if old.has_default != new.has_default:
+            kind = ChangeKind.DEFAULT_ADDED if new.has_default else ChangeKind.DEFAULT_REMOVED
+            self.add(
+                kind,
+                path,
+                f"field {path!r} "
+                + (f"gained the default {json.dumps(default_json(new))}" if new.has_default else "lost its default"),
+                before=default_json(old) if old.has_default else None,
+                after=default_json(new) if new.has_default else None,
+                old=old.pointer,
+                new=new.pointer,
+            )
+        elif old.has_default and old.default != new.default:
+            self.add(
+                ChangeKind.DEFAULT_CHANGED,
+                path,
+                f"default of {path!r} changed {json.dumps(default_json(old))} → {json.dumps(default_json(new))}",
+                before=default_json(old),
+                after=default_json(new),
+                old=old.pointer,
+                new=new.pointer,
+            )
+        if (old.doc or "") != (new.doc or ""):
+            self.add(
+                ChangeKind.DOC_CHANGED,
+                path,
+                f"documentation of field {path!r} changed",
+                before=old.doc,
+                after=new.doc,
+                old=old.pointer,
+                new=new.pointer,
+            )
+        if old.order != new.order:
+            self.add(
+                ChangeKind.ORDER_CHANGED,
+                path,
+                f"sort order of field {path!r} {old.order} → {new.order}",
+                before=old.order,
+                after=new.order,
+                old=old.pointer,
+                new=new.pointer,
+            )
+        if set(old.aliases) != set(new.aliases):
+            self.add(
+                ChangeKind.ALIASES_CHANGED,
+                path,
+                f"aliases of field {path!r} changed",
+                before=sorted(old.aliases),
+                after=sorted(new.aliases),
+                old=old.pointer,
+                new=new.pointer,
+            )
+        if old.props != new.props:
+            self.add(
+                ChangeKind.PROPERTY_CHANGED,
+                path,
+                f"custom attributes of field {path!r} changed",
+                before=old.props,
+                after=new.props,
+                old=old.pointer,
+                new=new.pointer,
+            )
+        self.node(old.type, new.type, path)
+
+    def enum(self, old: Enum, new: Enum, path: str) -> None:
+        for sym in old.symbols:
+            if sym not in new.symbols:
+                risk = OK if new.default is not None else RISK
+                self.add(
+                    ChangeKind.ENUM_SYMBOL_REMOVED,
+                    path,
+                    f"enum {new.fullname} lost symbol {sym}"
+                    + (
+                        ""
+                        if risk is OK
+                        else f": old data holding {sym} fails to read with the new schema (Pulsar does not check this)"
+                    ),
+                    risk,
+                    OK,
+                    before=sym,
+                    old=old.pointer,
+                    new=new.pointer,
+                )
+        for sym in new.symbols:
+            if sym not in old.symbols:
+                risk = OK if old.default is not None else RISK
+                self.add(
+                    ChangeKind.ENUM_SYMBOL_ADDED,
+                    path,
+                    f"enum {new.fullname} gained symbol {sym}"
+                    + ("" if risk is OK else f": readers on the old schema fail on data holding {sym}"),
+                    OK,
+                    risk,
+                    after=sym,
+                    old=old.pointer,
+                    new=new.pointer,
+                )
+        if old.default != new.default:
+            self.add(
+                ChangeKind.ENUM_DEFAULT_CHANGED,
+                path,
+                f"default symbol of enum {new.fullname}: {old.default} → {new.default}",
+                before=old.default,
+                after=new.default,
+                old=old.pointer,
+                new=new.pointer,
+            )
+
+    def props(self, old: Node, new: Node, path: str) -> None:
+        old_logical, new_logical = old.props.get("logicalType"), new.props.get("logicalType")
+        if old_logical != new_logical:
+            self.add(
+                ChangeKind.LOGICAL_TYPE_CHANGED,
+                path,
+                f"{_where(path)}logical type {old_logical or 'none'} → {new_logical or 'none'}: Avro ignores "
+                "logical types when resolving, so values are reinterpreted silently",
+                RISK,
+                RISK,
+                before=old_logical,
+                after=new_logical,
+                old=old.pointer,
+                new=new.pointer,
+            )
+        rest_old = {k: v for k, v in old.props.items() if k != "logicalType"}
+        rest_new = {k: v for k, v in new.props.items() if k != "logicalType"}
+        if rest_old != rest_new:
+            self.add(
+                ChangeKind.PROPERTY_CHANGED,
+                path,
+                f"{_where(path)}schema attributes changed",
+                before=rest_old,
+                after=rest_new,
+                old=old.pointer,
+                new=new.pointer,
+            )
+
+
+def _join(path: str, name: str) -> str:
+    return f"{path}.{name}" if path else name
+
+
+def _where(path: str) -> str:
+    return f"{path}: " if path else ""
+
+
+def _text(value: Any) -> str | None:
+    if value is None:
+        return None
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, ensure_ascii=False, sort_keys=True)
+
+
+# --- normalised text ------------------------------------------------------------------------------------------
+
+_KEY_ORDER = (
+    "type",
+    "name",
+    "namespace",
+    "doc",
+    "aliases",
+    "size",
+    "symbols",
+    "default",
+    "order",
+    "items",
+    "values",
+    "fields",
+    "logicalType",
+    "precision",
+    "scale",
+)
+
+
+def avro_text(text: str) -> str:
+    """Canonical pretty-printed JSON: keys in a fixed, readable order (custom attributes last, sorted),
+    bare primitive types without attributes written as names."""
+    try:
+        return json.dumps(_canonical(json.loads(text)), indent=2, ensure_ascii=False)
+    except (json.JSONDecodeError, RecursionError):
+        return text
+
+
+def _canonical(node: Any) -> Any:
+    if isinstance(node, list):
+        return [_canonical(n) for n in node]
+    if not isinstance(node, dict):
+        return node
+    if set(node) == {"type"} and isinstance(node["type"], str):
+        return node["type"]
+    ordered: dict[str, Any] = {}
+    for key in _KEY_ORDER:
+        if key in node:
+            value = node[key]
+            if key in ("type", "items", "values"):
+                value = _canonical(value)
+            elif key == "fields" and isinstance(value, list):
+                value = [_canonical(f) for f in value]
+            ordered[key] = value
+    for key in sorted(k for k in node if k not in ordered):
+        ordered[key] = node[key]
+    return ordered

@@ -1,0 +1,148 @@
+"""Values for semantic diffs and advisories: what changed between two schemas, and what it breaks.
+
+A change is marked with its effect on both readings Pulsar's strategies care about: BACKWARD (the new
+schema reads data written with the old) and FORWARD (the old schema reads data written with the new).
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+
+from ._model import Direction, SchemaType
+
+
+class Effect(enum.StrEnum):
+    """What a change does to one direction of reading."""
+
+    OK = "ok"  # readers keep working
+    RISK = "risk"  # Pulsar accepts it, but some data fails at read time (e.g. an enum symbol removed)
+    BREAKS = "breaks"  # Pulsar's check (or the wire format) refuses this direction
+
+
+class ChangeKind(enum.StrEnum):
+    SCHEMA_TYPE_CHANGED = "SCHEMA_TYPE_CHANGED"
+    TYPE_CHANGED = "TYPE_CHANGED"
+    TYPE_PROMOTED = "TYPE_PROMOTED"
+    NAME_CHANGED = "NAME_CHANGED"
+    DOC_CHANGED = "DOC_CHANGED"
+    ALIASES_CHANGED = "ALIASES_CHANGED"
+    PROPERTY_CHANGED = "PROPERTY_CHANGED"
+    LOGICAL_TYPE_CHANGED = "LOGICAL_TYPE_CHANGED"
+    FIELD_ADDED = "FIELD_ADDED"
+    FIELD_REMOVED = "FIELD_REMOVED"
+    FIELD_RENAMED = "FIELD_RENAMED"
+    FIELD_MOVED = "FIELD_MOVED"
+    DEFAULT_ADDED = "DEFAULT_ADDED"
+    DEFAULT_REMOVED = "DEFAULT_REMOVED"
+    DEFAULT_CHANGED = "DEFAULT_CHANGED"
+    ORDER_CHANGED = "ORDER_CHANGED"
+    ENUM_SYMBOL_ADDED = "ENUM_SYMBOL_ADDED"
+    ENUM_SYMBOL_REMOVED = "ENUM_SYMBOL_REMOVED"
+    ENUM_DEFAULT_CHANGED = "ENUM_DEFAULT_CHANGED"
+    UNION_BRANCH_ADDED = "UNION_BRANCH_ADDED"
+    UNION_BRANCH_REMOVED = "UNION_BRANCH_REMOVED"
+    FIXED_SIZE_CHANGED = "FIXED_SIZE_CHANGED"
+    # PROTOBUF_NATIVE
+    ROOT_MESSAGE_CHANGED = "ROOT_MESSAGE_CHANGED"
+    MESSAGE_ADDED = "MESSAGE_ADDED"
+    MESSAGE_REMOVED = "MESSAGE_REMOVED"
+    FIELD_NUMBER_CHANGED = "FIELD_NUMBER_CHANGED"
+    FIELD_LABEL_CHANGED = "FIELD_LABEL_CHANGED"
+    FIELD_ONEOF_CHANGED = "FIELD_ONEOF_CHANGED"
+    ENUM_VALUE_ADDED = "ENUM_VALUE_ADDED"
+    ENUM_VALUE_REMOVED = "ENUM_VALUE_REMOVED"
+    ENUM_VALUE_RENAMED = "ENUM_VALUE_RENAMED"
+    ENUM_VALUE_NUMBER_CHANGED = "ENUM_VALUE_NUMBER_CHANGED"
+    ENUM_ADDED = "ENUM_ADDED"
+    ENUM_REMOVED = "ENUM_REMOVED"
+    RESERVED_CHANGED = "RESERVED_CHANGED"
+    # KEY_VALUE
+    KEY_VALUE_ENCODING_CHANGED = "KEY_VALUE_ENCODING_CHANGED"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Change:
+    """One semantic change from an old schema to a new one.
+
+    `path` is human ("order.customer.zip", "acme.Order.items" for protobuf); pointers are JSON pointers into
+    the old and new schema documents ("" when the side does not have the element). KEY_VALUE changes carry
+    a "key." or "value." path prefix and "/key" or "/value" pointer prefix.
+    """
+
+    kind: ChangeKind
+    path: str
+    message: str
+    backward: Effect = Effect.OK
+    forward: Effect = Effect.OK
+    before: str | None = None
+    after: str | None = None
+    old_pointer: str = ""
+    new_pointer: str = ""
+
+    @property
+    def is_breaking(self) -> bool:
+        return Effect.BREAKS in (self.backward, self.forward)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SchemaDiff:
+    """A semantic diff with each side's normalised text, for a side-by-side textual diff."""
+
+    old_type: SchemaType
+    new_type: SchemaType
+    changes: tuple[Change, ...]
+    old_text: str
+    new_text: str
+
+    @property
+    def backward(self) -> Effect:
+        return max((c.backward for c in self.changes), key=_SEVERITY.__getitem__, default=Effect.OK)
+
+    @property
+    def forward(self) -> Effect:
+        return max((c.forward for c in self.changes), key=_SEVERITY.__getitem__, default=Effect.OK)
+
+
+_SEVERITY = {Effect.OK: 0, Effect.RISK: 1, Effect.BREAKS: 2}
+
+
+class Severity(enum.StrEnum):
+    INFO = "info"
+    WARNING = "warning"
+    ERROR = "error"  # will fail for some data or some client, though Pulsar accepts it
+
+
+class AdvisoryCode(enum.StrEnum):
+    """What Pulsar accepts but will hurt later; never counted in a verdict."""
+
+    ENUM_SYMBOL_REMOVED = "ENUM_SYMBOL_REMOVED"
+    RECORD_RENAMED = "RECORD_RENAMED"
+    UNION_RECORD_BRANCH_RENAMED = "UNION_RECORD_BRANCH_RENAMED"
+    UNION_NAMED_BRANCH_NAMESPACE = "UNION_NAMED_BRANCH_NAMESPACE"
+    INVALID_DEFAULT = "INVALID_DEFAULT"
+    PROTOBUF_NO_CHECKER = "PROTOBUF_NO_CHECKER"
+    PROTOBUF_FIELD_NUMBER_REUSED = "PROTOBUF_FIELD_NUMBER_REUSED"
+    PROTOBUF_FIELD_DELETED = "PROTOBUF_FIELD_DELETED"
+    PROTOBUF_FIELD_TYPE_CHANGED = "PROTOBUF_FIELD_TYPE_CHANGED"
+    PROTOBUF_FIELD_CARDINALITY_CHANGED = "PROTOBUF_FIELD_CARDINALITY_CHANGED"
+    PROTOBUF_FIELD_ONEOF_CHANGED = "PROTOBUF_FIELD_ONEOF_CHANGED"
+    PROTOBUF_REQUIRED_FIELDS_CHANGED = "PROTOBUF_REQUIRED_FIELDS_CHANGED"
+    PROTOBUF_ENUM_VALUE_DELETED = "PROTOBUF_ENUM_VALUE_DELETED"
+    PROTOBUF_JSON_NAME_CHANGED = "PROTOBUF_JSON_NAME_CHANGED"
+    PROTOBUF_ENUM_VALUE_NAME_CHANGED = "PROTOBUF_ENUM_VALUE_NAME_CHANGED"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Advisory:
+    """A warning about a change Pulsar lets through. `source` names the rule set that flags it
+    (e.g. "buf WIRE", "Avro SchemaCompatibility")."""
+
+    code: AdvisoryCode
+    severity: Severity
+    message: str
+    path: str = ""
+    version: int | None = None
+    direction: Direction = Direction.NONE
+    hint: str = ""
+    source: str = ""

@@ -1,0 +1,104 @@
+"""Diff any two schemas of any type: semantic changes plus each side's normalised text (users.md #2, #3)."""
+
+from __future__ import annotations
+
+from ._avro_diff import avro_text, diff_avro
+from ._changes import Change, ChangeKind, Effect, SchemaDiff
+from ._errors import InvalidSchemaError
+from ._model import AVRO_PARSED_TYPES, SchemaType
+from ._protobuf_diff import diff_protobuf, proto_text
+from ._protobuf_native import parse_protobuf_native
+from ._schema_data import SchemaData, decode_key_value, parse_avro_data, render_schema_text
+
+
+def diff_schemas(old: SchemaData, new: SchemaData) -> SchemaDiff:
+    """What changed from `old` to `new`, each change marked for BACKWARD and FORWARD reading."""
+    return SchemaDiff(
+        old_type=old.type,
+        new_type=new.type,
+        changes=tuple(_changes(old, new)),
+        old_text=normalised_text(old),
+        new_text=normalised_text(new),
+    )
+
+
+def _changes(old: SchemaData, new: SchemaData) -> list[Change]:
+    if old.type is not new.type:
+        return [
+            Change(
+                kind=ChangeKind.SCHEMA_TYPE_CHANGED,
+                path="(root)",
+                message=f"schema type {old.type} → {new.type}: Pulsar refuses a type change under every "
+                "strategy except ALWAYS_COMPATIBLE",
+                backward=Effect.BREAKS,
+                forward=Effect.BREAKS,
+                before=str(old.type),
+                after=str(new.type),
+            )
+        ]
+    if old.type in AVRO_PARSED_TYPES:
+        return diff_avro(parse_avro_data(old.type, old.data), parse_avro_data(new.type, new.data))
+    if old.type is SchemaType.PROTOBUF_NATIVE:
+        return diff_protobuf(parse_protobuf_native(old.data), parse_protobuf_native(new.data))
+    if old.type is SchemaType.KEY_VALUE:
+        return _diff_key_value(old, new)
+    return []  # primitives carry no schema data: same type, same schema
+
+
+def _diff_key_value(old: SchemaData, new: SchemaData) -> list[Change]:
+    before, after = decode_key_value(old), decode_key_value(new)
+    changes = []
+    if before.encoding != after.encoding:
+        changes.append(
+            Change(
+                kind=ChangeKind.KEY_VALUE_ENCODING_CHANGED,
+                path="(root)",
+                message=f"KEY_VALUE encoding {before.encoding} → {after.encoding}: the key moves "
+                f"{'into the message key' if after.encoding == 'SEPARATED' else 'into the payload'}",
+                backward=Effect.BREAKS,
+                forward=Effect.BREAKS,
+                before=before.encoding,
+                after=after.encoding,
+            )
+        )
+    for part, old_part, new_part in (("key", before.key, after.key), ("value", before.value, after.value)):
+        for change in _changes(old_part, new_part):
+            changes.append(
+                Change(
+                    kind=change.kind,
+                    path=f"{part}." + change.path if change.path != "(root)" else part,
+                    message=f"{part}: {change.message}",
+                    backward=change.backward,
+                    forward=change.forward,
+                    before=change.before,
+                    after=change.after,
+                    old_pointer=f"/{part}{change.old_pointer}",
+                    new_pointer=f"/{part}{change.new_pointer}",
+                )
+            )
+    return changes
+
+
+def normalised_text(schema: SchemaData) -> str:
+    """Canonical pretty JSON for Avro-based types, `.proto`-like text for descriptors, parts for KEY_VALUE."""
+    try:
+        if schema.type in AVRO_PARSED_TYPES:
+            return avro_text(schema.data.decode("utf-8"))
+        if schema.type is SchemaType.PROTOBUF_NATIVE:
+            return proto_text(parse_protobuf_native(schema.data))
+        if schema.type is SchemaType.KEY_VALUE:
+            parts = decode_key_value(schema)
+            return "\n".join(
+                [
+                    f"KEY_VALUE<{parts.key.type}, {parts.value.type}> ({parts.encoding})",
+                    f"--- key ({parts.key.type}) ---",
+                    normalised_text(parts.key),
+                    f"--- value ({parts.value.type}) ---",
+                    normalised_text(parts.value),
+                ]
+            )
+    except (InvalidSchemaError, UnicodeDecodeError):
+        return render_schema_text(schema.type, schema.data)
+    if schema.data in (b"", b"null"):
+        return f"{schema.type} (no schema data)"
+    return render_schema_text(schema.type, schema.data)
