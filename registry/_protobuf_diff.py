@@ -9,10 +9,15 @@ paired by full name; when the root (or the root file's package) was renamed, old
 new ones first, so the old root is still compared with the new one. Advisories never change Pulsar's verdict.
 
 Where this module deliberately differs from buf (each is tested against the real `buf` CLI):
+* buf checks every type in the descriptor set by full name; here only the root's graph counts, and a renamed
+  root is still paired with the old one;
 * a map field renamed renames its generated entry message; buf then reports a WIRE type change, but the entries
   are identical on the wire, so only WIRE_JSON (the field name) is reported here;
 * `json_name` is compared by its effective value (protoc always fills it; buf compares the raw option, so an
   unset json_name vs the same name written out is a buf-only difference).
+Every finding keeps its buf rule ID in `Finding.rule`; FIELD_SAME_DEFAULT reports as PROTOBUF_FIELD_DEFAULT_CHANGED,
+RESERVED_MESSAGE_NO_DELETE and RESERVED_ENUM_NO_DELETE as PROTOBUF_RESERVED_DELETED, and WIRE_JSON's
+MESSAGE_SAME_JSON_FORMAT / ENUM_SAME_JSON_FORMAT as PROTOBUF_JSON_FORMAT_CHANGED.
 Rules about files, services, extensions and language options (FILE_SAME_PACKAGE, RPC_*, FIELD_SAME_CPP_*, ...)
 are out of scope: a package change already renames the root, which Pulsar itself refuses.
 
@@ -483,7 +488,7 @@ def _paired(ctx: _Context) -> Iterator[tuple[str, str]]:
 
 
 @dataclass(frozen=True, slots=True)
-class _Finding:
+class Finding:
     rule: str  # the buf rule ID, for tests and for the reader of the code
     code: AdvisoryCode
     rule_set: str  # WIRE when it breaks the wire (and so JSON too), WIRE_JSON when only JSON
@@ -516,10 +521,10 @@ def protobuf_advisories(
     ]
 
 
-def buf_findings(old: ProtobufNativeSchema, new: ProtobufNativeSchema) -> list[_Finding]:
+def buf_findings(old: ProtobufNativeSchema, new: ProtobufNativeSchema) -> list[Finding]:
     """The findings behind `protobuf_advisories`, with the buf rule ID each one stands for."""
     ctx = _Context.of(old, new)
-    findings: list[_Finding] = []
+    findings: list[Finding] = []
     for old_name, new_name in _paired(ctx):
         if old_name in ctx.old.messages:
             findings += _message_findings(ctx.old.messages[old_name], ctx.new.messages[new_name], ctx)
@@ -528,7 +533,7 @@ def buf_findings(old: ProtobufNativeSchema, new: ProtobufNativeSchema) -> list[_
     return findings
 
 
-def _message_findings(old: _Message, new: _Message, ctx: _Context) -> Iterator[_Finding]:
+def _message_findings(old: _Message, new: _Message, ctx: _Context) -> Iterator[Finding]:
     for number, was in old.fields.items():
         now = new.fields.get(number)
         if now is None:
@@ -538,9 +543,9 @@ def _message_findings(old: _Message, new: _Message, ctx: _Context) -> Iterator[_
     yield from _required_findings(old, new)
     yield from _reserved_findings(old, new)
     if old.json_allowed and not new.json_allowed:
-        yield _Finding(
+        yield Finding(
             "MESSAGE_SAME_JSON_FORMAT",
-            AdvisoryCode.PROTOBUF_JSON_NAME_CHANGED,
+            AdvisoryCode.PROTOBUF_JSON_FORMAT_CHANGED,
             WIRE_JSON,
             f"message {new.full_name} no longer supports JSON fully (json_format ALLOW → LEGACY_BEST_EFFORT, e.g. "
             "proto3 → proto2)",
@@ -549,25 +554,24 @@ def _message_findings(old: _Message, new: _Message, ctx: _Context) -> Iterator[_
         )
 
 
-def _deleted_field(old: _Message, new: _Message, was: _Field) -> Iterator[_Finding]:
+def _deleted_field(old: _Message, new: _Message, was: _Field) -> Iterator[Finding]:
     path = f"{old.full_name}.{was.name}"
     number_reserved = _in_ranges(was.number, new.reserved)
     name_reserved = was.name in new.reserved_names
     if not number_reserved:
         # FIELD_NO_DELETE_UNLESS_NUMBER_RESERVED (WIRE); under WIRE_JSON the name must be reserved as well.
-        also = "" if name_reserved else f' and name "{was.name}"'
-        yield _Finding(
+        also = "" if name_reserved else f' and `reserved "{was.name}";`'
+        yield Finding(
             "FIELD_NO_DELETE_UNLESS_NUMBER_RESERVED",
             AdvisoryCode.PROTOBUF_FIELD_DELETED,
             WIRE,
             f"field `{was.name}` (#{was.number}, {was.type_text()}) was deleted from {old.full_name} without "
             f"reserving its number: a later field may reuse #{was.number} and misread data already written",
             path,
-            f"add `reserved {was.number};`{also and f' and `reserved {was.name!r};`'} to {new.name}, or restore "
-            "the field",
+            f"add `reserved {was.number};`{also} to {new.name}, or restore the field",
         )
     elif not name_reserved:
-        yield _Finding(
+        yield Finding(
             "FIELD_NO_DELETE_UNLESS_NAME_RESERVED",
             AdvisoryCode.PROTOBUF_FIELD_DELETED,
             WIRE_JSON,
@@ -578,14 +582,14 @@ def _deleted_field(old: _Message, new: _Message, was: _Field) -> Iterator[_Findi
         )
 
 
-def _field_findings(message: _Message, was: _Field, now: _Field, ctx: _Context) -> Iterator[_Finding]:
+def _field_findings(message: _Message, was: _Field, now: _Field, ctx: _Context) -> Iterator[Finding]:
     path = f"{message.full_name}.{now.name}"
     label = f"field `{now.name}` (#{now.number})" if was.name == now.name else f"field #{now.number}"
     type_rule = _type_break(was, now, ctx)
     cardinality_wire = CARDINALITY_WIRE_GROUP[was.cardinality] != CARDINALITY_WIRE_GROUP[now.cardinality]
     renamed = was.name != now.name
     if renamed and (type_rule[0] == WIRE or cardinality_wire):
-        yield _Finding(
+        yield Finding(
             "FIELD_WIRE_COMPATIBLE_TYPE" if type_rule[0] == WIRE else "FIELD_WIRE_COMPATIBLE_CARDINALITY",
             AdvisoryCode.PROTOBUF_FIELD_NUMBER_REUSED,
             WIRE,
@@ -599,7 +603,7 @@ def _field_findings(message: _Message, was: _Field, now: _Field, ctx: _Context) 
         if type_rule[0]:
             rule_set, rule = type_rule
             why = "not wire-compatible" if rule_set == WIRE else "wire-compatible, but JSON encodes them differently"
-            yield _Finding(
+            yield Finding(
                 rule,
                 AdvisoryCode.PROTOBUF_FIELD_TYPE_CHANGED,
                 rule_set,
@@ -610,7 +614,7 @@ def _field_findings(message: _Message, was: _Field, now: _Field, ctx: _Context) 
             )
         json_cardinality = CARDINALITY_WIRE_JSON_GROUP[was.cardinality] != CARDINALITY_WIRE_JSON_GROUP[now.cardinality]
         if cardinality_wire or json_cardinality:
-            yield _Finding(
+            yield Finding(
                 "FIELD_WIRE_COMPATIBLE_CARDINALITY" if cardinality_wire else "FIELD_WIRE_JSON_COMPATIBLE_CARDINALITY",
                 AdvisoryCode.PROTOBUF_FIELD_CARDINALITY_CHANGED,
                 WIRE if cardinality_wire else WIRE_JSON,
@@ -623,7 +627,7 @@ def _field_findings(message: _Message, was: _Field, now: _Field, ctx: _Context) 
             what = f"name `{was.name}` → `{now.name}`" if renamed else ""
             if was.json_name != now.json_name:
                 what += (", " if what else "") + f'JSON name "{was.json_name}" → "{now.json_name}"'
-            yield _Finding(
+            yield Finding(
                 "FIELD_SAME_NAME" if renamed else "FIELD_SAME_JSON_NAME",
                 AdvisoryCode.PROTOBUF_JSON_NAME_CHANGED,
                 WIRE_JSON,
@@ -633,7 +637,7 @@ def _field_findings(message: _Message, was: _Field, now: _Field, ctx: _Context) 
                 f"restore the name `{was.name}`" + ("" if was.json_name == now.json_name else " and its json_name"),
             )
     if was.oneof != now.oneof:
-        yield _Finding(
+        yield Finding(
             "FIELD_SAME_ONEOF",
             AdvisoryCode.PROTOBUF_FIELD_ONEOF_CHANGED,
             WIRE,
@@ -643,15 +647,14 @@ def _field_findings(message: _Message, was: _Field, now: _Field, ctx: _Context) 
             f"keep `{now.name}` {_oneof_text(was.oneof)}; add a new field instead",
         )
     if was.default is not None and now.default is not None and not _defaults_equal(was, now):
-        yield _Finding(
+        yield Finding(
             "FIELD_SAME_DEFAULT",
-            # No dedicated code yet (see the module report): the default is part of what a reader decodes.
-            AdvisoryCode.PROTOBUF_FIELD_TYPE_CHANGED,
+            AdvisoryCode.PROTOBUF_FIELD_DEFAULT_CHANGED,
             WIRE,
             f"{label} of {message.full_name} changed its default from {_default_text(was)} to "
             f"{_default_text(now)}: readers of data without the field now see different values",
             path,
-            f"restore the default {_default_text(was)}",
+            f"restore the default {_default_text(was)}" if was.explicit_default is not None else "remove the default",
         )
 
 
@@ -686,12 +689,12 @@ def _same_enum(was: _Type, now: _Type, ctx: _Context) -> bool:
     return set(old.values) <= set(new.values)
 
 
-def _required_findings(old: _Message, new: _Message) -> Iterator[_Finding]:
+def _required_findings(old: _Message, new: _Message) -> Iterator[Finding]:
     old_required = {n: f for n, f in old.fields.items() if f.cardinality == REQUIRED}
     new_required = {n: f for n, f in new.fields.items() if f.cardinality == REQUIRED}
     for number, was in old_required.items():
         if number not in new_required:
-            yield _Finding(
+            yield Finding(
                 "MESSAGE_SAME_REQUIRED_FIELDS",
                 AdvisoryCode.PROTOBUF_REQUIRED_FIELDS_CHANGED,
                 WIRE,
@@ -704,7 +707,7 @@ def _required_findings(old: _Message, new: _Message) -> Iterator[_Finding]:
             )
     for number, now in new_required.items():
         if number not in old_required:
-            yield _Finding(
+            yield Finding(
                 "MESSAGE_SAME_REQUIRED_FIELDS",
                 AdvisoryCode.PROTOBUF_REQUIRED_FIELDS_CHANGED,
                 WIRE,
@@ -716,8 +719,8 @@ def _required_findings(old: _Message, new: _Message) -> Iterator[_Finding]:
             )
 
 
-def _reserved_findings(old: _Message, new: _Message) -> Iterator[_Finding]:
-    # RESERVED_MESSAGE_NO_DELETE is in WIRE; no dedicated code yet, so reported as the reuse it makes possible.
+def _reserved_findings(old: _Message, new: _Message) -> Iterator[Finding]:
+    # RESERVED_MESSAGE_NO_DELETE is in WIRE: a dropped reservation lets a deleted field's number come back.
     for start, end in _missing(old.reserved, new.reserved):
         users = [f for n, f in new.fields.items() if start <= n <= end]
         span = _span_text(start, end, MAX_FIELD_NUMBER)
@@ -726,9 +729,9 @@ def _reserved_findings(old: _Message, new: _Message) -> Iterator[_Finding]:
             message = f"reserved number {span} of {old.full_name} was un-reserved and reused by {used}"
         else:
             message = f"reserved number {span} of {old.full_name} is no longer reserved"
-        yield _Finding(
+        yield Finding(
             "RESERVED_MESSAGE_NO_DELETE",
-            AdvisoryCode.PROTOBUF_FIELD_NUMBER_REUSED,
+            AdvisoryCode.PROTOBUF_RESERVED_DELETED,
             WIRE,
             message + ": data written by a deleted field may be read as a new one",
             old.full_name,
@@ -736,9 +739,9 @@ def _reserved_findings(old: _Message, new: _Message) -> Iterator[_Finding]:
         )
     for name in old.reserved_names:
         if name not in new.reserved_names:
-            yield _Finding(
+            yield Finding(
                 "RESERVED_MESSAGE_NO_DELETE",
-                AdvisoryCode.PROTOBUF_FIELD_NUMBER_REUSED,
+                AdvisoryCode.PROTOBUF_RESERVED_DELETED,
                 WIRE,
                 f'reserved name "{name}" of {old.full_name} is no longer reserved: a new field may take a deleted '
                 "field's name (and JSON key)",
@@ -747,14 +750,14 @@ def _reserved_findings(old: _Message, new: _Message) -> Iterator[_Finding]:
             )
 
 
-def _enum_findings(old: _Enum, new: _Enum) -> Iterator[_Finding]:
+def _enum_findings(old: _Enum, new: _Enum) -> Iterator[Finding]:
     old_values, new_values = old.names_by_number(), new.names_by_number()
     for number, was in old_values.items():
         now = new_values.get(number)
         path = f"{old.full_name}.{was[0]}"
         if now is None:
             if not _in_ranges(number, new.reserved):
-                yield _Finding(
+                yield Finding(
                     "ENUM_VALUE_NO_DELETE_UNLESS_NUMBER_RESERVED",
                     AdvisoryCode.PROTOBUF_ENUM_VALUE_DELETED,
                     WIRE,
@@ -766,18 +769,18 @@ def _enum_findings(old: _Enum, new: _Enum) -> Iterator[_Finding]:
                     Direction.BACKWARD,
                 )
             elif not all(n in new.reserved_names for n in was):
-                yield _Finding(
+                yield Finding(
                     "ENUM_VALUE_NO_DELETE_UNLESS_NAME_RESERVED",
                     AdvisoryCode.PROTOBUF_ENUM_VALUE_DELETED,
                     WIRE_JSON,
                     f"enum value {'/'.join(was)} = {number} was deleted from {old.full_name} with its number reserved "
                     "but not its name: JSON uses value names",
                     path,
-                    f"add `reserved {', '.join(repr(n) for n in was)};` to enum {new.name}",
+                    f"add `reserved {_quoted(was)};` to enum {new.name}",
                     Direction.BACKWARD,
                 )
         elif not set(now) <= set(was):
-            yield _Finding(
+            yield Finding(
                 "ENUM_VALUE_SAME_NAME",
                 AdvisoryCode.PROTOBUF_ENUM_VALUE_NAME_CHANGED,
                 WIRE_JSON,
@@ -788,10 +791,9 @@ def _enum_findings(old: _Enum, new: _Enum) -> Iterator[_Finding]:
             )
     for start, end in _missing(old.reserved, new.reserved):
         span = _span_text(start, end, MAX_ENUM_NUMBER)
-        yield _Finding(
+        yield Finding(
             "RESERVED_ENUM_NO_DELETE",
-            # No dedicated code yet: a reserved enum number exists to keep a deleted value's number unused.
-            AdvisoryCode.PROTOBUF_ENUM_VALUE_DELETED,
+            AdvisoryCode.PROTOBUF_RESERVED_DELETED,
             WIRE,
             f"reserved number {span} of enum {old.full_name} is no longer reserved: a deleted value's number may be "
             "reused",
@@ -800,9 +802,9 @@ def _enum_findings(old: _Enum, new: _Enum) -> Iterator[_Finding]:
         )
     for name in old.reserved_names:
         if name not in new.reserved_names:
-            yield _Finding(
+            yield Finding(
                 "RESERVED_ENUM_NO_DELETE",
-                AdvisoryCode.PROTOBUF_ENUM_VALUE_DELETED,
+                AdvisoryCode.PROTOBUF_RESERVED_DELETED,
                 WIRE,
                 f'reserved name "{name}" of enum {old.full_name} is no longer reserved: a deleted value\'s name may be '
                 "reused",
@@ -810,9 +812,9 @@ def _enum_findings(old: _Enum, new: _Enum) -> Iterator[_Finding]:
                 f'keep `reserved "{name}";` in enum {new.name}',
             )
     if old.json_allowed and not new.json_allowed:
-        yield _Finding(
+        yield Finding(
             "ENUM_SAME_JSON_FORMAT",
-            AdvisoryCode.PROTOBUF_ENUM_VALUE_NAME_CHANGED,
+            AdvisoryCode.PROTOBUF_JSON_FORMAT_CHANGED,
             WIRE_JSON,
             f"enum {new.full_name} no longer supports JSON fully (json_format ALLOW → LEGACY_BEST_EFFORT)",
             new.full_name,
@@ -950,6 +952,7 @@ def _message_changes(old: _Message, new: _Message, ctx: _Context) -> Iterator[Ch
         if now.name in moved:
             continue
         required = now.cardinality == REQUIRED
+        was_reserved = _in_ranges(number, old.reserved)
         yield _field_change(
             ChangeKind.FIELD_ADDED,
             old,
@@ -957,8 +960,13 @@ def _message_changes(old: _Message, new: _Message, ctx: _Context) -> Iterator[Ch
             None,
             now,
             f"field `{now.name}` (#{number}, {_card_text(now)}{now.type_text()}) was added to {new.full_name}"
-            + ("; it is required, so old data (without it) fails to parse" if required else ""),
-            Effect.BREAKS if required else Effect.OK,
+            + ("; it is required, so old data (without it) fails to parse" if required else "")
+            + (
+                "; its number was reserved, so data from older versions may carry a deleted field there"
+                if was_reserved
+                else ""
+            ),
+            Effect.BREAKS if required else Effect.RISK if was_reserved else Effect.OK,
             Effect.OK,
             None,
             f"{_card_text(now)}{now.type_text()} {now.name} = {number}",
@@ -1037,7 +1045,7 @@ def _common_field_changes(old: _Message, new: _Message, was: _Field, now: _Field
             kind, backward, forward, why = ChangeKind.TYPE_CHANGED, Effect.BREAKS, Effect.BREAKS, "not wire-compatible"
         elif (was.type.kind, now.type.kind) in WIDENINGS:
             kind, backward, forward = ChangeKind.TYPE_PROMOTED, Effect.OK, Effect.RISK
-            why = "the new schema reads old values exactly; old readers may truncate new ones"
+            why = "the new schema reads every old value; old readers may misread new ones (truncated, or not UTF-8)"
         elif was.type.kind == now.type.kind == F.TYPE_ENUM:
             kind, backward, forward = ChangeKind.TYPE_CHANGED, Effect.OK, Effect.RISK
             why = "the new enum keeps every old value; old readers may meet values they lack"
@@ -1366,10 +1374,21 @@ def _oneof_text(name: str) -> str:
     return f"in oneof `{name}`" if name else "outside any oneof"
 
 
+def _quoted(names: Iterable[str]) -> str:
+    return ", ".join(f'"{n}"' for n in names)
+
+
 def _default_text(f: _Field) -> str:
+    """The default as a .proto would spell it (descriptor default_value text), "(implicit)" when not written."""
+    quoted = f.type.kind in (F.TYPE_STRING, F.TYPE_BYTES)
     if f.explicit_default is not None:
-        return repr(f.explicit_default)
-    return f"{f.default!r} (implicit)"
+        return f'"{f.explicit_default}"' if quoted else f.explicit_default
+    value = f.default
+    if isinstance(value, bytes):
+        value = value.decode("utf-8", "backslashreplace")
+    if isinstance(value, bool):
+        value = str(value).lower()
+    return (f'"{value}"' if quoted else str(value)) + " (implicit)"
 
 
 def _defaults_equal(was: _Field, now: _Field) -> bool:
