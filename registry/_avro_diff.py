@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ._avro_resolution import PROMOTIONS
+from ._avro_resolution import PROMOTIONS, Resolver
 from ._avro_schema import (
     Array,
     AvroSchema,
@@ -31,7 +31,7 @@ OK, RISK, BREAKS = Effect.OK, Effect.RISK, Effect.BREAKS
 
 
 def diff_avro(old: AvroSchema, new: AvroSchema) -> list[Change]:
-    differ = _Differ()
+    differ = _Differ(old, new)
     differ.node(old.root, new.root, "")
     changes = differ.changes
     # Reconcile with Avro itself: a change that a resolution finding points into breaks that direction.
@@ -89,9 +89,17 @@ def _key(node: Node) -> str:
 
 
 class _Differ:
-    def __init__(self) -> None:
+    def __init__(self, old: AvroSchema, new: AvroSchema) -> None:
         self.changes: list[Change] = []
         self.seen: set[tuple[int, int]] = set()
+        self.new_reader = Resolver(new)  # BACKWARD: the new schema reads old data
+        self.old_reader = Resolver(old)  # FORWARD: the old schema reads new data
+
+    def effects(self, old: Node, new: Node) -> tuple[Effect, Effect]:
+        """Ask Avro resolution itself whether each side reads the other's values of these nodes."""
+        backward = OK if self.new_reader.can_read(old, new) else BREAKS
+        forward = OK if self.old_reader.can_read(new, old) else BREAKS
+        return backward, forward
 
     def add(
         self,
@@ -155,6 +163,7 @@ class _Differ:
         self.props(old, new, path)
 
     def retyped(self, old: Node, new: Node, path: str) -> None:
+        backward, forward = self.effects(old, new)
         if new.kind in PROMOTIONS.get(old.kind, ()):
             both = old.kind in PROMOTIONS.get(new.kind, ())
             self.add(
@@ -162,21 +171,20 @@ class _Differ:
                 path,
                 f"{_where(path)}type {old.kind} → {new.kind}: Avro promotes {old.kind} to {new.kind}"
                 + ("" if both else ", but not back, so readers on the old schema cannot read new data"),
-                OK,
-                OK if both else BREAKS,
+                backward,
+                forward,
                 before=_label(old),
                 after=_label(new),
                 old=old.pointer,
                 new=new.pointer,
             )
             return
-        backward = OK if old.kind in PROMOTIONS.get(new.kind, ()) else BREAKS
         self.add(
             ChangeKind.TYPE_CHANGED,
             path,
             f"{_where(path)}type {_label(old)} → {_label(new)}",
             backward,
-            BREAKS,
+            forward,
             before=_label(old),
             after=_label(new),
             old=old.pointer,
@@ -184,6 +192,8 @@ class _Differ:
         )
 
     def union(self, old: Node, new: Node, path: str) -> None:
+        """Branches pair up by kind or full name; a branch on one side only is marked by whether the other
+        side can still read its values (Avro picks union branches by name, structure, then promotion)."""
         old_branches = old.branches if isinstance(old, Union) else [old]
         new_branches = new.branches if isinstance(new, Union) else [new]
         new_by_key = {_key(b): b for b in new_branches}
@@ -191,30 +201,33 @@ class _Differ:
         for key, branch in old_by_key.items():
             if key in new_by_key:
                 self.node(branch, new_by_key[key], path)
-            else:
-                self.add(
-                    ChangeKind.UNION_BRANCH_REMOVED,
-                    path,
-                    f"{_where(path)}no longer accepts {key}: data written with it cannot be read by the new schema",
-                    BREAKS,
-                    OK,
-                    before=key,
-                    old=branch.pointer,
-                    new=new.pointer,
-                )
+                continue
+            readable = self.new_reader.can_read(branch, new)
+            self.add(
+                ChangeKind.UNION_BRANCH_REMOVED,
+                path,
+                f"{_where(path)}no longer declares {key}"
+                + ("" if readable else ": data written with it cannot be read by the new schema"),
+                OK if readable else BREAKS,
+                OK,
+                before=key,
+                old=branch.pointer,
+            )
         for key, branch in new_by_key.items():
-            if key not in old_by_key:
-                what = "became nullable" if key == "null" else f"now also accepts {key}"
-                self.add(
-                    ChangeKind.UNION_BRANCH_ADDED,
-                    path,
-                    f"{_where(path)}{what}: readers on the old schema cannot read values of that branch",
-                    OK,
-                    BREAKS,
-                    after=key,
-                    old=old.pointer,
-                    new=branch.pointer,
-                )
+            if key in old_by_key:
+                continue
+            readable = self.old_reader.can_read(branch, old)
+            what = "became nullable" if key == "null" else f"now also accepts {key}"
+            self.add(
+                ChangeKind.UNION_BRANCH_ADDED,
+                path,
+                f"{_where(path)}{what}"
+                + ("" if readable else ": readers on the old schema cannot read values of that branch"),
+                OK,
+                OK if readable else BREAKS,
+                after=key,
+                new=branch.pointer,
+            )
 
     def named(self, old: Named, new: Named, path: str) -> None:
         if old.fullname != new.fullname:
@@ -281,7 +294,6 @@ class _Differ:
                     OK if of.has_default else BREAKS,
                     before=_label(of.type),
                     old=of.pointer,
-                    new=new.pointer,
                 )
                 continue
             nf = counterpart
@@ -318,7 +330,6 @@ class _Differ:
                     OK if nf.has_default else BREAKS,
                     OK,
                     after=_label(nf.type),
-                    old=old.pointer,
                     new=nf.pointer,
                 )
         old_order = [f.name for f in old.fields if f.name in matched]

@@ -88,12 +88,14 @@ def resolve(reader: AvroSchema, writer: AvroSchema) -> list[Finding]:
 
 def resolve_with_notes(reader: AvroSchema, writer: AvroSchema) -> tuple[list[Finding], list[Note]]:
     """Findings plus notes on what resolution let through (renamed records, enum symbols it cannot map)."""
-    resolver = _Resolver(reader)
+    resolver = Resolver(reader)
     resolver.resolve(writer.root, reader.root, "", True)
     return resolver.findings, resolver.notes
 
 
-class _Resolver:
+class Resolver:
+    """One reader schema, resolving writer nodes against its nodes (the reader's aliases rename the writer)."""
+
     def __init__(self, reader: AvroSchema) -> None:
         self.findings: list[Finding] = []
         self.notes: list[Note] = []
@@ -112,6 +114,13 @@ class _Resolver:
                     for alias in node.aliases:
                         self.field_aliases[alias] = self.field_aliases[node.fullname]
 
+    def can_read(self, w: Node, r: Node) -> bool:
+        """Whether reader node `r` reads data written with writer node `w` (no findings recorded)."""
+        try:
+            return not self.resolve(w, r, "", False).has_errors
+        except InvalidDefaultHit:
+            return False
+
     def writer_fullname(self, w: Named) -> str:
         return self.aliases.get(w.fullname, w.fullname)
 
@@ -127,6 +136,9 @@ class _Resolver:
 
     def resolve(self, w: Node, r: Node, where: str, record: bool) -> _Verdict:
         if isinstance(w, Union):
+            if self.union_equivalent(w, r, {}):
+                # Resolver.WriterUnion: equivalent unions are read with the writer's own grammar, no errors.
+                return _OK
             verdicts = [self.resolve(b, r, where, record) for b in w.branches]
             return _Verdict(False, any(v.has_errors for v in verdicts))
         if w.kind == r.kind:
@@ -190,6 +202,37 @@ class _Resolver:
             ),
         )
         return _Verdict(True, True)
+
+    def union_equivalent(self, w: Node, r: Node, seen: dict[tuple[int, int], bool]) -> bool:
+        """Avro's `Resolver.unionEquiv`: same shape, named types compared by short name (after aliases),
+        enums by symbols in order, records by field names in order — defaults and namespaces not compared."""
+        if w.kind != r.kind:
+            return False
+        if isinstance(w, Named) and isinstance(r, Named) and self.writer_simple_name(w) != r.name:
+            return False
+        if isinstance(w, Array) and isinstance(r, Array):
+            return self.union_equivalent(w.items, r.items, seen)
+        if isinstance(w, Map) and isinstance(r, Map):
+            return self.union_equivalent(w.values, r.values, seen)
+        if isinstance(w, Fixed) and isinstance(r, Fixed):
+            return w.size == r.size
+        if isinstance(w, Enum) and isinstance(r, Enum):
+            return w.symbols == r.symbols
+        if isinstance(w, Union) and isinstance(r, Union):
+            return len(w.branches) == len(r.branches) and all(
+                self.union_equivalent(a, b, seen) for a, b in zip(w.branches, r.branches, strict=True)
+            )
+        if isinstance(w, Record) and isinstance(r, Record):
+            key = (id(w), id(r))
+            if key not in seen:
+                seen[key] = True  # optimistic, as Avro is, for recursive records
+                name = self.writer_fullname(w)
+                seen[key] = len(w.fields) == len(r.fields) and all(
+                    self.writer_field_name(name, wf) == rf.name and self.union_equivalent(wf.type, rf.type, seen)
+                    for wf, rf in zip(w.fields, r.fields, strict=True)
+                )
+            return seen[key]
+        return True
 
     def resolve_record(self, w: Record, r: Record, where: str, record: bool) -> _Verdict:
         key = (id(w), id(r), record)

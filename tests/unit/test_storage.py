@@ -27,7 +27,9 @@ def _schema(process: int, i: int) -> str:
     return json.dumps({"type": "record", "name": "Order", "fields": fields})
 
 
-def _register_many(path: str, process: int, start: multiprocessing.synchronize.Event, out: multiprocessing.Queue) -> None:
+def _register_many(
+    path: str, process: int, start: multiprocessing.synchronize.Event, out: multiprocessing.Queue
+) -> None:
     reg = Registry.open(path)
     start.wait()
     acked = []
@@ -75,7 +77,9 @@ def test_a_registry_file_keeps_everything_across_reopening(tmp_path: Path) -> No
         reg.delete(TOPIC)
     with Registry.open(path) as reg:
         assert [(v.version, v.deleted, v.user) for v in reg.history(TOPIC, include_deleted=True)] == [
-            (0, False, "alice"), (1, True, "")]
+            (0, False, "alice"),
+            (1, True, ""),
+        ]
         assert reg.namespace_policy("acme/race").allow_auto_update is False
         assert reg.topic_policy(TOPIC).compatibility is CompatibilityStrategy.FULL_TRANSITIVE
         assert [c.subscription for c in reg.clients(TOPIC)] == ["audit"]
@@ -109,7 +113,12 @@ def test_the_core_imports_no_ui_web_or_spark_package() -> None:
     for module in core.glob("*.py"):
         tree = ast.parse(module.read_text(encoding="utf-8"))
         for node in ast.walk(tree):
-            names = ([a.name for a in node.names] if isinstance(node, ast.Import)
-                     else [node.module or ""] if isinstance(node, ast.ImportFrom) else [])
+            names = (
+                [a.name for a in node.names]
+                if isinstance(node, ast.Import)
+                else [node.module or ""]
+                if isinstance(node, ast.ImportFrom)
+                else []
+            )
             for name in names:
                 assert name.split(".")[0] not in forbidden, f"{module.name} imports {name}"
