@@ -92,8 +92,8 @@ class _Differ:
     def __init__(self, old: AvroSchema, new: AvroSchema) -> None:
         self.changes: list[Change] = []
         self.seen: set[tuple[int, int]] = set()
-        self.new_reader = Resolver(new)  # BACKWARD: the new schema reads old data
-        self.old_reader = Resolver(old)  # FORWARD: the old schema reads new data
+        self.new_reader = Resolver(new, old)  # BACKWARD: the new schema reads old data
+        self.old_reader = Resolver(old, new)  # FORWARD: the old schema reads new data
 
     def effects(self, old: Node, new: Node) -> tuple[Effect, Effect]:
         """Ask Avro resolution itself whether each side reads the other's values of these nodes."""

@@ -22,7 +22,6 @@ from ._avro_schema import (
     Union,
     default_json,
     default_problem,
-    walk,
 )
 from ._model import RuleCode
 
@@ -88,7 +87,7 @@ def resolve(reader: AvroSchema, writer: AvroSchema) -> list[Finding]:
 
 def resolve_with_notes(reader: AvroSchema, writer: AvroSchema) -> tuple[list[Finding], list[Note]]:
     """Findings plus notes on what resolution let through (renamed records, enum symbols it cannot map)."""
-    resolver = Resolver(reader)
+    resolver = Resolver(reader, writer)
     resolver.resolve(writer.root, reader.root, "", True)
     return resolver.findings, resolver.notes
 
@@ -96,23 +95,18 @@ def resolve_with_notes(reader: AvroSchema, writer: AvroSchema) -> tuple[list[Fin
 class Resolver:
     """One reader schema, resolving writer nodes against its nodes (the reader's aliases rename the writer)."""
 
-    def __init__(self, reader: AvroSchema) -> None:
+    def __init__(self, reader: AvroSchema, writer: AvroSchema | None = None) -> None:
         self.findings: list[Finding] = []
         self.notes: list[Note] = []
         self.cache: dict[tuple[int, int, bool], _Verdict] = {}
         # Schema.applyAliases: the reader's aliases rename writer types and writer fields.
-        self.aliases: dict[str, str] = {}
-        self.field_aliases: dict[str, dict[str, str]] = {}
-        for node in walk(reader.root):
-            if isinstance(node, Named):
-                for alias in node.aliases:
-                    self.aliases[alias] = node.fullname
-            if isinstance(node, Record):
-                renames = {alias: f.name for f in node.fields for alias in f.aliases}
-                if renames:
-                    self.field_aliases.setdefault(node.fullname, {}).update(renames)
-                    for alias in node.aliases:
-                        self.field_aliases[alias] = self.field_aliases[node.fullname]
+        self.aliases, self.field_aliases = reader.alias_maps
+        # Identical subtrees need no walk, unless aliases could rename what the writer's subtree means.
+        no_aliases = not self.aliases and not self.field_aliases
+        self.reader_ids = reader.structure_ids if no_aliases and writer is not None else {}
+        self.writer_ids = writer.structure_ids if no_aliases and writer is not None else {}
+        self.reader_fields = reader.record_fields if self.reader_ids else {}
+        self.writer_fields = writer.record_fields if self.reader_ids and writer is not None else {}
 
     def can_read(self, w: Node, r: Node) -> bool:
         """Whether reader node `r` reads data written with writer node `w` (no findings recorded)."""
@@ -135,6 +129,8 @@ class Resolver:
             self.findings.append(finding)
 
     def resolve(self, w: Node, r: Node, where: str, record: bool) -> _Verdict:
+        if self.reader_ids and self.reader_ids.get(id(r), -1) == self.writer_ids.get(id(w), -2):
+            return _OK
         if isinstance(w, Union):
             if self.union_equivalent(w, r, {}):
                 # Resolver.WriterUnion: equivalent unions are read with the writer's own grammar, no errors.
@@ -243,16 +239,26 @@ class Resolver:
         name = self.writer_fullname(w)
         if record and name != r.fullname:
             self.notes.append(Note("record_renamed", r.pointer, w.pointer, r.fullname, w.fullname))
-        writer_names = {self.writer_field_name(name, f) for f in w.fields}
+        writer_fields: list[Field] = w.fields
+        reader_fields: list[Field] = r.fields
+        if id(w) in self.writer_fields and id(r) in self.reader_fields:
+            # No aliases: fields with the same name and structure on both sides read as they are; only the
+            # rest needs a look (same verdicts, far fewer steps on wide records).
+            w_map, r_map = self.writer_fields[id(w)], self.reader_fields[id(r)]
+            differing = {n for n, _ in w_map.items() - r_map.items()}
+            writer_fields = sorted((w.by_name[n] for n in differing), key=lambda f: f.position)
+            missing = r_map.keys() - w_map.keys()
+            reader_fields = [f for f in r.fields if f.name in missing] if missing else []
+        writer_names = {self.writer_field_name(name, f) for f in w.fields} if reader_fields else set()
         has_errors = field_errors = False
-        for wf in w.fields:
+        for wf in writer_fields:
             rf = r.by_name.get(self.writer_field_name(name, wf))
             if rf is not None:
                 verdict = self.resolve(wf.type, rf.type, _join(where, rf.name), record)
                 has_errors |= verdict.has_errors
                 field_errors |= verdict.error_here
         missing_required = False
-        for rf in r.fields:
+        for rf in reader_fields:
             if rf.name in writer_names:
                 continue
             if not rf.has_default:

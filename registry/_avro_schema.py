@@ -8,6 +8,7 @@ explanations can point into the schema document.
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 from collections.abc import Iterator
@@ -25,7 +26,7 @@ _ENUM_RESERVED = _SCHEMA_RESERVED | {"default"}
 _FIELD_RESERVED = frozenset({"default", "doc", "name", "order", "type", "aliases"})
 _ORDERS = ("ascending", "descending", "ignore")
 # Pulsar's lenient validator: letters, digits, `_` and `$`; the first character not a digit (§3.7).
-_LENIENT_NAME = re.compile(r"[^\W\d]|[_$]")
+_LENIENT_NAME = re.compile(r"(?:[^\W\d]|\$)[\w$]*")
 NO_DEFAULT: Any = object()
 
 
@@ -168,13 +169,59 @@ class InvalidDefault:
 class AvroSchema:
     """A parsed schema: the root node, its equality key (Java `Schema.equals`) and any invalid defaults."""
 
-    __slots__ = ("root", "_equality_key", "invalid_defaults", "named")
+    __slots__ = ("root", "_equality_key", "invalid_defaults", "named", "_aliases", "_structure", "_fields")
 
     def __init__(self, root: Node, named: dict[str, Named], invalid_defaults: tuple[InvalidDefault, ...]) -> None:
         self.root = root
         self.named = named
         self.invalid_defaults = invalid_defaults
         self._equality_key: str | None = None
+        self._aliases: tuple[dict[str, str], dict[str, dict[str, str]]] | None = None
+        self._structure: dict[int, int] | None = None
+        self._fields: dict[int, dict[str, int]] | None = None
+
+    @property
+    def alias_maps(self) -> tuple[dict[str, str], dict[str, dict[str, str]]]:
+        """`Schema.applyAliases`' indexes, computed once: named-type aliases → full name, and per record
+        (by full name or alias) field alias → field name."""
+        if self._aliases is None:
+            aliases: dict[str, str] = {}
+            field_aliases: dict[str, dict[str, str]] = {}
+            for node in walk(self.root):
+                if isinstance(node, Named):
+                    for alias in node.aliases:
+                        aliases[alias] = node.fullname
+                if isinstance(node, Record):
+                    renames = {alias: f.name for f in node.fields for alias in f.aliases}
+                    if renames:
+                        field_aliases.setdefault(node.fullname, {}).update(renames)
+                        for alias in node.aliases:
+                            field_aliases[alias] = field_aliases[node.fullname]
+            self._aliases = (aliases, field_aliases)
+        return self._aliases
+
+    @property
+    def structure_ids(self) -> dict[int, int]:
+        """For each node (by id), a number shared by every node, in any schema, of the same resolution-relevant
+        structure: equal numbers mean the reader reads the writer with nothing to report."""
+        if self._structure is None:
+            ids: dict[int, int] = {}
+            _structure_id(self.root, ids, set())
+            self._structure = ids
+        return self._structure
+
+    @property
+    def record_fields(self) -> dict[int, dict[str, int]]:
+        """For each record (by id), its field names → structure ids: two records' differing fields are a
+        set difference away."""
+        if self._fields is None:
+            ids = self.structure_ids
+            self._fields = {
+                id(node): {f.name: ids[id(f.type)] if id(f.type) in ids else -id(f.type) for f in node.fields}
+                for node in walk(self.root)
+                if isinstance(node, Record)
+            }
+        return self._fields
 
     @property
     def equality_key(self) -> str:
@@ -201,6 +248,53 @@ def parse_avro(text: str) -> AvroSchema:
         return _Parser().parse_document(doc)
     except RecursionError:
         raise AvroParseError("schema nesting is too deep") from None
+
+
+_INTERNED: dict[tuple[Any, ...], int] = {}
+
+
+def _intern(key: tuple[Any, ...]) -> int:
+    """Exact interning (dict keys compare by value), so equal ids always mean equal structure. Ids are never
+    reused; the table is cleared when large, which only loses sharing with schemas parsed before."""
+    found = _INTERNED.get(key)
+    if found is None:
+        if len(_INTERNED) > 500_000:
+            _INTERNED.clear()
+        found = _INTERNED[key] = next(_COUNTER)
+    return found
+
+
+_COUNTER = itertools.count(1)
+
+
+def _structure_id(node: Node, ids: dict[int, int], open_records: set[str]) -> int:
+    known = ids.get(id(node))
+    if known is not None:
+        return known
+    if isinstance(node, Record):
+        if node.fullname in open_records:
+            return _intern(("ref", node.fullname))
+        open_records.add(node.fullname)
+        key: tuple[Any, ...] = (
+            "record",
+            node.fullname,
+            tuple((f.name, _structure_id(f.type, ids, open_records)) for f in node.fields),
+        )
+        open_records.discard(node.fullname)
+    elif isinstance(node, Enum):
+        key = ("enum", node.fullname, tuple(node.symbols), node.default)
+    elif isinstance(node, Fixed):
+        key = ("fixed", node.fullname, node.size)
+    elif isinstance(node, Array):
+        key = ("array", _structure_id(node.items, ids, open_records))
+    elif isinstance(node, Map):
+        key = ("map", _structure_id(node.values, ids, open_records))
+    elif isinstance(node, Union):
+        key = ("union", tuple(_structure_id(b, ids, open_records) for b in node.branches))
+    else:
+        key = (node.kind,)
+    ids[id(node)] = result = _intern(key)
+    return result
 
 
 def _equality_form(node: Node, seen: set[str]) -> Any:
@@ -251,9 +345,7 @@ def _typed(value: Any) -> Any:
 
 
 def _is_lenient_name(name: str) -> bool:
-    if not name or not _LENIENT_NAME.fullmatch(name[0]):
-        return False
-    return all(ch in "_$" or ch.isalnum() for ch in name[1:])
+    return _LENIENT_NAME.fullmatch(name) is not None
 
 
 class _Parser:
@@ -261,9 +353,12 @@ class _Parser:
         self.named: dict[str, Named] = {}
         self.invalid_defaults: list[InvalidDefault] = []
         self.pending: list[tuple[Field, Any]] = []
+        self.has_refs = False
 
     def parse_document(self, doc: Any) -> AvroSchema:
-        root = self.resolve_refs(self.parse(doc, None, ""))
+        root = self.parse(doc, None, "")
+        if self.has_refs:
+            root = self.resolve_refs(root)
         for fld, default in self.pending:
             problem = default_problem(fld.type, default)
             if problem is not None:
@@ -302,7 +397,10 @@ class _Parser:
             prim.kind, prim.pointer, prim.props = name, pointer, {}
             return prim
         found = self.find(name, space)
-        return found if found is not None else _Ref(name, space, pointer)
+        if found is not None:
+            return found
+        self.has_refs = True
+        return _Ref(name, space, pointer)
 
     def find(self, name: str, space: str | None) -> Named | None:
         if space and "." not in name and f"{space}.{name}" in self.named:
@@ -517,6 +615,8 @@ class _Parser:
 
 
 def _props(node: dict[str, Any], reserved: frozenset[str]) -> dict[str, Any]:
+    if node.keys() <= reserved:
+        return {}
     return {k: _typed(v) for k, v in node.items() if k not in reserved}
 
 
