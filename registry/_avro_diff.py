@@ -250,26 +250,29 @@ class _Differ:
                 old=old.pointer,
                 new=new.pointer,
             )
-        if (old.doc or "") != (new.doc or ""):
-            self.add(
-                ChangeKind.DOC_CHANGED,
-                path,
-                f"documentation of {new.fullname} changed",
-                before=old.doc,
-                after=new.doc,
-                old=old.pointer,
-                new=new.pointer,
-            )
-        if old.aliases != new.aliases:
-            self.add(
-                ChangeKind.ALIASES_CHANGED,
-                path,
-                f"aliases of {new.fullname} changed",
-                before=sorted(old.aliases),
-                after=sorted(new.aliases),
-                old=old.pointer,
-                new=new.pointer,
-            )
+        self.metadata(
+            ChangeKind.DOC_CHANGED,
+            path,
+            f"documentation of {new.fullname}",
+            old.doc or "",
+            new.doc or "",
+            old.pointer,
+            new.pointer,
+        )
+        self.metadata(
+            ChangeKind.ALIASES_CHANGED,
+            path,
+            f"aliases of {new.fullname}",
+            sorted(old.aliases),
+            sorted(new.aliases),
+            old.pointer,
+            new.pointer,
+        )
+
+    def metadata(self, kind: ChangeKind, path: str, what: str, before: Any, after: Any, old: str, new: str) -> None:
+        """Docs, aliases, sort order, attributes: worth showing, never in the way of a reader."""
+        if before != after:
+            self.add(kind, path, f"{what} changed", before=before, after=after, old=old, new=new)
 
     def record(self, old: Record, new: Record, path: str) -> None:
         matched: dict[str, Field] = {}
@@ -367,46 +370,13 @@ class _Differ:
                 old=old.pointer,
                 new=new.pointer,
             )
-        if (old.doc or "") != (new.doc or ""):
-            self.add(
-                ChangeKind.DOC_CHANGED,
-                path,
-                f"documentation of field {path!r} changed",
-                before=old.doc,
-                after=new.doc,
-                old=old.pointer,
-                new=new.pointer,
-            )
-        if old.order != new.order:
-            self.add(
-                ChangeKind.ORDER_CHANGED,
-                path,
-                f"sort order of field {path!r} {old.order} → {new.order}",
-                before=old.order,
-                after=new.order,
-                old=old.pointer,
-                new=new.pointer,
-            )
-        if set(old.aliases) != set(new.aliases):
-            self.add(
-                ChangeKind.ALIASES_CHANGED,
-                path,
-                f"aliases of field {path!r} changed",
-                before=sorted(old.aliases),
-                after=sorted(new.aliases),
-                old=old.pointer,
-                new=new.pointer,
-            )
-        if old.props != new.props:
-            self.add(
-                ChangeKind.PROPERTY_CHANGED,
-                path,
-                f"custom attributes of field {path!r} changed",
-                before=old.props,
-                after=new.props,
-                old=old.pointer,
-                new=new.pointer,
-            )
+        for kind, what, before, after in (
+            (ChangeKind.DOC_CHANGED, "documentation", old.doc or "", new.doc or ""),
+            (ChangeKind.ORDER_CHANGED, "sort order", old.order, new.order),
+            (ChangeKind.ALIASES_CHANGED, "aliases", sorted(old.aliases), sorted(new.aliases)),
+            (ChangeKind.PROPERTY_CHANGED, "custom attributes", old.props, new.props),
+        ):
+            self.metadata(kind, path, f"{what} of field {path!r}", before, after, old.pointer, new.pointer)
         self.node(old.type, new.type, path)
 
     def enum(self, old: Enum, new: Enum, path: str) -> None:

@@ -261,6 +261,12 @@ def _advise(notes: list[Note], direction: Direction, version: int | None) -> lis
     by_structure = {(n.reader_path, n.writer_path) for n in notes if n.kind == "union_branch_by_structure"}
     advisories = []
     for note in notes:
+        # BACKWARD: the new schema reads, so the writer holds the old name; FORWARD: the other way round.
+        before, after = (
+            (note.writer_name, note.reader_name)
+            if direction is Direction.BACKWARD
+            else (note.reader_name, note.writer_name)
+        )
         if note.kind == "enum_symbols_missing":
             symbols = ", ".join(note.symbols)
             advisories.append(
@@ -285,9 +291,9 @@ def _advise(notes: list[Note], direction: Direction, version: int | None) -> lis
                     direction=direction,
                     version=version,
                     path=note.reader_path,
-                    message=f"record {note.writer_name} is read as {note.reader_name}: Pulsar ignores record names, "
-                    "but Avro's SchemaCompatibility (Confluent, Karapace) rejects the rename (NAME_MISMATCH)",
-                    hint=f"keep the name {note.writer_name}, or add it to the record's aliases",
+                    message=f"record {before} was renamed {after}: Pulsar ignores record names, but Avro's "
+                    "SchemaCompatibility (Confluent, Karapace) rejects the rename (NAME_MISMATCH)",
+                    hint=f"keep the name {before}, or list it in the aliases of record {after}",
                     source="Avro SchemaCompatibility",
                 )
             )
