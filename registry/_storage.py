@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Sequence
-from dataclasses import replace
 from typing import Protocol
 
 from ._model import ClientRecord, NamespacePolicy, SchemaVersion, TopicPolicy
@@ -126,7 +125,7 @@ class MemoryStorage:
 
     def put_client(self, client: ClientRecord) -> None:
         with self._lock:
-            self._clients[(client.topic, client.role, client.name, client.subscription)] = replace(client)
+            self._clients[(client.topic, client.role, client.name, client.subscription)] = client
 
     def remove_clients(self, topic: str, name: str, role: str | None) -> int:
         with self._lock:
