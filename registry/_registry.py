@@ -264,7 +264,7 @@ class Registry:
         clear theirs (fall back to the next level).
         """
         ns = NamespaceName.parse(namespace)
-        current = self._namespace(ns, create=True)
+        current = self._namespace(ns, create=self._auto_create)
         changes: dict[str, Any] = {}
         if compatibility is not UNSET:
             changes["compatibility"] = (

@@ -26,3 +26,14 @@ def test_reposting_bytes_meets_the_stored_none_as_a_type_change() -> None:
     assert refused.value.result.problems[0].code is RuleCode.SCHEMA_TYPE_CHANGED
     reg.set_topic_policy(TOPIC, compatibility=CompatibilityStrategy.ALWAYS_COMPATIBLE)
     assert reg.register(TOPIC, SchemaInfo(SchemaType.BYTES, "")) == 1
+
+
+def test_strict_registry_refuses_a_policy_on_an_unknown_namespace() -> None:
+    # Pulsar answers 404 "Namespace does not exist" (§7.2); a strict registry must not create it on the way.
+    from registry import NamespaceNotFoundError
+
+    reg = Registry.in_memory(auto_create=False)
+    reg.create_tenant("acme")
+    with pytest.raises(NamespaceNotFoundError, match="acme/raw"):
+        reg.set_namespace_policy("acme/raw", compatibility=CompatibilityStrategy.BACKWARD)
+    assert reg.namespaces("acme") == []
