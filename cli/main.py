@@ -71,8 +71,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     seed = commands.add_parser("seed", help="load sample_data/ into the registry")
     seed.add_argument("--db", metavar="PATH", help=db_help)
-    seed.add_argument("--force", action="store_true",
-                      help="replace a non-empty registry's contents with the sample data")
+    seed.add_argument(
+        "--force", action="store_true", help="replace a non-empty registry's contents with the sample data"
+    )
     seed.set_defaults(handler=run_seed)
     return parser
 
