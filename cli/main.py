@@ -8,29 +8,36 @@ starts it in a child process so the CLI stays fast and the app runs in Streamlit
 from __future__ import annotations
 
 import argparse
+import importlib
 import importlib.util
 import os
 import signal
 import subprocess
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:
-    from registry import Registry
+from ._common import (
+    DB_HELP,
+    EXIT_OK,
+    EXIT_REFUSED,
+    EXIT_USAGE,
+    PROG,
+    PROJECT_ROOT,
+    UserError,
+    close_registry,
+    describe_os_error,
+    open_registry,
+    package_version,
+    port_number,
+    report_error,
+    resolve_db_path,
+)
 
-PROG = "schema-explorer"
-DIST = "pulsar-schema-explorer"
-PROJECT_ROOT = Path(__file__).resolve().parent.parent
 APP_SCRIPT = PROJECT_ROOT / "app" / "streamlit_app.py"
 
-EXIT_OK = 0
-EXIT_REFUSED = 1  # the command understood the request and declined it (e.g. seeding a non-empty registry)
-EXIT_USAGE = 2  # a user error: bad arguments, bad path, or a RegistryError
-
-
-class UserError(Exception):
-    """A problem the user can fix; reported as one line, exit code 2."""
+# Each module adds its own subcommands with `add_commands(subparsers)`; they import their heavy
+# dependencies (uvicorn, pyspark) only when their command runs, so `schema-explorer --help` stays fast.
+COMMAND_MODULES = ("cli.admin", "cli.serve", "cli.audit")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -61,20 +68,20 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"%(prog)s {package_version()}")
     commands = parser.add_subparsers(dest="command", title="commands", metavar="COMMAND")
 
-    db_help = "registry database file (default: a per-user data file, seeded from sample_data/ on first use)"
-
     ui = commands.add_parser("ui", help="start the Streamlit app (seeds an empty registry first)")
-    ui.add_argument("--db", metavar="PATH", help=db_help)
+    ui.add_argument("--db", metavar="PATH", help=DB_HELP)
     ui.add_argument("--port", type=port_number, default=8501, help="port to listen on (default: 8501)")
     ui.add_argument("--host", default="127.0.0.1", help="address to bind (default: 127.0.0.1)")
     ui.set_defaults(handler=run_ui)
 
     seed = commands.add_parser("seed", help="load sample_data/ into the registry")
-    seed.add_argument("--db", metavar="PATH", help=db_help)
+    seed.add_argument("--db", metavar="PATH", help=DB_HELP)
     seed.add_argument(
         "--force", action="store_true", help="replace a non-empty registry's contents with the sample data"
     )
     seed.set_defaults(handler=run_seed)
+    for module in COMMAND_MODULES:
+        importlib.import_module(module).add_commands(commands)
     return parser
 
 
@@ -156,66 +163,6 @@ def stop_child(child: subprocess.Popen[bytes], grace: float = 5.0) -> None:
         except subprocess.TimeoutExpired:
             child.kill()
             child.wait()
-
-
-def resolve_db_path(raw: str | None) -> Path:
-    """The absolute database path to use; the default per-user file's folder is created if needed."""
-    if raw is None:
-        from registry import default_db_path
-
-        path = Path(default_db_path()).expanduser().resolve()
-        path.parent.mkdir(parents=True, exist_ok=True)
-        return path
-    if not raw.strip():
-        raise UserError("--db must not be empty")
-    path = Path(raw).expanduser().resolve()
-    if path.is_dir():
-        raise UserError(f"--db {raw!r} is a directory; give a database file path such as {path / 'registry.db'}")
-    if not path.parent.is_dir():
-        raise UserError(f"--db {raw!r}: folder {path.parent} does not exist")
-    return path
-
-
-def open_registry(path: Path) -> Registry:
-    from registry import Registry
-
-    return Registry.open(str(path))
-
-
-def close_registry(reg: Registry) -> None:
-    close = getattr(reg, "close", None)
-    if callable(close):
-        close()
-
-
-def port_number(text: str) -> int:
-    try:
-        port = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a port number: {text!r}") from None
-    if not 1 <= port <= 65535:
-        raise argparse.ArgumentTypeError(f"port must be between 1 and 65535, got {port}")
-    return port
-
-
-def package_version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version(DIST)
-    except PackageNotFoundError:
-        return "0+unknown (not installed)"
-
-
-def describe_os_error(exc: OSError) -> str:
-    where = f": {exc.filename}" if exc.filename else ""
-    return f"{exc.strerror or exc}{where}"
-
-
-def report_error(error: BaseException | str) -> int:
-    message = str(error) or type(error).__name__
-    print(f"{PROG}: error: {message}", file=sys.stderr)
-    return EXIT_USAGE
 
 
 if __name__ == "__main__":

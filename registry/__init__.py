@@ -3,10 +3,12 @@
 No UI, web or Spark imports here: the app, server, pipeline and notebooks are thin shells over this facade.
 """
 
+from ._catalog import TopicPage, TopicQuery, TopicSummary
 from ._changes import Advisory, AdvisoryCode, Change, ChangeKind, Effect, SchemaDiff, Severity
 from ._errors import (
     AuthError,
     IncompatibleSchemaError,
+    InvalidArgumentError,
     InvalidNameError,
     InvalidSchemaError,
     InvalidVersionError,
@@ -77,6 +79,7 @@ __all__ = [
     "Effective",
     "EffectivePolicy",
     "IncompatibleSchemaError",
+    "InvalidArgumentError",
     "InvalidNameError",
     "InvalidSchemaError",
     "InvalidVersionError",
@@ -107,6 +110,9 @@ __all__ = [
     "TopicImpact",
     "TopicName",
     "TopicNotFoundError",
+    "TopicPage",
+    "TopicQuery",
+    "TopicSummary",
     "TopicPolicy",
     "UpgradeOrder",
     "UpgradePlan",

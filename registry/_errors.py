@@ -69,3 +69,7 @@ class AuthError(RegistryError):
 
 class InvalidVersionError(RegistryError, ValueError):
     """A schema version that is not a non-negative whole number."""
+
+
+class InvalidArgumentError(RegistryError, ValueError):
+    """An argument outside its allowed range (a page size, an offset, a limit)."""

@@ -8,26 +8,31 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable, Sequence
+from collections import Counter
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import replace
 from pathlib import Path
 from types import TracebackType
 from typing import Any, Final
 
+from ._catalog import TopicPage, TopicQuery, TopicSummary, field_names, page_of
 from ._changes import SchemaDiff
 from ._compatibility import Versioned, can_read, check_with_all, check_with_latest, invalid_default_advisories
 from ._diff import diff_schemas
 from ._errors import (
     IncompatibleSchemaError,
+    InvalidArgumentError,
     InvalidNameError,
     InvalidSchemaError,
     InvalidVersionError,
     NamespaceNotFoundError,
     PoisonedHistoryError,
     PolicyError,
+    RegistryError,
     SchemaNotFoundError,
     StorageError,
     TenantNotFoundError,
+    TopicNotFoundError,
 )
 from ._model import (
     AVRO_PARSED_TYPES,
@@ -557,6 +562,63 @@ class Registry:
             return to_schema_data(ref)
         entry = self.get(str(name), ref)
         return SchemaData(entry.type, entry.data, entry.properties)
+
+    # --- catalog ----------------------------------------------------------------------------------------
+
+    def search_topics(self, query: TopicQuery | None = None, *, offset: int = 0, limit: int = 50) -> TopicPage:
+        """One page of the topics matching `query` (all topics when None), in topic-name order."""
+        if offset < 0 or limit < 1:
+            raise InvalidArgumentError(f"a page needs offset >= 0 and limit >= 1, got offset={offset}, limit={limit}")
+        query = query or TopicQuery()
+        return page_of(self._catalog(query), query, offset=offset, limit=limit)
+
+    def topic_summary(self, topic: str) -> TopicSummary:
+        """The catalog row of one topic (404-style TopicNotFoundError when the topic does not exist)."""
+        name = TopicName.parse(topic)
+        if not self._storage.has_topic(str(name.base)):
+            raise TopicNotFoundError(f"Topic does not exist: {name.base}")
+        counts = Counter((c.role, c.topic) for c in self._storage.clients([str(name.base)]))
+        return self._summary(name, counts)
+
+    def _catalog(self, query: TopicQuery) -> Iterator[TopicSummary]:
+        counts = Counter((c.role, c.topic) for c in self._storage.clients(None))
+        tenants = [query.tenant] if query.tenant is not None else self._storage.tenants()
+        for tenant in tenants:
+            for namespace in self._storage.namespaces(tenant):
+                if query.namespace is not None and namespace != query.namespace:
+                    continue
+                for topic in self._storage.topics(namespace):
+                    yield self._summary(TopicName.parse(topic), counts)
+
+    def _summary(self, name: TopicName, counts: Counter[tuple[ClientRole, str]]) -> TopicSummary:
+        topic = str(name.base)
+        entries = trim(self._storage.history(name.schema_id))
+        live = [e for e in entries if not e.deleted]
+        latest = live[-1] if live else None
+        fields: tuple[str, ...] = ()
+        error = ""
+        if latest is not None:
+            try:
+                fields = field_names(latest.type, latest.schema)
+            except RegistryError as exc:
+                error = str(exc)
+        strategy = self._admin_strategy(name)
+        return TopicSummary(
+            topic=topic,
+            tenant=name.tenant,
+            namespace=str(name.namespace_name),
+            schema_type=latest.type if latest else None,
+            versions=len(live),
+            latest_version=latest.version if latest else None,
+            updated_at=latest.timestamp if latest else None,
+            deleted=bool(entries) and entries[-1].deleted,
+            strategy=strategy.value,
+            strategy_source=strategy.source,
+            producers=counts[(ClientRole.PRODUCER, topic)],
+            consumers=counts[(ClientRole.CONSUMER, topic)],
+            fields=fields,
+            error=error,
+        )
 
     # --- listing and creation ---------------------------------------------------------------------------
 

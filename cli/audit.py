@@ -1,0 +1,10 @@
+"""`audit JOB`: the Spark pipeline (pipeline/)."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+
+def add_commands(commands: argparse._SubParsersAction[Any]) -> None:
+    """Not built yet: its issue adds the subcommands here."""

@@ -1,0 +1,10 @@
+"""`serve`: the REST backend (server/) under uvicorn."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+
+def add_commands(commands: argparse._SubParsersAction[Any]) -> None:
+    """Not built yet: its issue adds the subcommands here."""
