@@ -49,6 +49,7 @@ from ._protobuf_native import to_protobuf_native_data
 from ._registry import Registry
 from ._schema_data import key_value_schema_info
 from ._seed import SeedReport, seed_sample_data
+from ._snapshot import SnapshotError, export_snapshot, import_snapshot
 from ._upgrade import (
     STRATEGY_UPGRADE_ORDER,
     ChangeOrder,
@@ -104,6 +105,7 @@ __all__ = [
     "SchemaType",
     "SchemaVersion",
     "SeedReport",
+    "SnapshotError",
     "Severity",
     "StorageError",
     "TenantNotFoundError",
@@ -120,6 +122,8 @@ __all__ = [
     "WhatIf",
     "change_order",
     "default_db_path",
+    "export_snapshot",
+    "import_snapshot",
     "key_value_schema_info",
     "seed_sample_data",
     "strategy_order",
