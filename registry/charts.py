@@ -1,0 +1,211 @@
+"""The altair charts the app and the notebooks draw, from one place.
+
+Every chart takes core values (or a DataFrame from `registry.tables`) and returns a configured top-level
+altair chart: pass it to `st.altair_chart(chart)` or let Jupyter display it. Colours are mid-tones and text
+is mid-grey on a transparent background, so each chart reads on light and dark themes alike; every colour
+has a second cue (a glyph or a shape) for colour-blind readers.
+Not imported by `registry/__init__.py`: the core must import without altair.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, TypeVar, cast
+
+import altair as alt
+import pandas as pd  # type: ignore[import-untyped]
+
+from ._model import SchemaVersion
+from ._whatif import WhatIf
+from .tables import history_frame, strategy_frame
+
+__all__ = [
+    "ACCEPTED_COLOR",
+    "REFUSED_COLOR",
+    "compatibility_heatmap",
+    "strategy_matrix_chart",
+    "version_timeline",
+]
+
+# Mid-tone green/red/grey: enough contrast with white text inside marks and with both light and dark pages.
+ACCEPTED_COLOR = "#2f9e5f"
+REFUSED_COLOR = "#d9473f"
+TOMBSTONE_COLOR = "#8c8c8c"
+TEXT_COLOR = "#8a8a8a"  # ~3.5:1 on white, ~5.5:1 on Streamlit's and JupyterLab's dark backgrounds
+GRID_COLOR = "#8a8a8a40"
+LIVE_COLOR = "#3b82c4"
+
+C = TypeVar("C", alt.Chart, alt.LayerChart, alt.FacetChart)
+
+
+def _themed(chart: C) -> C:
+    """Theme-neutral text and grid colours on a transparent background."""
+    configured = (
+        chart.configure(background="transparent", font="sans-serif")
+        .configure_view(stroke=None)
+        .configure_axis(
+            labelColor=TEXT_COLOR,
+            titleColor=TEXT_COLOR,
+            domainColor=TEXT_COLOR,
+            tickColor=TEXT_COLOR,
+            gridColor=GRID_COLOR,
+            labelFontSize=12,
+            titleFontSize=12,
+        )
+        .configure_legend(labelColor=TEXT_COLOR, titleColor=TEXT_COLOR, labelFontSize=12, titleFontSize=12)
+        .configure_header(labelColor=TEXT_COLOR, titleColor=TEXT_COLOR, labelFontSize=12)
+        .configure_title(color=TEXT_COLOR, anchor="start", fontSize=14)
+    )
+    return cast(C, configured)
+
+
+def _title(text: str) -> alt.TitleParams:
+    return alt.TitleParams(text=text, anchor="start")
+
+
+def version_timeline(history: Sequence[SchemaVersion], *, title: str | None = None) -> alt.LayerChart:
+    """A topic's versions over time: one point per version at its registration time, tombstones as grey
+    crosses, a step line between them; tooltips give version, type, time, user and size.
+
+    Pass `Registry.history(topic, include_deleted=True)` to see deletions.
+    """
+    frame = history_frame(history)
+    frame["status"] = frame["deleted"].map({True: "tombstone (deleted)", False: "live"})
+    frame["label"] = "v" + frame["version"].astype(str)
+    topic = str(frame["topic"].iloc[0]) if len(frame) else ""
+    base = alt.Chart(frame).encode(
+        x=alt.X("registered_at:T", title="registered at (UTC)", axis=alt.Axis(labelOverlap=True)),
+        y=alt.Y(
+            "version:Q",
+            title="version",
+            axis=alt.Axis(tickMinStep=1, format="d"),
+            scale=alt.Scale(domainMin=0, nice=False, padding=12),
+        ),
+    )
+    line = base.mark_line(interpolate="step-after", color=TEXT_COLOR, strokeWidth=1, opacity=0.6)
+    status = alt.Color(
+        "status:N",
+        title=None,
+        scale=alt.Scale(domain=["live", "tombstone (deleted)"], range=[LIVE_COLOR, TOMBSTONE_COLOR]),
+        legend=alt.Legend(orient="bottom"),
+    )
+    points = base.mark_point(filled=True, size=110, opacity=1).encode(
+        color=status,
+        shape=alt.Shape(
+            "status:N",
+            title=None,
+            scale=alt.Scale(domain=["live", "tombstone (deleted)"], range=["circle", "cross"]),
+        ),
+        tooltip=[
+            alt.Tooltip("version:Q", title="version", format="d"),
+            alt.Tooltip("type:N", title="type"),
+            alt.Tooltip("status:N", title="status"),
+            alt.Tooltip("registered_at:T", title="registered at (UTC)", format="%Y-%m-%d %H:%M:%S"),
+            alt.Tooltip("user:N", title="user"),
+            alt.Tooltip("size:Q", title="bytes", format=","),
+        ],
+    )
+    labels = base.mark_text(dy=-12, fontSize=11, color=TEXT_COLOR).encode(text="label:N")
+    chart = alt.LayerChart(layer=[line, points, labels]).properties(
+        title=_title(title if title is not None else f"Versions of {topic}"), width="container", height=260
+    )
+    return _themed(chart)
+
+
+def compatibility_heatmap(
+    frame: pd.DataFrame, *, topic: str | None = None, title: str | None = None
+) -> alt.LayerChart | alt.FacetChart:
+    """Reader version × writer version: can the reader read data written with the writer? ✓ green / ✗ red,
+    the rule code (and message, when the frame has one) in the tooltip.
+
+    `frame` has the columns topic, reader_version, writer_version, compatible, rule_code (as
+    `registry.tables.compatibility_matrix` and the Spark compat-matrix job write them). `topic` keeps one
+    topic; several topics are drawn as small multiples.
+    """
+    data = frame if topic is None else frame[frame["topic"] == topic]
+    data = data.copy()
+    data["verdict"] = data["compatible"].map({True: "readable", False: "not readable"})
+    data["glyph"] = data["compatible"].map({True: "✓", False: "✗"})
+    data["rule_code"] = data["rule_code"].fillna("—")
+    tooltip = [
+        alt.Tooltip("topic:N", title="topic"),
+        alt.Tooltip("reader_version:O", title="reader version"),
+        alt.Tooltip("writer_version:O", title="writer version"),
+        alt.Tooltip("verdict:N", title="verdict"),
+        alt.Tooltip("rule_code:N", title="rule"),
+    ]
+    if "message" in data.columns:
+        tooltip.append(alt.Tooltip("message:N", title="why"))
+    versions = max(data["reader_version"].nunique(), data["writer_version"].nunique(), 1)
+    cell = 34 if versions <= 12 else max(12, 420 // versions)
+    base = alt.Chart().encode(
+        x=alt.X("writer_version:O", title="writer version (data written with)", axis=alt.Axis(labelAngle=0)),
+        y=alt.Y("reader_version:O", title="reader version (reads with)"),
+        tooltip=tooltip,
+    )
+    rects = base.mark_rect(stroke="#ffffff30", strokeWidth=1).encode(
+        color=alt.Color(
+            "verdict:N",
+            title=None,
+            scale=alt.Scale(domain=["readable", "not readable"], range=[ACCEPTED_COLOR, REFUSED_COLOR]),
+            legend=alt.Legend(orient="bottom"),
+        )
+    )
+    glyphs = base.mark_text(color="white", fontSize=min(14, cell // 2), fontWeight="bold").encode(text="glyph:N")
+    layer = alt.LayerChart(data=data, layer=[rects, glyphs]).properties(width=alt.Step(cell), height=alt.Step(cell))
+    if data["topic"].nunique() > 1:
+        facets = layer.facet(facet=alt.Facet("topic:N", title=None), columns=3).resolve_scale(
+            x="independent", y="independent"
+        )
+        return _themed(cast(alt.FacetChart, facets).properties(title=_title(title or "Who reads whom")))
+    name = str(data["topic"].iloc[0]) if len(data) else ""
+    return _themed(layer.properties(title=_title(title if title is not None else f"Who reads whom: {name}")))
+
+
+def strategy_matrix_chart(what_if: WhatIf, *, title: str | None = None) -> alt.LayerChart:
+    """The 8 strategies × accepted/refused for one candidate; the topic's effective strategy is outlined and
+    the tooltip gives each refusal's first rule code and message."""
+    frame = strategy_frame(what_if)
+    frame["verdict"] = frame["accepted"].map({True: "accepted", False: "refused"})
+    frame["glyph"] = frame["accepted"].map({True: "✓ accepted", False: "✗ refused"})
+    frame["rule_code"] = frame["rule_code"].fillna("—")
+    frame["marker"] = frame["effective"].map({True: "effective strategy", False: ""})
+    frame["note"] = [
+        " · ".join(part for part in (code if code != "—" else "", marker) if part)
+        for code, marker in zip(frame["rule_code"], frame["marker"], strict=True)
+    ]
+    order = list(frame["strategy"])
+    tooltip: list[Any] = [
+        alt.Tooltip("strategy:N", title="strategy"),
+        alt.Tooltip("verdict:N", title="verdict"),
+        alt.Tooltip("marker:N", title="this topic"),
+        alt.Tooltip("upgrade_order:N", title="upgrade order"),
+        alt.Tooltip("problems:Q", title="problems"),
+        alt.Tooltip("rule_code:N", title="first rule"),
+        alt.Tooltip("message:N", title="why"),
+    ]
+    base = alt.Chart(frame).encode(
+        y=alt.Y("strategy:N", sort=order, title=None, axis=alt.Axis(labelLimit=220)), tooltip=tooltip
+    )
+    rects = base.mark_rect(cornerRadius=3).encode(
+        x=alt.value(0),
+        x2=alt.value(120),
+        color=alt.Color(
+            "verdict:N",
+            title=None,
+            scale=alt.Scale(domain=["accepted", "refused"], range=[ACCEPTED_COLOR, REFUSED_COLOR]),
+            legend=None,
+        ),
+        stroke=alt.condition("datum.effective", alt.value(TEXT_COLOR), alt.value(None)),
+        strokeWidth=alt.condition("datum.effective", alt.value(3), alt.value(0)),
+    )
+    glyphs = base.mark_text(color="white", fontWeight="bold", fontSize=12, align="left").encode(
+        x=alt.value(10), text="glyph:N"
+    )
+    notes = base.mark_text(color=TEXT_COLOR, fontSize=11, align="left").encode(x=alt.value(130), text="note:N")
+    chart = alt.LayerChart(layer=[rects, glyphs, notes]).properties(
+        title=_title(title if title is not None else f"Candidate for {what_if.topic} under each strategy"),
+        width=420,
+        height=alt.Step(26),
+    )
+    return _themed(chart)

@@ -1,0 +1,332 @@
+"""pandas DataFrames from the core's values, for the app's tables, the notebooks and the charts.
+
+One function per value, one row per item, columns named as the values' fields. Enums become their Pulsar
+names (plain strings), epoch-millisecond timestamps become UTC datetimes, absent versions become <NA>.
+Not imported by `registry/__init__.py`: the core must import without pandas.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+
+import pandas as pd  # type: ignore[import-untyped]
+
+from ._catalog import TopicPage, TopicSummary
+from ._changes import Advisory, SchemaDiff
+from ._model import STRATEGIES, ClientRecord, CompatibilityResult, CompatibilityStrategy, Problem, SchemaVersion
+from ._names import TopicName
+from ._registry import Registry
+from ._upgrade import STRATEGY_UPGRADE_ORDER, UpgradePlan
+from ._whatif import PolicyImpact, WhatIf
+
+__all__ = [
+    "COMPAT_MATRIX_COLUMNS",
+    "advisories_frame",
+    "changes_frame",
+    "clients_frame",
+    "compatibility_matrix",
+    "history_frame",
+    "policy_impact_frame",
+    "problems_frame",
+    "strategy_frame",
+    "topics_frame",
+    "upgrade_plan_frame",
+]
+
+# The columns of a compatibility matrix, shared with the Spark compat-matrix job's Parquet output.
+COMPAT_MATRIX_COLUMNS = ("topic", "reader_version", "writer_version", "compatible", "rule_code", "message")
+
+TOPIC_COLUMNS = (
+    "topic",
+    "tenant",
+    "namespace",
+    "name",
+    "schema_type",
+    "versions",
+    "latest_version",
+    "updated_at",
+    "deleted",
+    "strategy",
+    "strategy_source",
+    "producers",
+    "consumers",
+    "fields",
+    "error",
+)
+HISTORY_COLUMNS = ("topic", "version", "type", "registered_at", "deleted", "user", "size", "properties")
+STRATEGY_COLUMNS = (
+    "strategy",
+    "accepted",
+    "effective",
+    "upgrade_order",
+    "problems",
+    "rule_code",
+    "message",
+    "checked_versions",
+)
+PROBLEM_COLUMNS = ("code", "direction", "version", "path", "reader_path", "writer_path", "message", "hint")
+ADVISORY_COLUMNS = ("code", "severity", "direction", "version", "path", "message", "hint", "source")
+CHANGE_COLUMNS = ("kind", "path", "backward", "forward", "breaking", "before", "after", "message")
+CLIENT_COLUMNS = ("topic", "role", "name", "subscription", "schema_type", "version", "connected_at", "replicator")
+IMPACT_COLUMNS = (
+    "topic",
+    "current",
+    "current_source",
+    "proposed",
+    "overridden",
+    "affected",
+    "latest_refused",
+    "refused_versions",
+    "refused_clients",
+    "rule_code",
+    "message",
+)
+PLAN_COLUMNS = ("step", "role", "client", "subscription", "from_version", "to_version", "explanation")
+
+
+def _frame(rows: Iterable[Mapping[str, object]], columns: Sequence[str], *, ints: Sequence[str] = ()) -> pd.DataFrame:
+    frame = pd.DataFrame(list(rows), columns=list(columns))
+    for column in ints:
+        frame[column] = frame[column].astype("Int64")  # nullable: a missing version stays <NA>, not NaN
+    return frame
+
+
+def _when(millis: pd.Series) -> pd.Series:
+    return pd.to_datetime(millis, unit="ms", utc=True)
+
+
+def topics_frame(topics: TopicPage | Iterable[TopicSummary]) -> pd.DataFrame:
+    """One row per topic of a `Registry.search_topics` page (or any TopicSummary rows), in the given order."""
+    rows = topics.items if isinstance(topics, TopicPage) else topics
+    frame = _frame(
+        (
+            {
+                "topic": t.topic,
+                "tenant": t.tenant,
+                "namespace": t.namespace,
+                "name": t.short_name,
+                "schema_type": t.schema_type.value if t.schema_type else None,
+                "versions": t.versions,
+                "latest_version": t.latest_version,
+                "updated_at": t.updated_at,
+                "deleted": t.deleted,
+                "strategy": t.strategy.value,
+                "strategy_source": t.strategy_source.value,
+                "producers": t.producers,
+                "consumers": t.consumers,
+                "fields": ", ".join(t.fields),
+                "error": t.error,
+            }
+            for t in rows
+        ),
+        TOPIC_COLUMNS,
+        ints=("latest_version", "updated_at"),
+    )
+    frame["updated_at"] = _when(frame["updated_at"])
+    return frame
+
+
+def history_frame(history: Sequence[SchemaVersion]) -> pd.DataFrame:
+    """One row per version of `Registry.history(topic, include_deleted=...)`; tombstones have deleted=True."""
+    frame = _frame(
+        (
+            {
+                "topic": v.topic,
+                "version": v.version,
+                "type": v.type.value,
+                "registered_at": v.timestamp,
+                "deleted": v.deleted,
+                "user": v.user,
+                "size": len(v.data),
+                "properties": ", ".join(f"{k}={val}" for k, val in sorted(v.properties.items())),
+            }
+            for v in history
+        ),
+        HISTORY_COLUMNS,
+        ints=("version", "registered_at", "size"),
+    )
+    frame["registered_at"] = _when(frame["registered_at"])
+    return frame
+
+
+def strategy_frame(what_if: WhatIf) -> pd.DataFrame:
+    """The 8 strategies × accepted/refused for one candidate, with the first problem of each refusal."""
+    rows = []
+    for strategy in STRATEGIES:
+        result = what_if.by_strategy[strategy]
+        first = result.problems[0] if result.problems else None
+        rows.append(
+            {
+                "strategy": strategy.value,
+                "accepted": result.compatible,
+                "effective": strategy is what_if.effective.value,
+                "upgrade_order": STRATEGY_UPGRADE_ORDER[strategy].value,
+                "problems": len(result.problems),
+                "rule_code": first.code.value if first else None,
+                "message": first.message if first else "",
+                "checked_versions": ", ".join(str(v) for v in result.checked_versions),
+            }
+        )
+    return _frame(rows, STRATEGY_COLUMNS)
+
+
+def problems_frame(problems: CompatibilityResult | Iterable[Problem]) -> pd.DataFrame:
+    """Why a candidate is refused: one row per problem (rule code, direction, version, JSON pointers)."""
+    items = problems.problems if isinstance(problems, CompatibilityResult) else problems
+    return _frame(
+        (
+            {
+                "code": p.code.value,
+                "direction": p.direction.value,
+                "version": p.version,
+                "path": p.path,
+                "reader_path": p.reader_path,
+                "writer_path": p.writer_path,
+                "message": p.message,
+                "hint": p.hint,
+            }
+            for p in items
+        ),
+        PROBLEM_COLUMNS,
+        ints=("version",),
+    )
+
+
+def advisories_frame(advisories: CompatibilityResult | WhatIf | Iterable[Advisory]) -> pd.DataFrame:
+    """What Pulsar accepts but will hurt later: one row per advisory."""
+    items = advisories.advisories if isinstance(advisories, CompatibilityResult | WhatIf) else advisories
+    return _frame(
+        (
+            {
+                "code": a.code.value,
+                "severity": a.severity.value,
+                "direction": a.direction.value,
+                "version": a.version,
+                "path": a.path,
+                "message": a.message,
+                "hint": a.hint,
+                "source": a.source,
+            }
+            for a in items
+        ),
+        ADVISORY_COLUMNS,
+        ints=("version",),
+    )
+
+
+def changes_frame(diff: SchemaDiff | None) -> pd.DataFrame:
+    """The semantic changes of a diff, each with its effect on BACKWARD and FORWARD reading."""
+    return _frame(
+        (
+            {
+                "kind": c.kind.value,
+                "path": c.path,
+                "backward": c.backward.value,
+                "forward": c.forward.value,
+                "breaking": c.is_breaking,
+                "before": c.before,
+                "after": c.after,
+                "message": c.message,
+            }
+            for c in (diff.changes if diff is not None else ())
+        ),
+        CHANGE_COLUMNS,
+    )
+
+
+def clients_frame(clients: Iterable[ClientRecord]) -> pd.DataFrame:
+    """Recorded producers and consumers (`Registry.clients(topic)`), with the schema version each uses."""
+    frame = _frame(
+        (
+            {
+                "topic": c.topic,
+                "role": c.role.value,
+                "name": c.name,
+                "subscription": c.subscription,
+                "schema_type": c.schema_type.value if c.schema_type else None,
+                "version": c.version,
+                "connected_at": c.connected_at or None,
+                "replicator": c.replicator,
+            }
+            for c in clients
+        ),
+        CLIENT_COLUMNS,
+        ints=("version", "connected_at"),
+    )
+    frame["connected_at"] = _when(frame["connected_at"])
+    return frame
+
+
+def policy_impact_frame(impact: PolicyImpact) -> pd.DataFrame:
+    """A proposed namespace strategy, topic by topic: which live versions and clients it would refuse."""
+    return _frame(
+        (
+            {
+                "topic": t.topic,
+                "current": t.current.value.value,
+                "current_source": t.current.source.value,
+                "proposed": t.proposed.value,
+                "overridden": t.overridden,
+                "affected": t.affected,
+                "latest_refused": t.latest_refused,
+                "refused_versions": ", ".join(str(v) for v in t.refused_versions),
+                "refused_clients": ", ".join(c.client.name for c in t.refused_clients),
+                "rule_code": t.first_problem.code.value if t.first_problem else None,
+                "message": t.first_problem.message if t.first_problem else "",
+            }
+            for t in impact.topics
+        ),
+        IMPACT_COLUMNS,
+    )
+
+
+def upgrade_plan_frame(plan: UpgradePlan) -> pd.DataFrame:
+    """One row per client per step of an upgrade plan (empty when no client needs to move)."""
+    return _frame(
+        (
+            {
+                "step": step.number,
+                "role": step.role.value,
+                "client": c.name,
+                "subscription": c.subscription,
+                "from_version": c.version,
+                "to_version": str(plan.target_version),
+                "explanation": step.explanation,
+            }
+            for step in plan.steps
+            for c in step.clients
+        ),
+        PLAN_COLUMNS,
+        ints=("step", "from_version"),
+    )
+
+
+def compatibility_matrix(registry: Registry, topic: str) -> pd.DataFrame:
+    """Can each live version read data written with each other live version? One row per (reader, writer).
+
+    The same columns as the Spark compat-matrix job's output (COMPAT_MATRIX_COLUMNS). Each reader is checked
+    by the core as a candidate under BACKWARD_TRANSITIVE (the candidate reads every live version), so the
+    verdicts and rule codes are Pulsar's.
+    """
+    history = registry.history(topic)
+    name = str(TopicName.parse(topic).base)
+    rows = []
+    for reader in history:
+        result = registry.check(topic, reader.info, strategy=CompatibilityStrategy.BACKWARD_TRANSITIVE)
+        refused: dict[int, Problem] = {}
+        for problem in result.problems:
+            if problem.version is not None:
+                refused.setdefault(problem.version, problem)
+        for writer in history:
+            refusal = refused.get(writer.version)
+            rows.append(
+                {
+                    "topic": name,
+                    "reader_version": reader.version,
+                    "writer_version": writer.version,
+                    "compatible": refusal is None,
+                    "rule_code": refusal.code.value if refusal else None,
+                    "message": refusal.message if refusal else "",
+                }
+            )
+    return _frame(rows, COMPAT_MATRIX_COLUMNS, ints=("reader_version", "writer_version"))
