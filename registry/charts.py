@@ -63,18 +63,21 @@ def _title(text: str) -> alt.TitleParams:
     return alt.TitleParams(text=text, anchor="start")
 
 
-def version_timeline(history: Sequence[SchemaVersion], *, title: str | None = None) -> alt.LayerChart:
+def version_timeline(
+    history: Sequence[SchemaVersion], *, title: str | None = None, width: int = 560, height: int = 260
+) -> alt.LayerChart:
     """A topic's versions over time: one point per version at its registration time, tombstones as grey
     crosses, a step line between them; tooltips give version, type, time, user and size.
 
-    Pass `Registry.history(topic, include_deleted=True)` to see deletions.
+    Pass `Registry.history(topic, include_deleted=True)` to see deletions. In Streamlit,
+    `st.altair_chart(chart, use_container_width=True)` stretches it to the column.
     """
     frame = history_frame(history)
     frame["status"] = frame["deleted"].map({True: "tombstone (deleted)", False: "live"})
     frame["label"] = "v" + frame["version"].astype(str)
     topic = str(frame["topic"].iloc[0]) if len(frame) else ""
     base = alt.Chart(frame).encode(
-        x=alt.X("registered_at:T", title="registered at (UTC)", axis=alt.Axis(labelOverlap=True)),
+        x=alt.X("registered_at:T", title="registered at (UTC)", axis=alt.Axis(format="%b %Y", labelOverlap=True)),
         y=alt.Y(
             "version:Q",
             title="version",
@@ -107,7 +110,7 @@ def version_timeline(history: Sequence[SchemaVersion], *, title: str | None = No
     )
     labels = base.mark_text(dy=-12, fontSize=11, color=TEXT_COLOR).encode(text="label:N")
     chart = alt.LayerChart(layer=[line, points, labels]).properties(
-        title=_title(title if title is not None else f"Versions of {topic}"), width="container", height=260
+        title=_title(title if title is not None else f"Versions of {topic}"), width=width, height=height
     )
     return _themed(chart)
 
@@ -136,11 +139,16 @@ def compatibility_heatmap(
     ]
     if "message" in data.columns:
         tooltip.append(alt.Tooltip("message:N", title="why"))
+    faceted = data["topic"].nunique() > 1
     versions = max(data["reader_version"].nunique(), data["writer_version"].nunique(), 1)
     cell = 34 if versions <= 12 else max(12, 420 // versions)
     base = alt.Chart().encode(
-        x=alt.X("writer_version:O", title="writer version (data written with)", axis=alt.Axis(labelAngle=0)),
-        y=alt.Y("reader_version:O", title="reader version (reads with)"),
+        x=alt.X(
+            "writer_version:O",
+            title="writer version" if faceted else "writer version (data written with)",
+            axis=alt.Axis(labelAngle=0),
+        ),
+        y=alt.Y("reader_version:O", title="reader version" if faceted else "reader version (reads with)"),
         tooltip=tooltip,
     )
     rects = base.mark_rect(stroke="#ffffff30", strokeWidth=1).encode(
@@ -153,7 +161,7 @@ def compatibility_heatmap(
     )
     glyphs = base.mark_text(color="white", fontSize=min(14, cell // 2), fontWeight="bold").encode(text="glyph:N")
     layer = alt.LayerChart(data=data, layer=[rects, glyphs]).properties(width=alt.Step(cell), height=alt.Step(cell))
-    if data["topic"].nunique() > 1:
+    if faceted:
         facets = layer.facet(facet=alt.Facet("topic:N", title=None), columns=3).resolve_scale(
             x="independent", y="independent"
         )
