@@ -129,13 +129,13 @@ class Registry:
         auto_create: bool = True,
         token: str | None = None,
     ) -> Registry:
-        """Open an embedded registry file (created if missing); http(s) URLs name a remote admin endpoint."""
+        """Open an embedded registry file (created if missing); http(s) URLs name a remote admin endpoint
+        (a broker's web service or `schema-explorer serve`), reached with `token` as a bearer token."""
         text = os.fspath(target)
         if text.startswith(("http://", "https://")):
-            raise StorageError(
-                f"cannot open {text!r}: remote Pulsar admin endpoints are not supported by this "
-                "version yet; open an embedded registry file instead"
-            )
+            from ._remote import RemoteRegistry  # httpx is only imported when a URL is opened
+
+            return RemoteRegistry(text, token=token, broker=broker, auto_create=auto_create)
         if token is not None:
             raise StorageError("a token only applies to remote registries (http:// or https:// URLs)")
         path = Path(text).expanduser()
