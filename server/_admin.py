@@ -1,0 +1,381 @@
+"""Pulsar admin v2 routes (pulsar-semantics.md §7): paths, bodies, JSON names and status codes as the broker's.
+
+Routes translate: path → topic name, wire model → facade call → wire model. Pulsar's decisions live in the core.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Body, Depends, Query, Request, Response
+from pydantic import StrictBool
+
+from registry import AutoUpdateStrategy, CompatibilityStrategy, Registry
+
+from . import _auth as auth
+from ._admin_wire import (
+    GetAllVersionsSchemaResponse,
+    GetSchemaResponse,
+    IndexEntry,
+    IsCompatibilityResponse,
+    LongSchemaVersion,
+    Policies,
+    PostSchemaPayload,
+    PostSchemaResponse,
+    SchemaMetadata,
+    TenantInfo,
+)
+from ._errors import ApiError
+
+DOMAINS = ("persistent", "non-persistent")
+NO_CONTENT: dict[str, Any] = {"status_code": 204, "response_class": Response}
+
+
+async def registry_of(request: Request) -> Registry:
+    registry: Registry = request.app.state.registry
+    return registry
+
+
+Reg = Annotated[Registry, Depends(registry_of)]
+Strategy = Annotated[CompatibilityStrategy, Body(examples=["BACKWARD"])]
+Flag = Annotated[StrictBool, Body(examples=[True])]
+Applied = Annotated[bool, Query(description="the value in force (with fallbacks) rather than the one set here")]
+
+router = APIRouter(prefix="/admin/v2")
+
+
+def _schema_topic(tenant: str, namespace: str, topic: str) -> str:
+    # Schema ids have no domain (§1): the schemas resource names topics without one.
+    return f"persistent://{tenant}/{namespace}/{topic}"
+
+
+# --- §7.1 schemas -----------------------------------------------------------------------------------------
+
+SCHEMAS = "/schemas/{tenant}/{namespace}/{topic}"
+LOOKUP = auth.topic_operation("LOOKUP", auth.Role.VIEWER)
+PRODUCE = auth.topic_operation("PRODUCE", auth.Role.PRODUCER)
+
+
+@router.get(SCHEMAS + "/schema", tags=["schemas"], **LOOKUP.route_options(404, 412))
+def get_schema(tenant: str, namespace: str, topic: str, registry: Reg) -> GetSchemaResponse:
+    """The latest live schema; 404 "Schema not found" when there is none or it was deleted."""
+    return GetSchemaResponse.of(registry.get(_schema_topic(tenant, namespace, topic)))
+
+
+@router.get(SCHEMAS + "/schema/{version}", tags=["schemas"], **LOOKUP.route_options(400, 404, 412))
+def get_schema_version(tenant: str, namespace: str, topic: str, version: str, registry: Reg) -> GetSchemaResponse:
+    """One live version; 404 when it is not after the last delete. A version that is not a whole number
+    >= 0 is a 400 here (Pulsar answers 500 for a non-numeric one, a bug)."""
+    return GetSchemaResponse.of(registry.get(_schema_topic(tenant, namespace, topic), version))
+
+
+@router.get(SCHEMAS + "/schemas", tags=["schemas"], **LOOKUP.route_options(412))
+def get_all_schemas(tenant: str, namespace: str, topic: str, registry: Reg) -> GetAllVersionsSchemaResponse:
+    """Every live version, oldest first; an empty list (not 404) after a delete."""
+    history = registry.history(_schema_topic(tenant, namespace, topic))
+    return GetAllVersionsSchemaResponse(getSchemaResponses=[GetSchemaResponse.of(e) for e in history])
+
+
+@router.get(
+    SCHEMAS + "/metadata",
+    tags=["schemas"],
+    response_model=SchemaMetadata,
+    **LOOKUP.route_options(412, empty="no history"),
+)
+def get_schema_metadata(tenant: str, namespace: str, topic: str, registry: Reg) -> Any:
+    """The storage index, tombstones included; 204 when the topic has no history at all."""
+    entries = registry.history(_schema_topic(tenant, namespace, topic), include_deleted=True)
+    if not entries:
+        return Response(status_code=204)
+    index = [IndexEntry(version=e.version) for e in entries]
+    return SchemaMetadata(info=index[-1], index=index)
+
+
+@router.delete(SCHEMAS + "/schema", tags=["schemas"], **auth.tenant_admin().route_options(404, 412))
+def delete_schema(
+    tenant: str,
+    namespace: str,
+    topic: str,
+    registry: Reg,
+    force: Annotated[bool, Query(description="drop the whole history; numbering restarts at 0")] = False,
+) -> LongSchemaVersion:
+    """Soft delete appends a tombstone and returns its version; `force=true` drops the history and returns -1."""
+    version = registry.delete(_schema_topic(tenant, namespace, topic), force=force)
+    return LongSchemaVersion(version=-1 if version is None else version)
+
+
+@router.post(SCHEMAS + "/schema", tags=["schemas"], **PRODUCE.route_options(400, 404, 409, 412, 422))
+def post_schema(
+    tenant: str, namespace: str, topic: str, payload: PostSchemaPayload, registry: Reg
+) -> PostSchemaResponse:
+    """Register (§3.3): an identical live version is returned as is; else checked with the topic's
+    strategy and stored. 409 incompatible, 422 invalid schema data. Ignores allow-auto-update, like Pulsar."""
+    version = registry.register(_schema_topic(tenant, namespace, topic), payload.to_info())
+    return PostSchemaResponse(version=LongSchemaVersion(version=version))
+
+
+@router.post(
+    SCHEMAS + "/compatibility",
+    tags=["schemas"],
+    status_code=202,
+    **PRODUCE.route_options(
+        400, 412, 422, 500, e500="Incompatible: Pulsar answers 500 with the checker's message as reason"
+    ),
+)
+def post_compatibility(
+    tenant: str, namespace: str, topic: str, payload: PostSchemaPayload, registry: Reg
+) -> IsCompatibilityResponse:
+    """Check against the latest (or, transitive strategies, every live) version without registering.
+
+    Pulsar's convention, kept for its tooling: 202 when compatible, 500 when not. The explorer's what-if
+    endpoint gives the full explanation."""
+    result = registry.check(_schema_topic(tenant, namespace, topic), payload.to_info())
+    if not result.compatible:
+        raise ApiError(500, result.message)
+    return IsCompatibilityResponse(compatibility=True, schemaCompatibilityStrategy=result.strategy.value)
+
+
+@router.post(SCHEMAS + "/version", tags=["schemas"], **LOOKUP.route_options(400, 412, 422))
+def post_version(
+    tenant: str, namespace: str, topic: str, payload: PostSchemaPayload, registry: Reg
+) -> LongSchemaVersion:
+    """The first live version with the same type and identical bytes, or -1."""
+    version = registry.find_version(_schema_topic(tenant, namespace, topic), payload.to_info())
+    return LongSchemaVersion(version=-1 if version is None else version)
+
+
+# --- §7.2 namespace policies -----------------------------------------------------------------------------
+
+NAMESPACE = "/namespaces/{tenant}/{namespace}"
+NS_READ = auth.READ.route_options(404, 412)
+
+
+@router.get(NAMESPACE + "/schemaCompatibilityStrategy", tags=["namespace policies"], **NS_READ)
+def get_namespace_strategy(tenant: str, namespace: str, registry: Reg) -> CompatibilityStrategy:
+    """The raw namespace value: "UNDEFINED" when never set (no fallback)."""
+    return registry.namespace_policy(f"{tenant}/{namespace}").compatibility
+
+
+@router.put(
+    NAMESPACE + "/schemaCompatibilityStrategy",
+    tags=["namespace policies"],
+    **NO_CONTENT,
+    **auth.namespace_policy("SCHEMA_COMPATIBILITY_STRATEGY").route_options(400, 404, 412),
+)
+def put_namespace_strategy(tenant: str, namespace: str, strategy: Strategy, registry: Reg) -> None:
+    """Set the namespace strategy; "UNDEFINED" clears it."""
+    registry.set_namespace_policy(f"{tenant}/{namespace}", compatibility=strategy)
+
+
+@router.get(
+    NAMESPACE + "/schemaAutoUpdateCompatibilityStrategy",
+    tags=["namespace policies"],
+    response_model=AutoUpdateStrategy,
+    **auth.READ.route_options(404, 412, empty="not set"),
+)
+def get_namespace_auto_update(tenant: str, namespace: str, registry: Reg) -> Any:
+    """The deprecated auto-update strategy, or 204 when unset."""
+    value = registry.namespace_policy(f"{tenant}/{namespace}").auto_update_strategy
+    return Response(status_code=204) if value is None else value
+
+
+@router.put(
+    NAMESPACE + "/schemaAutoUpdateCompatibilityStrategy",
+    tags=["namespace policies"],
+    **NO_CONTENT,
+    **auth.namespace_policy("SCHEMA_COMPATIBILITY_STRATEGY").route_options(400, 404, 412),
+)
+def put_namespace_auto_update(
+    tenant: str,
+    namespace: str,
+    strategy: Annotated[AutoUpdateStrategy, Body(examples=["AutoUpdateDisabled"])],
+    registry: Reg,
+) -> None:
+    """Set the deprecated auto-update strategy (AutoUpdateDisabled maps to ALWAYS_INCOMPATIBLE)."""
+    registry.set_namespace_policy(f"{tenant}/{namespace}", auto_update_strategy=strategy)
+
+
+@router.get(NAMESPACE + "/isAllowAutoUpdateSchema", tags=["namespace policies"], **NS_READ)
+def get_allow_auto_update(tenant: str, namespace: str, registry: Reg) -> bool:
+    """The namespace value, or the broker default when unset."""
+    value = registry.namespace_policy(f"{tenant}/{namespace}").allow_auto_update
+    return registry.broker.allow_auto_update if value is None else value
+
+
+@router.post(
+    NAMESPACE + "/isAllowAutoUpdateSchema",
+    tags=["namespace policies"],
+    **NO_CONTENT,
+    **auth.namespace_policy("SCHEMA_COMPATIBILITY_STRATEGY").route_options(400, 404, 412),
+)
+def post_allow_auto_update(
+    tenant: str,
+    namespace: str,
+    allowed: Flag,
+    registry: Reg,
+    allowAutoUpdateSchemaWithReplicator: bool | None = None,  # noqa: N803 (Pulsar's query name)
+) -> None:
+    """Allow or refuse producers' and idle consumers' new schemas; 400 when allowing while refusing the
+    replicator."""
+    changes: dict[str, Any] = {"allow_auto_update": allowed}
+    if allowAutoUpdateSchemaWithReplicator is not None:
+        changes["allow_auto_update_with_replicator"] = allowAutoUpdateSchemaWithReplicator
+    registry.set_namespace_policy(f"{tenant}/{namespace}", **changes)
+
+
+@router.get(NAMESPACE + "/schemaValidationEnforced", tags=["namespace policies"], **NS_READ)
+def get_namespace_validation(tenant: str, namespace: str, registry: Reg, applied: Applied = False) -> bool:
+    """The namespace flag; with applied=true a false flag falls back to the broker's."""
+    value = registry.namespace_policy(f"{tenant}/{namespace}").validation_enforced
+    return value or (applied and registry.broker.validation_enforced)
+
+
+@router.post(
+    NAMESPACE + "/schemaValidationEnforced",
+    tags=["namespace policies"],
+    **NO_CONTENT,
+    **auth.namespace_policy("SCHEMA_COMPATIBILITY_STRATEGY").route_options(400, 404, 412),
+)
+def post_namespace_validation(tenant: str, namespace: str, enforced: Flag, registry: Reg) -> None:
+    """Refuse schema-less producers on topics that have a schema."""
+    registry.set_namespace_policy(f"{tenant}/{namespace}", validation_enforced=enforced)
+
+
+# --- §7.3 topic policies, listing and creation ------------------------------------------------------------
+
+
+def _existing_topic(registry: Registry, domain: str, tenant: str, namespace: str, topic: str) -> str:
+    """Pulsar's topic policy endpoints need an existing topic (404). The facade's policy setters would
+    create it, so ask the catalog first (TopicNotFoundError → 404)."""
+    name = f"{domain}://{tenant}/{namespace}/{topic}"
+    registry.topic_summary(name)
+    return name
+
+
+def _add_topic_routes(domain: str) -> None:
+    base = f"/{domain}/{{tenant}}/{{namespace}}"
+    topic_path = base + "/{topic}"
+    tags = ["topics"]
+    policy_tags = ["topic policies"]
+    write = auth.topic_policy("SCHEMA_COMPATIBILITY_STRATEGY").route_options(400, 404, 412)
+
+    @router.get(base, tags=tags, name=f"list_{domain}_topics", **auth.READ.route_options(404, 412))
+    def list_topics(tenant: str, namespace: str, registry: Reg) -> list[str]:
+        """The namespace's topics of this domain, full names."""
+        return [t for t in registry.topics(f"{tenant}/{namespace}") if t.startswith(f"{domain}://")]
+
+    @router.put(
+        topic_path,
+        tags=tags,
+        name=f"create_{domain}_topic",
+        **NO_CONTENT,
+        **auth.namespace_operation("CREATE_TOPIC").route_options(404, 409, 412),
+    )
+    def create_topic(tenant: str, namespace: str, topic: str, registry: Reg) -> None:
+        """Create a non-partitioned topic; 409 when it exists."""
+        if not registry.create_topic(f"{domain}://{tenant}/{namespace}/{topic}"):
+            raise ApiError(409, "This topic already exists")
+
+    @router.get(
+        topic_path + "/schemaCompatibilityStrategy",
+        tags=policy_tags,
+        name=f"get_{domain}_topic_strategy",
+        response_model=CompatibilityStrategy,
+        **auth.READ.route_options(400, 404, 412, empty="no topic-level value"),
+    )
+    def get_topic_strategy(tenant: str, namespace: str, topic: str, registry: Reg, applied: Applied = False) -> Any:
+        """The topic's own strategy (204 when none), or with applied=true the one in force: topic →
+        namespace → namespace auto-update mapping → broker."""
+        name = _existing_topic(registry, domain, tenant, namespace, topic)
+        if applied:
+            return registry.effective_policy(name).admin_compatibility.value
+        value = registry.topic_policy(name).compatibility
+        return Response(status_code=204) if value is None else value
+
+    @router.put(topic_path + "/schemaCompatibilityStrategy", tags=policy_tags, **NO_CONTENT, **write)
+    def put_topic_strategy(tenant: str, namespace: str, topic: str, strategy: Strategy, registry: Reg) -> None:
+        """Set the topic's strategy; "UNDEFINED" removes it."""
+        name = _existing_topic(registry, domain, tenant, namespace, topic)
+        registry.set_topic_policy(name, compatibility=strategy)
+
+    @router.delete(topic_path + "/schemaCompatibilityStrategy", tags=policy_tags, **NO_CONTENT, **write)
+    def delete_topic_strategy(tenant: str, namespace: str, topic: str, registry: Reg) -> None:
+        """Remove the topic's strategy: the namespace's (or broker's) applies again."""
+        name = _existing_topic(registry, domain, tenant, namespace, topic)
+        registry.set_topic_policy(name, compatibility=None)
+
+    @router.get(
+        topic_path + "/schemaValidationEnforced",
+        tags=policy_tags,
+        name=f"get_{domain}_topic_validation",
+        **auth.READ.route_options(400, 404, 412),
+    )
+    def get_topic_validation(tenant: str, namespace: str, topic: str, registry: Reg, applied: Applied = False) -> bool:
+        """The topic's flag; without one, false, or with applied=true the namespace flag OR the broker's."""
+        name = _existing_topic(registry, domain, tenant, namespace, topic)
+        value = registry.topic_policy(name).validation_enforced
+        if value is not None:
+            return value
+        return applied and registry.effective_policy(name).validation_enforced.value
+
+    @router.post(topic_path + "/schemaValidationEnforced", tags=policy_tags, **NO_CONTENT, **write)
+    def post_topic_validation(tenant: str, namespace: str, topic: str, enforced: Flag, registry: Reg) -> None:
+        """Set the topic's flag."""
+        name = _existing_topic(registry, domain, tenant, namespace, topic)
+        registry.set_topic_policy(name, validation_enforced=enforced)
+
+
+for _domain in DOMAINS:
+    _add_topic_routes(_domain)
+
+
+@router.get("/tenants", tags=["tenants"], **auth.READ.route_options())
+def list_tenants(registry: Reg) -> list[str]:
+    return registry.tenants()
+
+
+@router.get("/tenants/{tenant}", tags=["tenants"], **auth.READ.route_options(404, 412))
+def get_tenant(tenant: str, registry: Reg) -> TenantInfo:
+    """404 "Tenant does not exist" for an unknown tenant."""
+    registry.namespaces(tenant)
+    return TenantInfo()
+
+
+@router.put("/tenants/{tenant}", tags=["tenants"], **NO_CONTENT, **auth.super_user().route_options(409, 412))
+def create_tenant(tenant: str, registry: Reg) -> None:
+    """Create a tenant; 409 when it exists. A TenantInfo body is accepted and ignored (no clusters here)."""
+    if not registry.create_tenant(tenant):
+        raise ApiError(409, "Tenant already exists")
+
+
+@router.get("/namespaces/{tenant}", tags=["namespaces"], **auth.READ.route_options(404, 412))
+def list_namespaces(tenant: str, registry: Reg) -> list[str]:
+    """The tenant's namespaces as "tenant/namespace"."""
+    return registry.namespaces(tenant)
+
+
+@router.get(NAMESPACE, tags=["namespaces"], response_model_exclude_none=True, **auth.READ.route_options(404, 412))
+def get_namespace(tenant: str, namespace: str, registry: Reg) -> Policies:
+    """The namespace's schema policies, with Pulsar's `Policies` field names."""
+    return Policies.of(registry.namespace_policy(f"{tenant}/{namespace}"))
+
+
+@router.put(NAMESPACE, tags=["namespaces"], **NO_CONTENT, **auth.tenant_admin().route_options(404, 409, 412))
+def create_namespace(tenant: str, namespace: str, registry: Reg) -> None:
+    """Create a namespace with default policies; 404 for an unknown tenant, 409 when it exists. A Policies
+    body is accepted and ignored: set schema policies with their own endpoints."""
+    if not registry.create_namespace(f"{tenant}/{namespace}"):
+        raise ApiError(409, "Namespace already exists")
+
+
+@router.get("/brokers/configuration/runtime", tags=["brokers"], **auth.READ.route_options())
+def broker_configuration(registry: Reg) -> dict[str, str]:
+    """The broker settings that shape schema behaviour, as Pulsar's runtime configuration map (strings)."""
+    broker = registry.broker
+    return {
+        "schemaCompatibilityStrategy": broker.compatibility.value,
+        "systemTopicSchemaCompatibilityStrategy": broker.system_topic_compatibility.value,
+        "isAllowAutoUpdateSchemaEnabled": str(broker.allow_auto_update).lower(),
+        "isSchemaValidationEnforced": str(broker.validation_enforced).lower(),
+        "topicLevelPoliciesEnabled": str(broker.topic_level_policies_enabled).lower(),
+    }

@@ -1,0 +1,54 @@
+"""`create_app(registry)`: the REST shell over one registry, Pulsar's admin v2 API plus the explorer API."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from fastapi import FastAPI
+from fastapi.middleware.cors import CORSMiddleware
+
+from registry import Registry
+
+from . import _admin
+from ._auth import Tokens
+from ._errors import install_error_handlers
+
+DESCRIPTION = """
+Pulsar Schema Explorer's REST backend over an embedded, Pulsar-faithful schema registry.
+
+* `/admin/v2/...`: Apache Pulsar's admin v2 schema, policy, tenant, namespace and topic endpoints, with
+  Pulsar's paths, JSON field names and status codes, so `pulsar-admin` and Pulsar's REST clients work.
+* `/explorer/v1/...`: what Pulsar lacks: topic search, diffs, what-if under every strategy, policy impact
+  and upgrade plans.
+
+Errors carry `{"reason": "..."}`. When the server has tokens, send `Authorization: Bearer <token>`; each
+operation's `x-required-role` says which role it needs (viewer < producer < admin).
+"""
+
+
+def create_app(registry: Registry, *, tokens: Tokens | None = None, cors_origins: Sequence[str] = ()) -> FastAPI:
+    """An app serving `registry`. Without `tokens` every request is allowed (serve binds loopback only);
+    CORS is closed unless `cors_origins` lists the origins allowed to call from a browser."""
+    app = FastAPI(
+        title="Pulsar Schema Explorer",
+        version="1",
+        description=DESCRIPTION,
+        openapi_tags=[
+            {"name": "schemas", "description": "Pulsar admin v2 schema endpoints (§7.1)"},
+            {"name": "namespace policies", "description": "Pulsar namespace schema policies (§7.2)"},
+            {"name": "topic policies", "description": "Pulsar topic schema policies (§7.3)"},
+            {"name": "explorer", "description": "Search, diff, what-if, policy impact, upgrade plans"},
+        ],
+    )
+    app.state.registry = registry
+    app.state.tokens = tokens
+    install_error_handlers(app)
+    app.include_router(_admin.router)
+    if cors_origins:
+        app.add_middleware(
+            CORSMiddleware,
+            allow_origins=list(cors_origins),
+            allow_methods=["GET", "POST", "PUT", "DELETE"],
+            allow_headers=["Authorization", "Content-Type"],
+        )
+    return app

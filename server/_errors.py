@@ -1,0 +1,133 @@
+"""One table from RegistryError subclasses to HTTP status codes, and the `{"reason": ...}` error body.
+
+Pulsar's RestException answers `{"reason": "<message>"}`; where Pulsar answers with no body (409/422 of POST
+/schema, pulsar-semantics.md §7.1) we send the same body too, so every error names what was wrong.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from registry import (
+    AuthError,
+    IncompatibleSchemaError,
+    InvalidArgumentError,
+    InvalidNameError,
+    InvalidSchemaError,
+    InvalidVersionError,
+    NotFoundError,
+    PoisonedHistoryError,
+    PolicyError,
+    RegistryError,
+    StorageError,
+)
+
+log = logging.getLogger("server")
+
+# Looked up along the exception's MRO, so the most specific class wins.
+STATUS: Mapping[type[RegistryError], int] = {
+    NotFoundError: 404,  # schema, topic, namespace or tenant: Pulsar's 404s
+    InvalidSchemaError: 422,  # InvalidSchemaDataException (§3.7); also unknown type names, where Pulsar answers 500
+    IncompatibleSchemaError: 409,
+    # Pulsar fails every later put on a poisoned history with an internal error (HTTP 500, §4.8), a bug: we
+    # refuse with 409 (the stored history conflicts with the request) and name the version and field.
+    PoisonedHistoryError: 409,
+    InvalidNameError: 412,  # Pulsar: "Topic name is not valid" / "Namespace name is not valid"
+    PolicyError: 400,
+    InvalidVersionError: 400,  # Pulsar answers 500 (NumberFormatException) for a non-numeric version
+    InvalidArgumentError: 400,
+    AuthError: 401,
+    StorageError: 503,  # the file is locked, corrupt or too contended: try again
+    RegistryError: 400,
+}
+
+
+DESCRIPTIONS: Mapping[int, str] = {
+    400: "Invalid request: a body, path or query value the route cannot use",
+    401: "Authentication required, or (Pulsar's convention) the token's role may not do this",
+    403: "The token's role may not do this",
+    404: "Tenant, namespace, topic or schema not found",
+    409: "Refused: incompatible schema, or the resource already exists",
+    412: "Invalid tenant, namespace or topic name",
+    422: "Invalid schema data",
+}
+
+
+def error_responses(*codes: int, **described: str) -> dict[int | str, dict[str, Any]]:
+    """OpenAPI `responses` for these error codes, all with the `{"reason": ...}` body; `described` maps
+    "e500" style keys to a route-specific description."""
+    from ._admin_wire import ErrorBody
+
+    out: dict[int | str, dict[str, Any]] = {}
+    for code in codes:
+        text = described.get(f"e{code}", DESCRIPTIONS.get(code, "Error"))
+        out[code] = {"model": ErrorBody, "description": text}
+    return out
+
+
+def status_of(exc: RegistryError) -> int:
+    for cls in type(exc).__mro__:
+        if cls in STATUS:
+            return STATUS[cls]
+    return 400
+
+
+class ApiError(Exception):
+    """An HTTP answer decided by the REST contract itself (auth refusals, Pulsar's 409s on existing names)."""
+
+    def __init__(self, status: int, reason: str, headers: Mapping[str, str] | None = None) -> None:
+        super().__init__(reason)
+        self.status = status
+        self.reason = reason
+        self.headers = dict(headers or {})
+
+
+def reason(status: int, text: str, headers: Mapping[str, str] | None = None) -> JSONResponse:
+    return JSONResponse({"reason": text}, status_code=status, headers=dict(headers or {}))
+
+
+def install_error_handlers(app: FastAPI) -> None:
+    app.add_exception_handler(RegistryError, _registry_error)
+    app.add_exception_handler(ApiError, _api_error)
+    app.add_exception_handler(RequestValidationError, _invalid_request)
+    app.add_exception_handler(StarletteHTTPException, _http_error)
+    app.add_exception_handler(Exception, _unexpected)
+
+
+async def _registry_error(request: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, RegistryError)
+    return reason(status_of(exc), str(exc) or type(exc).__name__)
+
+
+async def _api_error(request: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, ApiError)
+    return reason(exc.status, exc.reason, exc.headers)
+
+
+async def _invalid_request(request: Request, exc: Exception) -> JSONResponse:
+    """A body, path or query value that does not fit the route: 400 naming each bad field (Pulsar's JAX-RS
+    layer answers 400, or 500 for a body it cannot map)."""
+    assert isinstance(exc, RequestValidationError)
+    problems = []
+    for error in exc.errors():
+        where = ".".join(str(p) for p in error.get("loc", ()) if p != "body") or "body"
+        problems.append(f"{where}: {error.get('msg', 'invalid')}")
+    return reason(400, "Invalid request: " + "; ".join(problems))
+
+
+async def _http_error(request: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, StarletteHTTPException)
+    return reason(exc.status_code, str(exc.detail), exc.headers)
+
+
+async def _unexpected(request: Request, exc: Exception) -> JSONResponse:
+    # The path only: query strings and headers may carry secrets.
+    log.exception("unexpected error on %s %s", request.method, request.url.path)
+    return reason(500, f"An unexpected error occurred in the server: {type(exc).__name__}: {exc}")
