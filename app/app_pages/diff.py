@@ -1,0 +1,65 @@
+"""Diff: any two live versions of a topic, or a version and a pasted candidate.
+
+Shows the BACKWARD/FORWARD badges, the semantic change table and a side-by-side text diff, all from
+`Registry.diff` (users.md: "diff any two versions", "semantic diff").
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from app import state
+from app.candidate import candidate_input
+from app.render import show_error, when
+from app.review import show_diff
+from registry import Registry, RegistryError, SchemaVersion
+
+CANDIDATE = "candidate"
+
+
+def version_label(entry: SchemaVersion) -> str:
+    by = f" by {entry.user}" if entry.user else ""
+    return f"v{entry.version} · {entry.type} · {when(entry.timestamp)}{by}"
+
+
+def _keep_valid(key: str, options: list[int | str], default: int | str) -> None:
+    """A new topic has other versions: reset a selection that no longer exists."""
+    if st.session_state.get(key) not in options:
+        st.session_state[key] = default
+
+
+def render(reg: Registry, topic: str) -> None:
+    history = reg.history(topic)
+    if not history:
+        st.info("This topic has no live schema version to diff. Pick another topic, or register one on What-if.")
+        return
+    labels = {e.version: version_label(e) for e in history}
+    versions: list[int | str] = list(labels)
+    _keep_valid("diff_old", versions, versions[-2] if len(versions) > 1 else versions[-1])
+    _keep_valid("diff_new", [*versions, CANDIDATE], versions[-1])
+    left, right = st.columns(2)
+    with left:
+        old = st.selectbox("Old", versions, key="diff_old", format_func=lambda v: labels[v])
+    with right:
+        new = st.selectbox(
+            "New", [*versions, CANDIDATE], key="diff_new", format_func=lambda v: labels.get(v, "a candidate schema")
+        )
+    target = new
+    if new == CANDIDATE:
+        with st.expander("Candidate schema", expanded=True):
+            target = candidate_input("diff_cand", start=history[-1])
+        if target is None:
+            return
+    try:
+        diff = reg.diff(topic, old, target)
+    except RegistryError as exc:
+        show_error(exc)
+        return
+    new_label = "candidate" if new == CANDIDATE else f"v{new}"
+    st.subheader(f"v{old} → {new_label}")
+    show_diff(diff, old_label=f"v{old}", new_label=new_label, key="diff")
+
+
+st.title("Diff")
+st.caption("Any two versions of a topic, or a version and a candidate: what changed, and whom it breaks.")
+state.topic_page(render)

@@ -1,0 +1,136 @@
+"""What-if: a candidate schema against a topic, under all 8 strategies, before anyone registers it.
+
+Everything comes from one `Registry.what_if` call (nothing is written); the Register button is the only
+write, through `Registry.register`, and shows the version it stored or Pulsar's exact refusal.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import streamlit as st
+
+from app import state
+from app.candidate import candidate_input
+from app.render import escape_markdown, show_error
+from app.review import VERDICT_SHADE, shaded, show_admission, show_diff, show_problems, show_upgrade
+from registry import (
+    IncompatibleSchemaError,
+    Registry,
+    RegistryError,
+    SchemaInfo,
+    SchemaNotFoundError,
+    SchemaVersion,
+    WhatIf,
+)
+from registry.charts import strategy_matrix_chart
+from registry.tables import advisories_frame, strategy_frame
+
+
+def _latest(reg: Registry, topic: str) -> SchemaVersion | None:
+    try:
+        return reg.get(topic)
+    except SchemaNotFoundError:
+        return None
+
+
+def _register(reg: Registry, topic: str, info: SchemaInfo, on_write: Callable[[], None]) -> None:
+    """Button callback: runs before the page re-renders, so the page shows the registry after the write."""
+    try:
+        version = reg.register(topic, info, user="schema-explorer")
+    except IncompatibleSchemaError as exc:
+        st.session_state["whatif_outcome"] = ("refused", str(exc), exc.result)
+        return
+    except RegistryError as exc:
+        st.session_state["whatif_outcome"] = ("refused", str(exc), None)
+        return
+    on_write()
+    st.session_state["whatif_outcome"] = ("registered", f"Registered on {topic} as version {version}.", None)
+
+
+def _show_outcome() -> None:
+    outcome = st.session_state.pop("whatif_outcome", None)
+    if outcome is None:
+        return
+    kind, message, result = outcome
+    if kind == "registered":
+        st.success(escape_markdown(message), icon=":material/check_circle:")
+        return
+    st.error(escape_markdown(f"Pulsar refused the registration: {message}"), icon=":material/block:")
+    if result is not None:
+        show_problems(result)
+
+
+def verdict(what_if: WhatIf) -> None:
+    registration = what_if.registration
+    strategy = f"{what_if.effective.value} (from the {what_if.effective.source})"
+    if what_if.duplicate_of is not None:
+        st.info(f"Identical to live version {what_if.duplicate_of}: registering returns it and stores nothing.")
+    elif registration.accepted:
+        st.success(f"Registering would be accepted under {strategy} and store version {registration.version}.")
+    else:
+        st.error(escape_markdown(f"Registering would be refused under {strategy}: {registration.reason}"))
+
+
+def render(reg: Registry, topic: str, *, read_only: bool = False, on_write: Callable[[], None] = lambda: None) -> None:
+    _show_outcome()
+    latest = _latest(reg, topic)
+    st.caption(
+        "Edit the latest version, paste or upload a schema. Nothing is written until you press Register."
+        if latest is not None
+        else "This topic has no schema yet: the first registration is stored without any check."
+    )
+    info = candidate_input("whatif_cand", start=latest)
+    if info is None:
+        return
+    try:
+        what_if = reg.what_if(topic, info)
+    except RegistryError as exc:
+        show_error(exc)
+        return
+    verdict(what_if)
+
+    st.subheader("Under each strategy")
+    st.altair_chart(strategy_matrix_chart(what_if, title=""), width="content")
+    st.dataframe(shaded(strategy_frame(what_if), VERDICT_SHADE, "accepted"), hide_index=True, width="stretch")
+    strategies = list(what_if.by_strategy)
+    chosen = st.selectbox(
+        "Problems under",
+        strategies,
+        index=strategies.index(what_if.effective.value),
+        key="whatif_strategy",
+        format_func=lambda s: f"{s} (in force)" if s is what_if.effective.value else str(s),
+    )
+    show_problems(what_if.by_strategy[chosen])
+
+    if what_if.advisories:
+        st.subheader("Advisories")
+        st.caption("Pulsar accepts these, but they will hurt some reader or some data later.")
+        st.dataframe(advisories_frame(what_if), hide_index=True, width="stretch")
+
+    st.subheader("Producers and consumers")
+    show_admission(what_if)
+
+    st.subheader("Upgrade order")
+    show_upgrade(what_if)
+
+    if what_if.diff is not None:
+        with st.expander(f"Diff against the latest version (v{what_if.latest_version})"):
+            show_diff(what_if.diff, old_label=f"v{what_if.latest_version}", new_label="candidate", key="whatif_diff")
+
+    st.divider()
+    help_text = "The app is read-only: start it without --read-only to register." if read_only else None
+    st.button(
+        "Register",
+        key="whatif_register",
+        type="primary",
+        disabled=read_only,
+        help=help_text,
+        on_click=_register,
+        args=(reg, topic, info, on_write),
+    )
+
+
+st.title("What-if")
+st.caption("Would Pulsar accept this schema? Under every strategy, for producers and consumers; and the upgrade order.")
+state.topic_page(lambda reg, topic: render(reg, topic, read_only=state.read_only(), on_write=state.clear_caches))

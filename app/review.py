@@ -1,0 +1,192 @@
+"""Rendering of the core's review values (SchemaDiff, CompatibilityResult, WhatIf, PolicyImpact) for the
+Diff, What-if and Policies pages. Values in, Streamlit elements out: no rule is decided here.
+
+User text (schema docs, names, messages that quote them) only reaches the page through st.code,
+st.dataframe, or HTML built with `html.escape`, so a `<script>` in a schema doc stays text.
+"""
+
+from __future__ import annotations
+
+import difflib
+import html
+from collections.abc import Sequence
+from itertools import zip_longest
+
+import pandas as pd
+import streamlit as st
+from pandas.io.formats.style import Styler
+
+from app.render import escape_markdown
+from registry import (
+    Admission,
+    CompatibilityResult,
+    Effect,
+    SchemaDiff,
+    WhatIf,
+)
+from registry.tables import changes_frame, problems_frame, upgrade_plan_frame
+
+EFFECT_BADGE = {Effect.OK: ("ok", "green"), Effect.RISK: ("risk", "orange"), Effect.BREAKS: ("breaks", "red")}
+# Cell shades that read on light and dark backgrounds alike (the text keeps the theme's colour).
+GOOD, RISK, BAD = "rgba(46,160,67,0.22)", "rgba(255,170,0,0.28)", "rgba(248,81,73,0.28)"
+EFFECT_SHADE = {"ok": GOOD, "risk": RISK, "breaks": BAD}
+VERDICT_SHADE = {True: GOOD, False: BAD}  # e.g. a strategy's `accepted`
+ALARM_SHADE = {True: BAD}  # e.g. `latest_refused`, `affected`
+_CONTEXT_LINES = 3
+
+
+def shaded(frame: pd.DataFrame, shades: dict[object, str], *columns: str) -> Styler:
+    """The frame with the values of `columns` shaded by `shades` (value → CSS colour)."""
+
+    def shade(value: object) -> str:
+        try:
+            colour = shades.get(value)
+        except TypeError:  # unhashable cell
+            colour = None
+        return f"background-color: {colour}" if colour else ""
+
+    return frame.style.map(shade, subset=list(columns))
+
+
+# --- diff ---------------------------------------------------------------------------------------------
+
+
+def effect_badges(diff: SchemaDiff) -> None:
+    """BACKWARD / FORWARD badges: does the new schema read old data, and the old schema new data."""
+    with st.container(horizontal=True):
+        for direction, effect in (("BACKWARD", diff.backward), ("FORWARD", diff.forward)):
+            label, color = EFFECT_BADGE[effect]
+            st.badge(f"{direction}: {label}", color=color)  # type: ignore[arg-type]
+
+
+def show_diff(diff: SchemaDiff, *, old_label: str, new_label: str, key: str) -> None:
+    """Badges, the semantic change table, then the side-by-side text diff."""
+    effect_badges(diff)
+    st.caption(
+        "BACKWARD: can the new schema read data written with the old one (upgrade consumers first)? "
+        "FORWARD: can the old schema read data written with the new one (upgrade producers first)?"
+    )
+    if diff.changes:
+        st.dataframe(shaded(changes_frame(diff), EFFECT_SHADE, "backward", "forward"), hide_index=True, width="stretch")
+    else:
+        st.info("No semantic change: both schemas read and write the same data.")
+    whole = st.toggle("Show the whole schemas", key=f"{key}_whole")
+    st.html(side_by_side(diff.old_text, diff.new_text, old_label=old_label, new_label=new_label, whole=whole))
+    with st.expander("Unified diff (to copy)"):
+        unified = "\n".join(
+            difflib.unified_diff(
+                diff.old_text.splitlines(), diff.new_text.splitlines(), old_label, new_label, lineterm=""
+            )
+        )
+        st.code(unified or "(no textual difference)", language="diff")
+
+
+_STYLE = {
+    "table": "border-collapse:collapse;width:100%;table-layout:fixed;font-family:monospace;font-size:0.8rem;",
+    "th": "text-align:left;padding:4px 8px;border-bottom:1px solid rgba(128,128,128,0.4);",
+    "num": "width:3.2em;text-align:right;padding:0 6px;opacity:0.6;user-select:none;vertical-align:top;",
+    "cell": "padding:0 8px;white-space:pre-wrap;word-break:break-all;vertical-align:top;",
+    "del": "background:rgba(248,81,73,0.22);",
+    "add": "background:rgba(46,160,67,0.22);",
+    "gap": "text-align:center;opacity:0.6;padding:2px;",
+}
+
+
+_COLUMNS = '<colgroup><col style="width:3.5em"><col><col style="width:3.5em"><col></colgroup>'
+
+
+def side_by_side(old: str, new: str, *, old_label: str, new_label: str, whole: bool = False) -> str:
+    """An HTML two-column diff with every piece of text escaped; changed lines shaded (works in both themes)."""
+    a, b = old.splitlines(), new.splitlines()
+    matcher = difflib.SequenceMatcher(a=a, b=b, autojunk=False)
+    groups = [matcher.get_opcodes()] if whole else list(matcher.get_grouped_opcodes(_CONTEXT_LINES))
+    rows: list[str] = []
+    for index, group in enumerate(groups):
+        if index and not whole:
+            rows.append(f'<tr><td colspan="4" style="{_STYLE["gap"]}">⋯</td></tr>')
+        for tag, i1, i2, j1, j2 in group:
+            pairs = zip_longest(range(i1, i2), range(j1, j2))
+            for i, j in pairs:
+                rows.append(_row(a, b, i, j, changed=tag != "equal"))
+    if not rows:
+        rows.append(f'<tr><td colspan="4" style="{_STYLE["gap"]}">no textual difference</td></tr>')
+    head = (
+        f'<tr><th colspan="2" style="{_STYLE["th"]}">{html.escape(old_label)}</th>'
+        f'<th colspan="2" style="{_STYLE["th"]}">{html.escape(new_label)}</th></tr>'
+    )
+    return (
+        '<div class="side-by-side-diff" style="max-height:520px;overflow:auto;">'
+        f'<table style="{_STYLE["table"]}">{_COLUMNS}{head}{"".join(rows)}</table></div>'
+    )
+
+
+def _row(a: Sequence[str], b: Sequence[str], i: int | None, j: int | None, *, changed: bool) -> str:
+    def side(lines: Sequence[str], n: int | None, shade: str) -> str:
+        style = _STYLE["cell"] + (shade if changed and n is not None else "")
+        number = "" if n is None else str(n + 1)
+        text = "" if n is None else html.escape(lines[n])
+        return f'<td style="{_STYLE["num"]}">{number}</td><td style="{style}">{text}</td>'
+
+    return f"<tr>{side(a, i, _STYLE['del'])}{side(b, j, _STYLE['add'])}</tr>"
+
+
+# --- verdicts -----------------------------------------------------------------------------------------
+
+
+def show_problems(result: CompatibilityResult) -> None:
+    if result.compatible:
+        st.success(f"Compatible under {result.strategy}{_checked(result)}.")
+        return
+    st.error(f"Incompatible under {result.strategy}{_checked(result)}: {len(result.problems)} problem(s).")
+    st.dataframe(problems_frame(result), hide_index=True, width="stretch")
+
+
+def _checked(result: CompatibilityResult) -> str:
+    if not result.checked_versions:
+        return ""
+    return " (checked against version " + ", ".join(str(v) for v in result.checked_versions) + ")"
+
+
+def admission_text(admission: Admission) -> str:
+    if not admission.accepted:
+        return f"refused: {admission.reason}"
+    if admission.registered:
+        return f"accepted; registers version {admission.version}"
+    if admission.version is not None:
+        return f"accepted with version {admission.version}"
+    return "accepted"
+
+
+def show_admission(what_if: WhatIf) -> None:
+    columns = st.columns(2)
+    for column, label, admission in (
+        (columns[0], "A producer with this schema", what_if.producer),
+        (columns[1], "A consumer with this schema", what_if.consumer),
+    ):
+        with column:
+            text = f"**{label}**: {escape_markdown(admission_text(admission))}"
+            if admission.accepted:
+                st.success(text, icon=":material/check_circle:")
+            else:
+                st.error(text, icon=":material/block:")
+
+
+def show_upgrade(what_if: WhatIf) -> None:
+    st.markdown(f"**{what_if.effective.value}** guarantees: **{what_if.strategy_order}**.")
+    if what_if.change_order is not None:
+        st.markdown(f"This change needs: **{what_if.change_order.order}**. {what_if.change_order.explanation}.")
+    plan = what_if.plan
+    if plan is None:
+        st.caption("The topic has no live version, so no recorded client needs an upgrade.")
+        return
+    if plan.feasible and not plan.steps:
+        st.caption("Every recorded client already uses this schema.")
+    elif plan.steps:
+        st.dataframe(upgrade_plan_frame(plan), hide_index=True, width="stretch")
+    if not plan.feasible:
+        st.warning(escape_markdown(f"No safe order moves every recorded client: {plan.reason}"))
+    if plan.unaffected:
+        st.caption(f"{len(plan.unaffected)} client(s) without a schema are not affected.")
+
+
+# --- policies -----------------------------------------------------------------------------------------

@@ -1,0 +1,89 @@
+"""The Diff page: any two versions, or a version and a candidate; badges, change table, side-by-side text.
+
+(Named test_diff_page.py: tests/unit/test_diff.py already owns the module name test_diff.)
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from review_helpers import page_test, registry_copy, seeded_template, texts
+
+ORDER_CREATED = "persistent://acme/orders/order-created"
+CATALOG = "persistent://acme/inventory/product-catalog"
+
+
+@pytest.fixture(scope="module")
+def template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return seeded_template(tmp_path_factory.mktemp("seed"))
+
+
+@pytest.fixture
+def db(template: Path, tmp_path: Path) -> Path:
+    return registry_copy(template, tmp_path)
+
+
+def test_without_a_topic_the_page_asks_for_one(db: Path) -> None:
+    at = page_test("diff", db).run()
+    assert not at.exception
+    assert any("Pick a topic" in i.value for i in at.info)
+
+
+def test_two_versions_show_badges_changes_and_side_by_side_text(db: Path) -> None:
+    at = page_test("diff", db, topic=ORDER_CREATED).run()
+    assert not at.exception
+    at.selectbox(key="diff_old").set_value(3)
+    at.selectbox(key="diff_new").set_value(5)
+    at.run()
+    assert not at.exception
+    assert "v3 → v5" in texts(at)
+    changes = at.dataframe[0].value
+    assert {"kind", "path", "backward", "forward"} <= set(changes.columns)
+    assert "FIELD_ADDED" in set(changes["kind"])
+    side_by_side = at.html[0].value
+    assert "side-by-side-diff" in side_by_side and "couponCodes" in side_by_side
+
+
+def test_a_breaking_candidate_is_marked_breaks(db: Path) -> None:
+    at = page_test("diff", db, topic=ORDER_CREATED).run()
+    at.selectbox(key="diff_new").set_value("candidate").run()
+    assert at.radio(key="diff_cand_mode").value == "Avro / JSON text"
+    candidate = json.dumps(
+        {
+            "type": "record",
+            "name": "OrderCreated",
+            "namespace": "com.acme.orders.events",
+            "fields": [{"name": "x", "type": "int"}],
+        }
+    )
+    at.text_area(key="diff_cand_text").set_value(candidate).run()
+    assert not at.exception
+    changes = at.dataframe[0].value
+    assert "breaks" in set(changes["backward"]) | set(changes["forward"])
+    assert "candidate" in texts(at)
+
+
+def test_an_invalid_candidate_is_a_short_message_not_a_traceback(db: Path) -> None:
+    at = page_test("diff", db, topic=ORDER_CREATED).run()
+    at.selectbox(key="diff_new").set_value("candidate").run()
+    at.text_area(key="diff_cand_text").set_value("{not json").run()
+    assert not at.exception
+    assert at.error and "Fix the schema" in at.error[0].value
+
+
+def test_a_script_in_a_schema_doc_stays_escaped_text(db: Path) -> None:
+    at = page_test("diff", db, topic=CATALOG).run()
+    at.toggle(key="diff_whole").set_value(True).run()
+    assert not at.exception
+    html = at.html[0].value
+    assert "<script>" not in html
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html
+
+
+def test_whole_schemas_toggle_shows_every_line(db: Path) -> None:
+    at = page_test("diff", db, topic=ORDER_CREATED).run()
+    context_rows = at.html[0].value.count("<tr>")
+    at.toggle(key="diff_whole").set_value(True).run()
+    assert at.html[0].value.count("<tr>") > context_rows
