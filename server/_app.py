@@ -9,7 +9,7 @@ from fastapi.middleware.cors import CORSMiddleware
 
 from registry import Registry
 
-from . import _admin
+from . import _admin, _explorer
 from ._auth import Tokens
 from ._errors import install_error_handlers
 
@@ -44,6 +44,7 @@ def create_app(registry: Registry, *, tokens: Tokens | None = None, cors_origins
     app.state.tokens = tokens
     install_error_handlers(app)
     app.include_router(_admin.router)
+    app.include_router(_explorer.router)
     if cors_origins:
         app.add_middleware(
             CORSMiddleware,

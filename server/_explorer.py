@@ -1,0 +1,138 @@
+"""The explorer API (/explorer/v1): what Pulsar's admin API lacks, one facade call per route."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from fastapi import APIRouter, Query
+
+from registry import CompatibilityStrategy, SchemaType, TopicQuery
+
+from . import _auth as auth
+from ._admin import Reg
+from ._admin_wire import PostSchemaPayload
+from ._explorer_wire import (
+    DiffRequest,
+    EffectivePolicy,
+    PolicyImpact,
+    SchemaDiff,
+    TopicPage,
+    TopicSummary,
+    UpgradePlan,
+    WhatIf,
+)
+
+router = APIRouter(prefix="/explorer/v1", tags=["explorer"])
+TOPIC = "/topics/{tenant}/{namespace}/{topic}"
+Domain = Annotated[
+    Literal["persistent", "non-persistent"], Query(description="the topic's domain (schemas are shared by both)")
+]
+READ = auth.explorer(auth.Role.VIEWER, "reading")
+
+
+def _topic(domain: str, tenant: str, namespace: str, topic: str) -> str:
+    return f"{domain}://{tenant}/{namespace}/{topic}"
+
+
+@router.get("/topics", **READ.route_options(400, 412))
+def search_topics(
+    registry: Reg,
+    q: Annotated[str, Query(description="substring of the topic name or of a field name", max_length=200)] = "",
+    tenant: str | None = None,
+    namespace: Annotated[str | None, Query(description='"tenant/namespace"', examples=["acme/orders"])] = None,
+    type: Annotated[list[SchemaType] | None, Query(description="schema types (any of)")] = None,  # noqa: A002
+    strategy: Annotated[list[CompatibilityStrategy] | None, Query(description="strategies in force (any of)")] = None,
+    min_versions: Annotated[int | None, Query(ge=0)] = None,
+    max_versions: Annotated[int | None, Query(ge=0)] = None,
+    has_clients: bool | None = None,
+    offset: Annotated[int, Query(ge=0)] = 0,
+    limit: Annotated[int, Query(ge=1, le=500)] = 50,
+) -> TopicPage:
+    """One page of the topics matching every given criterion, in name order, with facet counts."""
+    query = TopicQuery(
+        text=q,
+        tenant=tenant,
+        namespace=namespace,
+        schema_types=frozenset(type or ()),
+        strategies=frozenset(strategy or ()),
+        min_versions=min_versions,
+        max_versions=max_versions,
+        has_clients=has_clients,
+    )
+    return TopicPage.of(registry.search_topics(query, offset=offset, limit=limit))
+
+
+@router.get(TOPIC, **READ.route_options(404, 412))
+def topic_summary(
+    tenant: str, namespace: str, topic: str, registry: Reg, domain: Domain = "persistent"
+) -> TopicSummary:
+    """One topic's catalog row; 404 when the topic does not exist."""
+    return TopicSummary.of(registry.topic_summary(_topic(domain, tenant, namespace, topic)))
+
+
+@router.get(TOPIC + "/policy", **READ.route_options(412))
+def effective_policy(
+    tenant: str, namespace: str, topic: str, registry: Reg, domain: Domain = "persistent"
+) -> EffectivePolicy:
+    """Each schema policy in force for the topic and the level it comes from."""
+    return EffectivePolicy.of(registry.effective_policy(_topic(domain, tenant, namespace, topic)))
+
+
+@router.get(TOPIC + "/diff", **READ.route_options(400, 404, 412))
+def diff_versions(
+    tenant: str,
+    namespace: str,
+    topic: str,
+    registry: Reg,
+    from_: Annotated[int, Query(alias="from", ge=0, description="the old live version")],
+    to: Annotated[int | None, Query(ge=0, description="the new live version (default: the latest)")] = None,
+) -> SchemaDiff:
+    """Semantic and textual diff of two live versions, each change marked for BACKWARD and FORWARD reading."""
+    return SchemaDiff.of(registry.diff(_topic("persistent", tenant, namespace, topic), from_, to))
+
+
+@router.post(TOPIC + "/diff", **READ.route_options(400, 404, 412, 422))
+def diff_candidate(tenant: str, namespace: str, topic: str, body: DiffRequest, registry: Reg) -> SchemaDiff:
+    """Diff from a live version (the latest when `from` is omitted) to a candidate schema."""
+    name = _topic("persistent", tenant, namespace, topic)
+    old = registry.get(name, body.from_).version
+    return SchemaDiff.of(registry.diff(name, old, body.candidate.to_info()))
+
+
+@router.post(TOPIC + "/what-if", **auth.explorer(auth.Role.PRODUCER, "what-if").route_options(400, 409, 412, 422))
+def what_if(tenant: str, namespace: str, topic: str, payload: PostSchemaPayload, registry: Reg) -> WhatIf:
+    """Everything Pulsar would say about this candidate, under all 8 strategies, without writing anything:
+    verdicts with explanations, advisories, simulated registration and admission, the diff against the
+    latest version and the upgrade order."""
+    return WhatIf.of(registry.what_if(_topic("persistent", tenant, namespace, topic), payload.to_info()))
+
+
+@router.get(TOPIC + "/upgrade-plan", **READ.route_options(400, 404, 412))
+def upgrade_plan(
+    tenant: str,
+    namespace: str,
+    topic: str,
+    registry: Reg,
+    target: Annotated[int | None, Query(ge=0, description="a live version (default: the latest)")] = None,
+) -> UpgradePlan:
+    """The order in which to move the topic's recorded clients to `target` so every reader keeps reading."""
+    return UpgradePlan.of(registry.upgrade_plan(_topic("persistent", tenant, namespace, topic), target))
+
+
+@router.post(TOPIC + "/upgrade-plan", **READ.route_options(400, 404, 412, 422))
+def upgrade_plan_to_candidate(
+    tenant: str, namespace: str, topic: str, payload: PostSchemaPayload, registry: Reg
+) -> UpgradePlan:
+    """The order in which to move the topic's recorded clients to a candidate schema."""
+    return UpgradePlan.of(registry.upgrade_plan(_topic("persistent", tenant, namespace, topic), payload.to_info()))
+
+
+@router.get("/namespaces/{tenant}/{namespace}/policy-impact", **READ.route_options(400, 404, 412))
+def policy_impact(
+    tenant: str,
+    namespace: str,
+    registry: Reg,
+    strategy: Annotated[CompatibilityStrategy, Query(description="the strategy to preview", examples=["BACKWARD"])],
+) -> PolicyImpact:
+    """What setting `strategy` on the namespace would have refused: live registrations and recorded consumers."""
+    return PolicyImpact.of(registry.policy_impact(f"{tenant}/{namespace}", strategy))
