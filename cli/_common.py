@@ -5,10 +5,11 @@
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from registry import Registry
@@ -112,3 +113,248 @@ def report_error(error: BaseException | str) -> int:
     message = str(error) or type(error).__name__
     print(f"{PROG}: error: {message}", file=sys.stderr)
     return EXIT_USAGE
+
+
+# --- schema files -------------------------------------------------------------------------------------------
+
+# How a file's name says its schema type when --type is absent (pulsar-admin takes a JSON payload instead,
+# which is recognised whatever the extension).
+TYPE_BY_EXTENSION = {
+    ".avsc": "AVRO",
+    ".avro": "AVRO",
+    ".json": "JSON",
+    ".proto": "PROTOBUF_NATIVE",
+    ".binpb": "PROTOBUF_NATIVE",
+    ".desc": "PROTOBUF_NATIVE",
+    ".pb": "PROTOBUF_NATIVE",
+}
+_DESCRIPTOR_SETS = (".binpb", ".desc", ".pb")
+_PROTOC_TIMEOUT = 60
+
+
+def add_schema_arguments(parser: argparse.ArgumentParser, *, required: bool = True) -> None:
+    """`--file F` (or `-` for stdin), `--type`, `--property K=V`, and the .proto options."""
+    group = parser.add_argument_group("schema")
+    group.add_argument(
+        "--file",
+        "-f",
+        metavar="F",
+        help="schema file: .avsc (AVRO), .json (JSON), .proto or a descriptor set (PROTOBUF_NATIVE), or a "
+        'pulsar-admin payload {"type": ..., "schema": ..., "properties": {...}}; "-" reads stdin'
+        + ("" if required else " (not needed for primitive types such as --type STRING)"),
+    )
+    group.add_argument(
+        "--type", metavar="TYPE", help="schema type (default: from the file's extension), e.g. AVRO, JSON, STRING"
+    )
+    group.add_argument(
+        "--property",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a SchemaInfo property (repeatable)",
+    )
+    group.add_argument(
+        "--message", metavar="NAME", help="PROTOBUF_NATIVE root message (default: the root file's first message)"
+    )
+    group.add_argument(
+        "--proto-path",
+        "-I",
+        action="append",
+        default=[],
+        metavar="DIR",
+        help="where .proto imports are found, as protoc's -I (default: the .proto file's folder)",
+    )
+
+
+def read_schema_info(args: argparse.Namespace) -> Any:
+    """The SchemaInfo that `--file`/`--type`/`--property` describe; UserError naming what is wrong."""
+    from registry import SchemaInfo, SchemaType
+
+    declared = _schema_type(args.type) if args.type else None
+    properties = _properties(args.property)
+    if not args.file:
+        if declared is not None and declared.is_primitive:
+            return SchemaInfo(type=declared, schema="", properties=properties)
+        what = f"a {declared} schema" if declared else "a schema"
+        raise UserError(f"--file is required for {what} (only primitive types such as --type STRING need none)")
+    name = "stdin" if args.file == "-" else args.file
+    data = _read_input(args.file)
+    suffix = Path(args.file).suffix.lower() if args.file != "-" else ""
+    payload = _pulsar_admin_payload(data)
+    if payload is not None:
+        kind = _schema_type(payload["type"])
+        if declared is not None and declared is not kind:
+            raise UserError(f"{name} is a pulsar-admin payload of type {kind}, but --type says {declared}")
+        props = {str(k): str(v) for k, v in (payload.get("properties") or {}).items()}
+        return SchemaInfo(type=kind, schema=payload["schema"], properties={**props, **properties})
+    if declared is None:
+        if suffix not in TYPE_BY_EXTENSION:
+            raise UserError(
+                f"cannot tell the schema type of {name}: pass --type (e.g. --type AVRO), or use a file ending in "
+                + ", ".join(sorted(TYPE_BY_EXTENSION))
+            )
+        declared = _schema_type(TYPE_BY_EXTENSION[suffix])
+    if declared is SchemaType.PROTOBUF_NATIVE and (suffix in (".proto", *_DESCRIPTOR_SETS) or _looks_like_proto(data)):
+        text = _protobuf_native(args, data, suffix)
+        return SchemaInfo(type=declared, schema=text, properties=properties)
+    if declared.is_primitive and data.strip():
+        raise UserError(f"{declared} schemas have no schema text, but {name} is not empty; leave out --file")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise UserError(f"{name} is not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+    return SchemaInfo(type=declared, schema=text.strip(), properties=properties)
+
+
+def _schema_type(text: str) -> Any:
+    from registry import InvalidSchemaError, SchemaType
+
+    try:
+        kind = SchemaType.parse(text)
+    except InvalidSchemaError as exc:
+        raise UserError(str(exc)) from None
+    if kind.is_client_side:
+        raise UserError(f"{kind} is a client-side schema type; the registry stores no such schema")
+    return kind
+
+
+def _properties(pairs: list[str]) -> dict[str, str]:
+    found: dict[str, str] = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key.strip():
+            raise UserError(f"--property {pair!r}: expected KEY=VALUE")
+        found[key.strip()] = value
+    return found
+
+
+def _read_input(file: str) -> bytes:
+    if file == "-":
+        return sys.stdin.buffer.read()
+    path = Path(file).expanduser()
+    if path.is_dir():
+        raise UserError(f"--file {file!r} is a directory, not a schema file")
+    try:
+        return path.read_bytes()
+    except FileNotFoundError:
+        raise UserError(f"--file {file!r}: no such file") from None
+    except OSError as exc:
+        raise UserError(f"--file {file!r}: {describe_os_error(exc)}") from None
+
+
+def _pulsar_admin_payload(data: bytes) -> dict[str, Any] | None:
+    """pulsar-admin's upload file: a JSON object with a type name and the schema as a string."""
+    try:
+        doc = json.loads(data)
+    except (ValueError, UnicodeDecodeError):
+        return None
+    if not isinstance(doc, dict) or not isinstance(doc.get("schema"), str) or not isinstance(doc.get("type"), str):
+        return None
+    if doc["type"] != doc["type"].upper() or doc["type"] in ("RECORD", "ENUM"):
+        return None  # an Avro document ({"type": "record", ...}), not a payload
+    if not isinstance(doc.get("properties", {}), dict):
+        raise UserError('the pulsar-admin payload\'s "properties" must be a JSON object of strings')
+    return doc
+
+
+def _looks_like_proto(data: bytes) -> bool:
+    return not data.lstrip().startswith(b"{")
+
+
+def _protobuf_native(args: argparse.Namespace, data: bytes, suffix: str) -> str:
+    """A .proto (compiled with grpcio-tools' protoc) or a descriptor set → Pulsar's ProtobufNative JSON."""
+    from google.protobuf import descriptor_pb2
+    from google.protobuf.message import DecodeError
+
+    from registry import to_protobuf_native_data
+
+    if suffix in _DESCRIPTOR_SETS:
+        file_set = descriptor_pb2.FileDescriptorSet()
+        try:
+            file_set.ParseFromString(data)
+        except DecodeError:
+            raise UserError(f"{args.file} is not a protobuf FileDescriptorSet (protoc --descriptor_set_out)") from None
+        if not file_set.file:
+            raise UserError(f"{args.file} holds no .proto files")
+        root_file = _root_file_of(file_set, args.message)
+    else:
+        file_set, root_file = _compile_proto(args, data)
+    message = _root_message(file_set, root_file, args.message)
+    return str(to_protobuf_native_data(file_set, message, root_file))
+
+
+def _compile_proto(args: argparse.Namespace, data: bytes) -> tuple[Any, str]:
+    import subprocess
+    import tempfile
+    from importlib import resources
+    from importlib.util import find_spec
+
+    from google.protobuf import descriptor_pb2
+
+    if find_spec("grpc_tools") is None:
+        raise UserError("compiling .proto files needs grpcio-tools (pip install grpcio-tools)")
+    with tempfile.TemporaryDirectory(prefix="schema-explorer-") as tmp:
+        if args.file == "-":
+            source = Path(tmp) / "src" / "stdin.proto"
+            source.parent.mkdir()
+            source.write_bytes(data)
+        else:
+            source = Path(args.file).expanduser().resolve()
+        roots = [Path(p).expanduser().resolve() for p in args.proto_path] or [source.parent]
+        for root in roots:
+            if not root.is_dir():
+                raise UserError(f"--proto-path {root}: no such folder")
+        home = next((r for r in roots if r in source.parents), None)
+        if home is None:
+            roots.append(source.parent)
+            home = source.parent
+        root_file = source.relative_to(home).as_posix()
+        out = Path(tmp) / "set.binpb"
+        well_known = resources.files("grpc_tools") / "_proto"
+        command = [sys.executable, "-m", "grpc_tools.protoc"]
+        command += [f"--proto_path={r}" for r in roots] + [f"--proto_path={well_known}"]
+        command += ["--include_imports", f"--descriptor_set_out={out}", str(source)]
+        try:
+            done = subprocess.run(command, capture_output=True, text=True, timeout=_PROTOC_TIMEOUT, check=False)
+        except subprocess.TimeoutExpired:
+            raise UserError(f"protoc did not finish within {_PROTOC_TIMEOUT} seconds") from None
+        if done.returncode != 0 or not out.is_file():
+            message = (done.stderr or done.stdout or "protoc failed without a message").strip()
+            raise UserError(f"protoc could not compile {args.file}:\n{message.replace(tmp, '.')}")
+        return descriptor_pb2.FileDescriptorSet.FromString(out.read_bytes()), root_file
+
+
+def _messages(file: Any) -> list[str]:
+    prefix = f"{file.package}." if file.package else ""
+    names: list[str] = []
+
+    def walk(messages: Any, parent: str) -> None:
+        for message in messages:
+            names.append(f"{parent}{message.name}")
+            walk(message.nested_type, f"{parent}{message.name}.")
+
+    walk(file.message_type, prefix)
+    return names
+
+
+def _root_file_of(file_set: Any, message: str | None) -> str:
+    """In a descriptor set, the file declaring `message` (default: the last file, protoc's root)."""
+    if message:
+        for file in file_set.file:
+            if message in _messages(file) or any(m.rsplit(".", 1)[-1] == message for m in _messages(file)):
+                return str(file.name)
+        raise UserError(f"no file in {len(file_set.file)} descriptor(s) declares message {message!r}")
+    return str(file_set.file[-1].name)
+
+
+def _root_message(file_set: Any, root_file: str, wanted: str | None) -> str:
+    file = next(f for f in file_set.file if f.name == root_file)
+    names = _messages(file)
+    if not names:
+        raise UserError(f"{root_file} declares no message; a PROTOBUF_NATIVE schema needs a root message")
+    if not wanted:
+        return names[0]
+    matches = [n for n in names if n == wanted or n.endswith(f".{wanted}") or n.rsplit(".", 1)[-1] == wanted]
+    if not matches:
+        raise UserError(f"--message {wanted!r}: {root_file} declares {', '.join(names)}")
+    return matches[0]

@@ -1,10 +1,640 @@
-"""`check`, `diff`, `get`, `upload`, `delete`, `policy get|set`: pulsar-admin's schema and policy verbs."""
+"""`check`, `diff`, `get`, `upload`, `delete`, `policy get|set`: pulsar-admin's schema and policy verbs.
+
+Each command takes `--db PATH` or `--url URL [--token T]`, prints for people by default and a stable JSON
+document with `--json`, and exits 0 (ok, compatible), 1 (incompatible or refused) or 2 (a user error).
+"""
 
 from __future__ import annotations
 
 import argparse
+import difflib
+import json
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime
 from typing import Any
+
+from ._common import (
+    EXIT_OK,
+    EXIT_REFUSED,
+    UserError,
+    add_schema_arguments,
+    add_source_arguments,
+    close_registry,
+    open_source,
+    read_schema_info,
+)
+
+JSON_HELP = "print one JSON document (stable field names) instead of text"
+BOOL_CHOICES = {"true": True, "false": False}
 
 
 def add_commands(commands: argparse._SubParsersAction[Any]) -> None:
-    """Not built yet: its issue adds the subcommands here."""
+    check = _command(
+        commands,
+        "check",
+        "would the registry accept this schema? (pulsar-admin schemas compatibility)",
+        "Check a schema against a topic's live versions under its effective strategy (or --strategy) without "
+        "registering it. Exits 0 when compatible, 1 when not, and explains each problem: which rule, which "
+        "direction (who cannot read whom), where in the schema, and how to fix it.",
+        run_check,
+    )
+    _topic_argument(check)
+    add_schema_arguments(check, required=False)
+    check.add_argument("--strategy", metavar="S", help="check under this strategy instead of the topic's own")
+
+    diff = _command(
+        commands,
+        "diff",
+        "what changed between two versions, or a version and a file",
+        "Semantic diff: each change with its effect on BACKWARD (new reads old) and FORWARD (old reads new). "
+        "Default: the previous live version against the latest; with --file, the latest against the file.",
+        run_diff,
+    )
+    _topic_argument(diff)
+    diff.add_argument("--from", dest="old", metavar="V", type=_version, help="old side: a live version")
+    diff.add_argument("--to", dest="new", metavar="V", type=_version, help="new side: a live version (default: latest)")
+    add_schema_arguments(diff, required=False)
+    diff.add_argument("--text", action="store_true", help="also print a unified diff of the two schema texts")
+
+    get = _command(
+        commands,
+        "get",
+        "print a topic's schema (pulsar-admin schemas get)",
+        "Print the latest live schema, one --version, or --all live versions. --json prints Pulsar's REST shapes "
+        "(GetSchemaResponse, GetAllVersionsSchemaResponse).",
+        run_get,
+    )
+    _topic_argument(get)
+    which = get.add_mutually_exclusive_group()
+    which.add_argument("--version", type=_version, metavar="V", help="a live version (default: the latest)")
+    which.add_argument("--all", action="store_true", help="every live version, oldest first")
+
+    upload = _command(
+        commands,
+        "upload",
+        "register a schema (pulsar-admin schemas upload)",
+        "Register a schema on a topic as REST POST /schema does: an identical live version is returned as is; "
+        "otherwise it is checked under the topic's strategy and stored. Exits 1, with the explanation, when "
+        "it is incompatible.",
+        run_upload,
+    )
+    _topic_argument(upload)
+    add_schema_arguments(upload, required=False)
+
+    delete = _command(
+        commands,
+        "delete",
+        "delete a topic's schema (pulsar-admin schemas delete)",
+        "Soft delete appends a tombstone (it takes a version number; the next schema starts a new history). "
+        "--force drops the whole history, and numbering restarts at 0.",
+        run_delete,
+    )
+    _topic_argument(delete)
+    delete.add_argument("--force", action="store_true", help="drop the whole history instead of a tombstone")
+
+    policy = commands.add_parser(
+        "policy",
+        help="read or change schema policies (pulsar-admin namespaces/topics *-schema-* verbs)",
+        description="Namespace and topic schema policies, and the values in force for a topic.",
+    )
+    verbs = policy.add_subparsers(dest="verb", title="verbs", metavar="VERB", required=True)
+    policy_get = _command(
+        verbs,
+        "get",
+        "a namespace's policies, or the policies in force for a topic and where each comes from",
+        "With --namespace: the namespace's own schema policies (unset values shown as such). With --topic: "
+        "each policy in force for the topic and the level it comes from (topic, namespace, broker).",
+        run_policy_get,
+    )
+    _target_arguments(policy_get)
+    policy_set = _command(
+        verbs,
+        "set",
+        "change namespace or topic schema policies",
+        "Change the given policies; others stay as they are. With --dry-run (namespace compatibility only), "
+        "show which live versions and recorded consumers the new strategy would have refused, and change nothing.",
+        run_policy_set,
+    )
+    _target_arguments(policy_set)
+    policy_set.add_argument(
+        "--compatibility", metavar="S", help="a strategy, e.g. BACKWARD; UNDEFINED removes the value set here"
+    )
+    policy_set.add_argument(
+        "--auto-update-strategy",
+        metavar="X",
+        help="namespace only, deprecated: e.g. AutoUpdateDisabled, Backward; 'unset' removes it",
+    )
+    policy_set.add_argument(
+        "--allow-auto-update",
+        choices=["true", "false", "unset"],
+        help="namespace only: may producers and idle consumers register new schemas",
+    )
+    policy_set.add_argument(
+        "--validation-enforced",
+        choices=["true", "false", "unset"],
+        help="refuse producers without a schema on topics that have one ('unset': topic only)",
+    )
+    policy_set.add_argument(
+        "--dry-run", action="store_true", help="preview a namespace --compatibility change; change nothing"
+    )
+
+
+# --- commands -----------------------------------------------------------------------------------------------
+
+
+def run_check(args: argparse.Namespace) -> int:
+    info = read_schema_info(args)
+    with _registry(args) as reg:
+        result = reg.check(args.topic, info, strategy=args.strategy)
+    if args.json:
+        _print_json({"topic": _topic_text(args.topic), **result_json(result)})
+    else:
+        print(render_result(_topic_text(args.topic), result))
+    return EXIT_OK if result.compatible else EXIT_REFUSED
+
+
+def run_diff(args: argparse.Namespace) -> int:
+    info = read_schema_info(args) if (args.file or args.type) else None
+    if info is not None and args.new is not None:
+        raise UserError("give the new side either as --to VERSION or as --file, not both")
+    with _registry(args) as reg:
+        live = reg.history(args.topic)
+        if not live:
+            raise UserError(f"topic {_topic_text(args.topic)} has no live schema to diff")
+        old = args.old
+        if old is None:
+            if info is not None:
+                old = live[-1].version
+            elif len(live) < 2:
+                raise UserError(
+                    f"topic {_topic_text(args.topic)} has one live version ({live[0].version}); "
+                    "name another side with --file"
+                )
+            else:
+                reference = args.new if args.new is not None else live[-1].version
+                older = [e.version for e in live if e.version < reference]
+                if not older:
+                    raise UserError(f"no live version before {reference}; name the old side with --from")
+                old = older[-1]
+        new = info if info is not None else args.new
+        result = reg.diff(args.topic, old, new)
+    new_label = "file" if info is not None else f"v{new if new is not None else live[-1].version}"
+    if args.json:
+        _print_json({"topic": _topic_text(args.topic), "old": old, "new": new_label, **diff_json(result)})
+        return EXIT_OK
+    print(render_diff(f"v{old}", new_label, result, text=args.text))
+    return EXIT_OK
+
+
+def run_get(args: argparse.Namespace) -> int:
+    with _registry(args) as reg:
+        entries = reg.history(args.topic) if args.all else [reg.get(args.topic, args.version)]
+    if args.json:
+        docs = [schema_response(e) for e in entries]
+        _print_json({"getSchemaResponses": docs} if args.all else docs[0])
+        return EXIT_OK
+    if not entries:
+        print(f"{_topic_text(args.topic)}: no live schema")
+    for entry in entries:
+        print(render_version(_topic_text(args.topic), entry))
+    return EXIT_OK
+
+
+def run_upload(args: argparse.Namespace) -> int:
+    from registry import IncompatibleSchemaError
+
+    info = read_schema_info(args)
+    topic = _topic_text(args.topic)
+    with _registry(args) as reg:
+        before = {e.version for e in reg.history(args.topic)}
+        try:
+            version = reg.register(args.topic, info)
+        except IncompatibleSchemaError as exc:
+            if exc.result is None:
+                raise
+            if args.json:
+                _print_json({"topic": topic, "registered": False, "version": None, **result_json(exc.result)})
+            else:
+                print(f"refused: {topic} did not register the schema")
+                print(render_result(topic, exc.result))
+            return EXIT_REFUSED
+    stored = version not in before
+    if args.json:
+        _print_json({"topic": topic, "registered": stored, "version": version})
+    elif stored:
+        print(f"{topic}: registered as version {version}")
+    else:
+        print(f"{topic}: identical to live version {version}; nothing stored")
+    return EXIT_OK
+
+
+def run_delete(args: argparse.Namespace) -> int:
+    with _registry(args) as reg:
+        version = reg.delete(args.topic, force=args.force)
+    topic = _topic_text(args.topic)
+    if args.json:
+        _print_json({"topic": topic, "force": args.force, "version": version})
+    elif args.force:
+        print(f"{topic}: schema history dropped; the next schema registers as version 0")
+    else:
+        print(f"{topic}: schema deleted (tombstone at version {version}); the next schema starts a new history")
+    return EXIT_OK
+
+
+def run_policy_get(args: argparse.Namespace) -> int:
+    with _registry(args) as reg:
+        if args.namespace:
+            policy = reg.namespace_policy(args.namespace)
+            doc = {"namespace": args.namespace.strip(), **namespace_policy_json(policy)}
+            text = render_namespace_policy(args.namespace.strip(), policy)
+        else:
+            effective = reg.effective_policy(args.topic)
+            own = reg.topic_policy(args.topic) if reg.broker.topic_level_policies_enabled else None
+            doc = effective_json(effective, own)
+            text = render_effective(effective, own)
+    if args.json:
+        _print_json(doc)
+    else:
+        print(text)
+    return EXIT_OK
+
+
+def run_policy_set(args: argparse.Namespace) -> int:
+    changes: dict[str, Any] = {}
+    if args.compatibility is not None:
+        changes["compatibility"] = args.compatibility
+    if args.topic:
+        for flag in ("auto_update_strategy", "allow_auto_update"):
+            if getattr(args, flag) is not None:
+                raise UserError(f"--{flag.replace('_', '-')} is a namespace policy; use --namespace")
+        if args.validation_enforced is not None:
+            changes["validation_enforced"] = BOOL_CHOICES.get(args.validation_enforced)
+    else:
+        if args.auto_update_strategy is not None:
+            unset = args.auto_update_strategy.strip().lower() in ("unset", "none")
+            changes["auto_update_strategy"] = None if unset else args.auto_update_strategy
+        if args.allow_auto_update is not None:
+            changes["allow_auto_update"] = BOOL_CHOICES.get(args.allow_auto_update)
+        if args.validation_enforced is not None:
+            if args.validation_enforced == "unset":
+                raise UserError("a namespace's schemaValidationEnforced cannot be unset; use true or false")
+            changes["validation_enforced"] = BOOL_CHOICES[args.validation_enforced]
+    if args.dry_run:
+        if not args.namespace or set(changes) != {"compatibility"}:
+            raise UserError("--dry-run previews a namespace --compatibility change only")
+        return _preview(args)
+    if not changes:
+        raise UserError("nothing to change: give --compatibility, --validation-enforced or another policy option")
+    with _registry(args) as reg:
+        if args.namespace:
+            ns_policy = reg.set_namespace_policy(args.namespace, **changes)
+            doc = {"namespace": args.namespace.strip(), **namespace_policy_json(ns_policy)}
+            text = render_namespace_policy(args.namespace.strip(), ns_policy)
+        else:
+            reg.set_topic_policy(args.topic, **changes)
+            effective = reg.effective_policy(args.topic)
+            own = reg.topic_policy(args.topic)
+            doc = effective_json(effective, own)
+            text = render_effective(effective, own)
+    if args.json:
+        _print_json(doc)
+    else:
+        print(text)
+    return EXIT_OK
+
+
+def _preview(args: argparse.Namespace) -> int:
+    with _registry(args) as reg:
+        impact = reg.policy_impact(args.namespace, args.compatibility)
+    if args.json:
+        _print_json(impact_json(impact))
+        return EXIT_OK
+    print(render_impact(impact))
+    return EXIT_OK
+
+
+# --- rendering for people -----------------------------------------------------------------------------------
+
+
+def render_result(topic: str, result: Any) -> str:
+    """The verdict, then each problem as: rule and where, who cannot read whom, what, how to fix it."""
+    checked = _versions_text(result.checked_versions)
+    if result.compatible:
+        lines = [f"{topic}: compatible under {result.strategy}{checked}"]
+    else:
+        count = len(result.problems)
+        lines = [f"{topic}: INCOMPATIBLE under {result.strategy}{checked}: {count} problem{'s' * (count != 1)}"]
+        for number, problem in enumerate(result.problems, 1):
+            where = f" at {problem.path}" if problem.path else ""
+            lines.append(f"  {number}. {problem.code}{where}")
+            lines.append(f"     direction: {problem.direction} ({problem.direction_text})")
+            lines.append(f"     {problem.message}")
+            if problem.hint:
+                lines.append(f"     hint: {problem.hint}")
+    if result.advisories:
+        lines.append("advisories (accepted by Pulsar, but worth a look):")
+        for advisory in result.advisories:
+            where = f" at {advisory.path}" if advisory.path else ""
+            lines.append(f"  - {advisory.severity} {advisory.code}{where}: {advisory.message}")
+            if advisory.hint:
+                lines.append(f"    hint: {advisory.hint}")
+    return "\n".join(lines)
+
+
+def _versions_text(versions: tuple[int, ...]) -> str:
+    if not versions:
+        return " (no live version to check against)"
+    label = "version" if len(versions) == 1 else "versions"
+    return f" (checked against {label} {', '.join(map(str, versions))})"
+
+
+def render_diff(old: str, new: str, result: Any, *, text: bool) -> str:
+    kinds = f"{result.old_type}" + ("" if result.old_type is result.new_type else f" → {result.new_type}")
+    lines = [
+        f"{old} → {new} ({kinds}): BACKWARD (new reads old) {result.backward}, FORWARD (old reads new) {result.forward}"
+    ]
+    if not result.changes:
+        lines.append("  no semantic change")
+    for change in result.changes:
+        mark = "!" if change.is_breaking else ("~" if "risk" in (change.backward, change.forward) else " ")
+        lines.append(f" {mark} {change.kind} {change.path}: {change.message}")
+        lines.append(f"     backward {change.backward}, forward {change.forward}")
+    if text:
+        lines.append("")
+        lines += difflib.unified_diff(result.old_text.splitlines(), result.new_text.splitlines(), old, new, lineterm="")
+    return "\n".join(lines)
+
+
+def render_version(topic: str, entry: Any) -> str:
+    header = f"{topic} version {entry.version} · {entry.type} · registered {_time(entry.timestamp)}"
+    if entry.user:
+        header += f" by {entry.user}"
+    lines = [header]
+    for key, value in sorted(entry.properties.items()):
+        lines.append(f"  property {key} = {value}")
+    schema = entry.schema
+    try:
+        schema = json.dumps(json.loads(schema), indent=2, ensure_ascii=False)
+    except ValueError:
+        pass
+    if schema:
+        lines.append(schema)
+    return "\n".join(lines)
+
+
+def render_namespace_policy(namespace: str, policy: Any) -> str:
+    def shown(value: Any) -> str:
+        return (
+            "unset"
+            if value is None or str(value) == "UNDEFINED"
+            else str(value).lower()
+            if isinstance(value, bool)
+            else str(value)
+        )
+
+    return "\n".join(
+        [
+            f"namespace {namespace}",
+            f"  compatibility (schemaCompatibilityStrategy):               {shown(policy.compatibility)}",
+            f"  auto-update strategy (deprecated):                         {shown(policy.auto_update_strategy)}",
+            f"  allow auto-update (isAllowAutoUpdateSchema):               {shown(policy.allow_auto_update)}",
+            "  allow auto-update with replicator:                         "
+            f"{shown(policy.allow_auto_update_with_replicator)}",
+            f"  validation enforced (schemaValidationEnforced):            {shown(policy.validation_enforced)}",
+        ]
+    )
+
+
+def render_effective(effective: Any, own: Any) -> str:
+    def line(label: str, item: Any) -> str:
+        value = str(item.value).lower() if isinstance(item.value, bool) else str(item.value)
+        return f"  {label:<34} {value:<22} from {item.source}"
+
+    lines = [f"topic {effective.topic}" + (" (system topic)" if effective.is_system_topic else "")]
+    lines.append(line("compatibility (producers, consumers)", effective.compatibility))
+    lines.append(line("compatibility (admin REST)", effective.admin_compatibility))
+    lines.append(line("allow auto-update", effective.allow_auto_update))
+    lines.append(line("validation enforced", effective.validation_enforced))
+    if own is not None:
+        strategy = own.compatibility or "unset"
+        enforced = "unset" if own.validation_enforced is None else str(own.validation_enforced).lower()
+        lines.append(f"  topic's own policies: compatibility {strategy}, validation enforced {enforced}")
+    return "\n".join(lines)
+
+
+def render_impact(impact: Any) -> str:
+    lines = [f"namespace {impact.namespace}: preview of compatibility {impact.proposed} (nothing changed)"]
+    for topic in impact.topics:
+        if topic.overridden:
+            lines.append(f"  {topic.topic}: keeps its own {topic.current.value} (topic policy)")
+            continue
+        if not topic.refused_versions and not topic.refused_clients:
+            lines.append(f"  {topic.topic}: ok")
+            continue
+        if topic.refused_versions:
+            versions = ", ".join(map(str, topic.refused_versions))
+            lines.append(f"  {topic.topic}: would have refused version(s) {versions}")
+            if topic.first_problem is not None:
+                lines.append(f"      first problem: {topic.first_problem.message}")
+        for refused in topic.refused_clients:
+            lines.append(f"  {topic.topic}: consumer {refused.client.name!r} could not subscribe: {refused.reason}")
+    if not impact.topics:
+        lines.append("  (no topics)")
+    return "\n".join(lines)
+
+
+def _time(millis: int) -> str:
+    if not millis:
+        return "at an unknown time"
+    return datetime.fromtimestamp(millis / 1000, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+# --- rendering for machines (stable field names) ------------------------------------------------------------
+
+
+def result_json(result: Any) -> dict[str, Any]:
+    return {
+        "compatible": result.compatible,
+        "strategy": str(result.strategy),
+        "checked_versions": list(result.checked_versions),
+        "problems": [
+            {
+                "code": str(p.code),
+                "direction": str(p.direction),
+                "direction_text": p.direction_text,
+                "version": p.version,
+                "path": p.path,
+                "reader_path": p.reader_path,
+                "writer_path": p.writer_path,
+                "message": p.message,
+                "hint": p.hint,
+            }
+            for p in result.problems
+        ],
+        "advisories": [advisory_json(a) for a in result.advisories],
+    }
+
+
+def advisory_json(advisory: Any) -> dict[str, Any]:
+    return {
+        "code": str(advisory.code),
+        "severity": str(advisory.severity),
+        "message": advisory.message,
+        "path": advisory.path,
+        "version": advisory.version,
+        "direction": str(advisory.direction),
+        "hint": advisory.hint,
+        "source": advisory.source,
+    }
+
+
+def diff_json(result: Any) -> dict[str, Any]:
+    return {
+        "old_type": str(result.old_type),
+        "new_type": str(result.new_type),
+        "backward": str(result.backward),
+        "forward": str(result.forward),
+        "changes": [
+            {
+                "kind": str(c.kind),
+                "path": c.path,
+                "message": c.message,
+                "backward": str(c.backward),
+                "forward": str(c.forward),
+                "breaking": c.is_breaking,
+                "before": c.before,
+                "after": c.after,
+                "old_pointer": c.old_pointer,
+                "new_pointer": c.new_pointer,
+            }
+            for c in result.changes
+        ],
+    }
+
+
+def schema_response(entry: Any) -> dict[str, Any]:
+    """Pulsar's GetSchemaResponse (§7.1)."""
+    return {
+        "version": entry.version,
+        "type": str(entry.type),
+        "timestamp": entry.timestamp,
+        "data": entry.schema,
+        "properties": dict(entry.properties),
+    }
+
+
+def namespace_policy_json(policy: Any) -> dict[str, Any]:
+    """Pulsar's `Policies` field names for the schema policies (null = unset)."""
+    auto = policy.auto_update_strategy
+    return {
+        "schema_compatibility_strategy": str(policy.compatibility),
+        "schema_auto_update_compatibility_strategy": None if auto is None else str(auto),
+        "is_allow_auto_update_schema": policy.allow_auto_update,
+        "is_allow_auto_update_schema_with_replicator": policy.allow_auto_update_with_replicator,
+        "schema_validation_enforced": policy.validation_enforced,
+    }
+
+
+def effective_json(effective: Any, own: Any) -> dict[str, Any]:
+    def item(value: Any) -> dict[str, Any]:
+        raw = value.value
+        return {"value": raw if isinstance(raw, bool) else str(raw), "source": str(value.source)}
+
+    doc: dict[str, Any] = {
+        "topic": effective.topic,
+        "is_system_topic": effective.is_system_topic,
+        "compatibility": item(effective.compatibility),
+        "admin_compatibility": item(effective.admin_compatibility),
+        "allow_auto_update": item(effective.allow_auto_update),
+        "validation_enforced": item(effective.validation_enforced),
+    }
+    if own is not None:
+        doc["topic_policy"] = {
+            "compatibility": None if own.compatibility is None else str(own.compatibility),
+            "validation_enforced": own.validation_enforced,
+        }
+    return doc
+
+
+def impact_json(impact: Any) -> dict[str, Any]:
+    return {
+        "namespace": impact.namespace,
+        "proposed": str(impact.proposed),
+        "topics": [
+            {
+                "topic": t.topic,
+                "current": str(t.current.value),
+                "current_source": str(t.current.source),
+                "overridden": t.overridden,
+                "refused_versions": list(t.refused_versions),
+                "latest_refused": t.latest_refused,
+                "first_problem": None if t.first_problem is None else t.first_problem.message,
+                "refused_consumers": [{"name": r.client.name, "reason": r.reason} for r in t.refused_clients],
+            }
+            for t in impact.topics
+        ],
+    }
+
+
+# --- argument helpers ---------------------------------------------------------------------------------------
+
+
+def _command(
+    commands: argparse._SubParsersAction[Any],
+    name: str,
+    help_text: str,
+    description: str,
+    handler: Callable[[argparse.Namespace], int],
+) -> argparse.ArgumentParser:
+    parser = commands.add_parser(name, help=help_text, description=description)
+    add_source_arguments(parser)
+    parser.add_argument("--json", action="store_true", help=JSON_HELP)
+    parser.set_defaults(handler=handler)
+    return parser
+
+
+def _topic_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--topic", "-t", required=True, metavar="T", help="topic: persistent://tenant/namespace/topic (or t/n/x)"
+    )
+
+
+def _target_arguments(parser: argparse.ArgumentParser) -> None:
+    target = parser.add_mutually_exclusive_group(required=True)
+    target.add_argument("--namespace", "-n", metavar="NS", help="namespace: tenant/namespace")
+    target.add_argument("--topic", "-t", metavar="T", help="topic: persistent://tenant/namespace/topic")
+
+
+def _version(text: str) -> int:
+    try:
+        number = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a schema version: {text!r} (expected a whole number >= 0)") from None
+    if number < 0:
+        raise argparse.ArgumentTypeError(f"not a schema version: {text!r} (expected a whole number >= 0)")
+    return number
+
+
+def _topic_text(topic: str) -> str:
+    from registry import InvalidNameError, TopicName
+
+    try:
+        return str(TopicName.parse(topic))
+    except InvalidNameError:
+        return topic
+
+
+@contextmanager
+def _registry(args: argparse.Namespace) -> Iterator[Any]:
+    reg = open_source(args)
+    try:
+        yield reg
+    finally:
+        close_registry(reg)
+
+
+def _print_json(doc: Any) -> None:
+    json.dump(doc, sys.stdout, indent=2, ensure_ascii=False)
+    sys.stdout.write("\n")
