@@ -1,74 +1,47 @@
-"""Pulsar Schema Explorer, placeholder page: every topic in the registry, one row each.
+"""Pulsar Schema Explorer: the Streamlit shell. `schema-explorer ui` runs `streamlit run` on this file.
 
-Started by `schema-explorer ui`, which passes `-- --db PATH`. The real app (st.navigation + app_pages/)
-replaces this page; like it, this page only calls the registry facade and renders.
+Declares the pages (st.Page / st.navigation; files in app/app_pages/) and the sidebar shared by all of them:
+the connection, read-only mode and the policy defaults in force. Pages get the registry from app.state.
 """
 
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
 
-import pandas as pd
 import streamlit as st
 
-from registry import Registry, RegistryError, default_db_path
+# `streamlit run app/streamlit_app.py` puts app/ on sys.path, not the checkout: add it so `import app` works.
+_ROOT = str(Path(__file__).resolve().parent.parent)
+if _ROOT not in sys.path:
+    sys.path.insert(0, _ROOT)
 
-COLUMNS = ["Tenant", "Namespace", "Topic", "Latest schema type", "Versions", "Compatibility"]
+from app.widgets import connection_sidebar  # noqa: E402
 
-
-def db_path_from_argv(argv: list[str]) -> str:
-    """`--db PATH` from the arguments Streamlit passes after `--`; else the per-user default."""
-    parser = argparse.ArgumentParser(add_help=False)
-    parser.add_argument("--db")
-    args, _ = parser.parse_known_args(argv)
-    return str(args.db) if args.db else str(default_db_path())
+_PAGES_DIR = Path(__file__).resolve().parent / "app_pages"
 
 
-@st.cache_resource
-def open_registry(path: str) -> Registry:
-    return Registry.open(path)
+def _page(file: str, title: str, icon: str, *, default: bool = False) -> st.Page | None:
+    """A page of app_pages/, or None while its file does not exist yet."""
+    if not (_PAGES_DIR / file).is_file():
+        return None
+    return st.Page(f"app_pages/{file}", title=title, icon=icon, url_path=file.removesuffix(".py"), default=default)
 
 
-def topic_table(reg: Registry) -> pd.DataFrame:
-    rows = []
-    for tenant in reg.tenants():
-        for namespace in reg.namespaces(tenant):
-            for topic in reg.topics(namespace):
-                history = reg.history(topic)
-                latest = history[-1] if history else None
-                rows.append(
-                    {
-                        "Tenant": tenant,
-                        "Namespace": namespace.rsplit("/", 1)[-1],
-                        "Topic": topic,
-                        "Latest schema type": str(latest.type) if latest else "",
-                        "Versions": len(history),
-                        "Compatibility": str(reg.effective_policy(topic).compatibility.value),
-                    }
-                )
-    return pd.DataFrame(rows, columns=COLUMNS)
+# The one list of pages, in menu order. To add a page: create app/app_pages/<name>.py and append
+# `_page("<name>.py", "Title", ":material/icon:")` here. Entries whose file is missing are left out, so the
+# review pages (diff, whatif, policies, audit; another engineer's files) appear as soon as they exist.
+# A page that works on one topic can end with `state.topic_page(render)` (render(reg, topic) -> None).
+PAGES: list[st.Page | None] = [
+    _page("browse.py", "Browse", ":material/travel_explore:", default=True),
+    _page("topic.py", "Topic", ":material/schema:"),
+    _page("diff.py", "Diff", ":material/difference:"),
+    _page("whatif.py", "What-if", ":material/science:"),
+    _page("policies.py", "Policies", ":material/policy:"),
+    _page("audit.py", "Audit", ":material/history:"),
+]
 
-
-st.set_page_config(page_title="Pulsar Schema Explorer", layout="wide")
-st.title("Pulsar Schema Explorer")
-
-db_path = db_path_from_argv(sys.argv[1:])
-st.caption(f"Registry: `{db_path}`")
-
-try:
-    registry = open_registry(db_path)
-    table = topic_table(registry)
-except RegistryError as exc:
-    st.error(f"Cannot read the registry at {db_path}: {exc}")
-    st.stop()
-
-if table.empty:
-    st.info(
-        "This registry has no topics yet. Load the sample data with "
-        f"`schema-explorer seed --db {Path(db_path)}`, then reload this page."
-    )
-else:
-    st.dataframe(table, hide_index=True, width="stretch")
-    st.caption(f"{table['Topic'].nunique()} topics in {table['Tenant'].nunique()} tenants.")
+st.set_page_config(page_title="Pulsar Schema Explorer", page_icon=":material/schema:", layout="wide")
+navigation = st.navigation([page for page in PAGES if page is not None])
+connection_sidebar()
+navigation.run()

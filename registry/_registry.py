@@ -60,7 +60,7 @@ from ._model import (
 from ._names import NamespaceName, TopicName, parse_tenant
 from ._schema_data import SchemaData, parse_avro_data, to_schema_data
 from ._sqlite import SqliteStorage
-from ._storage import MemoryStorage, StaleHistory, Storage
+from ._storage import ChangeTracking, MemoryStorage, StaleHistory, Storage
 from ._upgrade import UpgradePlan, change_order, plan_upgrade, strategy_order
 from ._whatif import PolicyImpact, RefusedClient, TopicImpact, WhatIf
 
@@ -74,6 +74,7 @@ class _Unset:
 
 UNSET: Final[Any] = _Unset()
 _MAX_ATTEMPTS = 200
+_UNTRACKED_TTL_S = 5  # how long a storage without change tracking may serve a cached catalog
 # §8.2: for these topic strategies a consumer only has to read the latest version (checked as BACKWARD).
 _CONSUMER_READS_LATEST = frozenset({S.BACKWARD, S.FORWARD, S.FORWARD_TRANSITIVE, S.FULL})
 _NO_SCHEMA_ENFORCED = (
@@ -117,6 +118,7 @@ class Registry:
         self._auto_create = auto_create
         self._location = location
         self._clock = clock or (lambda: time.time_ns() // 1_000_000)
+        self._own_writes = 0
 
     # --- opening ----------------------------------------------------------------------------------------
 
@@ -564,6 +566,14 @@ class Registry:
         return SchemaData(entry.type, entry.data, entry.properties)
 
     # --- catalog ----------------------------------------------------------------------------------------
+
+    def change_token(self) -> int:
+        """A number that changes whenever anything in the registry changes, from any process; cheap to read,
+        so shells key their caches on it. Storages that cannot tell (remote ones) change it every few
+        seconds and after this handle's own writes."""
+        if isinstance(self._storage, ChangeTracking):
+            return self._storage.change_token()
+        return int(time.monotonic() // _UNTRACKED_TTL_S) * 1_000_000 + self._own_writes
 
     def search_topics(self, query: TopicQuery | None = None, *, offset: int = 0, limit: int = 50) -> TopicPage:
         """One page of the topics matching `query` (all topics when None), in topic-name order."""

@@ -50,6 +50,9 @@ CREATE TABLE IF NOT EXISTS clients (
 """
 
 
+_BUMP = "UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'changes'"
+
+
 class SqliteStorage:
     """One connection per thread (Streamlit and uvicorn call from several threads)."""
 
@@ -94,6 +97,7 @@ class SqliteStorage:
                 if statement.strip():
                     db.execute(statement)
             row = db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+            db.execute("INSERT OR IGNORE INTO meta VALUES ('changes', '0')")
             if row is None:
                 db.execute("INSERT INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
             elif int(row[0]) > SCHEMA_VERSION:
@@ -109,8 +113,10 @@ class SqliteStorage:
             raise StorageError(f"{str(self.path)!r} is not a usable registry file: {exc}") from None
 
     @contextmanager
-    def _write(self) -> Iterator[sqlite3.Connection]:
-        """One transaction per write, taking the write lock up front so read-check-insert is atomic."""
+    def _write(self, *, bump: bool = True) -> Iterator[sqlite3.Connection]:
+        """One transaction per write, taking the write lock up front so read-check-insert is atomic.
+
+        `bump` advances the change token in the same transaction (every write but the audit trail's)."""
         db = self._connect()
         try:
             db.execute("BEGIN IMMEDIATE")
@@ -123,6 +129,8 @@ class SqliteStorage:
             raise
         else:
             try:
+                if bump:
+                    db.execute(_BUMP)
                 db.execute("COMMIT")
             except sqlite3.DatabaseError as exc:
                 if db.in_transaction:
@@ -282,6 +290,10 @@ class SqliteStorage:
             return db.execute(
                 "DELETE FROM clients WHERE topic = ? AND name = ? AND role = ?", (topic, name, role)
             ).rowcount
+
+    def change_token(self) -> int:
+        rows = self._read("SELECT value FROM meta WHERE key = 'changes'")
+        return int(rows[0][0]) if rows else 0
 
     def close(self) -> None:
         with self._lock:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Sequence
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 from ._model import ClientRecord, NamespacePolicy, SchemaVersion, TopicPolicy
 
@@ -40,6 +40,15 @@ class Storage(Protocol):
     def close(self) -> None: ...
 
 
+@runtime_checkable
+class ChangeTracking(Protocol):
+    """Optional for a storage: a number that changes with every write, from any process, cheap to read.
+
+    The registry keys its catalog cache on it; storages without it (a remote one) get a time-based token."""
+
+    def change_token(self) -> int: ...
+
+
 class MemoryStorage:
     """Everything in dicts behind one lock: for tests and scratch registries."""
 
@@ -51,6 +60,7 @@ class MemoryStorage:
         self._topics: dict[str, str] = {}
         self._topic_policies: dict[str, TopicPolicy] = {}
         self._clients: dict[tuple[str, str, str, str], ClientRecord] = {}
+        self._changes = 0
 
     def history(self, schema_id: str) -> list[SchemaVersion]:
         with self._lock:
@@ -58,6 +68,7 @@ class MemoryStorage:
 
     def append(self, entry: SchemaVersion, expected_latest: int | None) -> None:
         with self._lock:
+            self._changes += 1
             entries = self._histories.setdefault(entry.topic, [])
             latest = entries[-1].version if entries else None
             if latest != expected_latest:
@@ -66,6 +77,7 @@ class MemoryStorage:
 
     def drop(self, schema_id: str) -> bool:
         with self._lock:
+            self._changes += 1
             return self._histories.pop(schema_id, None) is not None
 
     def tenants(self) -> list[str]:
@@ -74,6 +86,7 @@ class MemoryStorage:
 
     def put_tenant(self, tenant: str, created_at: int) -> bool:
         with self._lock:
+            self._changes += 1
             if tenant in self._tenants:
                 return False
             self._tenants[tenant] = created_at
@@ -89,6 +102,7 @@ class MemoryStorage:
 
     def put_namespace(self, namespace: str, policy: NamespacePolicy, created_at: int) -> None:
         with self._lock:
+            self._changes += 1
             self._namespaces[namespace] = policy
 
     def topics(self, namespace: str) -> list[str]:
@@ -101,6 +115,7 @@ class MemoryStorage:
 
     def put_topic(self, topic: str, namespace: str, created_at: int) -> bool:
         with self._lock:
+            self._changes += 1
             if topic in self._topics:
                 return False
             self._topics[topic] = namespace
@@ -112,6 +127,7 @@ class MemoryStorage:
 
     def put_topic_policy(self, topic: str, policy: TopicPolicy | None) -> None:
         with self._lock:
+            self._changes += 1
             if policy is None:
                 self._topic_policies.pop(topic, None)
             else:
@@ -125,14 +141,20 @@ class MemoryStorage:
 
     def put_client(self, client: ClientRecord) -> None:
         with self._lock:
+            self._changes += 1
             self._clients[(client.topic, client.role, client.name, client.subscription)] = client
 
     def remove_clients(self, topic: str, name: str, role: str | None) -> int:
         with self._lock:
+            self._changes += 1
             doomed = [k for k in self._clients if k[0] == topic and k[2] == name and (role is None or k[1] == role)]
             for key in doomed:
                 del self._clients[key]
             return len(doomed)
+
+    def change_token(self) -> int:
+        with self._lock:
+            return self._changes
 
     def close(self) -> None:
         pass

@@ -1,0 +1,122 @@
+"""Topic: one topic's version timeline, any version's schema and properties, the policies in force and where
+each comes from, and the producers and consumers recorded per version."""
+
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from app import state
+from app.render import escape_markdown, show_error, show_schema, when
+from registry import Registry, RegistryError, SchemaVersion
+from registry.charts import version_timeline
+from registry.tables import clients_frame, history_frame
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def _history(key: tuple[str, int], topic: str, _reg: Registry) -> list[SchemaVersion]:
+    return _reg.history(topic, include_deleted=True)
+
+
+def _label(entry: SchemaVersion, live: set[int]) -> str:
+    if entry.deleted:
+        status = " · deletion"
+    elif entry.version not in live:
+        status = " · deleted"
+    else:
+        status = ""
+    return f"v{entry.version} · {entry.type} · {when(entry.timestamp)}{status}"
+
+
+def _policies(reg: Registry, topic: str) -> pd.DataFrame:
+    policy = reg.effective_policy(topic)
+    rows = [
+        ("compatibility (producers and consumers)", policy.compatibility),
+        ("compatibility (admin: register, check)", policy.admin_compatibility),
+        ("schema auto-update allowed", policy.allow_auto_update),
+        ("schema validation enforced", policy.validation_enforced),
+    ]
+    return pd.DataFrame([{"policy": k, "value": str(v.value), "from": str(v.source)} for k, v in rows])
+
+
+def render(reg: Registry, topic: str) -> None:
+    summary = reg.topic_summary(topic)
+    st.title(escape_markdown(summary.short_name))
+    st.caption(escape_markdown(topic))
+    cols = st.columns(5)
+    cols[0].metric("Schema type", str(summary.schema_type or "none"))
+    cols[1].metric("Live versions", summary.versions)
+    cols[2].metric("Compatibility", str(summary.strategy), help=f"from the {summary.strategy_source}")
+    cols[3].metric("Producers", summary.producers)
+    cols[4].metric("Consumers", summary.consumers)
+    if summary.error:
+        st.warning(escape_markdown(f"The latest schema cannot be read: {summary.error}"))
+    entries = _history(state.cache_key(), topic, reg)
+    live = {e.version for e in reg.history(topic)}
+    if summary.deleted:
+        st.info("The schema of this topic was deleted: its history ends with a deletion marker.")
+    tabs = st.tabs(["Versions", "Policies", "Producers and consumers"])
+    with tabs[0]:
+        if not entries:
+            st.info("No schema registered on this topic yet. Producers with a schema will register one.")
+        else:
+            _versions(entries, live)
+    with tabs[1]:
+        st.dataframe(_policies(reg, topic), hide_index=True, width="stretch")
+        st.caption("Change them on the Policies page.")
+    with tabs[2]:
+        _clients(reg, topic)
+    if entries and not state.read_only() and not summary.deleted:
+        _delete(reg, topic)
+
+
+def _versions(entries: list[SchemaVersion], live: set[int]) -> None:
+    st.altair_chart(version_timeline(entries), width="stretch")
+    by_version = {e.version: e for e in entries}
+    versions = list(reversed(by_version))
+    if st.session_state.get("topic_version") not in versions:
+        st.session_state["topic_version"] = max(live) if live else versions[0]
+    version = st.selectbox("Version", versions, key="topic_version", format_func=lambda v: _label(by_version[v], live))
+    entry = by_version[version]
+    if not entry.deleted and version not in live:
+        st.caption("Deleted: this version precedes a deletion marker; Pulsar no longer serves it.")
+    if entry.user:
+        st.caption(escape_markdown(f"registered by {entry.user} at {when(entry.timestamp)}"))
+    show_schema(entry)
+    if entry.properties:
+        st.dataframe(
+            pd.DataFrame(sorted(entry.properties.items()), columns=["property", "value"]),
+            hide_index=True,
+            width="stretch",
+        )
+    with st.expander("Every version"):
+        st.dataframe(history_frame(entries).drop(columns=["topic"]), hide_index=True, width="stretch")
+
+
+def _clients(reg: Registry, topic: str) -> None:
+    frame = clients_frame(reg.clients(topic))
+    if frame.empty:
+        st.info("No producer or consumer recorded on this topic.")
+        return
+    counts = frame.groupby(["version", "role"], dropna=False).size().unstack(fill_value=0).reset_index()
+    st.dataframe(counts, hide_index=True)
+    st.dataframe(frame.drop(columns=["topic"]), hide_index=True, width="stretch")
+
+
+def _delete(reg: Registry, topic: str) -> None:
+    with st.expander("Delete the schema"):
+        st.write("Appends a deletion marker (soft delete); the next registration starts a new history.")
+        sure = st.checkbox("I understand", key="topic_delete_sure")
+        if st.button("Delete schema", key="topic_delete", disabled=not sure, type="primary"):
+            try:
+                version = reg.delete(topic, user="app")
+            except RegistryError as exc:
+                show_error(exc)
+                return
+            state.clear_caches()
+            st.session_state.pop("topic_version", None)
+            st.toast(f"Deleted: marker v{version}")
+            st.rerun()
+
+
+state.topic_page(render)

@@ -1,0 +1,152 @@
+"""How every page shows errors, user text and schemas: one place, so each page stays short and safe.
+
+- `show_error(exc)`: a short message that says what went wrong and what to do, never a traceback.
+- User text (schema docs, names, properties) is inert: it reaches the page through `st.code`, `st.text`,
+  `st.dataframe`, or markdown escaped with `escape_markdown`; never `unsafe_allow_html`.
+- `show_schema(entry)`: the schema of a version pretty-printed and syntax-highlighted (st.code).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from datetime import UTC, datetime
+
+import streamlit as st
+
+from registry import (
+    AuthError,
+    IncompatibleSchemaError,
+    InvalidArgumentError,
+    InvalidNameError,
+    InvalidSchemaError,
+    InvalidVersionError,
+    NamespaceNotFoundError,
+    PoisonedHistoryError,
+    PolicyError,
+    Registry,
+    RegistryError,
+    SchemaNotFoundError,
+    SchemaType,
+    SchemaVersion,
+    StorageError,
+    TenantNotFoundError,
+    TopicNotFoundError,
+)
+
+# What to do next, by error class; the first match in this order wins (subclasses before their bases).
+WHAT_TO_DO: tuple[tuple[type[BaseException], str], ...] = (
+    (TopicNotFoundError, "Check the topic's full name (persistent://tenant/namespace/topic) or pick it on Browse."),
+    (SchemaNotFoundError, "This topic has no live schema at that version: pick another version or topic."),
+    (NamespaceNotFoundError, "Check the namespace (tenant/namespace) or create it first."),
+    (TenantNotFoundError, "Check the tenant's name or create it first."),
+    (IncompatibleSchemaError, "Open What-if to see which field breaks it and in which direction."),
+    (PoisonedHistoryError, "Delete the topic's schema to start a new history."),
+    (InvalidSchemaError, "Fix the schema text and try again."),
+    (InvalidNameError, "Names are tenant/namespace/topic, with letters, digits, '-', '_', '.', ':' or '='."),
+    (InvalidVersionError, "Enter a version as a whole number, 0 or more."),
+    (InvalidArgumentError, "Change the value and try again."),
+    (PolicyError, "Choose another policy value."),
+    (AuthError, "Check the token in the sidebar's Connection, or ask an admin for the needed role."),
+    (StorageError, "Check the registry file or URL in the sidebar's Connection, then reload the page."),
+    (RegistryError, "Check the input and try again."),
+)
+_UNEXPECTED = "This is a bug in Schema Explorer: reload the page, and report it if it happens again."
+_MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~:$&])")
+
+
+def error_message(exc: BaseException) -> str:
+    """One or two sentences: what went wrong (the core's message names the value) and what to do."""
+    text = " ".join(str(exc).split()) or type(exc).__name__
+    if len(text) > 600:
+        text = text[:600] + "…"
+    if not isinstance(exc, RegistryError):
+        return f"Unexpected error ({type(exc).__name__}): {text}. {_UNEXPECTED}"
+    todo = next(hint for kind, hint in WHAT_TO_DO if isinstance(exc, kind))
+    return f"{text}. {todo}" if not text.endswith((".", "!", "?")) else f"{text} {todo}"
+
+
+def show_error(exc: BaseException) -> None:
+    """Render `exc` as a short error box; user text inside it stays inert."""
+    st.error(escape_markdown(error_message(exc)), icon=":material/error:")
+
+
+def escape_markdown(text: str) -> str:
+    """Backslash-escape markdown and Streamlit directives (`:red[...]`, `$...$`), so text shows as typed."""
+    return _MARKDOWN_SPECIAL.sub(r"\\\1", text)
+
+
+def code_span(text: str) -> str:
+    """`text` as an inline code span: markdown does not apply inside, so only backticks need care."""
+    return "`" + text.replace("`", "'") + "`"
+
+
+def show_text(text: str) -> None:
+    """User text exactly as typed, in a monospace block: no markdown, no HTML."""
+    st.text(text)
+
+
+def when(millis: int | None) -> str:
+    """A registry timestamp (ms since the epoch) as UTC text."""
+    if millis is None:
+        return "—"
+    return datetime.fromtimestamp(millis / 1000, tz=UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+
+
+# --- schemas ------------------------------------------------------------------------------------------
+
+
+def pretty_schema(kind: SchemaType, text: str) -> tuple[str, str]:
+    """(text, language) for st.code: JSON documents indented, other text as is."""
+    if not text.strip():
+        return "", "text"
+    try:
+        tree = json.loads(text)
+    except ValueError:
+        return text, "protobuf" if kind is SchemaType.PROTOBUF_NATIVE else "text"
+    return json.dumps(tree, indent=2, ensure_ascii=False), "json"
+
+
+def show_schema(entry: SchemaVersion) -> None:
+    """A version's schema pretty-printed and highlighted; tombstones and primitive types say so instead."""
+    if entry.deleted:
+        st.info(f"Version {entry.version} is a deletion marker (tombstone): it has no schema.")
+        return
+    try:
+        raw = entry.schema
+    except RegistryError as exc:
+        show_error(exc)
+        return
+    text, language = pretty_schema(entry.type, raw)
+    if not text:
+        st.info(f"{entry.type} is a primitive type: Pulsar stores no schema definition for it.")
+        return
+    st.code(text, language=language, line_numbers=True, wrap_lines=True)
+
+
+# --- pickers ------------------------------------------------------------------------------------------
+
+
+def topic_picker(reg: Registry, *, key: str = "topic_name") -> str | None:
+    """A text box with the shared selected topic; returns it once it names an existing topic, else None."""
+    from app import state
+
+    shown = f"{key}_shown"
+    selected = state.selected_topic()
+    if st.session_state.get(shown) != selected:
+        st.session_state[key] = selected or ""
+        st.session_state[shown] = selected
+    typed = st.text_input(
+        "Topic", key=key, placeholder="persistent://tenant/namespace/topic", help="Pick one on Browse, or type it."
+    ).strip()
+    if not typed:
+        return None
+    try:
+        topic = reg.topic_summary(typed).topic
+    except RegistryError as exc:
+        show_error(exc)
+        return None
+    if topic != selected:
+        state.select_topic(topic)
+        st.session_state[shown] = topic
+    return topic

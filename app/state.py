@@ -1,0 +1,143 @@
+"""What every page shares: the connection, the cached registry handle, read-only mode and the selected topic.
+
+Pages call these functions and never open a registry themselves:
+
+    reg = state.registry()            # cached per (target, token) with st.cache_resource; raises RegistryError
+    if not state.read_only(): ...     # hide every write in read-only mode
+    topic = state.selected_topic()    # the topic chosen on Browse (or any page), shared across pages
+    state.select_topic(topic)
+    state.clear_caches()              # after any write: drops st.cache_data tables derived from the registry
+
+The connection comes from `--db PATH`, `--url URL`, `--token T`, `--read-only` after Streamlit's `--`
+(`schema-explorer ui` passes `--db`), else from SCHEMA_EXPLORER_DB / _URL / _TOKEN / _READ_ONLY, else the
+per-user default file; the sidebar can switch it for the session.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+
+import streamlit as st
+
+from registry import Registry, RegistryError, default_db_path
+
+CONNECTION = "connection"  # st.session_state key of the session's Connection
+TOPIC = "selected_topic"  # st.session_state key of the topic shared across pages
+READ_ONLY = "read_only"  # the sidebar toggle's key
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Connection:
+    """Where the registry lives: an embedded file (`target` is a path) or a remote admin URL with a token."""
+
+    target: str
+    token: str | None = None
+    read_only: bool = False
+
+    @property
+    def is_remote(self) -> bool:
+        return self.target.startswith(("http://", "https://"))
+
+    @property
+    def label(self) -> str:
+        return f"remote admin API {self.target}" if self.is_remote else f"embedded registry {self.target}"
+
+
+def connection_from_argv(argv: list[str], environ: dict[str, str] | None = None) -> Connection:
+    """The start-up connection: arguments after Streamlit's `--`, then environment variables, then the default."""
+    env = os.environ if environ is None else environ
+    parser = argparse.ArgumentParser(add_help=False)
+    parser.add_argument("--db")
+    parser.add_argument("--url")
+    parser.add_argument("--token")
+    parser.add_argument("--read-only", action="store_true")
+    args, _ = parser.parse_known_args(argv)
+    target = args.url or args.db or env.get("SCHEMA_EXPLORER_URL") or env.get("SCHEMA_EXPLORER_DB")
+    token = args.token or env.get("SCHEMA_EXPLORER_TOKEN") or None
+    read_only = bool(args.read_only) or env.get("SCHEMA_EXPLORER_READ_ONLY", "") not in ("", "0", "false")
+    return Connection(target=str(target or default_db_path()), token=token, read_only=read_only)
+
+
+def connection() -> Connection:
+    """The session's connection (the start-up one until the sidebar changes it)."""
+    if CONNECTION not in st.session_state:
+        st.session_state[CONNECTION] = connection_from_argv(sys.argv[1:])
+    current: Connection = st.session_state[CONNECTION]
+    if READ_ONLY in st.session_state and bool(st.session_state[READ_ONLY]) != current.read_only:
+        current = replace(current, read_only=bool(st.session_state[READ_ONLY]))
+        st.session_state[CONNECTION] = current
+    return current
+
+
+def connect(target: str, token: str | None = None) -> None:
+    """Switch the session to another registry (the Connection form); the new one opens on the next call."""
+    st.session_state[CONNECTION] = replace(connection(), target=target.strip(), token=token or None)
+    st.session_state.pop(TOPIC, None)
+
+
+@st.cache_resource(show_spinner=False, max_entries=8)
+def _open(target: str, token: str | None) -> Registry:
+    # One handle per registry for every session: its catalog cache then serves all of them.
+    return Registry.open(target, token=token) if token else Registry.open(target)
+
+
+def registry() -> Registry:
+    """The cached registry handle of the session's connection. Raises RegistryError when it cannot open."""
+    conn = connection()
+    return _open(conn.target, conn.token)
+
+
+def read_only() -> bool:
+    """True when writes must be hidden (started with --read-only, or the sidebar toggle)."""
+    return connection().read_only
+
+
+def selected_topic() -> str | None:
+    topic = st.session_state.get(TOPIC)
+    return str(topic) if topic else None
+
+
+def select_topic(topic: str | None) -> None:
+    if topic:
+        st.session_state[TOPIC] = topic
+    else:
+        st.session_state.pop(TOPIC, None)
+
+
+def clear_caches() -> None:
+    """Call after a write: derived tables (st.cache_data) are dropped; the registry handle stays open and
+    its own catalog cache notices the write by itself."""
+    st.cache_data.clear()
+
+
+def cache_key() -> tuple[str, int]:
+    """A value for st.cache_data functions to take as an argument, so their tables follow the registry:
+    the connection's target and its change token (bumped by any write, from any process)."""
+    conn = connection()
+    return conn.target, registry().change_token()
+
+
+def topic_page(render: Callable[[Registry, str], None], *, empty: str = "") -> None:
+    """Run a page that works on one topic: pick it (shared with every page), then `render(reg, topic)`.
+
+    Errors from the registry become short messages (app.render.show_error), never tracebacks.
+    """
+    from app.render import show_error, topic_picker  # late: render imports this module
+
+    try:
+        reg = registry()
+    except RegistryError as exc:
+        show_error(exc)
+        return
+    topic = topic_picker(reg)
+    if topic is None:
+        st.info(empty or "Pick a topic on Browse, or type its full name above.")
+        return
+    try:
+        render(reg, topic)
+    except RegistryError as exc:
+        show_error(exc)
