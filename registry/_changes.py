@@ -103,6 +103,15 @@ class SchemaDiff:
     def forward(self) -> Effect:
         return max((c.forward for c in self.changes), key=_SEVERITY.__getitem__, default=Effect.OK)
 
+    def __repr__(self) -> str:
+        kinds = f"{self.old_type}->{self.new_type}" if self.old_type != self.new_type else str(self.new_type)
+        return f"SchemaDiff({kinds}, changes={len(self.changes)}, backward={self.backward}, forward={self.forward})"
+
+    def _repr_html_(self) -> str:
+        from ._html import schema_diff_html
+
+        return schema_diff_html(self)
+
 
 _SEVERITY = {Effect.OK: 0, Effect.RISK: 1, Effect.BREAKS: 2}
 
@@ -148,3 +157,8 @@ class Advisory:
     direction: Direction = Direction.NONE
     hint: str = ""
     source: str = ""
+
+    def _repr_html_(self) -> str:
+        from ._html import advisory_html
+
+        return advisory_html(self)

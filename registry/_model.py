@@ -273,6 +273,15 @@ class SchemaVersion:
     def info(self) -> SchemaInfo:
         return SchemaInfo(type=self.type, schema=self.schema, properties=dict(self.properties))
 
+    def __repr__(self) -> str:
+        state = ", deleted" if self.deleted else ""
+        return f"SchemaVersion({self.topic!r}, version={self.version}, {self.type}, {len(self.data)} bytes{state})"
+
+    def _repr_html_(self) -> str:
+        from ._html import schema_version_html
+
+        return schema_version_html(self)
+
 
 class Direction(enum.StrEnum):
     """Which side reads which when a check fails."""
@@ -327,6 +336,11 @@ class Problem:
             return f"{against}, as a reader, cannot read data written with the new schema"
         return f"the new schema cannot follow {against}"
 
+    def _repr_html_(self) -> str:
+        from ._html import problem_html
+
+        return problem_html(self)
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class CompatibilityResult:
@@ -350,6 +364,17 @@ class CompatibilityResult:
         first = self.problems[0]
         more = f" (+{len(self.problems) - 1} more)" if len(self.problems) > 1 else ""
         return f"incompatible under {self.strategy}: {first.message}{more}"
+
+    def __repr__(self) -> str:
+        codes = ", ".join(dict.fromkeys(p.code.value for p in self.problems))
+        problems = f", problems={len(self.problems)} [{codes}]" if self.problems else ""
+        advisories = f", advisories={len(self.advisories)}" if self.advisories else ""
+        return f"CompatibilityResult(compatible={self.compatible}, strategy={self.strategy}{problems}{advisories})"
+
+    def _repr_html_(self) -> str:
+        from ._html import compatibility_result_html
+
+        return compatibility_result_html(self)
 
 
 class ClientRole(enum.StrEnum):
@@ -456,3 +481,14 @@ class EffectivePolicy:
     allow_auto_update: Effective[bool]
     validation_enforced: Effective[bool]
     is_system_topic: bool = False
+
+    def __repr__(self) -> str:
+        return (
+            f"EffectivePolicy({self.topic!r}, compatibility={self.compatibility.value} ({self.compatibility.source}), "
+            f"allow_auto_update={self.allow_auto_update.value}, validation_enforced={self.validation_enforced.value})"
+        )
+
+    def _repr_html_(self) -> str:
+        from ._html import effective_policy_html
+
+        return effective_policy_html(self)

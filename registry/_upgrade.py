@@ -91,6 +91,15 @@ class UpgradePlan:
     reason: str = ""
     unaffected: tuple[ClientRecord, ...] = ()
 
+    def __repr__(self) -> str:
+        state = f"steps={len(self.steps)}" if self.feasible else f"reason={self.reason!r}"
+        return f"UpgradePlan({self.topic!r}, target={self.target_version!r}, feasible={self.feasible}, {state})"
+
+    def _repr_html_(self) -> str:
+        from ._html import upgrade_plan_html
+
+        return upgrade_plan_html(self)
+
 
 # `can_read(reader_version, writer_version)` → None when it can, else why not.
 CanRead = Callable[[int | str, int | str], str | None]

@@ -41,6 +41,17 @@ class WhatIf:
     def would_register(self) -> bool:
         return self.registration.accepted
 
+    def __repr__(self) -> str:
+        return (
+            f"WhatIf({self.topic!r}, candidate={self.candidate_type}, effective={self.effective.value}, "
+            f"compatible={self.result.compatible}, would_register={self.would_register})"
+        )
+
+    def _repr_html_(self) -> str:
+        from ._html import what_if_html
+
+        return what_if_html(self)
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class RefusedClient:
@@ -79,3 +90,14 @@ class PolicyImpact:
     @property
     def refused_clients(self) -> tuple[RefusedClient, ...]:
         return tuple(c for t in self.topics for c in t.refused_clients)
+
+    def __repr__(self) -> str:
+        return (
+            f"PolicyImpact({self.namespace!r}, proposed={self.proposed}, topics={len(self.topics)}, "
+            f"refused_topics={len(self.refused_topics)}, refused_clients={len(self.refused_clients)})"
+        )
+
+    def _repr_html_(self) -> str:
+        from ._html import policy_impact_html
+
+        return policy_impact_html(self)
