@@ -1,10 +1,136 @@
-"""`audit JOB`: the Spark pipeline (pipeline/)."""
+"""`audit JOB`: the Spark pipeline (pipeline/).
+
+    schema-explorer audit compat-matrix (--db PATH | --url URL | --snapshot FILE) --out DIR
+        [--tenant T | --namespace T/NS] [--max-versions N] [--master URL]
+    schema-explorer audit policy-impact ... --out DIR --strategy S [--namespace T/NS]
+    schema-explorer audit data ... --out DIR --messages DIR [--reader FILE --topic T]
+
+Every input is checked (and the registry read) before Spark starts, so a bad path or a malformed snapshot
+is one line on stderr and exit code 2; bad rows inside the data are counted in the output instead.
+"""
 
 from __future__ import annotations
 
 import argparse
+import sys
+import time
 from typing import Any
+
+from ._common import EXIT_OK, UserError, add_source_arguments
+
+JOBS = ("compat-matrix", "policy-impact", "data")
 
 
 def add_commands(commands: argparse._SubParsersAction[Any]) -> None:
-    """Not built yet: its issue adds the subcommands here."""
+    audit = commands.add_parser(
+        "audit",
+        help="fleet-wide and data-level audits on Spark (writes Parquet)",
+        description="Run an audit on Spark (local[*] by default; --master for a cluster) and write Parquet tables.",
+    )
+    jobs = audit.add_subparsers(dest="job", title="jobs", metavar="JOB")
+    matrix = jobs.add_parser("compat-matrix", help="pairwise reader/writer compatibility of every topic's versions")
+    _common(matrix)
+    scope = matrix.add_mutually_exclusive_group()
+    scope.add_argument("--tenant", metavar="T", help="only this tenant's topics")
+    scope.add_argument("--namespace", metavar="T/NS", help="only this namespace's topics")
+    matrix.add_argument(
+        "--max-versions",
+        type=_positive,
+        default=20,
+        metavar="N",
+        help="check each topic's latest N live versions (default: 20)",
+    )
+    impact = jobs.add_parser("policy-impact", help="what a proposed strategy would have refused")
+    _common(impact)
+    impact.add_argument("--strategy", required=True, metavar="S", help="the proposed strategy, e.g. FULL_TRANSITIVE")
+    impact.add_argument("--namespace", metavar="T/NS", help="one namespace (default: every namespace)")
+    data = jobs.add_parser("data", help="can the reader schema read every archived message; field statistics")
+    _common(data)
+    data.add_argument("--messages", required=True, metavar="DIR", help="message archive folder (.jsonl / .parquet)")
+    data.add_argument("--reader", metavar="FILE", help="candidate reader schema (.avsc / Avro JSON), with --topic")
+    data.add_argument("--topic", metavar="T", help="the topic the candidate reader is for")
+    for parser in (matrix, impact, data):
+        parser.set_defaults(handler=run_audit)
+    audit.set_defaults(handler=lambda args: _no_job(audit))
+
+
+def _common(parser: argparse.ArgumentParser) -> None:
+    add_source_arguments(parser)
+    parser.add_argument("--snapshot", metavar="FILE", help="an exported snapshot (JSON lines) instead of a registry")
+    parser.add_argument("--out", required=True, metavar="DIR", help="folder for the Parquet tables")
+    parser.add_argument("--master", default="local[*]", metavar="URL", help="Spark master (default: local[*])")
+    parser.add_argument("--partitions", type=_positive, metavar="N", help="Spark partitions for the topic rows")
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
+def _no_job(parser: argparse.ArgumentParser) -> int:
+    parser.print_help(sys.stderr)
+    raise UserError(f"choose a job: {', '.join(JOBS)}")
+
+
+def run_audit(args: argparse.Namespace) -> int:
+    from pipeline._archive import ArchiveError, find_archive
+    from pipeline._source import SourceError, load_source
+    from pipeline._spark import SparkUnavailable, check_java, spark_session
+    from pipeline.jobs import candidate_schema, check_out, run_compat_matrix, run_data_audit, run_policy_impact
+
+    if args.snapshot and (args.db or args.url):
+        raise UserError("give one source: --db PATH, --url URL or --snapshot FILE")
+    db = args.db
+    if not (args.snapshot or args.url or db):
+        from ._common import resolve_db_path
+
+        db = str(resolve_db_path(None))
+    try:
+        # Everything that can be wrong with the inputs is found here, before the JVM starts.
+        check_out(args.out)
+        archive = find_archive(args.messages) if args.job == "data" else None
+        if args.job == "data" and (args.reader is None) != (args.topic is None):
+            raise UserError("--reader and --topic go together: a candidate reader schema is for one topic")
+        if args.job == "policy-impact":
+            from registry import CompatibilityStrategy
+
+            CompatibilityStrategy.parse(args.strategy)
+        print(f"reading {args.snapshot or args.url or db} ...", file=sys.stderr, flush=True)
+        source = load_source(db=db if not args.url else None, url=args.url, snapshot=args.snapshot, token=args.token)
+        if args.job == "data" and args.reader is not None:
+            candidate_schema(source, args.topic, args.reader)
+        check_java()
+    except (SourceError, ArchiveError, SparkUnavailable) as exc:
+        raise UserError(str(exc)) from None
+    started = time.perf_counter()
+    spark = spark_session(args.master, app_name=f"schema-explorer audit {args.job}")
+    try:
+        if args.job == "compat-matrix":
+            report = run_compat_matrix(
+                spark,
+                source,
+                args.out,
+                tenant=args.tenant,
+                namespace=args.namespace,
+                max_versions=args.max_versions,
+                partitions=args.partitions,
+            )
+        elif args.job == "policy-impact":
+            report = run_policy_impact(
+                spark, source, args.out, strategy=args.strategy, namespace=args.namespace, partitions=args.partitions
+            )
+        else:
+            assert archive is not None
+            report = run_data_audit(spark, source, args.out, archive, reader=args.reader, topic=args.topic)
+    except SourceError as exc:
+        raise UserError(str(exc)) from None
+    finally:
+        spark.stop()
+    print(report)
+    print(f"done in {time.perf_counter() - started:.1f} s on {args.master}")
+    return EXIT_OK

@@ -1,0 +1,144 @@
+"""`audit compat-matrix`: for every topic, can each live version read the data of each other one?
+
+Per pair (reader version R, writer version W, R != W) of a topic's latest `max_versions` live versions:
+
+- `compatible`: Pulsar's verdict when R is checked against W as BACKWARD (R reads data written with W), with
+  the first problem's rule code and JSON pointers: what the broker's compatibility check says;
+- `readable`: the core's `can_read(R, W)`, which adds the wire breaks Pulsar's checkers let through
+  (PROTOBUF_NATIVE field changes, PROTOBUF without a checker): whether R's consumers really decode W's data.
+
+Per topic, `readable_since` is the oldest live version from which every version up to the latest reads every
+other one (both ways): the versions that are still mutually readable.
+
+Tables (Parquet under OUT/):
+  compat_matrix: tenant, namespace, topic, schema_type, reader_version, writer_version, compatible, readable,
+                 rule_code, reader_path, writer_path, message
+  compat_topics: tenant, namespace, topic, schema_type, live_versions, checked_versions, pairs,
+                 incompatible_pairs, unreadable_pairs, readable_since, error
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import pyarrow as pa
+
+from registry import CompatibilityStrategy, RegistryError
+from registry._compatibility import Versioned, can_read, check_with_latest
+from registry._schema_data import SchemaData
+
+from ._arrow import batches, schema
+from ._source import batch_registry
+
+PAIR_COLUMNS = [
+    "tenant", "namespace", "topic", "schema_type", "reader_version", "writer_version", "compatible", "readable",
+    "rule_code", "reader_path", "writer_path", "message",
+]  # fmt: skip
+TOPIC_COLUMNS = [
+    "tenant", "namespace", "topic", "schema_type", "live_versions", "checked_versions", "pairs",
+    "incompatible_pairs", "unreadable_pairs", "readable_since", "error",
+]  # fmt: skip
+OUTPUT = schema(
+    ("kind", pa.string()), ("tenant", pa.string()), ("namespace", pa.string()), ("topic", pa.string()),
+    ("schema_type", pa.string()), ("reader_version", pa.int64()), ("writer_version", pa.int64()),
+    ("compatible", pa.bool_()), ("readable", pa.bool_()), ("rule_code", pa.string()), ("reader_path", pa.string()),
+    ("writer_path", pa.string()), ("message", pa.string()), ("live_versions", pa.int64()),
+    ("checked_versions", pa.int64()), ("pairs", pa.int64()), ("incompatible_pairs", pa.int64()),
+    ("unreadable_pairs", pa.int64()), ("readable_since", pa.int64()), ("error", pa.string()),
+)  # fmt: skip
+MESSAGE_LIMIT = 500
+
+
+def topic_rows(registry: Any, tenant: str, namespace: str, topic: str, max_versions: int) -> list[dict[str, Any]]:
+    """The pair rows and the topic row for one topic (kind = "pair" / "topic"), from the core's verdicts."""
+    base = {"tenant": tenant, "namespace": namespace, "topic": topic}
+    live = registry.history(topic)
+    checked = live[-max_versions:] if max_versions > 0 else live
+    schemas = [SchemaData(e.type, e.data, e.properties) for e in checked]
+    rows: list[dict[str, Any]] = []
+    readable: dict[tuple[int, int], bool] = {}
+    incompatible = unreadable = 0
+    for r, reader in enumerate(checked):
+        for w, writer in enumerate(checked):
+            if r == w:
+                continue
+            result = check_with_latest(
+                [Versioned(writer.version, schemas[w])], schemas[r], CompatibilityStrategy.BACKWARD
+            )
+            reads = not can_read(schemas[r], schemas[w])
+            readable[(r, w)] = reads
+            first = result.problems[0] if result.problems else None
+            incompatible += not result.compatible
+            unreadable += not reads
+            rows.append(
+                {
+                    **base,
+                    "kind": "pair",
+                    "schema_type": str(reader.type),
+                    "reader_version": reader.version,
+                    "writer_version": writer.version,
+                    "compatible": result.compatible,
+                    "readable": reads,
+                    "rule_code": None if first is None else str(first.code),
+                    "reader_path": None if first is None else first.reader_path,
+                    "writer_path": None if first is None else first.writer_path,
+                    "message": None if first is None else first.message[:MESSAGE_LIMIT],
+                }
+            )
+    since = None
+    for start in range(len(checked) - 1, -1, -1):
+        if all(readable[(start, o)] and readable[(o, start)] for o in range(start + 1, len(checked))):
+            since = checked[start].version
+        else:
+            break
+    rows.append(
+        {
+            **base,
+            "kind": "topic",
+            "schema_type": str(live[-1].type) if live else None,
+            "live_versions": len(live),
+            "checked_versions": len(checked),
+            "pairs": len(checked) * (len(checked) - 1),
+            "incompatible_pairs": incompatible,
+            "unreadable_pairs": unreadable,
+            "readable_since": since,
+        }
+    )
+    return rows
+
+
+def error_row(tenant: str, namespace: str, topic: str, error: str) -> dict[str, Any]:
+    return {"kind": "topic", "tenant": tenant, "namespace": namespace, "topic": topic, "error": error[:MESSAGE_LIMIT]}
+
+
+def make_mapper(header: dict[str, Any], max_versions: int) -> Any:
+    """The mapInArrow function: one in-memory registry per Arrow batch of topic rows."""
+
+    def run(inputs: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        for record_batch in inputs:
+            batch = record_batch.to_pydict()
+            bundles: dict[str, list[dict[str, Any]]] = {}
+            rows: list[dict[str, Any]] = []
+            for tenant, namespace, topic, text in zip(
+                batch["tenant"], batch["namespace"], batch["topic"], batch["bundle"], strict=True
+            ):
+                try:
+                    bundles[topic] = json.loads(text)
+                except ValueError as exc:
+                    rows.append(error_row(tenant, namespace, topic, f"bad bundle: {exc}"))
+            registry, errors = batch_registry(header, bundles)
+            for tenant, namespace, topic in zip(batch["tenant"], batch["namespace"], batch["topic"], strict=True):
+                if topic not in bundles:
+                    continue
+                if topic in errors:
+                    rows.append(error_row(tenant, namespace, topic, errors[topic]))
+                    continue
+                try:
+                    rows += topic_rows(registry, tenant, namespace, topic, max_versions)
+                except (RegistryError, ValueError, KeyError) as exc:
+                    rows.append(error_row(tenant, namespace, topic, f"{type(exc).__name__}: {exc}"))
+            yield from batches(rows, OUTPUT)
+
+    return run

@@ -1,0 +1,576 @@
+"""`audit data --messages DIR [--reader FILE --topic T]`: can the reader schema read every stored message?
+
+Each message (archive row: topic, writer schema version, payload) is decoded with its writer schema and
+resolved to the topic's reader schema: the latest live version, or a candidate schema file for one topic.
+
+- The core decides compatibility: the (reader, writer version) pair is checked by `registry/` (Pulsar's
+  BACKWARD check of the pair). If the core refuses the pair, each of that version's messages is a failure
+  with the core's rule code and path; nothing is re-decided here.
+- fastavro decodes: AVRO payloads with `schemaless_reader(writer, reader)` (Avro resolution); JSON payloads
+  (UTF-8 JSON text, as Pulsar's JSON schema writes them) are parsed, checked against the writer schema by
+  encoding them with it, then resolved the same way; PROTOBUF_NATIVE payloads are parsed with the writer's
+  and then the reader's root message (protobuf wire compatibility).
+- Data-level failures the schema check cannot see are counted too: enum symbols the reader lacks
+  (ENUM_SYMBOL_UNKNOWN), payloads that do not decode with their writer schema (CORRUPT_PAYLOAD), protobuf
+  payloads the reader's message cannot parse (WIRE_INCOMPATIBLE).
+- Where Pulsar's rules accept a pair that fastavro's resolution refuses (e.g. a renamed record), the core's
+  verdict wins: the messages are decoded with the writer schema alone and counted as readable
+  (`decoded_with = "writer"` in data_versions).
+
+Failure reasons: BAD_ROW (malformed archive row), UNKNOWN_TOPIC, UNKNOWN_VERSION (not a live version),
+UNSUPPORTED_SCHEMA_TYPE (KEY_VALUE and primitive payloads are not decoded), CORRUPT_PAYLOAD,
+ENUM_SYMBOL_UNKNOWN, WIRE_INCOMPATIBLE, READ_ERROR (any other decode error), or a core RuleCode
+(e.g. READER_FIELD_WITHOUT_DEFAULT, TYPE_MISMATCH, SCHEMA_TYPE_CHANGED) when the core refuses the pair.
+
+Field statistics describe the data as the reader sees it (after resolution), per topic and field path
+(nested records joined with "."): how many values, how many nulls, numeric ranges, date/time ranges, and
+the count of each enum symbol and boolean value, so a planned change (make a field required, drop a
+symbol, narrow a type) can be checked against the data already stored.
+
+Tables (Parquet under OUT/):
+  data_versions: topic, writer_version, reader_version, reader, schema_type, compatible, rule_code,
+                 decoded_with, messages, readable, failed
+  data_failures: topic, writer_version, field, reason, count, example
+  data_field_stats: topic, field, type, values, nulls, null_rate, min, max, min_time, max_time
+  data_enum_counts: topic, field, symbol, count
+(`reader` is "latest" or "candidate"; writer_version is null for rows that name no usable version.)
+"""
+
+from __future__ import annotations
+
+import binascii
+import io
+import json
+from collections import Counter
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from datetime import date, datetime, time
+from decimal import Decimal
+from typing import Any
+
+import fastavro
+import pyarrow as pa
+from fastavro.read import SchemaResolutionError
+
+from registry import CompatibilityStrategy, RegistryError, SchemaType, TopicName
+from registry._compatibility import Versioned, check_with_latest
+from registry._schema_data import SchemaData
+
+from ._arrow import batches, schema
+
+MESSAGE_LIMIT = 300
+AVRO_TYPES = frozenset({SchemaType.AVRO, SchemaType.JSON})
+
+OUTPUT = schema(
+    ("kind", pa.string()), ("topic", pa.string()), ("writer_version", pa.int64()), ("field", pa.string()),
+    ("reason", pa.string()), ("count", pa.int64()), ("example", pa.string()), ("type", pa.string()),
+    ("nulls", pa.int64()), ("min", pa.float64()), ("max", pa.float64()), ("min_time", pa.string()),
+    ("max_time", pa.string()), ("symbol", pa.string()), ("reader_version", pa.int64()), ("reader", pa.string()),
+    ("schema_type", pa.string()), ("compatible", pa.bool_()), ("rule_code", pa.string()),
+    ("decoded_with", pa.string()), ("readable", pa.int64()), ("failed", pa.int64()),
+)  # fmt: skip
+
+
+# --- what the driver ships to executors ---------------------------------------------------------------------
+
+
+def schema_table(registry: Any, topics: list[str], candidate: tuple[str, SchemaData] | None) -> dict[str, Any]:
+    """Per schema id: the live versions (type, data, properties) and the reader, from the core's registry.
+
+    `candidate` = (schema id, schema) replaces the reader of that topic."""
+    table: dict[str, Any] = {}
+    for topic in topics:
+        name = TopicName.parse(topic)
+        live = registry.history(topic)
+        if not live:
+            continue
+        versions = {e.version: (str(e.type), e.data, dict(e.properties)) for e in live}
+        latest = live[-1]
+        reader: tuple[int | None, str, bytes, dict[str, str], str] = (
+            latest.version,
+            str(latest.type),
+            latest.data,
+            dict(latest.properties),
+            "latest",
+        )
+        if candidate is not None and candidate[0] == name.schema_id:
+            cand = candidate[1]
+            reader = (None, str(cand.type), cand.data, dict(cand.properties), "candidate")
+        table[name.schema_id] = {"versions": versions, "reader": reader}
+    return table
+
+
+# --- per (topic, writer version): the plan --------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class Plan:
+    topic: str
+    version: int | None
+    status: str = "ok"  # "ok", or the reason every message of this version fails with
+    status_field: str | None = None
+    status_detail: str | None = None
+    codec: str = ""  # "avro" | "json" | "protobuf"
+    writer: Any = None
+    reader: Any = None
+    resolve: bool = True
+    fields: list[tuple[str, tuple[str, ...], str, str]] = field(default_factory=list)  # label, path, kind, type
+    enum_fields: dict[str, str] = field(default_factory=dict)  # enum name -> field label
+    reader_version: int | None = None
+    reader_label: str | None = None
+    schema_type: str | None = None
+    compatible: bool | None = None
+    rule_code: str | None = None
+
+
+def make_plan(table: Mapping[str, Any], schema_id: str, version: int) -> Plan:
+    entry = table.get(schema_id)
+    plan = Plan(topic=schema_id, version=version)
+    if entry is None:
+        plan.status, plan.status_detail = "UNKNOWN_TOPIC", f"no topic {schema_id} with a live schema in the registry"
+        return plan
+    reader_version, reader_type, reader_data, reader_props, reader_label = entry["reader"]
+    plan.reader_version, plan.reader_label = reader_version, reader_label
+    written = entry["versions"].get(version)
+    if written is None:
+        live = sorted(entry["versions"])
+        plan.status = "UNKNOWN_VERSION"
+        plan.status_detail = f"version {version} is not a live version of {schema_id} (live: {live[0]}..{live[-1]})"
+        return plan
+    writer = SchemaData(SchemaType(written[0]), written[1], written[2])
+    reader = SchemaData(SchemaType(reader_type), reader_data, reader_props)
+    plan.schema_type = str(writer.type)
+    # The core's verdict on the pair: can the reader read data written with this version (Pulsar BACKWARD)?
+    try:
+        result = check_with_latest([Versioned(version, writer)], reader, CompatibilityStrategy.BACKWARD)
+    except RegistryError as exc:
+        plan.status, plan.status_detail = "UNPARSEABLE_SCHEMA", str(exc)[:MESSAGE_LIMIT]
+        return plan
+    plan.compatible = result.compatible
+    if result.problems:
+        first = result.problems[0]
+        plan.rule_code = str(first.code)
+        plan.status, plan.status_field, plan.status_detail = str(first.code), first.path or None, first.message
+    if writer.type in AVRO_TYPES:
+        plan.codec = "avro" if writer.type is SchemaType.AVRO else "json"
+        plan.writer = fastavro.parse_schema(json.loads(writer.data), _write_hint=False)
+        if reader.type in AVRO_TYPES:
+            reader_doc = json.loads(reader.data)
+            plan.reader = fastavro.parse_schema(reader_doc, _write_hint=False)
+            plan.fields, plan.enum_fields = avro_fields(reader_doc)
+        else:
+            plan.fields, plan.enum_fields = avro_fields(json.loads(writer.data))
+            plan.resolve = False
+    elif writer.type is SchemaType.PROTOBUF_NATIVE:
+        from google.protobuf import message_factory
+
+        from registry._protobuf_native import parse_protobuf_native
+
+        plan.codec = "protobuf"
+        plan.writer = message_factory.GetMessageClass(parse_protobuf_native(writer.data).root)
+        if reader.type is SchemaType.PROTOBUF_NATIVE:
+            root = parse_protobuf_native(reader.data).root
+            plan.reader = message_factory.GetMessageClass(root)
+            plan.fields = protobuf_fields(root)
+        else:
+            plan.resolve = False
+    elif plan.status == "ok":
+        plan.status = "UNSUPPORTED_SCHEMA_TYPE"
+        plan.status_detail = f"{writer.type} payloads are not decoded by the data audit"
+    return plan
+
+
+# --- the reader's fields, for statistics -----------------------------------------------------------------------
+
+_NUMBERS = frozenset({"int", "long", "float", "double"})
+_TIMES = frozenset({"date", "time-millis", "time-micros", "timestamp-millis", "timestamp-micros",
+                    "local-timestamp-millis", "local-timestamp-micros"})  # fmt: skip
+
+
+def avro_fields(doc: Any) -> tuple[list[tuple[str, tuple[str, ...], str, str]], dict[str, str]]:
+    """(label, path, kind, type) for each field of the record (nested records through nullable unions),
+    kind one of number/time/symbol/other; and enum name -> field label."""
+    fields: list[tuple[str, tuple[str, ...], str, str]] = []
+    enums: dict[str, str] = {}
+    named: dict[str, Any] = {}
+
+    def walk(node: Any, path: tuple[str, ...], depth: int) -> None:
+        if isinstance(node, dict) and node.get("type") == "record":
+            named[node.get("name", "")] = node
+            if depth > 8:
+                return
+            for f in node.get("fields", []):
+                visit(f.get("type"), (*path, f.get("name", "")), depth)
+
+    def visit(node: Any, path: tuple[str, ...], depth: int) -> None:
+        label = ".".join(path)
+        if isinstance(node, list):
+            branches = [b for b in node if b != "null"]
+            if len(branches) == 1:
+                visit(branches[0], path, depth)
+            else:
+                fields.append((label, path, "other", "union"))
+            return
+        if isinstance(node, str) and node in named:
+            node = named[node]
+        if isinstance(node, dict):
+            kind = node.get("type")
+            logical = node.get("logicalType")
+            if kind == "record":
+                walk(node, path, depth + 1)
+                return
+            if kind == "enum":
+                named[node.get("name", "")] = node
+                enums[node.get("name", "")] = label
+                fields.append((label, path, "symbol", "enum"))
+                return
+            if logical in _TIMES:
+                fields.append((label, path, "time", logical))
+                return
+            if logical == "decimal":
+                fields.append((label, path, "number", "decimal"))
+                return
+            if isinstance(kind, str) and kind in _NUMBERS:
+                fields.append((label, path, "number", kind))
+                return
+            fields.append((label, path, "symbol" if kind == "boolean" else "other", str(logical or kind)))
+            return
+        if node in _NUMBERS:
+            fields.append((label, path, "number", node))
+        elif node == "boolean":
+            fields.append((label, path, "symbol", "boolean"))
+        else:
+            fields.append((label, path, "other", str(node)))
+
+    walk(doc, (), 0)
+    return fields, enums
+
+
+def protobuf_fields(root: Any) -> list[tuple[str, tuple[str, ...], str, str]]:
+    """Top-level fields of the reader's root message (numbers, enums, booleans; others counted only)."""
+    from google.protobuf.descriptor import FieldDescriptor as F
+
+    numbers = {
+        F.TYPE_DOUBLE, F.TYPE_FLOAT, F.TYPE_INT32, F.TYPE_INT64, F.TYPE_UINT32, F.TYPE_UINT64,
+        F.TYPE_SINT32, F.TYPE_SINT64, F.TYPE_FIXED32, F.TYPE_FIXED64, F.TYPE_SFIXED32, F.TYPE_SFIXED64,
+    }  # fmt: skip
+    fields = []
+    for f in root.fields:
+        if f.type in numbers:
+            kind, label = "number", "number"
+        elif f.type in (F.TYPE_ENUM, F.TYPE_BOOL):
+            kind, label = "symbol", "enum" if f.type == F.TYPE_ENUM else "bool"
+        else:
+            kind, label = "other", "message" if f.type == F.TYPE_MESSAGE else "scalar"
+        fields.append((f.name, (f.name,), kind, label))
+    return fields
+
+
+# --- per batch of messages -------------------------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class Tally:
+    """One batch's counts; Spark sums them across batches."""
+
+    failures: dict[tuple[str, int | None, str | None, str], list[Any]] = field(default_factory=dict)
+    versions: dict[tuple[str, int], list[int]] = field(default_factory=dict)  # -> [messages, readable, failed]
+
+    def fail(self, topic: str, version: int | None, fld: str | None, reason: str, example: str) -> None:
+        key = (topic, version, fld, reason)
+        slot = self.failures.get(key)
+        if slot is None:
+            self.failures[key] = [1, example[:MESSAGE_LIMIT]]
+        else:
+            slot[0] += 1
+
+
+def audit_batch(
+    table: Mapping[str, Any],
+    plans: dict[tuple[str, int], Plan],
+    topics: list[Any],
+    versions: list[Any],
+    payloads: list[Any],
+    encoded: list[Any],
+    bad: list[Any],
+    names: dict[str, str | None],
+) -> list[dict[str, Any]]:
+    """Decode one batch of archive rows; returns output rows (failures, version counts, stats, symbols)."""
+    tally = Tally()
+    groups: dict[tuple[str, int], list[bytes]] = {}
+    for topic, version, payload, text, corrupt in zip(topics, versions, payloads, encoded, bad, strict=True):
+        schema_id = names.get(topic) if topic is not None else None
+        if topic is not None and topic not in names:
+            try:
+                schema_id = names[topic] = TopicName.parse(topic).schema_id
+            except RegistryError:
+                schema_id = names[topic] = None
+        if corrupt is not None or schema_id is None or version is None:
+            reason = (
+                "not a JSON object with topic, version and payload"
+                if corrupt is not None
+                else "no topic"
+                if topic is None
+                else f"invalid topic name {topic!r}"
+                if schema_id is None
+                else "no version"
+            )
+            tally.fail(schema_id or str(topic or ""), version, None, "BAD_ROW", reason)
+            continue
+        if payload is None:
+            if text is None:
+                tally.fail(schema_id, version, None, "BAD_ROW", "no payload")
+                continue
+            try:
+                payload = binascii.a2b_base64(text)
+            except (binascii.Error, ValueError) as exc:
+                tally.fail(schema_id, version, None, "BAD_ROW", f"payload is not base64: {exc}")
+                continue
+        key = (schema_id, version)
+        group = groups.get(key)
+        if group is None:
+            groups[key] = [payload]
+        else:
+            group.append(payload)
+    rows: list[dict[str, Any]] = []
+    for key, group in groups.items():
+        plan = plans.get(key)
+        if plan is None:
+            try:
+                plan = plans[key] = make_plan(table, *key)
+            except Exception as exc:  # a schema fastavro or protobuf cannot load: counted, never fatal
+                plan = plans[key] = Plan(topic=key[0], version=key[1], status="UNPARSEABLE_SCHEMA")
+                plan.status_detail = f"{type(exc).__name__}: {exc}"
+        datums = decode_group(plan, group, tally)
+        counts = tally.versions.setdefault(key, [0, 0, 0])
+        counts[0] += len(group)
+        counts[1] += len(datums)
+        counts[2] += len(group) - len(datums)
+        rows += stats_rows(plan, datums)
+        rows.append(
+            {
+                "kind": "version",
+                "topic": plan.topic,
+                "writer_version": plan.version,
+                "reader_version": plan.reader_version,
+                "reader": plan.reader_label,
+                "schema_type": plan.schema_type,
+                "compatible": plan.compatible,
+                "rule_code": plan.rule_code,
+                "decoded_with": _decoded_with(plan),
+                "count": counts[0],
+                "readable": counts[1],
+                "failed": counts[2],
+            }
+        )
+        tally.versions[key] = [0, 0, 0]
+    for (topic, version, fld, reason), (count, example) in tally.failures.items():
+        rows.append(
+            {
+                "kind": "failure",
+                "topic": topic,
+                "writer_version": version,
+                "field": fld,
+                "reason": reason,
+                "count": count,
+                "example": example,
+            }
+        )
+    return rows
+
+
+def _decoded_with(plan: Plan) -> str | None:
+    if plan.status != "ok" or not plan.codec:
+        return None
+    return "writer+reader" if plan.resolve and plan.reader is not None else "writer"
+
+
+def decode_group(plan: Plan, payloads: list[bytes], tally: Tally) -> list[Any]:
+    """The readable datums of one (topic, version) group; each failure goes to the tally with its reason."""
+    topic, version = plan.topic, plan.version
+    if plan.status != "ok":
+        for payload in payloads:
+            reason, detail = plan.status, plan.status_detail or plan.status
+            if plan.codec and _writer_error(plan, payload) is not None:
+                reason, detail = "CORRUPT_PAYLOAD", _writer_error(plan, payload) or ""
+            tally.fail(topic, version, plan.status_field if reason == plan.status else None, reason, detail)
+        return []
+    if plan.codec == "protobuf":
+        return _decode_protobuf(plan, payloads, tally)
+    datums = []
+    reader = plan.reader if plan.resolve else None
+    writer = plan.writer
+    json_codec = plan.codec == "json"
+    for payload in payloads:
+        if json_codec:
+            payload = _json_to_avro(plan, payload, tally)
+            if payload is None:
+                continue
+        buffer = io.BytesIO(payload)
+        try:
+            datum = fastavro.schemaless_reader(buffer, writer, reader)
+        except SchemaResolutionError as exc:
+            text = str(exc)
+            if "not found in reader symbol list" in text:
+                enum = text.split("reader symbol list ", 1)[1].split(",", 1)[0].strip()
+                fld = plan.enum_fields.get(enum) or plan.enum_fields.get(enum.rsplit(".", 1)[-1])
+                tally.fail(topic, version, fld, "ENUM_SYMBOL_UNKNOWN", text)
+                continue
+            if reader is None:
+                tally.fail(topic, version, None, "READ_ERROR", text)
+                continue
+            # Pulsar's rules accepted this pair (the core said so) but fastavro's resolution refuses it:
+            # the core wins, so decode with the writer alone from now on (see module docstring).
+            plan.resolve, reader = False, None
+            plan.fields, plan.enum_fields = avro_fields(writer)
+            try:
+                datum = fastavro.schemaless_reader(io.BytesIO(payload), writer, None)
+            except Exception as retry:  # noqa: BLE001 - any decode error is counted, never fatal
+                tally.fail(topic, version, None, "CORRUPT_PAYLOAD", f"{type(retry).__name__}: {retry}")
+                continue
+        except Exception as exc:  # noqa: BLE001 - EOFError, ValueError, UnicodeDecodeError... all counted
+            tally.fail(topic, version, None, "CORRUPT_PAYLOAD", f"{type(exc).__name__}: {exc}")
+            continue
+        if buffer.tell() != len(payload):
+            tally.fail(topic, version, None, "CORRUPT_PAYLOAD", f"{len(payload) - buffer.tell()} bytes left over")
+            continue
+        datums.append(datum)
+    return datums
+
+
+def _json_to_avro(plan: Plan, payload: bytes, tally: Tally) -> bytes | None:
+    """A JSON payload checked against the writer schema by encoding it with that schema."""
+    try:
+        datum = json.loads(payload)
+        out = io.BytesIO()
+        fastavro.schemaless_writer(out, plan.writer, datum)
+        return out.getvalue()
+    except Exception as exc:  # noqa: BLE001 - JSONDecodeError, ValueError, TypeError...: counted
+        what = "not JSON" if isinstance(exc, ValueError) and "Expecting" in str(exc) else "does not match the writer"
+        tally.fail(plan.topic, plan.version, None, "CORRUPT_PAYLOAD", f"{what}: {type(exc).__name__}: {exc}")
+        return None
+
+
+def _writer_error(plan: Plan, payload: bytes) -> str | None:
+    """Why a payload does not decode with its writer schema alone, or None."""
+    try:
+        if plan.codec == "protobuf":
+            plan.writer.FromString(payload)
+            return None
+        if plan.codec == "json":
+            fastavro.schemaless_writer(io.BytesIO(), plan.writer, json.loads(payload))
+            return None
+        buffer = io.BytesIO(payload)
+        fastavro.schemaless_reader(buffer, plan.writer, None)
+        return None if buffer.tell() == len(payload) else f"{len(payload) - buffer.tell()} bytes left over"
+    except Exception as exc:  # noqa: BLE001
+        return f"{type(exc).__name__}: {exc}"[:MESSAGE_LIMIT]
+
+
+def _decode_protobuf(plan: Plan, payloads: list[bytes], tally: Tally) -> list[Any]:
+    from google.protobuf.message import DecodeError
+
+    datums = []
+    for payload in payloads:
+        try:
+            message = plan.writer.FromString(payload)
+        except (DecodeError, ValueError) as exc:
+            tally.fail(plan.topic, plan.version, None, "CORRUPT_PAYLOAD", f"{type(exc).__name__}: {exc}")
+            continue
+        if plan.resolve and plan.reader is not None:
+            try:
+                message = plan.reader.FromString(payload)
+            except (DecodeError, ValueError) as exc:
+                tally.fail(plan.topic, plan.version, None, "WIRE_INCOMPATIBLE", f"{type(exc).__name__}: {exc}")
+                continue
+        datums.append(message)
+    return datums
+
+
+# --- statistics ------------------------------------------------------------------------------------------------
+
+
+def stats_rows(plan: Plan, datums: list[Any]) -> list[dict[str, Any]]:
+    if not datums:
+        return []
+    rows: list[dict[str, Any]] = []
+    protobuf = plan.codec == "protobuf"
+    for label, path, kind, type_name in plan.fields:
+        values = _protobuf_column(datums, path[0]) if protobuf else _column(datums, path)
+        present = [v for v in values if v is not None]
+        row: dict[str, Any] = {
+            "kind": "stat",
+            "topic": plan.topic,
+            "field": label,
+            "type": type_name,
+            "count": len(values),
+            "nulls": len(values) - len(present),
+        }
+        if present and kind == "number":
+            numbers = [float(v) for v in present] if type_name == "decimal" else present
+            row["min"], row["max"] = float(min(numbers)), float(max(numbers))
+        elif present and kind == "time":
+            low, high = min(present), max(present)
+            row["min_time"], row["max_time"] = _iso(low), _iso(high)
+        elif kind == "symbol":
+            for symbol, count in Counter(present).items():
+                text = ("true" if symbol else "false") if isinstance(symbol, bool) else str(symbol)
+                rows.append({"kind": "symbol", "topic": plan.topic, "field": label, "symbol": text, "count": count})
+        rows.append(row)
+    return rows
+
+
+def _column(datums: list[Any], path: tuple[str, ...]) -> list[Any]:
+    first, *rest = path
+    values = [d.get(first) if isinstance(d, dict) else None for d in datums]
+    for name in rest:
+        values = [v.get(name) if isinstance(v, dict) else None for v in values]
+    return values
+
+
+def _protobuf_column(messages: list[Any], name: str) -> list[Any]:
+    if not messages:
+        return []
+    descriptor = messages[0].DESCRIPTOR.fields_by_name[name]
+    if descriptor.has_presence:
+        values = [getattr(m, name) if m.HasField(name) else None for m in messages]
+    else:
+        values = [getattr(m, name) for m in messages]
+    if descriptor.enum_type is not None:
+        names = {v.number: v.name for v in descriptor.enum_type.values}
+        values = [None if v is None else names.get(v, str(v)) for v in values]
+    if descriptor.message_type is not None:
+        values = [None if v is None else "set" for v in values]
+    return values
+
+
+def _iso(value: Any) -> str:
+    if isinstance(value, (datetime, date, time)):
+        return value.isoformat()
+    if isinstance(value, Decimal):
+        return str(value)
+    return str(value)
+
+
+def make_mapper(shared: Any) -> Any:
+    """The mapInArrow function over archive rows (topic, version, payload, payload_base64, bad); `shared` is
+    the schema table or a Spark broadcast of it."""
+
+    def run(inputs: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        table = getattr(shared, "value", shared)
+        plans: dict[tuple[str, int], Plan] = {}
+        names: dict[str, str | None] = {}
+        for batch in inputs:
+            rows = audit_batch(
+                table,
+                plans,
+                batch.column("topic").to_pylist(),
+                batch.column("version").to_pylist(),
+                batch.column("payload").to_pylist(),
+                batch.column("payload_base64").to_pylist(),
+                batch.column("bad").to_pylist(),
+                names,
+            )
+            yield from batches(rows, OUTPUT)
+
+    return run
