@@ -138,7 +138,16 @@ def show_problems(result: CompatibilityResult) -> None:
         st.success(f"Compatible under {result.strategy}{_checked(result)}.")
         return
     st.error(f"Incompatible under {result.strategy}{_checked(result)}: {len(result.problems)} problem(s).")
-    st.dataframe(problems_frame(result), hide_index=True, width="stretch")
+    st.dataframe(
+        problems_frame(result),
+        hide_index=True,
+        width="stretch",
+        column_order=("code", "direction", "version", "path", "message", "hint"),
+        column_config={
+            "message": st.column_config.TextColumn(width="large"),
+            "hint": st.column_config.TextColumn(width="large"),
+        },
+    )
 
 
 def _checked(result: CompatibilityResult) -> str:
