@@ -10,7 +10,7 @@ Not imported by `registry/__init__.py`: the core must import without altair.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, TypeVar, cast
+from typing import Any, Literal, TypeVar, cast
 
 import altair as alt
 import pandas as pd  # type: ignore[import-untyped]
@@ -34,6 +34,7 @@ TOMBSTONE_COLOR = "#8c8c8c"
 TEXT_COLOR = "#8a8a8a"  # ~3.5:1 on white, ~5.5:1 on Streamlit's and JupyterLab's dark backgrounds
 GRID_COLOR = "#8a8a8a40"
 LIVE_COLOR = "#3b82c4"
+SAME_COLOR = "#8c8c8c80"
 
 C = TypeVar("C", alt.Chart, alt.LayerChart, alt.FacetChart)
 
@@ -116,20 +117,30 @@ def version_timeline(
 
 
 def compatibility_heatmap(
-    frame: pd.DataFrame, *, topic: str | None = None, title: str | None = None
+    frame: pd.DataFrame,
+    *,
+    topic: str | None = None,
+    value: Literal["compatible", "readable"] = "compatible",
+    title: str | None = None,
 ) -> alt.LayerChart | alt.FacetChart:
     """Reader version × writer version: can the reader read data written with the writer? ✓ green / ✗ red,
-    the rule code (and message, when the frame has one) in the tooltip.
+    a grey "=" where a version meets itself; the rule code, pointers and message in the tooltip.
 
-    `frame` has the columns topic, reader_version, writer_version, compatible, rule_code (as
-    `registry.tables.compatibility_matrix` and the Spark compat-matrix job write them). `topic` keeps one
-    topic; several topics are drawn as small multiples.
+    `frame` has at least the columns topic, reader_version, writer_version, compatible, rule_code: the
+    `compat_matrix` table of the Spark compat-matrix job, or `registry.tables.compatibility_matrix`.
+    `value="readable"` colours by the job's `readable` column (wire breaks Pulsar lets through) instead of
+    Pulsar's verdict. `topic` keeps one topic; several topics are drawn as small multiples.
     """
     data = frame if topic is None else frame[frame["topic"] == topic]
     data = data.copy()
-    data["verdict"] = data["compatible"].map({True: "readable", False: "not readable"})
-    data["glyph"] = data["compatible"].map({True: "✓", False: "✗"})
-    data["rule_code"] = data["rule_code"].fillna("—")
+    if value not in data.columns:
+        raise ValueError(f"the frame has no {value!r} column; it has {', '.join(map(str, data.columns))}")
+    data["verdict"] = data[value].map({True: "readable", False: "not readable"})
+    data["glyph"] = data[value].map({True: "✓", False: "✗"})
+    data = pd.concat([data, _diagonal(data)], ignore_index=True)
+    for column in ("rule_code", "message", "reader_path", "writer_path"):
+        if column in data.columns:
+            data[column] = data[column].astype("object").where(data[column].notna(), "—")
     tooltip = [
         alt.Tooltip("topic:N", title="topic"),
         alt.Tooltip("reader_version:O", title="reader version"),
@@ -137,8 +148,16 @@ def compatibility_heatmap(
         alt.Tooltip("verdict:N", title="verdict"),
         alt.Tooltip("rule_code:N", title="rule"),
     ]
-    if "message" in data.columns:
-        tooltip.append(alt.Tooltip("message:N", title="why"))
+    tooltip += [
+        alt.Tooltip(f"{column}:N", title=label)
+        for column, label in (
+            ("readable", "wire-readable"),
+            ("reader_path", "reader path"),
+            ("writer_path", "writer path"),
+            ("message", "why"),
+        )
+        if column in data.columns and column != value
+    ]
     faceted = data["topic"].nunique() > 1
     versions = max(data["reader_version"].nunique(), data["writer_version"].nunique(), 1)
     cell = 34 if versions <= 12 else max(12, 420 // versions)
@@ -155,7 +174,9 @@ def compatibility_heatmap(
         color=alt.Color(
             "verdict:N",
             title=None,
-            scale=alt.Scale(domain=["readable", "not readable"], range=[ACCEPTED_COLOR, REFUSED_COLOR]),
+            scale=alt.Scale(
+                domain=["readable", "not readable", "same version"], range=[ACCEPTED_COLOR, REFUSED_COLOR, SAME_COLOR]
+            ),
             legend=alt.Legend(orient="bottom"),
         )
     )
@@ -168,6 +189,25 @@ def compatibility_heatmap(
         return _themed(cast(alt.FacetChart, facets).properties(title=_title(title or "Who reads whom")))
     name = str(data["topic"].iloc[0]) if len(data) else ""
     return _themed(layer.properties(title=_title(title if title is not None else f"Who reads whom: {name}")))
+
+
+def _diagonal(data: pd.DataFrame) -> pd.DataFrame:
+    """A "same version" cell for each version of each topic that has none (the job leaves R == W out)."""
+    versions = pd.concat(
+        [
+            data[["topic", "reader_version"]].rename(columns={"reader_version": "version"}),
+            data[["topic", "writer_version"]].rename(columns={"writer_version": "version"}),
+        ]
+    ).drop_duplicates()
+    present = set(
+        zip(data["topic"], data["reader_version"].where(data["reader_version"] == data["writer_version"]), strict=True)
+    )
+    rows = [
+        {"topic": t, "reader_version": v, "writer_version": v, "verdict": "same version", "glyph": "="}
+        for t, v in zip(versions["topic"], versions["version"], strict=True)
+        if (t, v) not in present
+    ]
+    return pd.DataFrame(rows, columns=["topic", "reader_version", "writer_version", "verdict", "glyph"])
 
 
 def strategy_matrix_chart(what_if: WhatIf, *, title: str | None = None) -> alt.LayerChart:

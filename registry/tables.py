@@ -13,9 +13,11 @@ import pandas as pd  # type: ignore[import-untyped]
 
 from ._catalog import TopicPage, TopicSummary
 from ._changes import Advisory, SchemaDiff
+from ._compatibility import Versioned, can_read, check_with_latest
 from ._model import STRATEGIES, ClientRecord, CompatibilityResult, CompatibilityStrategy, Problem, SchemaVersion
 from ._names import TopicName
 from ._registry import Registry
+from ._schema_data import SchemaData
 from ._upgrade import STRATEGY_UPGRADE_ORDER, UpgradePlan
 from ._whatif import PolicyImpact, WhatIf
 
@@ -33,8 +35,21 @@ __all__ = [
     "upgrade_plan_frame",
 ]
 
-# The columns of a compatibility matrix, shared with the Spark compat-matrix job's Parquet output.
-COMPAT_MATRIX_COLUMNS = ("topic", "reader_version", "writer_version", "compatible", "rule_code", "message")
+# The columns of the Spark compat-matrix job's `compat_matrix` Parquet table (pipeline/compat_matrix.py).
+COMPAT_MATRIX_COLUMNS = (
+    "tenant",
+    "namespace",
+    "topic",
+    "schema_type",
+    "reader_version",
+    "writer_version",
+    "compatible",
+    "readable",
+    "rule_code",
+    "reader_path",
+    "writer_path",
+    "message",
+)
 
 TOPIC_COLUMNS = (
     "topic",
@@ -301,32 +316,41 @@ def upgrade_plan_frame(plan: UpgradePlan) -> pd.DataFrame:
     )
 
 
-def compatibility_matrix(registry: Registry, topic: str) -> pd.DataFrame:
-    """Can each live version read data written with each other live version? One row per (reader, writer).
+def compatibility_matrix(registry: Registry, topic: str, *, max_versions: int = 20) -> pd.DataFrame:
+    """Can each live version read data written with each other one? One row per (reader, writer) pair.
 
-    The same columns as the Spark compat-matrix job's output (COMPAT_MATRIX_COLUMNS). Each reader is checked
-    by the core as a candidate under BACKWARD_TRANSITIVE (the candidate reads every live version), so the
-    verdicts and rule codes are Pulsar's.
+    The same rows and columns as the Spark compat-matrix job's `compat_matrix` table (pipeline/compat_matrix.py),
+    for one topic and without Spark: `compatible` is Pulsar's verdict for the reader checked against the writer
+    under BACKWARD (with the first problem's rule code and pointers); `readable` adds the wire breaks Pulsar's
+    checkers let through. Pairs of a version with itself are left out, as in the job.
     """
-    history = registry.history(topic)
-    name = str(TopicName.parse(topic).base)
+    name = TopicName.parse(topic)
+    live = registry.history(topic)
+    checked = live[-max_versions:] if max_versions > 0 else live
+    schemas = [SchemaData(e.type, e.data, e.properties) for e in checked]
     rows = []
-    for reader in history:
-        result = registry.check(topic, reader.info, strategy=CompatibilityStrategy.BACKWARD_TRANSITIVE)
-        refused: dict[int, Problem] = {}
-        for problem in result.problems:
-            if problem.version is not None:
-                refused.setdefault(problem.version, problem)
-        for writer in history:
-            refusal = refused.get(writer.version)
+    for r, reader in enumerate(checked):
+        for w, writer in enumerate(checked):
+            if r == w:
+                continue
+            result = check_with_latest(
+                [Versioned(writer.version, schemas[w])], schemas[r], CompatibilityStrategy.BACKWARD
+            )
+            first = result.problems[0] if result.problems else None
             rows.append(
                 {
-                    "topic": name,
+                    "tenant": name.tenant,
+                    "namespace": str(name.namespace_name),
+                    "topic": str(name.base),
+                    "schema_type": reader.type.value,
                     "reader_version": reader.version,
                     "writer_version": writer.version,
-                    "compatible": refusal is None,
-                    "rule_code": refusal.code.value if refusal else None,
-                    "message": refusal.message if refusal else "",
+                    "compatible": result.compatible,
+                    "readable": not can_read(schemas[r], schemas[w]),
+                    "rule_code": first.code.value if first else None,
+                    "reader_path": first.reader_path if first else None,
+                    "writer_path": first.writer_path if first else None,
+                    "message": first.message if first else None,
                 }
             )
     return _frame(rows, COMPAT_MATRIX_COLUMNS, ints=("reader_version", "writer_version"))
