@@ -30,9 +30,11 @@ from registry.tables import policy_impact_frame
 
 UNDEFINED = CompatibilityStrategy.UNDEFINED
 STRATEGY_CHOICES = (UNDEFINED, *STRATEGIES)
-AUTO_UPDATE_CHOICES: tuple[AutoUpdateStrategy | None, ...] = (None, *AutoUpdateStrategy)
-ALLOW_CHOICES: tuple[bool | None, ...] = (None, True, False)
-ALLOW_LABELS = {None: "not set (broker default)", True: "allowed", False: "refused"}
+# A selectbox shows None as "no choice made", so "not set" is a word here and None only in the core call.
+NOT_SET = "not set"
+AUTO_UPDATE_CHOICES = (NOT_SET, *(s.value for s in AutoUpdateStrategy))
+ALLOW_VALUES = {"not set (broker default)": None, "allowed": True, "refused": False}
+ALLOW_LABELS = {value: label for label, value in ALLOW_VALUES.items()}
 OUTCOME = "policies_outcome"
 
 
@@ -125,26 +127,22 @@ def namespace_section(reg: Registry, namespace: str, *, read_only: bool, on_writ
         (namespace, policy),
         {
             "pol_compat": policy.compatibility,
-            "pol_allow": policy.allow_auto_update,
+            "pol_allow": ALLOW_LABELS[policy.allow_auto_update],
             "pol_validation": policy.validation_enforced,
-            "pol_auto_strategy": policy.auto_update_strategy,
+            "pol_auto_strategy": NOT_SET if policy.auto_update_strategy is None else policy.auto_update_strategy.value,
         },
     )
     left, right = st.columns(2)
     with left:
         compat = st.selectbox("Compatibility strategy", STRATEGY_CHOICES, key="pol_compat", format_func=_strategy_label)
         allow = st.selectbox(
-            "Allow auto-update (clients may register new schemas on connect)",
-            ALLOW_CHOICES,
-            key="pol_allow",
-            format_func=ALLOW_LABELS.__getitem__,
+            "Allow auto-update (clients may register new schemas on connect)", list(ALLOW_VALUES), key="pol_allow"
         )
     with right:
         auto_strategy = st.selectbox(
             "Auto-update strategy (deprecated; applies only when the strategy is not set)",
             AUTO_UPDATE_CHOICES,
             key="pol_auto_strategy",
-            format_func=lambda v: "not set" if v is None else str(v),
         )
         validation = st.toggle("Schema validation enforced (producers must declare a schema)", key="pol_validation")
 
@@ -158,8 +156,8 @@ def namespace_section(reg: Registry, namespace: str, *, read_only: bool, on_writ
         return reg.set_namespace_policy(
             namespace,
             compatibility=compat,
-            auto_update_strategy=auto_strategy,
-            allow_auto_update=allow,
+            auto_update_strategy=None if auto_strategy == NOT_SET else auto_strategy,
+            allow_auto_update=ALLOW_VALUES[allow],
             validation_enforced=validation,
         )
 

@@ -55,8 +55,8 @@ def test_undefined_strategy_preview_is_a_short_message(db: Path) -> None:
 def test_saving_namespace_toggles_writes_them(db: Path) -> None:
     at = page_test("policies", db, topic=EMPLOYEES).run()
     at.selectbox(key="pol_compat").set_value(CompatibilityStrategy.BACKWARD)
-    at.selectbox(key="pol_allow").set_value(False)
-    at.selectbox(key="pol_auto_strategy").set_value(AutoUpdateStrategy.Full)
+    at.selectbox(key="pol_allow").set_value("refused")
+    at.selectbox(key="pol_auto_strategy").set_value("Full")
     at.toggle(key="pol_validation").set_value(True)
     at.run()
     at.button(key="pol_save_ns").click().run()
