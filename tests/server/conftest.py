@@ -13,10 +13,6 @@ from fastapi.testclient import TestClient
 from registry import Registry, seed_sample_data
 from server import create_app, parse_tokens
 
-TOKENS = {"viewer": "viewer-token-1", "producer": "producer-token-1", "admin": "admin-token-01"}
-TOKENS_JSON = '{"viewer-token-1": "viewer", "producer-token-1": "producer", "admin-token-01": "admin"}'
-
-
 # Registry files live in RAM when the machine has /dev/shm: every write is fsynced (synchronous=FULL), and a
 # slow disk would make these tests slow without testing anything more.
 _RAM = Path("/dev/shm")

@@ -1,0 +1,204 @@
+"""Bearer tokens: every route × every role × no token, Pulsar's 401/403 conventions, the tokens format."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+
+import pytest
+from fastapi.testclient import TestClient
+
+from registry import Registry
+from schemas import S1
+from server import Role, create_app, load_tokens, parse_tokens
+from server._auth import TokenError
+
+TOKENS = {"viewer": "viewer-token-1", "producer": "producer-token-1", "admin": "admin-token-01"}
+TOKENS_JSON = json.dumps({token: role for role, token in TOKENS.items()})
+ROLES = [Role.VIEWER, Role.PRODUCER, Role.ADMIN]
+VALUES = {"tenant": "t", "namespace": "ns", "topic": "x", "version": "0"}
+SCHEMA = {"type": "AVRO", "schema": S1}
+# A body each route can use, by the end of its path.
+BODIES: dict[str, object] = {
+    "schema": SCHEMA,
+    "compatibility": SCHEMA,
+    "version": SCHEMA,
+    "what-if": SCHEMA,
+    "upgrade-plan": SCHEMA,
+    "diff": {"candidate": SCHEMA},
+    "schemaCompatibilityStrategy": "BACKWARD",
+    "schemaAutoUpdateCompatibilityStrategy": "Full",
+    "isAllowAutoUpdateSchema": True,
+    "schemaValidationEnforced": True,
+}
+
+
+def _routes() -> list[tuple[str, str, Role]]:
+    """Every operation of the OpenAPI document, with the role it declares (a missing one fails here)."""
+    paths = create_app(Registry.in_memory()).openapi()["paths"]
+    return [
+        (method.upper(), path, Role[operation["x-required-role"].upper()])
+        for path, operations in paths.items()
+        for method, operation in operations.items()
+    ]
+
+
+ROUTES = _routes()
+
+
+def test_every_api_route_declares_a_role() -> None:
+    assert len(ROUTES) >= 45
+    assert {role for *_, role in ROUTES} == set(ROLES)
+
+
+@pytest.mark.parametrize(("method", "path", "needed"), ROUTES, ids=[f"{m} {p}" for m, p, _ in ROUTES])
+def test_role_matrix(open_app: Callable[..., TestClient], method: str, path: str, needed: Role) -> None:
+    client = open_app(tokens=TOKENS_JSON)
+    admin = {"Authorization": f"Bearer {TOKENS['admin']}"}
+    assert client.put("/admin/v2/persistent/t/ns/x", headers=admin).status_code == 204
+    assert client.post("/admin/v2/schemas/t/ns/x/schema", json=SCHEMA, headers=admin).status_code == 200
+    url = re.sub(r"\{(\w+)\}", lambda m: VALUES[m[1]], path)
+    body = BODIES.get(path.rsplit("/", 1)[-1]) if method in ("POST", "PUT") else None
+    params = {"from": "0", "strategy": "FULL"}
+
+    def call(headers: dict[str, str]) -> tuple[int, str]:
+        response = client.request(method, url, json=body, params=params, headers=headers)
+        text = response.json().get("reason", "") if response.status_code in (401, 403) else ""
+        return response.status_code, text
+
+    for headers in ({}, {"Authorization": "Bearer not-a-known-token"}, {"Authorization": TOKENS["admin"]}):
+        assert call(headers) == (401, "Authentication required"), headers
+    for role in ROLES:
+        status, reason = call({"Authorization": f"Bearer {TOKENS[role.label]}"})
+        if role >= needed:
+            assert status not in (401, 403), (role, reason)
+        else:
+            assert status in (401, 403) and reason and reason != "Authentication required", role
+            assert TOKENS[role.label] not in reason
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "body", "status", "reason"),
+    [
+        (
+            "POST",
+            "/admin/v2/schemas/t/ns/x/schema",
+            SCHEMA,
+            401,
+            "Unauthorized to validateTopicOperation for operation [PRODUCE] on topic [persistent://t/ns/x]",
+        ),
+        (
+            "DELETE",
+            "/admin/v2/schemas/t/ns/x/schema",
+            None,
+            401,
+            "Don't have permission to administrate resources on this tenant",
+        ),
+        (
+            "PUT",
+            "/admin/v2/namespaces/t/ns/schemaCompatibilityStrategy",
+            "FULL",
+            403,
+            "Unauthorized to validateNamespacePolicyOperation for operation [WRITE] on namespace [t/ns] on policy "
+            "[SCHEMA_COMPATIBILITY_STRATEGY]",
+        ),
+        (
+            "PUT",
+            "/admin/v2/persistent/t/ns/x/schemaCompatibilityStrategy",
+            "FULL",
+            403,
+            "Unauthorized to validateTopicPolicyOperation for operation [WRITE] on topic [persistent://t/ns/x] on "
+            "policy [SCHEMA_COMPATIBILITY_STRATEGY]",
+        ),
+        ("PUT", "/admin/v2/tenants/u", None, 401, "This operation requires super-user access"),
+        ("POST", "/explorer/v1/topics/t/ns/x/what-if", SCHEMA, 403, "what-if needs the producer role"),
+    ],
+    ids=["topic operation", "tenant admin", "namespace policy", "topic policy", "super-user", "explorer"],
+)
+def test_viewer_refusals_use_pulsars_status_and_text(
+    open_app: Callable[..., TestClient], method: str, path: str, body: object, status: int, reason: str
+) -> None:
+    client = open_app(tokens=TOKENS_JSON)
+    response = client.request(method, path, json=body, headers={"Authorization": f"Bearer {TOKENS['viewer']}"})
+    assert (response.status_code, response.json()) == (status, {"reason": reason})
+
+
+def test_missing_token_says_bearer(open_app: Callable[..., TestClient]) -> None:
+    response = open_app(tokens=TOKENS_JSON).get("/admin/v2/tenants")
+    assert response.headers["www-authenticate"].startswith("Bearer")
+
+
+def test_without_tokens_everything_is_allowed(client: TestClient) -> None:
+    assert client.put("/admin/v2/tenants/u").status_code == 204
+
+
+def test_docs_and_openapi_need_no_token(open_app: Callable[..., TestClient]) -> None:
+    client = open_app(tokens=TOKENS_JSON)
+    assert client.get("/openapi.json").status_code == 200
+    assert client.get("/docs").status_code == 200
+
+
+def test_cors_is_closed_by_default(client: TestClient) -> None:
+    preflight = client.options(
+        "/admin/v2/tenants", headers={"Origin": "https://evil.example", "Access-Control-Request-Method": "GET"}
+    )
+    assert "access-control-allow-origin" not in preflight.headers
+    response = client.get("/admin/v2/tenants", headers={"Origin": "https://evil.example"})
+    assert "access-control-allow-origin" not in response.headers
+
+
+def test_cors_opens_to_listed_origins_only() -> None:
+    app = create_app(Registry.in_memory(), cors_origins=["https://ok.example"])
+    with TestClient(app) as client:
+        ok = client.get("/admin/v2/tenants", headers={"Origin": "https://ok.example"})
+        other = client.get("/admin/v2/tenants", headers={"Origin": "https://evil.example"})
+    assert ok.headers["access-control-allow-origin"] == "https://ok.example"
+    assert "access-control-allow-origin" not in other.headers
+
+
+# --- the tokens format --------------------------------------------------------------------------------------
+
+
+def test_tokens_from_a_file_and_from_the_environment(tmp_path) -> None:
+    path = tmp_path / "tokens.json"
+    path.write_text(TOKENS_JSON)
+    from_file = load_tokens(path, {})
+    from_env = load_tokens(None, {"SCHEMA_EXPLORER_TOKENS": TOKENS_JSON})
+    for tokens in (from_file, from_env):
+        assert tokens is not None and len(tokens) == 3
+        assert tokens.role_of(TOKENS["producer"]) is Role.PRODUCER
+        assert tokens.role_of("nope-nope-nope") is None
+    assert load_tokens(None, {}) is None
+
+
+@pytest.mark.parametrize(
+    ("text", "words"),
+    [
+        ("not json secret-token-1", "not valid JSON"),
+        ("[]", "non-empty JSON object"),
+        ("{}", "non-empty JSON object"),
+        ('{"secret-token-1": "root"}', "token #1 has role 'root'"),
+        ('{"secret-token-1": "admin", "short": "viewer"}', "token #2 must be at least 8"),
+        ('{" secret-token-1": "admin"}', "token #1 must be"),
+    ],
+    ids=["not json", "a list", "empty", "unknown role", "too short", "spaces"],
+)
+def test_bad_tokens_are_refused_without_echoing_them(text: str, words: str) -> None:
+    with pytest.raises(TokenError) as caught:
+        parse_tokens(text, "tokens file 'x'")
+    assert words in str(caught.value)
+    for token in ("secret-token-1", "short"):
+        assert token not in str(caught.value)
+
+
+def test_unreadable_tokens_file_is_named(tmp_path) -> None:
+    with pytest.raises(TokenError, match="cannot read tokens file"):
+        load_tokens(tmp_path / "missing.json", {})
+
+
+def test_tokens_json_example_in_help_parses() -> None:
+    from cli.serve import TOKENS_HELP
+
+    example = next(line.strip() for line in TOKENS_HELP.splitlines() if line.strip().startswith("{"))
+    assert len(parse_tokens(example, "help")) == len(json.loads(example))
