@@ -101,12 +101,9 @@ class Resolver:
         self.cache: dict[tuple[int, int, bool], _Verdict] = {}
         # Schema.applyAliases: the reader's aliases rename writer types and writer fields.
         self.aliases, self.field_aliases = reader.alias_maps
-        # Identical subtrees need no walk, unless aliases could rename what the writer's subtree means.
-        no_aliases = not self.aliases and not self.field_aliases
-        self.reader_ids = reader.structure_ids if no_aliases and writer is not None else {}
-        self.writer_ids = writer.structure_ids if no_aliases and writer is not None else {}
-        self.reader_fields = reader.record_fields if self.reader_ids else {}
-        self.writer_fields = writer.record_fields if self.reader_ids and writer is not None else {}
+        # Identical subtrees (equal structure ids) need no walk, unless aliases could rename what the writer's
+        # subtree means.
+        self.by_structure = not self.aliases and not self.field_aliases
 
     def can_read(self, w: Node, r: Node) -> bool:
         """Whether reader node `r` reads data written with writer node `w` (no findings recorded)."""
@@ -129,7 +126,7 @@ class Resolver:
             self.findings.append(finding)
 
     def resolve(self, w: Node, r: Node, where: str, record: bool) -> _Verdict:
-        if self.reader_ids and self.reader_ids.get(id(r), -1) == self.writer_ids.get(id(w), -2):
+        if r.sid == w.sid and self.by_structure:
             return _OK
         if isinstance(w, Union):
             if self.union_equivalent(w, r, {}):
@@ -241,12 +238,12 @@ class Resolver:
             self.notes.append(Note("record_renamed", r.pointer, w.pointer, r.fullname, w.fullname))
         writer_fields: list[Field] = w.fields
         reader_fields: list[Field] = r.fields
-        if id(w) in self.writer_fields and id(r) in self.reader_fields:
+        if self.by_structure:
             # No aliases: fields with the same name and structure on both sides read as they are; only the
             # rest needs a look (same verdicts, far fewer steps on wide records).
-            w_map, r_map = self.writer_fields[id(w)], self.reader_fields[id(r)]
-            differing = {n for n, _ in w_map.items() - r_map.items()}
-            writer_fields = sorted((w.by_name[n] for n in differing), key=lambda f: f.position)
+            w_map, r_map = w.field_sids, r.field_sids
+            differing = w_map.items() - r_map.items()
+            writer_fields = sorted((w.by_name[n] for n, _ in differing), key=_position)
             missing = r_map.keys() - w_map.keys()
             reader_fields = [f for f in r.fields if f.name in missing] if missing else []
         writer_names = {self.writer_field_name(name, f) for f in w.fields} if reader_fields else set()
@@ -351,6 +348,10 @@ class Resolver:
             if b.kind in promotable:
                 return j
         return -1
+
+
+def _position(field: Field) -> int:
+    return field.position
 
 
 def _join(where: str, name: str) -> str:

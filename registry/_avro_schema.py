@@ -2,8 +2,10 @@
 
 Why not fastavro's parser: Pulsar's verdicts depend on Java's exact parse rules (the lenient name validator,
 default validation switched off for checks and on for dedup, `Schema.equals` ignoring docs and aliases).
-We parse JSON with the stdlib and build a small graph; every node remembers its JSON pointer so that
-explanations can point into the schema document.
+We parse JSON with the stdlib and build a small graph in one pass. Parsing is on the path of every cold
+check, so the pass does only what checks need: each node gets its structure id (identical subtrees resolve
+with nothing to report) and a link to its parent; JSON pointers, field maps, alias indexes, default
+validation and the equality key are derived on first use.
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ from __future__ import annotations
 import itertools
 import json
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
@@ -28,6 +30,9 @@ _ORDERS = ("ascending", "descending", "ignore")
 # Pulsar's lenient validator: letters, digits, `_` and `$`; the first character not a digit (§3.7).
 _LENIENT_NAME = re.compile(r"(?:[^\W\d]|\$)[\w$]*")
 NO_DEFAULT: Any = object()
+_NO_ALIASES: frozenset[str] = frozenset()
+# JSON values `_typed` leaves as they are.
+_PLAIN = frozenset({str, int, bool, type(None)})
 
 
 class AvroParseError(ValueError):
@@ -39,13 +44,30 @@ class AvroParseError(ValueError):
         self.pointer = pointer
 
 
-class Node:
-    """A schema node. Named nodes are shared by every reference to them, so graphs may be cyclic."""
+def _pointer(up: Node | Field | None, step: str | int) -> str:
+    """The JSON pointer of what sits at `step` under `up` (None: the document; step "" is the root)."""
+    if up is None:
+        return f"/{step}" if step != "" else ""
+    return f"{up.pointer}/{step}"
 
-    __slots__ = ("kind", "pointer", "props")
+
+class Node:
+    """A schema node. Named nodes are shared by every reference to them, so graphs may be cyclic.
+
+    `sid` is the node's structure id: equal ids, in any two schemas, mean the reader reads the writer with
+    nothing to report. `_up` / `_step` say where the node was defined, for its JSON pointer.
+    """
+
+    __slots__ = ("kind", "props", "sid", "_up", "_step")
     kind: str
-    pointer: str
     props: dict[str, Any]
+    sid: int
+    _up: Node | Field | None
+    _step: str | int
+
+    @property
+    def pointer(self) -> str:
+        return _pointer(self._up, self._step)
 
     @property
     def label(self) -> str:
@@ -55,9 +77,6 @@ class Node:
 
 class Primitive(Node):
     __slots__ = ()
-
-    def __init__(self, kind: str, pointer: str, props: dict[str, Any]) -> None:
-        self.kind, self.pointer, self.props = kind, pointer, props
 
     @property
     def label(self) -> str:
@@ -79,13 +98,18 @@ class Named(Node):
 
 
 class Record(Named):
-    __slots__ = ("fields", "by_name", "is_error")
+    __slots__ = ("fields", "by_name", "is_error", "_field_sids")
+    fields: list[Field]
+    by_name: dict[str, Field]
     is_error: bool
+    _field_sids: dict[str, int] | None
 
-    def __init__(self) -> None:
-        self.kind = "record"
-        self.fields: list[Field] = []
-        self.by_name: dict[str, Field] = {}
+    @property
+    def field_sids(self) -> dict[str, int]:
+        """Field names → structure ids: two records' differing fields are a set difference away."""
+        if self._field_sids is None:
+            self._field_sids = {f.name: f.type.sid for f in self.fields}
+        return self._field_sids
 
 
 class Enum(Named):
@@ -121,10 +145,8 @@ class _Ref(Node):
     """A name used before its definition; Avro 1.12's ParseContext resolves these once the parse ends."""
 
     __slots__ = ("name", "space")
-
-    def __init__(self, name: str, space: str | None, pointer: str) -> None:
-        self.kind, self.pointer, self.props = "ref", pointer, {}
-        self.name, self.space = name, space
+    name: str
+    space: str | None
 
 
 class Union(Node):
@@ -140,8 +162,10 @@ def _short(node: Node) -> str:
     return node.fullname if isinstance(node, Named) else node.label
 
 
-@dataclass(slots=True, eq=False)
 class Field:
+    """A record field; `record` and `position` give its JSON pointer."""
+
+    __slots__ = ("name", "type", "default", "order", "aliases", "props", "doc", "record", "position")
     name: str
     type: Node
     default: Any
@@ -149,12 +173,19 @@ class Field:
     aliases: tuple[str, ...]
     props: dict[str, Any]
     doc: str | None
-    pointer: str
+    record: Record
     position: int
+
+    @property
+    def pointer(self) -> str:
+        return f"{self.record.pointer}/fields/{self.position}"
 
     @property
     def has_default(self) -> bool:
         return self.default is not NO_DEFAULT
+
+    def __repr__(self) -> str:
+        return f"Field({self.name!r}, {self.type.label}, at {self.pointer})"
 
 
 @dataclass(frozen=True, slots=True)
@@ -169,16 +200,37 @@ class InvalidDefault:
 class AvroSchema:
     """A parsed schema: the root node, its equality key (Java `Schema.equals`) and any invalid defaults."""
 
-    __slots__ = ("root", "_equality_key", "invalid_defaults", "named", "_aliases", "_structure", "_fields")
+    __slots__ = ("root", "named", "_defaulted", "_has_aliases", "_invalid_defaults", "_aliases", "_equality_key")
 
-    def __init__(self, root: Node, named: dict[str, Named], invalid_defaults: tuple[InvalidDefault, ...]) -> None:
+    def __init__(
+        self, root: Node, named: dict[str, Named], defaulted: list[tuple[Field, Any]], has_aliases: bool
+    ) -> None:
         self.root = root
         self.named = named
-        self.invalid_defaults = invalid_defaults
-        self._equality_key: str | None = None
+        self._defaulted = defaulted
+        self._has_aliases = has_aliases
+        self._invalid_defaults: tuple[InvalidDefault, ...] | None = None
         self._aliases: tuple[dict[str, str], dict[str, dict[str, str]]] | None = None
-        self._structure: dict[int, int] | None = None
-        self._fields: dict[int, dict[str, int]] | None = None
+        self._equality_key: str | None = None
+
+    @property
+    def invalid_defaults(self) -> tuple[InvalidDefault, ...]:
+        """Defaults Avro's validating parse refuses (Pulsar's dedup parse); checks never ask (§4.2)."""
+        if self._invalid_defaults is None:
+            found = []
+            for fld, default in self._defaulted:
+                problem = default_problem(fld.type, default)
+                if problem is not None:
+                    found.append(
+                        InvalidDefault(
+                            fld.pointer,
+                            fld.name,
+                            f"invalid default for field {fld.name!r}: {json.dumps(default)} is not a valid "
+                            f"{fld.type.label}{problem}",
+                        )
+                    )
+            self._invalid_defaults = tuple(found)
+        return self._invalid_defaults
 
     @property
     def alias_maps(self) -> tuple[dict[str, str], dict[str, dict[str, str]]]:
@@ -187,7 +239,7 @@ class AvroSchema:
         if self._aliases is None:
             aliases: dict[str, str] = {}
             field_aliases: dict[str, dict[str, str]] = {}
-            for node in walk(self.root):
+            for node in walk(self.root) if self._has_aliases else ():
                 if isinstance(node, Named):
                     for alias in node.aliases:
                         aliases[alias] = node.fullname
@@ -199,29 +251,6 @@ class AvroSchema:
                             field_aliases[alias] = field_aliases[node.fullname]
             self._aliases = (aliases, field_aliases)
         return self._aliases
-
-    @property
-    def structure_ids(self) -> dict[int, int]:
-        """For each node (by id), a number shared by every node, in any schema, of the same resolution-relevant
-        structure: equal numbers mean the reader reads the writer with nothing to report."""
-        if self._structure is None:
-            ids: dict[int, int] = {}
-            _structure_id(self.root, ids, set())
-            self._structure = ids
-        return self._structure
-
-    @property
-    def record_fields(self) -> dict[int, dict[str, int]]:
-        """For each record (by id), its field names → structure ids: two records' differing fields are a
-        set difference away."""
-        if self._fields is None:
-            ids = self.structure_ids
-            self._fields = {
-                id(node): {f.name: ids[id(f.type)] if id(f.type) in ids else -id(f.type) for f in node.fields}
-                for node in walk(self.root)
-                if isinstance(node, Record)
-            }
-        return self._fields
 
     @property
     def equality_key(self) -> str:
@@ -237,11 +266,21 @@ class AvroSchema:
         return hash(self.equality_key)
 
 
+# json.loads minus its Python-level checks; any text the scanner does not take whole goes to json.loads,
+# which gives the same result or the same error.
+_scan_json: Callable[[str, int], tuple[Any, int]] = json.JSONDecoder().scan_once  # type: ignore[attr-defined]
+
+
 @lru_cache(maxsize=4096)
 def parse_avro(text: str) -> AvroSchema:
     """Parse with Pulsar's lenient names and default validation off. Cached: histories re-parse the same text."""
     try:
-        doc = json.loads(text)
+        try:
+            doc, end = _scan_json(text, 0)
+        except (StopIteration, json.JSONDecodeError):
+            end = -1
+        if end != len(text):
+            doc = json.loads(text)
     except (json.JSONDecodeError, RecursionError) as exc:
         raise AvroParseError(f"not valid JSON: {exc}") from None
     try:
@@ -251,6 +290,9 @@ def parse_avro(text: str) -> AvroSchema:
 
 
 _INTERNED: dict[tuple[Any, ...], int] = {}
+_COUNTER = itertools.count(len(PRIMITIVES) + 1)
+# Primitive kinds have fixed ids (logical types and other props do not change how a primitive resolves).
+_PRIMITIVE_SIDS = {kind: i for i, kind in enumerate(sorted(PRIMITIVES), start=1)}
 
 
 def _intern(key: tuple[Any, ...]) -> int:
@@ -264,37 +306,42 @@ def _intern(key: tuple[Any, ...]) -> int:
     return found
 
 
-_COUNTER = itertools.count(1)
+def _ref_sid(node: Node) -> int:
+    """The id a reference to a record still being parsed contributes to its container's structure."""
+    return _intern(("ref", node.fullname)) if isinstance(node, Named) else 0
 
 
-def _structure_id(node: Node, ids: dict[int, int], open_records: set[str]) -> int:
-    known = ids.get(id(node))
-    if known is not None:
-        return known
+def _assign_structure_ids(node: Node, done: set[int], open_records: set[str]) -> int:
+    """Structure ids by a walk, for schemas with forward references (parsing assigns them otherwise): the
+    same ids the parse would give had every definition come before its uses."""
+    if id(node) in done:
+        return node.sid
     if isinstance(node, Record):
         if node.fullname in open_records:
-            return _intern(("ref", node.fullname))
+            return _ref_sid(node)
         open_records.add(node.fullname)
         key: tuple[Any, ...] = (
             "record",
             node.fullname,
-            tuple((f.name, _structure_id(f.type, ids, open_records)) for f in node.fields),
+            tuple((f.name, _assign_structure_ids(f.type, done, open_records)) for f in node.fields),
         )
         open_records.discard(node.fullname)
+        node._field_sids = None
     elif isinstance(node, Enum):
         key = ("enum", node.fullname, tuple(node.symbols), node.default)
     elif isinstance(node, Fixed):
         key = ("fixed", node.fullname, node.size)
     elif isinstance(node, Array):
-        key = ("array", _structure_id(node.items, ids, open_records))
+        key = ("array", _assign_structure_ids(node.items, done, open_records))
     elif isinstance(node, Map):
-        key = ("map", _structure_id(node.values, ids, open_records))
+        key = ("map", _assign_structure_ids(node.values, done, open_records))
     elif isinstance(node, Union):
-        key = ("union", tuple(_structure_id(b, ids, open_records) for b in node.branches))
+        key = ("union", tuple(_assign_structure_ids(b, done, open_records) for b in node.branches))
     else:
-        key = (node.kind,)
-    ids[id(node)] = result = _intern(key)
-    return result
+        key = ()
+    done.add(id(node))
+    node.sid = _intern(key) if key else _PRIMITIVE_SIDS[node.kind]
+    return node.sid
 
 
 def _equality_form(node: Node, seen: set[str]) -> Any:
@@ -345,67 +392,60 @@ def _typed(value: Any) -> Any:
 
 
 def _is_lenient_name(name: str) -> bool:
-    return _LENIENT_NAME.fullmatch(name) is not None
+    # An ASCII identifier is always lenient; the regex decides the rest (`$`, non-ASCII letters).
+    return (name.isascii() and name.isidentifier()) or _LENIENT_NAME.fullmatch(name) is not None
+
+
+def _illegal(text: Any, what: str, pointer: str) -> AvroParseError:
+    return AvroParseError(
+        f"illegal {what} {json.dumps(text)}: use letters, digits, '_' or '$', not starting with a digit", pointer
+    )
 
 
 class _Parser:
+    """One document's parse: named types defined so far, defaults to validate on demand, forward references."""
+
     def __init__(self) -> None:
         self.named: dict[str, Named] = {}
-        self.invalid_defaults: list[InvalidDefault] = []
-        self.pending: list[tuple[Field, Any]] = []
+        self.defaulted: list[tuple[Field, Any]] = []
         self.has_refs = False
+        self.recursive = False
+        self.has_aliases = False
 
     def parse_document(self, doc: Any) -> AvroSchema:
-        root = self.parse(doc, None, "")
+        root = self.parse(doc, None, None, "")
         if self.has_refs:
             root = self.resolve_refs(root)
-        for fld, default in self.pending:
-            problem = default_problem(fld.type, default)
-            if problem is not None:
-                self.invalid_defaults.append(
-                    InvalidDefault(
-                        fld.pointer,
-                        fld.name,
-                        f"invalid default for field {fld.name!r}: {json.dumps(default)} is not a valid "
-                        f"{fld.type.label}{problem}",
-                    )
-                )
-        return AvroSchema(root, self.named, tuple(self.invalid_defaults))
-
-    def name(self, text: Any, what: str, pointer: str) -> str:
-        if not isinstance(text, str) or not _is_lenient_name(text):
-            raise AvroParseError(
-                f"illegal {what} {json.dumps(text)}: use letters, digits, '_' or '$', not starting with a digit",
-                pointer,
-            )
-        return text
-
-    def full_name(self, name: Any, space: str | None, pointer: str) -> tuple[str, str | None, str]:
-        if not isinstance(name, str) or not name:
-            raise AvroParseError(f"illegal name {json.dumps(name)}", pointer)
-        if "." in name:
-            space, _, simple = name.rpartition(".")
-        else:
-            simple = name
-        self.name(simple, "name", pointer)
-        space = space or None
-        return simple, space, f"{space}.{simple}" if space else simple
-
-    def lookup(self, name: str, space: str | None, pointer: str) -> Node:
-        if name in PRIMITIVES:
-            prim = Primitive.__new__(Primitive)
-            prim.kind, prim.pointer, prim.props = name, pointer, {}
-            return prim
-        found = self.find(name, space)
-        if found is not None:
-            return found
-        self.has_refs = True
-        return _Ref(name, space, pointer)
+            _assign_structure_ids(root, set(), set())
+        schema = AvroSchema(root, self.named, self.defaulted, self.has_aliases)
+        if self.has_refs or self.recursive:
+            # A recursive record's default can send Avro's default validation round the cycle for ever;
+            # such schemas were refused as too deep when defaults were validated while parsing.
+            schema.invalid_defaults  # noqa: B018
+        return schema
 
     def find(self, name: str, space: str | None) -> Named | None:
-        if space and "." not in name and f"{space}.{name}" in self.named:
-            return self.named[f"{space}.{name}"]
+        if space and "." not in name:
+            found = self.named.get(f"{space}.{name}")
+            if found is not None:
+                return found
         return self.named.get(name)
+
+    def lookup(self, name: str, space: str | None, up: Node | Field | None, step: str | int) -> Node:
+        node: Node
+        if name in _PRIMITIVE_SIDS:
+            node = Primitive.__new__(Primitive)
+            node.kind, node.props, node.sid = name, {}, _PRIMITIVE_SIDS[name]
+        else:
+            found = self.find(name, space)
+            if found is not None:
+                self.recursive |= not found.sid  # a record still being parsed
+                return found
+            self.has_refs = True
+            ref = node = _Ref.__new__(_Ref)
+            ref.kind, ref.props, ref.sid, ref.name, ref.space = "ref", {}, 0, name, space
+        node._up, node._step = up, step
+        return node
 
     def resolve_refs(self, root: Node) -> Node:
         """Replace forward references by their definitions; a name never defined is an error."""
@@ -441,176 +481,229 @@ class _Parser:
                 stack.extend(node.branches)
         return root
 
-    def parse(self, node: Any, space: str | None, pointer: str) -> Node:
-        if isinstance(node, str):
-            return self.lookup(node, space, pointer)
-        if isinstance(node, list):
-            return self.parse_union(node, space, pointer)
-        if not isinstance(node, dict):
+    def parse(self, spec: Any, space: str | None, up: Node | Field | None, step: str | int) -> Node:
+        """The node for `spec`, found at `step` under `up`; its structure id is set unless it is a record
+        still being parsed (a recursive reference)."""
+        spec_type = type(spec)
+        if spec_type is str:
+            return self.lookup(spec, space, up, step)
+        if spec_type is list:
+            return self.parse_union(spec, space, up, step)
+        if spec_type is not dict:
             raise AvroParseError(
-                f"a schema must be a type name, an object or an array, not {json.dumps(node)}", pointer
+                f"a schema must be a type name, an object or an array, not {json.dumps(spec)}", _pointer(up, step)
             )
-        kind = node.get("type")
-        if kind is None:
-            raise AvroParseError('no "type" in schema object', pointer)
-        if isinstance(kind, (dict, list)):
-            return self.parse(kind, space, f"{pointer}/type")
-        if not isinstance(kind, str):
-            raise AvroParseError(f'"type" must be text, not {json.dumps(kind)}', pointer)
-        if kind in PRIMITIVES:
-            return Primitive(kind, pointer, _props(node, _SCHEMA_RESERVED))
-        if kind in ("record", "error"):
-            return self.parse_record(node, space, pointer)
-        if kind == "enum":
-            return self.parse_enum(node, space, pointer)
-        if kind == "fixed":
-            return self.parse_fixed(node, space, pointer)
-        if kind == "array":
-            if "items" not in node:
-                raise AvroParseError('array has no "items" type', pointer)
-            arr = Array.__new__(Array)
-            arr.kind, arr.pointer, arr.props = "array", pointer, _props(node, _SCHEMA_RESERVED)
-            arr.items = self.parse(node["items"], space, f"{pointer}/items")
-            return arr
-        if kind == "map":
-            if "values" not in node:
-                raise AvroParseError('map has no "values" type', pointer)
-            mp = Map.__new__(Map)
-            mp.kind, mp.pointer, mp.props = "map", pointer, _props(node, _SCHEMA_RESERVED)
-            mp.values = self.parse(node["values"], space, f"{pointer}/values")
-            return mp
-        # Java: `{"type": "SomeName"}` refers to a named type.
-        return self.lookup(kind, space, pointer)
+        kind = spec.get("type")
+        if type(kind) is not str:
+            if kind is None:
+                raise AvroParseError('no "type" in schema object', _pointer(up, step))
+            if isinstance(kind, (dict, list)):
+                return self.parse(kind, space, up, f"{step}/type" if step != "" else "type")
+            raise AvroParseError(f'"type" must be text, not {json.dumps(kind)}', _pointer(up, step))
+        node: Node
+        if kind in _PRIMITIVE_SIDS:
+            node = Primitive.__new__(Primitive)
+            node.kind, node.sid = kind, _PRIMITIVE_SIDS[kind]
+            node.props = _props(spec, _SCHEMA_RESERVED) if len(spec) > 1 else {}
+        elif kind == "record" or kind == "error":
+            return self.parse_record(spec, kind, space, up, step)
+        elif kind == "array":
+            if "items" not in spec:
+                raise AvroParseError('array has no "items" type', _pointer(up, step))
+            array = Array.__new__(Array)
+            array.kind, array._up, array._step = kind, up, step
+            array.props = _props(spec, _SCHEMA_RESERVED) if len(spec) > 2 else {}
+            items = array.items = self.parse(spec["items"], space, array, "items")
+            array.sid = _intern(("array", items.sid or _ref_sid(items)))
+            return array
+        elif kind == "map":
+            if "values" not in spec:
+                raise AvroParseError('map has no "values" type', _pointer(up, step))
+            map_ = Map.__new__(Map)
+            map_.kind, map_._up, map_._step = kind, up, step
+            map_.props = _props(spec, _SCHEMA_RESERVED) if len(spec) > 2 else {}
+            values = map_.values = self.parse(spec["values"], space, map_, "values")
+            map_.sid = _intern(("map", values.sid or _ref_sid(values)))
+            return map_
+        elif kind == "enum":
+            return self.parse_enum(spec, space, up, step)
+        elif kind == "fixed":
+            return self.parse_fixed(spec, space, up, step)
+        else:
+            # Java: `{"type": "SomeName"}` refers to a named type.
+            return self.lookup(kind, space, up, step)
+        node._up, node._step = up, step
+        return node
 
-    def define(self, named: Named, node: dict[str, Any], space: str | None, pointer: str) -> str | None:
+    def define(self, named: Named, spec: dict[str, Any], space: str | None) -> str | None:
         """Register a named type; returns its namespace, which nested definitions inherit."""
-        if "namespace" in node:
-            space = node["namespace"]
-            if space is not None and not isinstance(space, str):
-                raise AvroParseError(f"namespace must be text, not {json.dumps(space)}", pointer)
-        simple, own_space, full = self.full_name(node.get("name"), space, pointer)
+        if "name" not in spec:
+            raise AvroParseError(f"no name in {named.kind} schema", named.pointer)
+        if "namespace" in spec:
+            space = spec["namespace"]
+            if space is not None and type(space) is not str:
+                raise AvroParseError(f"namespace must be text, not {json.dumps(space)}", named.pointer)
+        name = spec.get("name")
+        if type(name) is not str or not name:
+            raise AvroParseError(f"illegal name {json.dumps(name)}", named.pointer)
+        if "." in name:
+            space, _, simple = name.rpartition(".")
+        else:
+            simple = name
+        if not _is_lenient_name(simple):
+            raise _illegal(simple, "name", named.pointer)
+        space = space or None
+        full = f"{space}.{simple}" if space else simple
         if full in PRIMITIVES:
-            raise AvroParseError(f"schemas may not be named after primitives: {full}", pointer)
+            raise AvroParseError(f"schemas may not be named after primitives: {full}", named.pointer)
         if full in self.named:
-            raise AvroParseError(f"can't redefine: {full}", pointer)
-        named.name, named.namespace, named.fullname = simple, own_space, full
-        named.pointer = pointer
-        named.doc = node.get("doc") if isinstance(node.get("doc"), str) else None
-        aliases = node.get("aliases", [])
-        if not isinstance(aliases, list) or not all(isinstance(a, str) for a in aliases):
-            raise AvroParseError(f"aliases must be an array of names, not {json.dumps(aliases)}", pointer)
-        named.aliases = frozenset(a if "." in a or not own_space else f"{own_space}.{a}" for a in aliases)
+            raise AvroParseError(f"can't redefine: {full}", named.pointer)
+        named.name, named.namespace, named.fullname = simple, space, full
+        doc = spec.get("doc")
+        named.doc = doc if type(doc) is str else None
+        if "aliases" in spec:
+            aliases = spec["aliases"]
+            if type(aliases) is not list or not all(type(a) is str for a in aliases):
+                raise AvroParseError(f"aliases must be an array of names, not {json.dumps(aliases)}", named.pointer)
+            named.aliases = frozenset(a if "." in a or not space else f"{space}.{a}" for a in aliases)
+            self.has_aliases |= bool(aliases)
+        else:
+            named.aliases = _NO_ALIASES
         self.named[full] = named
-        return own_space
+        return space
 
-    def parse_record(self, node: dict[str, Any], space: str | None, pointer: str) -> Record:
-        rec = Record()
-        rec.is_error = node.get("type") == "error"
-        if "name" not in node:
-            raise AvroParseError("no name in record schema", pointer)
-        rec_space = self.define(rec, node, space, pointer)
-        rec.props = _props(node, _SCHEMA_RESERVED)
-        fields = node.get("fields")
-        if not isinstance(fields, list):
-            raise AvroParseError(f"record {rec.fullname} has no fields array", pointer)
-        for i, spec in enumerate(fields):
-            fpointer = f"{pointer}/fields/{i}"
-            if not isinstance(spec, dict):
-                raise AvroParseError(f"field {i} of record {rec.fullname} is not an object", fpointer)
-            if "name" not in spec:
-                raise AvroParseError(f"field {i} of record {rec.fullname} has no name", fpointer)
-            fname = self.name(spec["name"], "field name", fpointer)
-            if "type" not in spec:
-                raise AvroParseError(f"field {fname!r} of record {rec.fullname} has no type", fpointer)
-            ftype = self.parse(spec["type"], rec_space, f"{fpointer}/type")
-            order = spec.get("order", "ascending")
-            if order not in _ORDERS:
-                raise AvroParseError(f"field {fname!r} has an invalid order {json.dumps(order)}", fpointer)
-            aliases = spec.get("aliases", [])
-            if not isinstance(aliases, list) or not all(isinstance(a, str) for a in aliases):
-                raise AvroParseError(f"aliases of field {fname!r} must be an array of names", fpointer)
-            default = spec.get("default", NO_DEFAULT)
-            fld = Field(
-                fname,
-                ftype,
-                _typed(default) if default is not NO_DEFAULT else NO_DEFAULT,
-                order,
-                tuple(aliases),
-                _props(spec, _FIELD_RESERVED),
-                spec.get("doc") if isinstance(spec.get("doc"), str) else None,
-                fpointer,
-                i,
-            )
-            if fname in rec.by_name:
-                raise AvroParseError(f"duplicate field {fname!r} in record {rec.fullname}", fpointer)
-            rec.fields.append(fld)
-            rec.by_name[fname] = fld
-            if default is not NO_DEFAULT:
-                self.pending.append((fld, default))
+    def parse_record(
+        self, spec: dict[str, Any], kind: str, space: str | None, up: Node | Field | None, step: str | int
+    ) -> Record:
+        rec = Record.__new__(Record)
+        rec.kind, rec.is_error, rec.sid, rec._up, rec._step, rec._field_sids = (
+            "record",
+            kind == "error",
+            0,
+            up,
+            step,
+            None,
+        )
+        rec_space = self.define(rec, spec, space)
+        rec.props = _props(spec, _SCHEMA_RESERVED)
+        specs = spec.get("fields")
+        if type(specs) is not list:
+            raise AvroParseError(f"record {rec.fullname} has no fields array", rec.pointer)
+        rec.fields = fields = []
+        rec.by_name = by_name = {}
+        structure = []
+        parse = self.parse
+        for i, fspec in enumerate(specs):
+            if type(fspec) is not dict:
+                raise AvroParseError(
+                    f"field {i} of record {rec.fullname} is not an object", f"{rec.pointer}/fields/{i}"
+                )
+            fname = fspec.get("name", NO_DEFAULT)
+            if type(fname) is not str or not _is_lenient_name(fname):
+                if fname is NO_DEFAULT:
+                    raise AvroParseError(f"field {i} of record {rec.fullname} has no name", f"{rec.pointer}/fields/{i}")
+                raise _illegal(fname, "field name", f"{rec.pointer}/fields/{i}")
+            if "type" not in fspec:
+                raise AvroParseError(
+                    f"field {fname!r} of record {rec.fullname} has no type", f"{rec.pointer}/fields/{i}"
+                )
+            fld = Field.__new__(Field)
+            fld.name, fld.record, fld.position = fname, rec, i
+            ftype = fld.type = parse(fspec["type"], rec_space, fld, "type")
+            if len(fspec) == 2:
+                fld.default, fld.order, fld.aliases, fld.props, fld.doc = NO_DEFAULT, "ascending", (), {}, None
+            else:
+                self.field_details(fld, fspec)
+            if fname in by_name:
+                raise AvroParseError(f"duplicate field {fname!r} in record {rec.fullname}", fld.pointer)
+            fields.append(fld)
+            by_name[fname] = fld
+            structure.append((fname, ftype.sid or _ref_sid(ftype)))
+        rec.sid = _intern(("record", rec.fullname, tuple(structure)))
         return rec
 
-    def parse_enum(self, node: dict[str, Any], space: str | None, pointer: str) -> Enum:
+    def field_details(self, fld: Field, spec: dict[str, Any]) -> None:
+        """Everything but name and type, for a field that has more."""
+        order = spec.get("order", "ascending")
+        if order not in _ORDERS:
+            raise AvroParseError(f"field {fld.name!r} has an invalid order {json.dumps(order)}", fld.pointer)
+        aliases = spec.get("aliases", [])
+        if type(aliases) is not list or not all(type(a) is str for a in aliases):
+            raise AvroParseError(f"aliases of field {fld.name!r} must be an array of names", fld.pointer)
+        self.has_aliases |= bool(aliases)
+        default = spec.get("default", NO_DEFAULT)
+        if default is not NO_DEFAULT:
+            self.defaulted.append((fld, default))
+            fld.default = default if type(default) in _PLAIN else _typed(default)
+        else:
+            fld.default = NO_DEFAULT
+        doc = spec.get("doc")
+        fld.order, fld.aliases, fld.props, fld.doc = (
+            order,
+            tuple(aliases),
+            _props(spec, _FIELD_RESERVED),
+            (doc if type(doc) is str else None),
+        )
+
+    def parse_enum(self, spec: dict[str, Any], space: str | None, up: Node | Field | None, step: str | int) -> Enum:
         enum = Enum.__new__(Enum)
-        enum.kind = "enum"
-        if "name" not in node:
-            raise AvroParseError("no name in enum schema", pointer)
-        self.define(enum, node, space, pointer)
-        enum.props = _props(node, _ENUM_RESERVED)
-        symbols = node.get("symbols")
-        if not isinstance(symbols, list):
-            raise AvroParseError(f"enum {enum.fullname} has no symbols array", pointer)
+        enum.kind, enum._up, enum._step = "enum", up, step
+        self.define(enum, spec, space)
+        enum.props = _props(spec, _ENUM_RESERVED)
+        symbols = spec.get("symbols")
+        if type(symbols) is not list:
+            raise AvroParseError(f"enum {enum.fullname} has no symbols array", enum.pointer)
         seen: set[str] = set()
         for i, sym in enumerate(symbols):
-            self.name(sym, "enum symbol", f"{pointer}/symbols/{i}")
+            if type(sym) is not str or not _is_lenient_name(sym):
+                raise _illegal(sym, "enum symbol", f"{enum.pointer}/symbols/{i}")
             if sym in seen:
-                raise AvroParseError(f"duplicate enum symbol {sym!r} in {enum.fullname}", f"{pointer}/symbols/{i}")
+                raise AvroParseError(f"duplicate enum symbol {sym!r} in {enum.fullname}", f"{enum.pointer}/symbols/{i}")
             seen.add(sym)
         enum.symbols = list(symbols)
-        default = node.get("default")
+        default = spec.get("default")
         if default is not None and default not in seen:
             raise AvroParseError(
-                f"the enum default {json.dumps(default)} is not in the symbols of {enum.fullname}", pointer
+                f"the enum default {json.dumps(default)} is not in the symbols of {enum.fullname}", enum.pointer
             )
         enum.default = default
+        enum.sid = _intern(("enum", enum.fullname, tuple(symbols), default))
         return enum
 
-    def parse_fixed(self, node: dict[str, Any], space: str | None, pointer: str) -> Fixed:
+    def parse_fixed(self, spec: dict[str, Any], space: str | None, up: Node | Field | None, step: str | int) -> Fixed:
         fixed = Fixed.__new__(Fixed)
-        fixed.kind = "fixed"
-        if "name" not in node:
-            raise AvroParseError("no name in fixed schema", pointer)
-        self.define(fixed, node, space, pointer)
-        fixed.props = _props(node, _SCHEMA_RESERVED)
-        size = node.get("size")
-        if isinstance(size, bool) or not isinstance(size, int) or not 0 <= size <= 2**31 - 1:
-            raise AvroParseError(f"fixed {fixed.fullname} has an invalid or no size: {json.dumps(size)}", pointer)
+        fixed.kind, fixed._up, fixed._step = "fixed", up, step
+        self.define(fixed, spec, space)
+        fixed.props = _props(spec, _SCHEMA_RESERVED)
+        size = spec.get("size")
+        if type(size) is not int or not 0 <= size <= 2**31 - 1:
+            raise AvroParseError(f"fixed {fixed.fullname} has an invalid or no size: {json.dumps(size)}", fixed.pointer)
         fixed.size = size
+        fixed.sid = _intern(("fixed", fixed.fullname, size))
         return fixed
 
-    def parse_union(self, branches: list[Any], space: str | None, pointer: str) -> Union:
+    def parse_union(self, specs: list[Any], space: str | None, up: Node | Field | None, step: str | int) -> Union:
         union = Union.__new__(Union)
-        union.kind, union.pointer, union.props = "union", pointer, {}
-        union.branches = []
+        union.kind, union.props, union._up, union._step = "union", {}, up, step
+        union.branches = branches = []
         seen: set[str] = set()
-        for i, spec in enumerate(branches):
-            branch = self.parse(spec, space, f"{pointer}/{i}")
-            if isinstance(branch, Union):
-                raise AvroParseError("nested union: a union may not directly contain another union", f"{pointer}/{i}")
-            key = (
-                branch.fullname
-                if isinstance(branch, Named)
-                else (
-                    f"{branch.space}.{branch.name}"
-                    if isinstance(branch, _Ref) and branch.space and "." not in branch.name
-                    else branch.name
-                    if isinstance(branch, _Ref)
-                    else branch.kind
-                )
-            )
+        structure = []
+        for i, spec in enumerate(specs):
+            branch = self.parse(spec, space, union, i)
+            if isinstance(branch, Named):
+                key = branch.fullname
+            elif isinstance(branch, _Ref):
+                key = f"{branch.space}.{branch.name}" if branch.space and "." not in branch.name else branch.name
+            elif isinstance(branch, Union):
+                raise AvroParseError("nested union: a union may not directly contain another union", _pointer(union, i))
+            else:
+                key = branch.kind
             if key in seen:
-                raise AvroParseError(f"duplicate in union: {key}", f"{pointer}/{i}")
+                raise AvroParseError(f"duplicate in union: {key}", _pointer(union, i))
             seen.add(key)
-            union.branches.append(branch)
+            branches.append(branch)
+            structure.append(branch.sid or _ref_sid(branch))
+        union.sid = _intern(("union", tuple(structure)))
         return union
 
 
