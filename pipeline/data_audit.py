@@ -273,10 +273,10 @@ def protobuf_fields(root: Any) -> list[tuple[str, tuple[str, ...], str, str]]:
 class Tally:
     """One batch's counts; Spark sums them across batches."""
 
-    failures: dict[tuple[str, int | None, str | None, str], list[Any]] = field(default_factory=dict)
+    failures: dict[tuple[str | None, int | None, str | None, str], list[Any]] = field(default_factory=dict)
     versions: dict[tuple[str, int], list[int]] = field(default_factory=dict)  # -> [messages, readable, failed]
 
-    def fail(self, topic: str, version: int | None, fld: str | None, reason: str, example: str) -> None:
+    def fail(self, topic: str | None, version: int | None, fld: str | None, reason: str, example: str) -> None:
         key = (topic, version, fld, reason)
         slot = self.failures.get(key)
         if slot is None:
@@ -315,14 +315,14 @@ def audit_batch(
                 if schema_id is None
                 else "no version"
             )
-            tally.fail(schema_id or str(topic or ""), version, None, "BAD_ROW", reason)
+            tally.fail(schema_id or topic, version, None, "BAD_ROW", reason)
             continue
         if payload is None:
             if text is None:
                 tally.fail(schema_id, version, None, "BAD_ROW", "no payload")
                 continue
             try:
-                payload = binascii.a2b_base64(text)
+                payload = binascii.a2b_base64(text, strict_mode=True)
             except (binascii.Error, ValueError) as exc:
                 tally.fail(schema_id, version, None, "BAD_ROW", f"payload is not base64: {exc}")
                 continue
