@@ -238,6 +238,8 @@ class AdminClient:
 def normalise_url(url: str) -> str:
     """The endpoint's root, without a trailing slash or /admin/v2 (people paste either)."""
     text = url.strip()
+    if any(c.isspace() for c in text):
+        raise StorageError(f"invalid URL {url!r}: it contains a space")
     try:
         parsed = httpx.URL(text)
     except httpx.InvalidURL as exc:
@@ -304,6 +306,8 @@ def raise_for(response: httpx.Response, what: str, *, url: str) -> None:
         raise IncompatibleSchemaError(message)
     if status == 422:
         raise InvalidSchemaError(message)
+    if status == 412 and "name" in reason.lower():
+        raise InvalidNameError(message)
     if status in (400, 405, 412):
         raise PolicyError(message)
     raise StorageError(message)
@@ -687,7 +691,7 @@ class RemoteRegistry(Registry):
         """POST /schema. `user` is ignored: the server records the caller's role."""
         name = TopicName.parse(topic)
         info = _info(info)
-        response = self._client.write("POST", f"{_schemas_path(name.schema_id)}/schema", body=payload(info))
+        response = self._write("POST", f"{_schemas_path(name.schema_id)}/schema", body=payload(info))
         if response.status_code < 400:
             return _version_of(self._client.json(response, f"registering a schema on {name}"), f"register on {name}")
         self._explain_refusal(name, info, response)
@@ -704,7 +708,7 @@ class RemoteRegistry(Registry):
         with self._client.snapshot():
             if chosen not in (None, S.UNDEFINED):
                 return super().check(topic, info, chosen)
-            response = self._client.write("POST", f"{_schemas_path(name.schema_id)}/compatibility", body=payload(info))
+            response = self._client.ask(f"{_schemas_path(name.schema_id)}/compatibility", payload(info))
             what = f"checking a schema against {name}"
             if response.status_code == 422:
                 self._local_data(info)  # the same message as the embedded registry
@@ -754,7 +758,7 @@ class RemoteRegistry(Registry):
     def delete(self, topic: str, *, force: bool = False, user: str = "") -> int | None:
         """DELETE /schema[?force=true]: the tombstone's version, or None when forced (-1 on the wire)."""
         name = TopicName.parse(topic)
-        response = self._client.write(
+        response = self._write(
             "DELETE", f"{_schemas_path(name.schema_id)}/schema", params={"force": "true" if force else "false"}
         )
         raise_for(response, f"deleting the schema of {name}", url=self._client.url)
@@ -775,8 +779,10 @@ class RemoteRegistry(Registry):
         allow_auto_update: Any = UNSET,
         allow_auto_update_with_replicator: Any = UNSET,
         validation_enforced: Any = UNSET,
+        user: str = "",
     ) -> NamespacePolicy:
-        """One admin call per changed field (Pulsar has no call for several at once, so this is not atomic)."""
+        """One admin call per changed field (Pulsar has no call for several at once, so this is not atomic).
+        `user` is ignored here and below: the server knows the caller from the token."""
         ns = NamespaceName.parse(namespace)
         calls: list[tuple[str, str, Any, dict[str, str] | None]] = []
         base = f"{_ADMIN}/namespaces/{ns.tenant}/{ns.namespace}"
@@ -805,12 +811,12 @@ class RemoteRegistry(Registry):
             enforced = _bool("validation_enforced", validation_enforced)
             calls.append(("POST", f"{base}/schemaValidationEnforced", enforced, None))
         for method, path, body, params in calls:
-            response = self._client.write(method, path, body=body, params=params)
+            response = self._write(method, path, body=body, params=params)
             raise_for(response, f"setting a schema policy of {ns}", url=self._client.url)
         return self.namespace_policy(str(ns))
 
     def set_topic_policy(
-        self, topic: str, *, compatibility: Any = UNSET, validation_enforced: Any = UNSET
+        self, topic: str, *, compatibility: Any = UNSET, validation_enforced: Any = UNSET, user: str = ""
     ) -> TopicPolicy:
         """§7.3: PUT/DELETE schemaCompatibilityStrategy, POST/DELETE schemaValidationEnforced."""
         name = self._policy_topic(topic)
@@ -829,13 +835,18 @@ class RemoteRegistry(Registry):
             else:
                 calls.append(("POST", f"{path}/schemaValidationEnforced", enforced))
         for method, call_path, body in calls:
-            response = self._client.write(method, call_path, body=body)
+            response = self._write(method, call_path, body=body)
+            if response.status_code == 405 and call_path.endswith("/schemaValidationEnforced"):
+                raise PolicyError(
+                    f"{self._client.url} cannot remove the schemaValidationEnforced policy of {name} (Pulsar's "
+                    "admin API only sets it); set it to true or false instead"
+                )
             raise_for(response, f"setting a topic policy of {name}", url=self._client.url)
         return self.topic_policy(str(name))
 
     # --- creation -----------------------------------------------------------------------------------------
 
-    def create_tenant(self, tenant: str) -> bool:
+    def create_tenant(self, tenant: str, *, user: str = "") -> bool:
         """PUT /tenants/{tenant}, allowed on every cluster the endpoint knows; False when it existed."""
         name = parse_tenant(tenant)
         clusters: list[str] = []
@@ -846,16 +857,16 @@ class RemoteRegistry(Registry):
         body = {"adminRoles": [], "allowedClusters": clusters}
         return self._create(f"{_ADMIN}/tenants/{name}", body, f"creating tenant {name}")
 
-    def create_namespace(self, namespace: str) -> bool:
+    def create_namespace(self, namespace: str, *, user: str = "") -> bool:
         ns = NamespaceName.parse(namespace)
         return self._create(f"{_ADMIN}/namespaces/{ns.tenant}/{ns.namespace}", None, f"creating namespace {ns}")
 
-    def create_topic(self, topic: str) -> bool:
+    def create_topic(self, topic: str, *, user: str = "") -> bool:
         name = TopicName.parse(topic).base
         return self._create(_topic_path(name), None, f"creating topic {name}")
 
     def _create(self, path: str, body: Any, what: str) -> bool:
-        response = self._client.write("PUT", path, body=body)
+        response = self._write("PUT", path, body=body)
         if response.status_code == 409:
             return False
         raise_for(response, what, url=self._client.url)
@@ -930,6 +941,13 @@ class RemoteRegistry(Registry):
 
     # --- internals ----------------------------------------------------------------------------------------
 
+    def _write(
+        self, method: str, path: str, *, body: Any = None, params: Mapping[str, str] | None = None
+    ) -> httpx.Response:
+        """Every write goes here, so this handle's catalog cache (keyed on change_token) sees its own writes."""
+        self._own_writes += 1
+        return self._client.write(method, path, body=body, params=params)
+
     def _local_data(self, info: SchemaInfo) -> SchemaData:
         return to_schema_data(info)
 
@@ -941,15 +959,23 @@ class RemoteRegistry(Registry):
         if status == 422:
             self._local_data(info)
             raise_for(response, what, url=self._client.url)
-        if status == 409:
+        if status == 409 or status >= 500:
+            # The embedded order (§3.3): dedup first, which names a poisoned history or an invalid default
+            # (Pulsar's HTTP 500, §4.8), then the strategy's verdict. When the local side cannot tell (the
+            # history cannot be read, or a check this core does not know), the server's words stand.
+            result: CompatibilityResult | None = None
             with self._client.snapshot():
-                result = self._local_verdict(name, info, self._admin_strategy(name).value, reason)
-            raise IncompatibleSchemaError(f"Incompatible schema for {name}: {result.message}", result)
-        if status >= 500:
-            # Pulsar fails with an internal error on an invalid default (§4.8): name the version and field.
-            with self._client.snapshot():
-                data = self._local_data(info)
-                self._dedup(name, self._live(name), data)
+                try:
+                    live = self._live(name)
+                    data = self._local_data(info)
+                except RegistryError:
+                    live, data = None, None
+                if live is not None and data is not None:
+                    self._dedup(name, live, data)
+                if status == 409:
+                    result = self._local_verdict(name, info, reason)
+            if result is not None:
+                raise IncompatibleSchemaError(f"Incompatible schema for {name}: {result.message}", result)
         raise_for(response, what, url=self._client.url)
 
     def _agree(
@@ -957,7 +983,7 @@ class RemoteRegistry(Registry):
     ) -> CompatibilityResult:
         """The server's verdict, with the local explanation when both agree."""
         if not compatible:
-            return self._local_verdict(name, info, strategy, reason)
+            return self._local_verdict(name, info, reason, strategy)
         try:
             local = self._check(self._live(name), self._local_data(info), strategy)
         except (InvalidSchemaError, PoisonedHistoryError):
@@ -969,14 +995,17 @@ class RemoteRegistry(Registry):
         )
 
     def _local_verdict(
-        self, name: TopicName, info: SchemaInfo, strategy: CompatibilityStrategy, reason: str
+        self, name: TopicName, info: SchemaInfo, reason: str, strategy: CompatibilityStrategy | None = None
     ) -> CompatibilityResult:
         """An incompatible verdict: the local problems, or the server's own words when the core disagrees."""
-        live = self._live(name)
+        local = None
+        live: list[SchemaVersion] = []
         try:
+            live = self._live(name)
+            strategy = strategy or self._admin_strategy(name).value
             local = self._check(live, self._local_data(info), strategy)
         except RegistryError:
-            local = None
+            pass
         if local is not None and not local.compatible:
             return local
         problem = Problem(
@@ -988,7 +1017,12 @@ class RemoteRegistry(Registry):
             "ask its operators",
         )
         checked = local.checked_versions if local is not None else tuple(e.version for e in live[-1:])
-        return CompatibilityResult(compatible=False, strategy=strategy, checked_versions=checked, problems=(problem,))
+        return CompatibilityResult(
+            compatible=False,
+            strategy=strategy or self.broker.compatibility,
+            checked_versions=checked,
+            problems=(problem,),
+        )
 
 
 def probe(client: AdminClient) -> None:

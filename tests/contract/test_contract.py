@@ -1,0 +1,284 @@
+"""One contract, two registries: the embedded facade and `Registry.open(url)` over a live `serve` must answer
+identically (architecture.md: "all shells give identical verdicts on the same input, and a test proves it").
+
+Both start from the same sample data. Documented differences, asserted as such at the end: the admin API
+carries no `user` for a version, no recorded clients, and no versions before the last soft delete.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from registry import (
+    STRATEGIES,
+    IncompatibleSchemaError,
+    Registry,
+    RegistryError,
+    SchemaInfo,
+    SchemaType,
+    SchemaVersion,
+    StorageError,
+    TopicQuery,
+)
+
+ORDERS = "persistent://acme/orders/order-created"
+RETURNS_NS = "acme/orders"
+
+
+def normalised(value: Any, *, times: bool = False) -> Any:
+    """Blank what the admin API cannot carry (`user`) and, for writes made at different moments, times."""
+    if isinstance(value, SchemaVersion):
+        return dataclasses.replace(value, user="", timestamp=0 if times else value.timestamp)
+    if isinstance(value, list | tuple):
+        return type(value)(normalised(v, times=times) for v in value)
+    return value
+
+
+def outcome(call: Callable[[Registry], Any], reg: Registry, *, times: bool = False) -> Any:
+    """The answer, or the error's class (and `.result` for refusals), so errors compare too."""
+    try:
+        return ("ok", normalised(call(reg), times=times))
+    except IncompatibleSchemaError as exc:
+        return ("refused", str(exc), exc.result)
+    except RegistryError as exc:
+        return ("error", type(exc).__name__)
+
+
+def same(embedded: Registry, remote: Registry, call: Callable[[Registry], Any], *, times: bool = False) -> Any:
+    mine, theirs = outcome(call, embedded, times=times), outcome(call, remote, times=times)
+    assert theirs == mine
+    return mine
+
+
+def all_topics(reg: Registry) -> list[str]:
+    return [t for tenant in reg.tenants() for ns in reg.namespaces(tenant) for t in reg.topics(ns)]
+
+
+# --- reads ----------------------------------------------------------------------------------------------------
+
+
+def test_listings_are_identical(embedded, remote):
+    assert same(embedded, remote, lambda r: r.tenants()) == ("ok", ["acme", "globex", "initech"])
+    for tenant in embedded.tenants():
+        same(embedded, remote, lambda r, t=tenant: r.namespaces(t))
+        for ns in embedded.namespaces(tenant):
+            same(embedded, remote, lambda r, n=ns: r.topics(n))
+            same(embedded, remote, lambda r, n=ns: r.namespace_policy(n))
+    assert len(all_topics(remote)) == 47
+
+
+def test_every_topic_reads_identically(embedded, remote):
+    """Live history, latest version, policies in force and the catalog row of all 47 sample topics."""
+    for topic in all_topics(embedded):
+        same(embedded, remote, lambda r, t=topic: r.history(t))
+        same(embedded, remote, lambda r, t=topic: r.get(t))
+        same(embedded, remote, lambda r, t=topic: r.effective_policy(t))
+        same(embedded, remote, lambda r, t=topic: r.topic_policy(t))
+        same(embedded, remote, lambda r, t=topic: r.topic_summary(t))
+
+
+def test_catalog_search_pages_are_identical(embedded, remote):
+    same(embedded, remote, lambda r: r.search_topics(offset=0, limit=10))
+    same(embedded, remote, lambda r: r.search_topics(TopicQuery(tenant="initech"), offset=2, limit=5))
+
+
+@pytest.mark.parametrize(
+    "topic",
+    [
+        ORDERS,
+        "persistent://initech/hr/employee-records",
+        "persistent://initech/hr/time-off-requests",
+        "persistent://acme/inventory/warehouse-transfers",
+        "persistent://acme/payments/ledger-entries",
+        "persistent://initech/legacy/timesheets",
+    ],
+    ids=["avro long history", "always-compatible history", "type changes", "protobuf", "full transitive", "legacy"],
+)
+def test_explanations_are_computed_identically(embedded, remote, topic):
+    """what-if, check under every strategy, diffs and upgrade plans from the fetched history."""
+    live = embedded.history(topic)
+    first, latest = live[0].info, live[-1].info
+    for candidate in (first, latest):
+        same(embedded, remote, lambda r, c=candidate: r.what_if(topic, c))
+        same(embedded, remote, lambda r, c=candidate: r.check(topic, c))
+        for strategy in STRATEGIES:
+            same(embedded, remote, lambda r, c=candidate, s=strategy: r.check(topic, c, s))
+        same(embedded, remote, lambda r, c=candidate: r.find_version(topic, c))
+    same(embedded, remote, lambda r: r.diff(topic, live[0].version))
+    same(embedded, remote, lambda r: r.diff(topic, live[0].version, latest))
+    same(embedded, remote, lambda r: r.upgrade_plan(topic))
+    same(embedded, remote, lambda r: r.upgrade_plan(topic, first))
+
+
+@pytest.mark.parametrize("namespace", ["acme/orders", "initech/hr", "initech/analytics"])
+def test_policy_impact_is_identical(embedded, remote, namespace):
+    for strategy in ("FULL_TRANSITIVE", "BACKWARD", "ALWAYS_INCOMPATIBLE"):
+        same(embedded, remote, lambda r, s=strategy: r.policy_impact(namespace, s))
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda r: r.get(ORDERS, 99),
+        lambda r: r.get(ORDERS, -1),
+        lambda r: r.get("persistent://acme/orders/never-registered"),
+        lambda r: r.get("persistent://acme/orders/bad name"),
+        lambda r: r.namespaces("nobody"),
+        lambda r: r.topics("acme/nothing"),
+        lambda r: r.namespace_policy("acme/nothing"),
+        lambda r: r.topic_summary("persistent://acme/orders/never-created"),
+        lambda r: r.diff(ORDERS, 99),
+        lambda r: r.check(ORDERS, SchemaInfo(type=SchemaType.AVRO, schema="{not json")),
+        lambda r: r.what_if(ORDERS, SchemaInfo(type=SchemaType.INT32, schema="12")),
+        lambda r: r.policy_impact("acme/orders", "SIDEWAYS"),
+    ],
+    ids=[
+        "a version that never existed",
+        "a negative version",
+        "a topic without schema",
+        "an invalid topic name",
+        "an unknown tenant",
+        "an unknown namespace's topics",
+        "an unknown namespace's policies",
+        "an unknown topic's summary",
+        "a diff from a missing version",
+        "checking unparseable Avro",
+        "a primitive with schema data",
+        "an unknown strategy",
+    ],
+)
+def test_bad_reads_fail_identically(embedded, remote, call):
+    assert same(embedded, remote, call)[0] == "error"
+
+
+# --- writes: the same steps on both registries, which start equal ----------------------------------------------
+
+
+def avro(*fields: tuple[str, str, Any]) -> SchemaInfo:
+    doc = {
+        "type": "record",
+        "name": "Shipment",
+        "namespace": "com.acme.contract",
+        "fields": [{"name": n, "type": t, **({} if d is ... else {"default": d})} for n, t, d in fields],
+    }
+    return SchemaInfo(type=SchemaType.AVRO, schema=json.dumps(doc))
+
+
+V0 = avro(("id", "string", ...))
+V1 = avro(("id", "string", ...), ("carrier", "string", "none"))
+BREAKING = avro(("id", "string", ...), ("weight", "double", ...))
+
+
+def test_register_check_delete_answer_identically(embedded, remote):
+    topic = "persistent://acme/orders/contract-shipments"
+    steps: list[Callable[[Registry], Any]] = [
+        lambda r: r.register(topic, V0),
+        lambda r: r.register(topic, V0),  # dedup: the same version, nothing stored
+        lambda r: r.check(topic, V1),
+        lambda r: r.register(topic, V1),
+        lambda r: r.check(topic, BREAKING),
+        lambda r: r.register(topic, BREAKING),  # 409 → IncompatibleSchemaError with the local explanation
+        lambda r: r.register(topic, SchemaInfo(type=SchemaType.AVRO, schema='["null","string"]')),
+        lambda r: r.register(topic, SchemaInfo(type=SchemaType.STRING)),  # a type change under BACKWARD
+        lambda r: r.find_version(topic, V1),
+        lambda r: r.history(topic),
+        lambda r: r.delete(topic),
+        lambda r: r.get(topic),
+        lambda r: r.history(topic),
+        lambda r: r.what_if(topic, BREAKING),
+        lambda r: r.register(topic, BREAKING),  # a new history after the delete: no check
+        lambda r: r.get(topic),
+        lambda r: r.delete(topic, force=True),
+        lambda r: r.register(topic, V0),  # numbering restarts at 0
+        lambda r: r.history(topic),
+    ]
+    answers = [same(embedded, remote, step, times=True) for step in steps]
+    assert answers[0] == answers[1] == ("ok", 0)
+    assert answers[5][0] == "refused" and answers[5][2].problems[0].code == "READER_FIELD_WITHOUT_DEFAULT"
+    assert answers[6] == ("error", "InvalidSchemaError")
+    assert answers[10] == ("ok", 2) and answers[14] == ("ok", 3) and answers[17] == ("ok", 0)
+
+
+def test_refusals_carry_the_same_message(embedded, remote):
+    topic = "persistent://acme/orders/contract-messages"
+    for reg in (embedded, remote):
+        reg.register(topic, V0)
+    messages = []
+    for reg in (embedded, remote):
+        with pytest.raises(IncompatibleSchemaError) as refused:
+            reg.register(topic, BREAKING)
+        messages.append((str(refused.value), refused.value.result))
+    assert messages[0] == messages[1]
+    assert "weight" in messages[0][0]
+
+
+def test_policies_answer_identically(embedded, remote):
+    ns = "globex/contract"
+    topic = f"persistent://{ns}/readings"
+    steps: list[Callable[[Registry], Any]] = [
+        lambda r: r.create_namespace(ns),
+        lambda r: r.create_namespace(ns),
+        lambda r: r.namespace_policy(ns),
+        lambda r: r.set_namespace_policy(ns, compatibility="backward_transitive"),
+        lambda r: r.set_namespace_policy(ns, auto_update_strategy="AutoUpdateDisabled", compatibility="UNDEFINED"),
+        lambda r: r.set_namespace_policy(ns, allow_auto_update=False, validation_enforced=True),
+        lambda r: r.set_namespace_policy(ns, allow_auto_update=True, allow_auto_update_with_replicator=False),
+        lambda r: r.set_namespace_policy(ns, compatibility="SIDEWAYS"),
+        lambda r: r.set_namespace_policy(ns, validation_enforced="yes"),
+        lambda r: r.create_topic(topic),
+        lambda r: r.create_topic(topic),
+        lambda r: r.effective_policy(topic),
+        lambda r: r.set_topic_policy(topic, compatibility="FORWARD"),
+        lambda r: r.set_topic_policy(topic, validation_enforced=False),
+        lambda r: r.effective_policy(topic),
+        lambda r: r.set_topic_policy(f"{topic}-partition-1", compatibility="FULL"),
+        lambda r: r.set_topic_policy(topic, compatibility="UNDEFINED"),
+        lambda r: r.topic_policy(topic),
+        lambda r: r.effective_policy(topic),
+        lambda r: r.topics(ns),
+        lambda r: r.create_tenant("contract-tenant"),
+        lambda r: r.create_tenant("contract-tenant"),
+        lambda r: r.tenants(),
+    ]
+    answers = [same(embedded, remote, step) for step in steps]
+    assert answers[0] == ("ok", True) and answers[1] == ("ok", False)
+    assert answers[6] == answers[7] == answers[8] == ("error", "PolicyError")
+
+
+# --- where the admin API knows less, by design ---------------------------------------------------------------
+
+
+def test_remote_registry_has_no_recorded_clients(remote):
+    assert remote.clients() == []
+    assert remote.disconnect(ORDERS, name="anyone") == 0
+    with pytest.raises(StorageError, match="what_if"):
+        remote.connect_producer(ORDERS, None, name="p1")
+    with pytest.raises(StorageError, match="what_if"):
+        remote.connect_consumer(ORDERS, None, subscription="s1")
+
+
+def test_remote_history_shows_the_last_tombstone_not_what_came_before(embedded, remote):
+    topic = "persistent://acme/orders/contract-tombstones"
+    for reg in (embedded, remote):
+        reg.register(topic, V0)
+        reg.delete(topic)
+        reg.register(topic, V1)
+    whole = embedded.history(topic, include_deleted=True)
+    seen = remote.history(topic, include_deleted=True)
+    assert [(e.version, e.deleted) for e in whole] == [(0, False), (1, True), (2, False)]
+    assert [(e.version, e.deleted) for e in seen] == [(1, True), (2, False)]
+    assert normalised(seen[1:], times=True) == normalised(whole[2:], times=True)
+
+
+def test_versions_carry_no_user_over_the_admin_api(embedded, remote):
+    assert embedded.get(ORDERS).user and remote.get(ORDERS).user == ""
+
+
+def test_remote_registry_names_its_endpoint(remote, server_url):
+    assert remote.location == server_url
+    assert repr(remote) == f"RemoteRegistry({server_url!r})"
