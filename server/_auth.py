@@ -112,7 +112,8 @@ class Permission:
     def route_options(self, *errors: int, empty: str = "", **described: str) -> dict[str, Any]:
         """Keyword arguments for a route decorator: the check, the role in OpenAPI (x-required-role), and
         the documented answers: `errors` plus the auth refusals, and 204 described by `empty` if given."""
-        auth = (401,) if self.role is Role.VIEWER else (401, self.status)
+        # 400: any route's path, query or body values can fail validation.
+        auth = (400, 401) if self.role is Role.VIEWER else (400, 401, self.status)
         responses = error_responses(*sorted({*errors, *auth}), **described)
         if empty:
             responses[204] = {"description": empty}

@@ -7,6 +7,7 @@ Pulsar's RestException answers `{"reason": "<message>"}`; where Pulsar answers w
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -124,7 +125,24 @@ async def _invalid_request(request: Request, exc: Exception) -> JSONResponse:
 
 async def _http_error(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, StarletteHTTPException)
-    return reason(exc.status_code, str(exc.detail), exc.headers)
+    headers = dict(exc.headers or {})
+    if exc.status_code == 405:
+        # Each method is its own route, so Starlette's Allow names only the first route matched.
+        headers["Allow"] = ", ".join(allowed_methods(request))
+    return reason(exc.status_code, str(exc.detail), headers)
+
+
+def allowed_methods(request: Request) -> list[str]:
+    """Every method the OpenAPI document lists for the paths matching this request."""
+    app = request.app
+    table: list[tuple[re.Pattern[str], list[str]]] | None = getattr(app.state, "allowed_methods", None)
+    if table is None:
+        table = [
+            (re.compile("^" + re.sub(r"\\\{\w+\\\}", "[^/]+", re.escape(path)) + "$"), [m.upper() for m in ops])
+            for path, ops in app.openapi()["paths"].items()
+        ]
+        app.state.allowed_methods = table
+    return sorted({m for pattern, methods in table if pattern.match(request.url.path) for m in methods})
 
 
 async def _unexpected(request: Request, exc: Exception) -> JSONResponse:
