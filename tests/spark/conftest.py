@@ -1,0 +1,40 @@
+"""One SparkSession for the whole test run (local[2], few shuffle partitions, no UI), and the sample registry
+as a pipeline Source. Skipped with a clear reason when Java or PySpark is missing."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from registry import Registry, seed_sample_data
+
+
+@pytest.fixture(scope="session")
+def spark() -> Iterator[Any]:
+    from pipeline._spark import SparkUnavailable, spark_session
+
+    try:
+        session = spark_session(
+            "local[2]", app_name="schema-explorer tests", shuffle_partitions=2, ui=False, progress=False
+        )
+    except SparkUnavailable as exc:
+        pytest.skip(str(exc))
+    yield session
+    session.stop()
+
+
+@pytest.fixture(scope="session")
+def sample_registry() -> Registry:
+    reg = Registry.in_memory()
+    seed_sample_data(reg)
+    return reg
+
+
+@pytest.fixture(scope="session")
+def sample_source(sample_registry: Registry) -> Any:
+    from pipeline._source import Source
+    from registry._snapshot import snapshot_records
+
+    return Source.from_records(list(snapshot_records(sample_registry)), "the sample registry")

@@ -1,0 +1,99 @@
+"""`schema-explorer audit`: unreadable inputs stop with one clear line (exit 2) before Spark starts."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from cli.main import main
+from registry import Registry, export_snapshot, seed_sample_data
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="module")
+def snapshot(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    reg = Registry.in_memory()
+    seed_sample_data(reg)
+    path = tmp_path_factory.mktemp("snap") / "sample.jsonl"
+    export_snapshot(reg, path)
+    return path
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["compat-matrix", "--snapshot", "{missing}"], "does not exist"),
+        (["compat-matrix", "--snapshot", "{bad}"], "line 1: not JSON"),
+        (["compat-matrix", "--db", "{missing}"], "no registry file there"),
+        (["policy-impact", "--snapshot", "{snap}", "--strategy", "SOMETIMES"], "unknown compatibility strategy"),
+        (["policy-impact", "--snapshot", "{snap}", "--strategy", "FULL", "--namespace", "x/y"], "is not in"),
+        (["data", "--snapshot", "{snap}", "--messages", "{missing}"], "no such folder"),
+        (["data", "--snapshot", "{snap}", "--messages", "{empty}"], "no archive files"),
+        (["data", "--snapshot", "{snap}", "--messages", "{msgs}", "--reader", "{bad}"], "go together"),
+        (
+            [
+                "data",
+                "--snapshot",
+                "{snap}",
+                "--messages",
+                "{msgs}",
+                "--reader",
+                "{bad}",
+                "--topic",
+                "acme/orders/order-created",
+            ],
+            "--reader",
+        ),
+        (
+            [
+                "data",
+                "--snapshot",
+                "{snap}",
+                "--messages",
+                "{msgs}",
+                "--reader",
+                "{bad}",
+                "--topic",
+                "acme/orders/order-notes",
+            ],
+            "AVRO and JSON topics",
+        ),
+    ],
+    ids=[
+        "a missing snapshot",
+        "a snapshot that is not JSON lines",
+        "a missing registry file",
+        "an unknown strategy",
+        "an unknown namespace",
+        "a missing archive folder",
+        "an archive folder without archive files",
+        "a reader without a topic",
+        "a reader that is not an Avro schema",
+        "a reader for a STRING topic",
+    ],
+)
+def test_bad_inputs_stop_before_spark(
+    args: list[str], message: str, snapshot: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "bad.txt").write_text("not json\n", encoding="utf-8")
+    (tmp_path / "empty").mkdir()
+    paths = {
+        "missing": str(tmp_path / "missing"),
+        "bad": str(tmp_path / "bad.txt"),
+        "snap": str(snapshot),
+        "empty": str(tmp_path / "empty"),
+        "msgs": str(ROOT / "sample_data" / "messages"),
+    }
+    argv = ["audit", *[a.format(**paths) for a in args], "--out", str(tmp_path / "out")]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert message in err
+    assert "Traceback" not in err and "SparkContext" not in err
+
+
+def test_out_must_be_a_folder(snapshot: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "file").write_text("x", encoding="utf-8")
+    assert main(["audit", "compat-matrix", "--snapshot", str(snapshot), "--out", str(tmp_path / "file")]) == 2
+    assert "is a file" in capsys.readouterr().err
