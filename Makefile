@@ -50,6 +50,7 @@ seed: $(STAMP)
 
 # pytest exits 5 when it collects no tests; that is not a failure for this target.
 test: $(STAMP)
+	@java -version >/dev/null 2>&1 || { echo "error: no Java runtime (PySpark needs Java 17+ for tests/spark); install one: sudo apt-get install -y openjdk-17-jre-headless, or set JAVA_HOME"; exit 1; }
 	@$(BIN)/python -m pytest $(PYTEST_ARGS); rc=$$?; \
 		if [ $$rc -eq 5 ]; then echo "==> no tests collected"; exit 0; fi; exit $$rc
 
