@@ -1,0 +1,158 @@
+"""Audit: charts and tables of the Spark pipeline's Parquet outputs (`schema-explorer audit …`).
+
+Reads the tables documented in pipeline/compat_matrix.py, policy_impact.py and data_audit.py from a folder
+chosen here (default: $SCHEMA_EXPLORER_AUDIT_DIR, else `audit/` next to the default registry file). When a
+table is missing, the page says which command writes it.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+from pathlib import Path
+
+import pandas as pd
+import streamlit as st
+
+from app import state
+from app.render import escape_markdown
+from app.review import ALARM_SHADE, shaded
+from registry import default_db_path
+from registry.charts import compatibility_heatmap
+
+ENV_VAR = "SCHEMA_EXPLORER_AUDIT_DIR"
+JOBS = {
+    "compat-matrix": ("compat_matrix", "compat_topics"),
+    "policy-impact": ("policy_impact", "policy_impact_clients"),
+    "data": ("data_versions", "data_failures", "data_field_stats", "data_enum_counts"),
+}
+
+
+def default_audit_dir() -> Path:
+    override = os.environ.get(ENV_VAR)
+    return Path(override).expanduser() if override else default_db_path().parent / "audit"
+
+
+def _stamp(path: Path) -> float:
+    """Newest modification time under a Parquet folder, so a re-run of the job refreshes the cache."""
+    return max((p.stat().st_mtime for p in path.rglob("*")), default=path.stat().st_mtime)
+
+
+@st.cache_data(max_entries=32, show_spinner=False)
+def _read(path: str, stamp: float) -> pd.DataFrame:
+    return pd.read_parquet(path)
+
+
+def read_table(folder: Path, name: str) -> pd.DataFrame | None:
+    """A table of the pipeline, or None when the job has not written it there."""
+    path = folder / name
+    if not path.exists():
+        return None
+    return _read(str(path), _stamp(path))
+
+
+def how_to_produce(job: str, folder: Path) -> None:
+    target = state.connection().target
+    source = "--url" if target.startswith(("http://", "https://")) else "--db"
+    extra = {"policy-impact": " --strategy FULL_TRANSITIVE", "data": " --messages sample_data/messages"}.get(job, "")
+    command = f"schema-explorer audit {job} {source} {shlex.quote(target)}{extra} --out {shlex.quote(str(folder))}"
+    st.info(
+        f"No `{escape_markdown(JOBS[job][0])}` table in this folder yet. Run the Spark job from the project's "
+        "folder (a minute on a laptop), then reload this page:",
+        icon=":material/info:",
+    )
+    st.code(command, language="bash", wrap_lines=True)
+
+
+def compat_tab(folder: Path) -> None:
+    pairs, topics = read_table(folder, "compat_matrix"), read_table(folder, "compat_topics")
+    if pairs is None or topics is None:
+        how_to_produce("compat-matrix", folder)
+        return
+    st.caption(
+        "Per topic, can each live version read data written with each other one? `compatible` is Pulsar's "
+        "check; `readable` adds wire breaks Pulsar lets through (PROTOBUF_NATIVE field changes)."
+    )
+    columns = st.columns(3)
+    columns[0].metric("Topics checked", len(topics))
+    columns[1].metric("Topics with an incompatible pair", int((topics["incompatible_pairs"] > 0).sum()))
+    columns[2].metric("Unreadable pairs", int(topics["unreadable_pairs"].sum()))
+    worst = topics.sort_values(["incompatible_pairs", "unreadable_pairs"], ascending=False)
+    st.dataframe(worst, hide_index=True, width="stretch")
+    names = list(worst.loc[worst["pairs"] > 0, "topic"])
+    if not names:
+        st.info("No topic has two live versions to compare.")
+        return
+    selected = state.selected_topic()
+    if st.session_state.get("audit_topic") not in names:
+        st.session_state["audit_topic"] = selected if selected in names else names[0]
+    left, right = st.columns([3, 1])
+    topic = left.selectbox("Heatmap of topic", names, key="audit_topic")
+    value = right.radio("Colour by", ("compatible", "readable"), key="audit_value", horizontal=True)
+    st.altair_chart(compatibility_heatmap(pairs, topic=topic, value=value), width="content")
+
+
+def policy_tab(folder: Path) -> None:
+    impact, clients = read_table(folder, "policy_impact"), read_table(folder, "policy_impact_clients")
+    if impact is None:
+        how_to_produce("policy-impact", folder)
+        return
+    proposed = ", ".join(sorted(impact["proposed"].dropna().unique())) or "?"
+    st.caption(f"What the proposed strategy ({proposed}) would have refused, topic by topic.")
+    columns = st.columns(3)
+    columns[0].metric("Topics under the proposed strategy", len(impact))
+    columns[1].metric("Latest change would be refused", int(impact["latest_refused"].sum()))
+    columns[2].metric("Consumers that would be refused", 0 if clients is None else len(clients))
+    by_namespace = impact.assign(refused=impact["refused_versions"].map(len) > 0).groupby("namespace")["refused"]
+    st.bar_chart(by_namespace.sum().rename("topics with refused versions"), horizontal=True)
+    ordered = impact.sort_values(["latest_refused", "refused_clients"], ascending=False)
+    st.dataframe(shaded(ordered, ALARM_SHADE, "latest_refused"), hide_index=True, width="stretch")
+    if clients is not None and len(clients):
+        st.markdown("**Consumers that could no longer subscribe**")
+        st.dataframe(clients, hide_index=True, width="stretch")
+
+
+def data_tab(folder: Path) -> None:
+    versions, failures = read_table(folder, "data_versions"), read_table(folder, "data_failures")
+    if versions is None:
+        how_to_produce("data", folder)
+        return
+    st.caption("Can each topic's reader schema read every archived message? Failures by reason and field.")
+    columns = st.columns(3)
+    columns[0].metric("Messages", int(versions["messages"].sum()))
+    columns[1].metric("Readable", int(versions["readable"].sum()))
+    columns[2].metric("Failed", int(versions["failed"].sum()))
+    if failures is not None and len(failures):
+        st.bar_chart(failures.groupby("reason")["count"].sum().sort_values(), horizontal=True)
+        st.dataframe(failures, hide_index=True, width="stretch")
+    else:
+        st.success("Every archived message is readable with its topic's reader schema.")
+    st.markdown("**Per topic and writer version**")
+    st.dataframe(versions, hide_index=True, width="stretch")
+    stats = read_table(folder, "data_field_stats")
+    if stats is not None and len(stats):
+        with st.expander("Field statistics (as the reader sees the data)"):
+            st.dataframe(stats, hide_index=True, width="stretch")
+
+
+def render() -> None:
+    folder_text = st.text_input("Folder of the pipeline's Parquet tables (--out)", key="audit_dir")
+    folder = Path(folder_text.strip() or default_audit_dir()).expanduser()
+    if not folder.is_dir():
+        st.warning(escape_markdown(f"{folder} does not exist yet: run one of the jobs below with --out {folder}."))
+    tabs = st.tabs(["Compatibility matrix", "Policy impact", "Data audit"])
+    for tab, show in zip(tabs, (compat_tab, policy_tab, data_tab), strict=True):
+        with tab:
+            try:
+                show(folder)
+            except (OSError, ValueError, KeyError) as exc:  # a damaged or foreign Parquet folder
+                st.error(
+                    escape_markdown(f"Cannot read the tables under {folder}: {exc}. Re-run the job with --out there."),
+                    icon=":material/error:",
+                )
+
+
+st.title("Audit")
+st.caption("Fleet-wide results of the Spark pipeline: who reads whom, what a strategy would refuse, bad data.")
+st.session_state.setdefault("audit_dir", str(default_audit_dir()))
+render()
