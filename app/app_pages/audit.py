@@ -78,7 +78,8 @@ def compat_tab(folder: Path) -> None:
     columns[1].metric("Topics with an incompatible pair", int((topics["incompatible_pairs"] > 0).sum()))
     columns[2].metric("Unreadable pairs", int(topics["unreadable_pairs"].sum()))
     worst = topics.sort_values(["incompatible_pairs", "unreadable_pairs"], ascending=False)
-    st.dataframe(worst, hide_index=True, width="stretch")
+    order = ("topic", "incompatible_pairs", "unreadable_pairs", "pairs", "live_versions", "readable_since")
+    st.dataframe(worst, hide_index=True, width="stretch", column_order=(*order, "schema_type", "error"))
     names = list(worst.loc[worst["pairs"] > 0, "topic"])
     if not names:
         st.info("No topic has two live versions to compare.")
@@ -106,7 +107,13 @@ def policy_tab(folder: Path) -> None:
     by_namespace = impact.assign(refused=impact["refused_versions"].map(len) > 0).groupby("namespace")["refused"]
     st.bar_chart(by_namespace.sum().rename("topics with refused versions"), horizontal=True)
     ordered = impact.sort_values(["latest_refused", "refused_clients"], ascending=False)
-    st.dataframe(shaded(ordered, ALARM_SHADE, "latest_refused"), hide_index=True, width="stretch")
+    order = ("topic", "latest_refused", "refused_versions", "refused_clients", "current_strategy", "current_source")
+    st.dataframe(
+        shaded(ordered, ALARM_SHADE, "latest_refused"),
+        hide_index=True,
+        width="stretch",
+        column_order=(*order, "overridden", "rule_code", "message", "error"),
+    )
     if clients is not None and len(clients):
         st.markdown("**Consumers that could no longer subscribe**")
         st.dataframe(clients, hide_index=True, width="stretch")
