@@ -3,6 +3,8 @@
 No UI, web or Spark imports here: the app, server, pipeline and notebooks are thin shells over this facade.
 """
 
+from typing import TYPE_CHECKING, Any
+
 from ._catalog import TopicPage, TopicQuery, TopicSummary
 from ._changes import Advisory, AdvisoryCode, Change, ChangeKind, Effect, SchemaDiff, Severity
 from ._errors import (
@@ -61,6 +63,19 @@ from ._upgrade import (
 )
 from ._whatif import PolicyImpact, RefusedClient, TopicImpact, WhatIf
 
+if TYPE_CHECKING:
+    from ._remote import RemoteRegistry
+
+
+def __getattr__(name: str) -> Any:
+    """`RemoteRegistry` is imported on first use, so `import registry` does not pay for httpx."""
+    if name == "RemoteRegistry":
+        from ._remote import RemoteRegistry
+
+        return RemoteRegistry
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 __all__ = [
     "Admission",
     "Advisory",
@@ -95,6 +110,7 @@ __all__ = [
     "Problem",
     "RefusedClient",
     "Registry",
+    "RemoteRegistry",
     "RegistryError",
     "RuleCode",
     "STRATEGIES",

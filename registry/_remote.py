@@ -812,6 +812,12 @@ class RemoteRegistry(Registry):
             calls.append(("POST", f"{base}/schemaValidationEnforced", enforced, None))
         for method, path, body, params in calls:
             response = self._write(method, path, body=body, params=params)
+            if body is None and response.status_code == 400:
+                field = path.rsplit("/", 1)[-1]
+                raise PolicyError(
+                    f"{self._client.url} refused to clear {field} of {ns} (Pulsar clears it with a JSON null body): "
+                    f"{reason_of(response)}; set a value instead"
+                )
             raise_for(response, f"setting a schema policy of {ns}", url=self._client.url)
         return self.namespace_policy(str(ns))
 

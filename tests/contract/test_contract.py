@@ -17,6 +17,7 @@ import pytest
 from registry import (
     STRATEGIES,
     IncompatibleSchemaError,
+    PolicyError,
     Registry,
     RegistryError,
     SchemaInfo,
@@ -282,3 +283,16 @@ def test_versions_carry_no_user_over_the_admin_api(embedded, remote):
 def test_remote_registry_names_its_endpoint(remote, server_url):
     assert remote.location == server_url
     assert repr(remote) == f"RemoteRegistry({server_url!r})"
+
+
+def test_clearing_a_policy_the_admin_api_cannot_clear_is_a_policy_error(embedded, remote):
+    """Embedded: None clears. Over HTTP: Pulsar's API takes a JSON null for the auto-update strategy (this
+    server refuses it) and has no call that removes a topic's schemaValidationEnforced."""
+    for reg in (embedded, remote):
+        reg.set_namespace_policy("initech/legacy", allow_auto_update=False)
+    assert embedded.set_namespace_policy("initech/legacy", auto_update_strategy=None).auto_update_strategy is None
+    with pytest.raises(PolicyError, match="refused to clear schemaAutoUpdateCompatibilityStrategy of initech/legacy"):
+        remote.set_namespace_policy("initech/legacy", auto_update_strategy=None)
+    assert embedded.set_topic_policy(ORDERS, validation_enforced=None).validation_enforced is None
+    with pytest.raises(PolicyError, match="cannot remove the schemaValidationEnforced policy"):
+        remote.set_topic_policy(ORDERS, validation_enforced=None)
