@@ -336,6 +336,11 @@ class Problem:
             return f"{against}, as a reader, cannot read data written with the new schema"
         return f"the new schema cannot follow {against}"
 
+    def __repr__(self) -> str:
+        against = "" if self.version is None else f", version={self.version}"
+        where = f", path={self.path!r}" if self.path else ""
+        return f"Problem({self.code}, {self.direction}{against}{where})"
+
     def _repr_html_(self) -> str:
         from ._html import problem_html
 

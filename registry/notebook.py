@@ -16,8 +16,10 @@ from __future__ import annotations
 
 import io
 import os
+import sqlite3
 import tempfile
 from collections.abc import Iterator, Mapping, Sequence
+from contextlib import closing
 from dataclasses import dataclass
 from pathlib import Path
 from typing import overload
@@ -118,16 +120,26 @@ def sample_registry(path: str | os.PathLike[str] | None = None) -> Registry:
 
 def scratch_copy(registry: Registry, path: str | os.PathLike[str] | None = None) -> Registry:
     """An independent copy of `registry` (embedded, remote or in memory) in a new registry file, to toggle
-    policies and register candidates without touching the original. Exact: it goes through a snapshot.
+    policies and register candidates without touching the original.
 
-    The copy lives in a fresh temporary folder unless `path` is given; `copy.location` names the file.
+    An embedded file is copied with SQLite's online backup (consistent while other processes write); any
+    other registry goes through a snapshot. The copy lives in a fresh temporary folder unless `path` is given;
+    `copy.location` names the file.
     """
-    buffer = io.StringIO()
-    export_snapshot(registry, buffer)
-    buffer.seek(0)
     target = (
         Path(path) if path is not None else Path(tempfile.mkdtemp(prefix="schema-explorer-scratch-")) / "scratch.db"
     )
+    if target.exists():
+        raise StorageError(f"cannot make a scratch copy at {target}: the file exists")
+    source = Path(registry.location)
+    if registry.location != ":memory:" and source.is_file():
+        with closing(sqlite3.connect(f"{source.resolve().as_uri()}?mode=ro", uri=True)) as src:
+            with closing(sqlite3.connect(target)) as dst:
+                src.backup(dst)
+        return Registry.open(target, broker=registry.broker)
+    buffer = io.StringIO()
+    export_snapshot(registry, buffer)
+    buffer.seek(0)
     return import_snapshot(buffer, into=Registry.open(target, broker=registry.broker))
 
 
