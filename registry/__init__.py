@@ -5,6 +5,7 @@ No UI, web or Spark imports here: the app, server, pipeline and notebooks are th
 
 from typing import TYPE_CHECKING, Any
 
+from ._audit import AuditAction, AuditEntry, AuditOutcome
 from ._catalog import TopicPage, TopicQuery, TopicSummary
 from ._changes import Advisory, AdvisoryCode, Change, ChangeKind, Effect, SchemaDiff, Severity
 from ._errors import (
@@ -80,6 +81,9 @@ __all__ = [
     "Admission",
     "Advisory",
     "AdvisoryCode",
+    "AuditAction",
+    "AuditEntry",
+    "AuditOutcome",
     "AuthError",
     "AutoUpdateStrategy",
     "BrokerConfig",

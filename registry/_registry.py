@@ -6,16 +6,26 @@ Every flow follows pulsar-semantics.md: register = REST POST /schema (§3.3), ch
 
 from __future__ import annotations
 
+import contextlib
 import os
+import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from types import TracebackType
 from typing import Any, Final
 
-from ._catalog import TopicPage, TopicQuery, TopicSummary, field_names, page_of
+from ._audit import AuditAction, AuditEntry, AuditOutcome
+from ._catalog import (
+    Catalog,
+    CatalogStorage,
+    TopicPage,
+    TopicQuery,
+    TopicSummary,
+    read_fields,
+)
 from ._changes import SchemaDiff
 from ._compatibility import Versioned, can_read, check_with_all, check_with_latest, invalid_default_advisories
 from ._diff import diff_schemas
@@ -60,7 +70,7 @@ from ._model import (
 from ._names import NamespaceName, TopicName, parse_tenant
 from ._schema_data import SchemaData, parse_avro_data, to_schema_data
 from ._sqlite import SqliteStorage
-from ._storage import ChangeTracking, MemoryStorage, StaleHistory, Storage
+from ._storage import AuditLog, ChangeTracking, MemoryStorage, StaleHistory, Storage
 from ._upgrade import UpgradePlan, change_order, plan_upgrade, strategy_order
 from ._whatif import PolicyImpact, RefusedClient, TopicImpact, WhatIf
 
@@ -119,6 +129,9 @@ class Registry:
         self._location = location
         self._clock = clock or (lambda: time.time_ns() // 1_000_000)
         self._own_writes = 0
+        self._catalog_cache: Catalog | None = None
+        self._catalog_lock = threading.Lock()
+        self._fields_memo: dict[tuple[str, int, int], tuple[tuple[str, ...], str]] = {}  # (id, version, hash)
 
     # --- opening ----------------------------------------------------------------------------------------
 
@@ -177,11 +190,19 @@ class Registry:
 
         Raises IncompatibleSchemaError (with `.result`), InvalidSchemaError or PoisonedHistoryError.
         """
-        name = TopicName.parse(topic)
-        data = to_schema_data(_info(info))
-        self._ensure_topic(name)
-        strategy = self._admin_strategy(name).value
-        version, _, _ = self._put_if_absent(name, data, strategy, user)
+        with self._audited(AuditAction.REGISTER, topic, user) as note:
+            name = TopicName.parse(topic)
+            note.target = str(name.base)
+            data = to_schema_data(_info(info))
+            self._ensure_topic(name)
+            strategy = self._admin_strategy(name).value
+            version, stored, _ = self._put_if_absent(name, data, strategy, user)
+            note.detail = (
+                f"{data.type} schema stored as version {version}"
+                if stored
+                else (f"identical to live version {version}: nothing stored")
+            )
+            note.outcome = AuditOutcome.OK if stored else AuditOutcome.UNCHANGED
         return version
 
     def check(
@@ -228,10 +249,19 @@ class Registry:
     def delete(self, topic: str, *, force: bool = False, user: str = "") -> int | None:
         """Soft delete appends a tombstone and returns its version (always, §3.5); force drops the history
         and returns None, after which numbering restarts at 0."""
-        name = TopicName.parse(topic)
-        if force:
-            self._storage.drop(name.schema_id)
-            return None
+        with self._audited(AuditAction.DELETE, topic, user) as note:
+            name = TopicName.parse(topic)
+            note.target = str(name.base)
+            if force:
+                dropped = self._storage.drop(name.schema_id)
+                note.detail = "force: the whole history dropped" if dropped else "force: there was no history"
+                note.outcome = AuditOutcome.OK if dropped else AuditOutcome.UNCHANGED
+                return None
+            version = self._soft_delete(name, user)
+            note.detail = f"soft delete: deletion marker stored as version {version}"
+        return version
+
+    def _soft_delete(self, name: TopicName, user: str) -> int:
         self._ensure_topic(name)
         for _ in range(_MAX_ATTEMPTS):
             entries = self._storage.history(name.schema_id)
@@ -264,13 +294,40 @@ class Registry:
         allow_auto_update: Any = UNSET,
         allow_auto_update_with_replicator: Any = UNSET,
         validation_enforced: Any = UNSET,
+        user: str = "",
     ) -> NamespacePolicy:
         """Change the given fields of a namespace's schema policies (§2.2); omitted fields stay as they are.
 
         `compatibility=UNDEFINED` clears the strategy; `auto_update_strategy=None` and `allow_auto_update=None`
         clear theirs (fall back to the next level).
         """
-        ns = NamespaceName.parse(namespace)
+        fields = dict(
+            compatibility=compatibility,
+            auto_update_strategy=auto_update_strategy,
+            allow_auto_update=allow_auto_update,
+            allow_auto_update_with_replicator=allow_auto_update_with_replicator,
+            validation_enforced=validation_enforced,
+        )
+        with self._audited(AuditAction.SET_NAMESPACE_POLICY, namespace, user) as note:
+            note.detail = _asked(fields)
+            ns = NamespaceName.parse(namespace)
+            note.target = str(ns)
+            before = self._storage.namespace_policy(str(ns))
+            after = self._set_namespace_policy(ns, **fields)
+            note.detail = _policy_change(before or NamespacePolicy(), after)
+            note.outcome = AuditOutcome.OK if before != after else AuditOutcome.UNCHANGED
+        return after
+
+    def _set_namespace_policy(
+        self,
+        ns: NamespaceName,
+        *,
+        compatibility: Any,
+        auto_update_strategy: Any,
+        allow_auto_update: Any,
+        allow_auto_update_with_replicator: Any,
+        validation_enforced: Any,
+    ) -> NamespacePolicy:
         current = self._namespace(ns, create=self._auto_create)
         changes: dict[str, Any] = {}
         if compatibility is not UNSET:
@@ -300,9 +357,20 @@ class Registry:
         return self._namespace(NamespaceName.parse(namespace), create=False)
 
     def set_topic_policy(
-        self, topic: str, *, compatibility: Any = UNSET, validation_enforced: Any = UNSET
+        self, topic: str, *, compatibility: Any = UNSET, validation_enforced: Any = UNSET, user: str = ""
     ) -> TopicPolicy:
         """Topic-level schema policies (§7.3); None or UNDEFINED removes the strategy."""
+        fields = dict(compatibility=compatibility, validation_enforced=validation_enforced)
+        with self._audited(AuditAction.SET_TOPIC_POLICY, topic, user) as note:
+            note.detail = _asked(fields)
+            note.target = _topic_target(topic)
+            before = self._storage.topic_policy(note.target) or TopicPolicy()
+            after = self._set_topic_policy(topic, **fields)
+            note.detail = _policy_change(before, after)
+            note.outcome = AuditOutcome.OK if before != after else AuditOutcome.UNCHANGED
+        return after
+
+    def _set_topic_policy(self, topic: str, *, compatibility: Any, validation_enforced: Any) -> TopicPolicy:
         name = self._policy_topic(topic)
         self._ensure_topic(name)
         current = self._storage.topic_policy(str(name)) or TopicPolicy()
@@ -576,11 +644,13 @@ class Registry:
         return int(time.monotonic() // _UNTRACKED_TTL_S) * 1_000_000 + self._own_writes
 
     def search_topics(self, query: TopicQuery | None = None, *, offset: int = 0, limit: int = 50) -> TopicPage:
-        """One page of the topics matching `query` (all topics when None), in topic-name order."""
-        if offset < 0 or limit < 1:
+        """One page of the topics matching `query` (all topics when None), in tenant, namespace, topic order.
+
+        Served from a catalog built once per change of the registry (one storage read for every topic) and
+        searched in memory, so a page of 100k topics answers in milliseconds once built."""
+        if isinstance(offset, bool) or isinstance(limit, bool) or offset < 0 or limit < 1:
             raise InvalidArgumentError(f"a page needs offset >= 0 and limit >= 1, got offset={offset}, limit={limit}")
-        query = query or TopicQuery()
-        return page_of(self._catalog(query), query, offset=offset, limit=limit)
+        return self._topic_catalog().search(query or TopicQuery(), offset=offset, limit=limit)
 
     def topic_summary(self, topic: str) -> TopicSummary:
         """The catalog row of one topic (404-style TopicNotFoundError when the topic does not exist)."""
@@ -590,13 +660,41 @@ class Registry:
         counts = Counter((c.role, c.topic) for c in self._storage.clients([str(name.base)]))
         return self._summary(name, counts)
 
-    def _catalog(self, query: TopicQuery) -> Iterator[TopicSummary]:
+    def _topic_catalog(self) -> Catalog:
+        """The cached catalog, rebuilt when the storage's change token moved (a write from any process)."""
+        cached = self._catalog_cache
+        if cached is not None and cached.token == self.change_token():
+            return cached
+        with self._catalog_lock:  # one rebuild at a time; the others then find it done
+            token = self.change_token()
+            cached = self._catalog_cache
+            if cached is not None and cached.token == token:
+                return cached
+            if isinstance(self._storage, CatalogStorage):
+                catalog = Catalog.build(self._storage.catalog_source(), self._strategy_from, self._fields_of)
+            else:
+                catalog = Catalog(list(self._summaries()), token)
+            self._catalog_cache = catalog
+            return catalog
+
+    def _strategy_from(
+        self, topic_policy: TopicPolicy | None, ns_policy: NamespacePolicy | None
+    ) -> Effective[CompatibilityStrategy]:
+        return admin_strategy(topic_policy, ns_policy, self._broker)
+
+    def _fields_of(self, schema_id: str, version: int, kind: SchemaType, data: bytes) -> tuple[tuple[str, ...], str]:
+        """Search fields of a version whose storage did not keep them, read once per version."""
+        key = (schema_id, version, hash(data))
+        found = self._fields_memo.get(key)
+        if found is None:
+            found = self._fields_memo[key] = read_fields(kind, data)
+        return found
+
+    def _summaries(self) -> Iterator[TopicSummary]:
+        """Every topic's summary the slow way (one history read each): for storages without a catalog source."""
         counts = Counter((c.role, c.topic) for c in self._storage.clients(None))
-        tenants = [query.tenant] if query.tenant is not None else self._storage.tenants()
-        for tenant in tenants:
+        for tenant in self._storage.tenants():
             for namespace in self._storage.namespaces(tenant):
-                if query.namespace is not None and namespace != query.namespace:
-                    continue
                 for topic in self._storage.topics(namespace):
                     yield self._summary(TopicName.parse(topic), counts)
 
@@ -605,13 +703,7 @@ class Registry:
         entries = trim(self._storage.history(name.schema_id))
         live = [e for e in entries if not e.deleted]
         latest = live[-1] if live else None
-        fields: tuple[str, ...] = ()
-        error = ""
-        if latest is not None:
-            try:
-                fields = field_names(latest.type, latest.schema)
-            except RegistryError as exc:
-                error = str(exc)
+        fields, error = read_fields(latest.type, latest.data) if latest is not None else ((), "")
         strategy = self._admin_strategy(name)
         return TopicSummary(
             topic=topic,
@@ -647,24 +739,65 @@ class Registry:
             raise NamespaceNotFoundError(f"Namespace does not exist: {ns}")
         return self._storage.topics(str(ns))
 
-    def create_tenant(self, tenant: str) -> bool:
+    def create_tenant(self, tenant: str, *, user: str = "") -> bool:
         """Create a tenant; False when it already existed."""
-        return self._storage.put_tenant(parse_tenant(tenant), self._clock())
+        with self._audited(AuditAction.CREATE_TENANT, tenant, user) as note:
+            note.target = parse_tenant(tenant)
+            created = self._storage.put_tenant(note.target, self._clock())
+            note.outcome, note.detail = _created(created, "tenant")
+        return created
 
-    def create_namespace(self, namespace: str) -> bool:
+    def create_namespace(self, namespace: str, *, user: str = "") -> bool:
         """Create a namespace with default policies (and its tenant, when auto-creation is on)."""
-        ns = NamespaceName.parse(namespace)
-        if self._storage.namespace_policy(str(ns)) is not None:
-            return False
-        self._namespace(ns, create=True)
-        return True
+        with self._audited(AuditAction.CREATE_NAMESPACE, namespace, user) as note:
+            ns = NamespaceName.parse(namespace)
+            note.target = str(ns)
+            created = self._storage.namespace_policy(str(ns)) is None
+            if created:
+                self._namespace(ns, create=True)
+            note.outcome, note.detail = _created(created, "namespace")
+        return created
 
-    def create_topic(self, topic: str) -> bool:
-        name = TopicName.parse(topic)
-        if self._storage.has_topic(str(name.base)):
-            return False
-        self._ensure_topic(name)
-        return True
+    def create_topic(self, topic: str, *, user: str = "") -> bool:
+        with self._audited(AuditAction.CREATE_TOPIC, topic, user) as note:
+            name = TopicName.parse(topic)
+            note.target = str(name.base)
+            created = not self._storage.has_topic(str(name.base))
+            if created:
+                self._ensure_topic(name)
+            note.outcome, note.detail = _created(created, "topic")
+        return created
+
+    # --- audit trail ------------------------------------------------------------------------------------
+
+    def audit_trail(self, target: str | None = None, *, limit: int = 200) -> list[AuditEntry]:
+        """Write attempts through this registry, newest first: all of them, or those about `target` (a topic,
+        or a namespace or tenant with everything inside it). Refusals are included with their reason."""
+        if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
+            raise InvalidArgumentError(f"limit must be a whole number >= 1, got {limit!r}")
+        if not isinstance(self._storage, AuditLog):
+            return []
+        return self._storage.audit(None if target is None else _audit_target(target), limit)
+
+    @contextlib.contextmanager
+    def _audited(self, action: AuditAction, target: str, user: str) -> Iterator[_AuditNote]:
+        """Record one write attempt: the body fills in the note; a RegistryError is recorded as refused."""
+        note = _AuditNote(target=str(target))
+        try:
+            yield note
+        except RegistryError as exc:
+            self._write_audit(action, note.target, user, str(exc), AuditOutcome.REFUSED)
+            raise
+        finally:
+            self._own_writes += 1
+        self._write_audit(action, note.target, user, note.detail, note.outcome)
+
+    def _write_audit(self, action: AuditAction, target: str, user: str, detail: str, outcome: AuditOutcome) -> None:
+        if not isinstance(self._storage, AuditLog):
+            return
+        entry = AuditEntry(at=self._clock(), user=user, action=action, target=target, detail=detail, outcome=outcome)
+        with contextlib.suppress(StorageError):  # the write itself is done: a lost audit line must not undo it
+            self._storage.append_audit(entry)
 
     # --- internals --------------------------------------------------------------------------------------
 
@@ -704,17 +837,9 @@ class Registry:
         return trim(self._storage.history(name.schema_id))
 
     def _admin_strategy(self, name: TopicName) -> Effective[CompatibilityStrategy]:
-        """AdminResource order: topic → namespace strategy → mapped auto-update → broker (§2.4)."""
         topic_policy = self._storage.topic_policy(str(name.base))
-        if topic_policy is not None and topic_policy.compatibility not in (None, S.UNDEFINED):
-            return Effective(topic_policy.compatibility, PolicySource.TOPIC)
         ns_policy = self._storage.namespace_policy(str(name.namespace_name))
-        if ns_policy is not None:
-            if ns_policy.compatibility is not S.UNDEFINED:
-                return Effective(ns_policy.compatibility, PolicySource.NAMESPACE)
-            if ns_policy.auto_update_strategy is not None:
-                return Effective(ns_policy.auto_update_strategy.to_strategy(), PolicySource.AUTO_UPDATE_MAPPING)
-        return Effective(self._broker.compatibility, PolicySource.BROKER_DEFAULT)
+        return admin_strategy(topic_policy, ns_policy, self._broker)
 
     def _resolve_strategy(self, name: TopicName, strategy: CompatibilityStrategy | str | None) -> CompatibilityStrategy:
         if strategy is not None:
@@ -917,6 +1042,65 @@ class Registry:
                 replicator=replicator,
             )
         )
+
+
+def admin_strategy(
+    topic_policy: TopicPolicy | None, ns_policy: NamespacePolicy | None, broker: BrokerConfig
+) -> Effective[CompatibilityStrategy]:
+    """AdminResource order: topic → namespace strategy → mapped auto-update → broker (§2.4)."""
+    if topic_policy is not None and topic_policy.compatibility not in (None, S.UNDEFINED):
+        return Effective(topic_policy.compatibility, PolicySource.TOPIC)
+    if ns_policy is not None:
+        if ns_policy.compatibility is not S.UNDEFINED:
+            return Effective(ns_policy.compatibility, PolicySource.NAMESPACE)
+        if ns_policy.auto_update_strategy is not None:
+            return Effective(ns_policy.auto_update_strategy.to_strategy(), PolicySource.AUTO_UPDATE_MAPPING)
+    return Effective(broker.compatibility, PolicySource.BROKER_DEFAULT)
+
+
+@dataclass(slots=True)
+class _AuditNote:
+    """What a write fills in for its audit entry while it runs."""
+
+    target: str
+    detail: str = ""
+    outcome: AuditOutcome = AuditOutcome.OK
+
+
+def _asked(fields: dict[str, Any]) -> str:
+    return ", ".join(f"{k}={v}" for k, v in fields.items() if v is not UNSET)
+
+
+def _policy_change(before: Any, after: Any) -> str:
+    """ "field: old → new" for each field that changed, or "no change"."""
+    changed = [
+        f"{f}: {_plain(getattr(before, f))} → {_plain(getattr(after, f))}"
+        for f in before.__dataclass_fields__
+        if getattr(before, f) != getattr(after, f)
+    ]
+    return "; ".join(changed) or "no change"
+
+
+def _plain(value: object) -> str:
+    return "unset" if value is None else str(value)
+
+
+def _created(created: bool, kind: str) -> tuple[AuditOutcome, str]:
+    return (AuditOutcome.OK, f"{kind} created") if created else (AuditOutcome.UNCHANGED, f"{kind} already existed")
+
+
+def _topic_target(topic: str) -> str:
+    return str(TopicName.parse(topic).base)
+
+
+def _audit_target(target: str) -> str:
+    """A topic, namespace or tenant name as the audit trail stores it."""
+    text = str(target).strip()
+    if "://" in text or text.count("/") >= 2:
+        return _topic_target(text)
+    if "/" in text:
+        return str(NamespaceName.parse(text))
+    return parse_tenant(text)
 
 
 def _next_version(entries: Sequence[SchemaVersion]) -> int:

@@ -16,6 +16,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from ._audit import AuditAction, AuditEntry, AuditOutcome
+from ._catalog import CatalogSource, stored_fields
 from ._errors import StorageError
 from ._model import (
     AutoUpdateStrategy,
@@ -29,7 +31,9 @@ from ._model import (
 )
 from ._storage import StaleHistory
 
-SCHEMA_VERSION = 1
+# 1: the first format. 2: search keys stored at registration (`schemas.fields`), each history's latest entry
+# kept in `heads` (the catalog reads 100k topics in one query), and the `audit` table.
+SCHEMA_VERSION = 2
 _DDL = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS tenants (name TEXT PRIMARY KEY, created_at INTEGER NOT NULL);
@@ -42,11 +46,39 @@ CREATE TABLE IF NOT EXISTS topic_policies (topic TEXT PRIMARY KEY, policy TEXT N
 CREATE TABLE IF NOT EXISTS schemas (
     schema_id TEXT NOT NULL, version INTEGER NOT NULL, type TEXT NOT NULL, data BLOB NOT NULL,
     properties TEXT NOT NULL, timestamp INTEGER NOT NULL, deleted INTEGER NOT NULL, user TEXT NOT NULL,
-    PRIMARY KEY (schema_id, version)) WITHOUT ROWID;
+    fields TEXT, PRIMARY KEY (schema_id, version)) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS clients (
     topic TEXT NOT NULL, role TEXT NOT NULL, name TEXT NOT NULL, subscription TEXT NOT NULL,
     schema_type TEXT, version INTEGER, connected_at INTEGER NOT NULL, replicator INTEGER NOT NULL,
     PRIMARY KEY (topic, role, name, subscription));
+CREATE TABLE IF NOT EXISTS heads (
+    schema_id TEXT PRIMARY KEY, version INTEGER NOT NULL, type TEXT NOT NULL, timestamp INTEGER NOT NULL,
+    deleted INTEGER NOT NULL, live INTEGER NOT NULL, fields TEXT) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS audit (
+    id INTEGER PRIMARY KEY AUTOINCREMENT, at INTEGER NOT NULL, user TEXT NOT NULL, action TEXT NOT NULL,
+    target TEXT NOT NULL, tenant TEXT NOT NULL, namespace TEXT NOT NULL, detail TEXT NOT NULL,
+    outcome TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS audit_by_target ON audit (target);
+CREATE INDEX IF NOT EXISTS audit_by_namespace ON audit (namespace);
+CREATE INDEX IF NOT EXISTS audit_by_tenant ON audit (tenant);
+"""
+# `heads` rebuilt from `schemas`: per history, the latest entry and how many entries follow the last tombstone.
+_REBUILD_HEADS = """
+INSERT OR REPLACE INTO heads
+WITH h AS (
+    SELECT schema_id, max(version) AS latest, max(CASE WHEN deleted THEN version ELSE -1 END) AS tomb
+    FROM schemas GROUP BY schema_id)
+SELECT s.schema_id, s.version, s.type, s.timestamp, s.deleted,
+       (SELECT count(*) FROM schemas c WHERE c.schema_id = h.schema_id AND c.version > h.tomb), s.fields
+FROM h JOIN schemas s ON s.schema_id = h.schema_id AND s.version = h.latest
+"""
+# Every topic with its history's head; the schema text only where the search keys were not stored.
+_CATALOG = """
+SELECT t.name, t.namespace, h.version, h.type, h.timestamp, h.deleted, h.live, h.fields,
+       CASE WHEN h.fields IS NULL AND NOT h.deleted THEN
+           (SELECT s.data FROM schemas s WHERE s.schema_id = h.schema_id AND s.version = h.version) END
+FROM topics t LEFT JOIN heads h ON h.schema_id = substr(t.name, instr(t.name, '://') + 3)
+ORDER BY substr(t.namespace, 1, instr(t.namespace, '/') - 1), t.namespace, t.name
 """
 
 
@@ -106,6 +138,9 @@ class SqliteStorage:
                     f"the registry file {str(self.path)!r} was written by a newer version "
                     f"(format {row[0]}, this version reads {SCHEMA_VERSION})"
                 )
+            elif int(row[0]) < SCHEMA_VERSION:
+                _migrate(db)
+                db.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", (str(SCHEMA_VERSION),))
             db.execute("COMMIT")
         except sqlite3.DatabaseError as exc:
             if db.in_transaction:
@@ -166,12 +201,14 @@ class SqliteStorage:
         ]
 
     def append(self, entry: SchemaVersion, expected_latest: int | None) -> None:
+        fields = "" if entry.deleted else stored_fields(entry.type, entry.data)
         with self._write() as db:
             (latest,) = db.execute("SELECT max(version) FROM schemas WHERE schema_id = ?", (entry.topic,)).fetchone()
             if latest != expected_latest:
                 raise StaleHistory(entry.topic)
             db.execute(
-                "INSERT INTO schemas VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                "INSERT INTO schemas (schema_id, version, type, data, properties, timestamp, deleted, user, fields) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     entry.topic,
                     entry.version,
@@ -181,11 +218,21 @@ class SqliteStorage:
                     entry.timestamp,
                     int(entry.deleted),
                     entry.user,
+                    fields,
                 ),
+            )
+            live = 0
+            if not entry.deleted:
+                head = db.execute("SELECT deleted, live FROM heads WHERE schema_id = ?", (entry.topic,)).fetchone()
+                live = 1 if head is None or head[0] else int(head[1]) + 1
+            db.execute(
+                "INSERT OR REPLACE INTO heads VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (entry.topic, entry.version, str(entry.type), entry.timestamp, int(entry.deleted), live, fields),
             )
 
     def drop(self, schema_id: str) -> bool:
         with self._write() as db:
+            db.execute("DELETE FROM heads WHERE schema_id = ?", (schema_id,))
             return db.execute("DELETE FROM schemas WHERE schema_id = ?", (schema_id,)).rowcount > 0
 
     # --- metadata ---------------------------------------------------------------------------------------
@@ -227,14 +274,7 @@ class SqliteStorage:
 
     def topic_policy(self, topic: str) -> TopicPolicy | None:
         rows = self._read("SELECT policy FROM topic_policies WHERE topic = ?", (topic,))
-        if not rows:
-            return None
-        raw = json.loads(str(rows[0][0]))
-        strategy = raw.get("compatibility")
-        return TopicPolicy(
-            compatibility=CompatibilityStrategy(strategy) if strategy else None,
-            validation_enforced=raw.get("validation_enforced"),
-        )
+        return _topic_policy_from_json(str(rows[0][0])) if rows else None
 
     def put_topic_policy(self, topic: str, policy: TopicPolicy | None) -> None:
         with self._write() as db:
@@ -295,6 +335,71 @@ class SqliteStorage:
         rows = self._read("SELECT value FROM meta WHERE key = 'changes'")
         return int(rows[0][0]) if rows else 0
 
+    def catalog_source(self) -> CatalogSource:
+        """Every topic's catalog facts in one read transaction (one consistent snapshot, a handful of queries)."""
+        db = self._connect()
+        try:
+            db.execute("BEGIN")
+            try:
+                token = db.execute("SELECT value FROM meta WHERE key = 'changes'").fetchone()
+                rows = db.execute(_CATALOG).fetchall()
+                namespaces = db.execute("SELECT name, policy FROM namespaces").fetchall()
+                policies = db.execute("SELECT topic, policy FROM topic_policies").fetchall()
+                clients = db.execute("SELECT topic, role, count(*) FROM clients GROUP BY topic, role").fetchall()
+            finally:
+                db.execute("COMMIT")
+        except sqlite3.DatabaseError as exc:
+            raise StorageError(f"cannot read the registry file {str(self.path)!r}: {exc}") from None
+        return CatalogSource(
+            token=int(token[0]) if token else 0,
+            rows=rows,
+            namespace_policies={str(n): _namespace_policy_from_json(str(p)) for n, p in namespaces},
+            topic_policies={str(t): _topic_policy_from_json(str(p)) for t, p in policies},
+            clients={(str(t), str(r)): int(n) for t, r, n in clients},
+        )
+
+    # --- audit trail ------------------------------------------------------------------------------------
+
+    def append_audit(self, entry: AuditEntry) -> None:
+        with self._write(bump=False) as db:
+            db.execute(
+                "INSERT INTO audit (at, user, action, target, tenant, namespace, detail, outcome) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    entry.at,
+                    entry.user,
+                    str(entry.action),
+                    entry.target,
+                    entry.tenant,
+                    entry.namespace,
+                    entry.detail,
+                    str(entry.outcome),
+                ),
+            )
+
+    def audit(self, target: str | None, limit: int) -> list[AuditEntry]:
+        sql = "SELECT at, user, action, target, detail, outcome FROM audit"
+        params: list[object] = []
+        if target is not None:
+            # the same test as _audit.is_within: this target, or a topic or namespace inside it
+            sql += " WHERE target = ? OR namespace = ?"
+            params = [target, target]
+            if "/" not in target:
+                sql += " OR tenant = ?"
+                params.append(target)
+        rows = self._read(sql + " ORDER BY id DESC LIMIT ?", [*params, limit])
+        return [
+            AuditEntry(
+                at=int(at),
+                user=str(u),
+                action=AuditAction(str(a)),
+                target=str(t),
+                detail=str(d),
+                outcome=AuditOutcome(str(o)),
+            )
+            for at, u, a, t, d, o in rows
+        ]
+
     def close(self) -> None:
         with self._lock:
             for db in self._all:
@@ -304,6 +409,34 @@ class SqliteStorage:
                     pass
             self._all.clear()
         self._local = threading.local()
+
+
+def _migrate(db: sqlite3.Connection) -> None:
+    """Bring an older file to SCHEMA_VERSION inside the opening transaction (missing tables came from _DDL)."""
+    columns = {str(row[1]) for row in db.execute("PRAGMA table_info(schemas)")}
+    if "fields" not in columns:
+        db.execute("ALTER TABLE schemas ADD COLUMN fields TEXT")
+        rows = db.execute("SELECT schema_id, version, type, data, deleted FROM schemas").fetchall()
+        db.executemany(
+            "UPDATE schemas SET fields = ? WHERE schema_id = ? AND version = ?",
+            [("" if dl else stored_fields(SchemaType(str(t)), bytes(d)), sid, v) for sid, v, t, d, dl in rows],
+        )
+    rebuild_heads(db)
+
+
+def rebuild_heads(db: sqlite3.Connection) -> None:
+    """Recompute `heads` from `schemas` (migration, and bulk loaders that write `schemas` directly)."""
+    db.execute("DELETE FROM heads")
+    db.execute(_REBUILD_HEADS)
+
+
+def _topic_policy_from_json(text: str) -> TopicPolicy:
+    raw = json.loads(text)
+    strategy = raw.get("compatibility")
+    return TopicPolicy(
+        compatibility=CompatibilityStrategy(strategy) if strategy else None,
+        validation_enforced=raw.get("validation_enforced"),
+    )
 
 
 def _namespace_policy_to_json(policy: NamespacePolicy) -> str:

@@ -11,6 +11,8 @@ import threading
 from collections.abc import Sequence
 from typing import Protocol, runtime_checkable
 
+from ._audit import AuditEntry, is_within
+from ._catalog import CatalogRow, CatalogSource, stored_fields
 from ._model import ClientRecord, NamespacePolicy, SchemaVersion, TopicPolicy
 
 
@@ -49,6 +51,14 @@ class ChangeTracking(Protocol):
     def change_token(self) -> int: ...
 
 
+@runtime_checkable
+class AuditLog(Protocol):
+    """Optional for a storage: keep the audit trail (appending never changes the change token)."""
+
+    def append_audit(self, entry: AuditEntry) -> None: ...
+    def audit(self, target: str | None, limit: int) -> list[AuditEntry]: ...
+
+
 class MemoryStorage:
     """Everything in dicts behind one lock: for tests and scratch registries."""
 
@@ -61,6 +71,7 @@ class MemoryStorage:
         self._topic_policies: dict[str, TopicPolicy] = {}
         self._clients: dict[tuple[str, str, str, str], ClientRecord] = {}
         self._changes = 0
+        self._audit: list[AuditEntry] = []
 
     def history(self, schema_id: str) -> list[SchemaVersion]:
         with self._lock:
@@ -155,6 +166,43 @@ class MemoryStorage:
     def change_token(self) -> int:
         with self._lock:
             return self._changes
+
+    def catalog_source(self) -> CatalogSource:
+        with self._lock:
+            rows: list[CatalogRow] = []
+            for topic, namespace in self._topics.items():
+                entries = self._histories.get(topic.split("://", 1)[-1])
+                if not entries:
+                    rows.append((topic, namespace, None, None, None, None, None, None, None))
+                    continue
+                last = entries[-1]
+                tomb = max((e.version for e in entries if e.deleted), default=-1)
+                live = sum(1 for e in entries if e.version > tomb)
+                fields = "" if last.deleted else stored_fields(last.type, last.data)
+                data = last.data if fields is None else None
+                rows.append(
+                    (topic, namespace, last.version, last.type.value, last.timestamp, last.deleted, live, fields, data)
+                )
+            clients: dict[tuple[str, str], int] = {}
+            for topic, role, _, _ in self._clients:
+                clients[(topic, str(role))] = clients.get((topic, str(role)), 0) + 1
+            rows.sort(key=lambda r: (r[1].split("/", 1)[0], r[1], r[0]))
+            return CatalogSource(
+                token=self._changes,
+                rows=rows,
+                namespace_policies=dict(self._namespaces),
+                topic_policies=dict(self._topic_policies),
+                clients=clients,
+            )
+
+    def append_audit(self, entry: AuditEntry) -> None:
+        with self._lock:
+            self._audit.append(entry)
+
+    def audit(self, target: str | None, limit: int) -> list[AuditEntry]:
+        with self._lock:
+            found = [e for e in reversed(self._audit) if target is None or is_within(e, target)]
+            return found[:limit]
 
     def close(self) -> None:
         pass
