@@ -183,7 +183,7 @@ def show_admission(what_if: WhatIf) -> None:
 def show_upgrade(what_if: WhatIf) -> None:
     st.markdown(f"**{what_if.effective.value}** guarantees: **{what_if.strategy_order}**.")
     if what_if.change_order is not None:
-        st.markdown(f"This change needs: **{what_if.change_order.order}**. {what_if.change_order.explanation}.")
+        st.markdown(f"This change needs **{what_if.change_order.order}**: {what_if.change_order.explanation}.")
     plan = what_if.plan
     if plan is None:
         st.caption("The topic has no live version, so no recorded client needs an upgrade.")
