@@ -14,10 +14,11 @@ import pandas as pd
 import streamlit as st
 
 from app import state
-from app.render import escape_markdown, show_error
-from app.review import ALARM_SHADE, shaded
+from app.render import escape_markdown, show_error, when
+from app.review import ALARM_SHADE, BAD, shaded
 from registry import (
     STRATEGIES,
+    AuditEntry,
     AutoUpdateStrategy,
     CompatibilityStrategy,
     NamespacePolicy,
@@ -36,6 +37,7 @@ AUTO_UPDATE_CHOICES = (NOT_SET, *(s.value for s in AutoUpdateStrategy))
 ALLOW_VALUES = {"not set (broker default)": None, "allowed": True, "refused": False}
 ALLOW_LABELS = {value: label for label, value in ALLOW_VALUES.items()}
 OUTCOME = "policies_outcome"
+USER = "schema-explorer app"  # the audit trail's user for writes made on this page
 
 
 def _strategy_label(value: CompatibilityStrategy) -> str:
@@ -159,6 +161,7 @@ def namespace_section(reg: Registry, namespace: str, *, read_only: bool, on_writ
             auto_update_strategy=None if auto_strategy == NOT_SET else auto_strategy,
             allow_auto_update=ALLOW_VALUES[allow],
             validation_enforced=validation,
+            user=USER,
         )
 
     st.button(
@@ -202,11 +205,35 @@ def topic_section(reg: Registry, namespace: str, *, read_only: bool, on_write: C
         disabled=read_only,
         on_click=_save,
         args=(
-            lambda: reg.set_topic_policy(topic, compatibility=choice),
+            lambda: reg.set_topic_policy(topic, compatibility=choice, user=USER),
             f"Saved the topic strategy of {topic}: {_strategy_label(choice)}.",
             on_write,
         ),
     )
+
+
+def audit_frame(entries: list[AuditEntry]) -> pd.DataFrame:
+    rows = [
+        {
+            "when": when(e.at),
+            "user": e.user or "—",
+            "action": str(e.action),
+            "target": e.target,
+            "outcome": str(e.outcome),
+            "detail": e.detail,
+        }
+        for e in entries
+    ]
+    return pd.DataFrame(rows, columns=["when", "user", "action", "target", "outcome", "detail"])
+
+
+def audit_section(reg: Registry, namespace: str) -> None:
+    """Who changed what in this namespace (policies, registrations, deletions), newest first."""
+    entries = reg.audit_trail(namespace, limit=100)
+    if not entries:
+        st.caption("Nothing has changed in this namespace yet.")
+        return
+    st.dataframe(shaded(audit_frame(entries), {"refused": BAD}, "outcome"), hide_index=True, width="stretch")
 
 
 def render(reg: Registry, *, read_only: bool, on_write: Callable[[], None]) -> None:
@@ -224,6 +251,8 @@ def render(reg: Registry, *, read_only: bool, on_write: Callable[[], None]) -> N
     namespace_section(reg, namespace, read_only=read_only, on_write=on_write)
     st.subheader("Topic strategy")
     topic_section(reg, namespace, read_only=read_only, on_write=on_write)
+    st.subheader("Audit trail")
+    audit_section(reg, namespace)
 
 
 st.title("Policies")

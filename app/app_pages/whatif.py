@@ -37,7 +37,7 @@ def _latest(reg: Registry, topic: str) -> SchemaVersion | None:
 def _register(reg: Registry, topic: str, info: SchemaInfo, on_write: Callable[[], None]) -> None:
     """Button callback: runs before the page re-renders, so the page shows the registry after the write."""
     try:
-        version = reg.register(topic, info, user="schema-explorer")
+        version = reg.register(topic, info, user="schema-explorer app")
     except IncompatibleSchemaError as exc:
         st.session_state["whatif_outcome"] = ("refused", str(exc), exc.result)
         return

@@ -8,21 +8,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import pytest
-from review_helpers import page_test, registry_copy, seeded_template, texts
+from review_helpers import page_test, texts
 
 ORDER_CREATED = "persistent://acme/orders/order-created"
 CATALOG = "persistent://acme/inventory/product-catalog"
-
-
-@pytest.fixture(scope="module")
-def template(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return seeded_template(tmp_path_factory.mktemp("seed"))
-
-
-@pytest.fixture
-def db(template: Path, tmp_path: Path) -> Path:
-    return registry_copy(template, tmp_path)
 
 
 def test_without_a_topic_the_page_asks_for_one(db: Path) -> None:

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
-from review_helpers import page_test, registry_copy, seeded_template
+from review_helpers import page_test
 
 from registry import AutoUpdateStrategy, CompatibilityStrategy, Registry
 
@@ -13,16 +12,6 @@ HR = "initech/hr"
 EMPLOYEES = "persistent://initech/hr/employee-records"
 ORDERS = "acme/orders"
 CANCELLED = "persistent://acme/orders/order-cancelled"
-
-
-@pytest.fixture(scope="module")
-def template(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return seeded_template(tmp_path_factory.mktemp("seed"))
-
-
-@pytest.fixture
-def db(template: Path, tmp_path: Path) -> Path:
-    return registry_copy(template, tmp_path)
 
 
 def test_the_selected_topics_namespace_and_its_stored_policy_are_shown(db: Path) -> None:
@@ -86,3 +75,13 @@ def test_read_only_disables_both_saves(db: Path) -> None:
     at = page_test("policies", db, topic=EMPLOYEES, read_only=True).run()
     assert at.button(key="pol_save_ns").disabled
     assert at.button(key="pol_save_topic").disabled
+
+
+def test_the_audit_trail_lists_saves_and_refusals(db: Path) -> None:
+    at = page_test("policies", db, topic=EMPLOYEES).run()
+    assert "register" in set(at.dataframe[-1].value["action"])  # the sample data's own registrations
+    at.selectbox(key="pol_compat").set_value(CompatibilityStrategy.FORWARD).run()
+    at.button(key="pol_save_ns").click().run()
+    newest = at.dataframe[-1].value.iloc[0]
+    assert (newest["action"], newest["target"], newest["outcome"]) == ("set_namespace_policy", HR, "ok")
+    assert newest["user"] == "schema-explorer app"

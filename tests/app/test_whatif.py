@@ -6,8 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import pytest
-from review_helpers import ROOT, page_test, registry_copy, seeded_template, texts
+from review_helpers import ROOT, page_test, texts
 
 from registry import Registry
 
@@ -16,16 +15,6 @@ LEDGER = "persistent://acme/payments/ledger-entries"
 CART = "persistent://acme/orders/cart-events"
 NOTES = "persistent://acme/orders/order-notes"
 SCHEMAS = ROOT / "sample_data" / "schemas"
-
-
-@pytest.fixture(scope="module")
-def template(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return seeded_template(tmp_path_factory.mktemp("seed"))
-
-
-@pytest.fixture
-def db(template: Path, tmp_path: Path) -> Path:
-    return registry_copy(template, tmp_path)
 
 
 def latest_with(db: Path, topic: str, field: dict) -> str:
