@@ -700,8 +700,8 @@ class Registry:
 
     def _summary(self, name: TopicName, counts: Counter[tuple[ClientRole, str]]) -> TopicSummary:
         topic = str(name.base)
-        entries = trim(self._storage.history(name.schema_id))
-        live = [e for e in entries if not e.deleted]
+        history = self._storage.history(name.schema_id)
+        live = trim(history)
         latest = live[-1] if live else None
         fields, error = read_fields(latest.type, latest.data) if latest is not None else ((), "")
         strategy = self._admin_strategy(name)
@@ -713,7 +713,7 @@ class Registry:
             versions=len(live),
             latest_version=latest.version if latest else None,
             updated_at=latest.timestamp if latest else None,
-            deleted=bool(entries) and entries[-1].deleted,
+            deleted=bool(history) and history[-1].deleted,
             strategy=strategy.value,
             strategy_source=strategy.source,
             producers=counts[(ClientRole.PRODUCER, topic)],

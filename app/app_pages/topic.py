@@ -75,7 +75,8 @@ def _versions(entries: list[SchemaVersion], live: set[int]) -> None:
     by_version = {e.version: e for e in entries}
     versions = list(reversed(by_version))
     if st.session_state.get("topic_version") not in versions:
-        st.session_state["topic_version"] = max(live) if live else versions[0]
+        shown = [v for v in versions if not by_version[v].deleted]  # newest first: the last real schema
+        st.session_state["topic_version"] = max(live) if live else (shown or versions)[0]
     version = st.selectbox("Version", versions, key="topic_version", format_func=lambda v: _label(by_version[v], live))
     entry = by_version[version]
     if not entry.deleted and version not in live:

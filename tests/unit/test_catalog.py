@@ -70,6 +70,7 @@ def test_rows_sum_up_each_topic(reg: Registry) -> None:
     events = rows["persistent://globex/audit/events"]
     assert (events.schema_type, events.versions, events.deleted, events.latest_version) == (None, 0, True, None)
     assert rows["persistent://globex/audit/empty"].schema_type is None
+    assert reg.topic_summary("persistent://globex/audit/events") == events
     assert rows["persistent://acme/billing/invoice"].strategy is S.BACKWARD
     raw = rows["persistent://acme/billing/raw"]
     assert (raw.strategy, raw.strategy_source.value, raw.fields) == (S.ALWAYS_COMPATIBLE, "topic", ())

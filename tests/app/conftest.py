@@ -1,0 +1,56 @@
+"""AppTest fixtures: a seeded registry file (seeded once, copied per test) and the app pointed at it."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from registry import Registry, seed_sample_data
+
+APP = Path(__file__).resolve().parents[2] / "app" / "streamlit_app.py"
+TOPIC_PAGE = "app_pages/topic.py"
+
+
+@pytest.fixture(scope="session")
+def seeded_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("seed") / "seeded.db"
+    with Registry.open(path) as reg:
+        seed_sample_data(reg)
+    return path
+
+
+@pytest.fixture
+def db(seeded_file: Path, tmp_path: Path) -> Path:
+    """A private copy of the seeded registry (tests may write to it)."""
+    path = tmp_path / "registry.db"
+    shutil.copy(seeded_file, path)
+    return path
+
+
+@pytest.fixture
+def make_app(monkeypatch: pytest.MonkeyPatch) -> Callable[..., AppTest]:
+    """`make_app(db, read_only=False, topic=None, page=None)`: the app on `db`, not yet run."""
+
+    def factory(
+        path: Path | str, *, read_only: bool = False, topic: str | None = None, page: str | None = None
+    ) -> AppTest:
+        monkeypatch.setenv("SCHEMA_EXPLORER_DB", str(path))
+        monkeypatch.setenv("SCHEMA_EXPLORER_READ_ONLY", "1" if read_only else "")
+        at = AppTest.from_file(str(APP), default_timeout=30)
+        if topic is not None:
+            at.session_state["selected_topic"] = topic
+        if page is not None:
+            at.switch_page(page)
+        return at
+
+    return factory
+
+
+def errors(at: AppTest) -> list[str]:
+    """Error boxes and exceptions (an exception element would mean a traceback reached the page)."""
+    assert not at.exception, [e.value for e in at.exception]
+    return [e.value for e in at.error]

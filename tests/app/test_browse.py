@@ -1,0 +1,129 @@
+"""AppTest of the shell and the Browse page: counts, search, filters, paging, connection errors, broken rows."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from conftest import TOPIC_PAGE, errors
+from registry import Registry, SchemaInfo, SchemaType
+
+MakeApp = Callable[..., AppTest]
+
+
+def counts(at: AppTest) -> str:
+    return next(m.value for m in at.markdown if "match" in m.value)
+
+
+def table_topics(at: AppTest) -> list[str]:
+    return list(at.dataframe[0].value["topic"])
+
+
+def test_browse_is_the_first_page_and_lists_every_topic(make_app: MakeApp, db: Path) -> None:
+    at = make_app(db).run()
+    assert errors(at) == []
+    assert at.title[0].value == "Browse"
+    assert counts(at).startswith("**47** topics match")
+    assert "AVRO" in counts(at) and "Compatibility:" in counts(at)
+    assert len(table_topics(at)) == 47
+    sidebar = " ".join(m.value for m in at.sidebar.markdown)
+    assert str(db) in sidebar and "compatibility: `FULL`" in sidebar
+
+
+def test_search_by_name_field_and_type(make_app: MakeApp, db: Path) -> None:
+    at = make_app(db).run()
+    at.text_input(key="browse_search").input("payment").run()
+    found = table_topics(at)
+    assert found and all("payment" in t for t in found)
+    at.text_input(key="browse_search").input("field:orderId").run()
+    assert 0 < len(table_topics(at)) < 47
+    at.text_input(key="browse_search").input("type:KEY_VALUE").run()
+    assert set(at.dataframe[0].value["schema_type"]) == {"KEY_VALUE"}
+    at.text_input(key="browse_search").input("no-such-thing-anywhere").run()
+    assert not at.dataframe and "No topic matches" in at.info[0].value
+
+
+def test_filters_narrow_the_list(make_app: MakeApp, db: Path) -> None:
+    at = make_app(db).run()
+    at.multiselect(key="browse_types").select(SchemaType.AVRO).run()
+    assert set(at.dataframe[0].value["schema_type"]) == {"AVRO"}
+    at.selectbox(key="browse_clients").select("With clients").run()
+    frame = at.dataframe[0].value
+    assert ((frame["producers"] + frame["consumers"]) > 0).all()
+    at.number_input(key="browse_min_versions").set_value(3).run()
+    assert (at.dataframe[0].value["versions"] >= 3).all()
+    assert errors(at) == []
+
+
+def test_tenant_then_namespace(make_app: MakeApp, db: Path) -> None:
+    at = make_app(db).run()
+    tenants = at.selectbox(key="browse_tenant").options
+    assert tenants[0] == "All" and len(tenants) == 4
+    at.selectbox(key="browse_tenant").select(tenants[1]).run()
+    namespaces = at.selectbox(key="browse_namespace").options
+    assert len(namespaces) > 1
+    at.selectbox(key="browse_namespace").select(namespaces[1]).run()
+    assert set(at.dataframe[0].value["namespace"]) == {namespaces[1]}
+
+
+def test_pages_of_fifty(make_app: MakeApp, tmp_path: Path) -> None:
+    path = tmp_path / "many.db"
+    with Registry.open(path) as reg:
+        for i in range(60):
+            reg.create_topic(f"persistent://big/ns/t{i:02}")
+    at = make_app(path).run()
+    assert len(table_topics(at)) == 50 and "showing 1–50" in counts(at)
+    at.number_input(key="browse_page").set_value(2).run()
+    assert table_topics(at)[0] == "persistent://big/ns/t50" and "showing 51–60" in counts(at)
+    at.text_input(key="browse_search").input("t0").run()  # a new search starts on its first page
+    assert at.number_input(key="browse_page").value == 1 and len(table_topics(at)) == 10
+
+
+def test_the_selected_topic_opens_on_the_topic_page(make_app: MakeApp, db: Path) -> None:
+    topic = "persistent://acme/orders/order-created"
+    at = make_app(db, topic=topic).run()
+    at.button(key="browse_open").click().run()
+    assert errors(at) == []
+    assert at.title[0].value.replace("\\", "") == "order-created"
+
+
+def test_a_broken_schema_shows_in_its_row(make_app: MakeApp, db: Path) -> None:
+    with sqlite3.connect(db) as conn:
+        conn.execute("UPDATE schemas SET data = x'7b7b', fields = NULL WHERE schema_id = 'acme/orders/order-created'")
+        conn.execute("UPDATE heads SET fields = NULL WHERE schema_id = 'acme/orders/order-created'")
+        conn.execute("UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'changes'")
+    at = make_app(db).run()
+    frame = at.dataframe[0].value
+    assert len(frame) == 47
+    assert "not valid JSON" in frame.set_index("name").loc["order-created", "error"]
+    at = make_app(db, topic="persistent://acme/orders/order-created", page=TOPIC_PAGE).run()
+    assert errors(at) != [] or at.warning  # the page explains instead of failing
+    assert not at.exception
+
+
+@pytest.mark.parametrize(
+    "target",
+    ["http://127.0.0.1:9/admin", "/proc/no/such/dir/registry.db"],
+    ids=["an unreachable remote admin URL", "an unwritable file"],
+)
+def test_a_connection_that_fails_says_what_to_do(make_app: MakeApp, target: str) -> None:
+    at = make_app(target).run()
+    messages = errors(at)
+    assert messages, "the failure must be shown"
+    assert any("Connection" in m for m in messages)
+    assert all("Traceback" not in m for m in messages)
+
+
+def test_switching_the_connection_in_the_sidebar(make_app: MakeApp, db: Path, tmp_path: Path) -> None:
+    other = tmp_path / "other.db"
+    with Registry.open(other) as reg:
+        reg.register("persistent://solo/ns/only", SchemaInfo(type=SchemaType.STRING, schema=""))
+    at = make_app(db).run()
+    at.text_input(key="conn_target").input(str(other))
+    at.button(key="conn_apply").click().run()
+    assert errors(at) == []
+    assert table_topics(at) == ["persistent://solo/ns/only"]
