@@ -78,7 +78,9 @@ def schema_table(registry: Any, topics: list[str], candidate: tuple[str, SchemaD
     """Per schema id: the live versions (type, data, properties) and the reader, from the core's registry.
 
     `candidate` = (schema id, schema) replaces the reader of that topic."""
-    table: dict[str, Any] = {}
+    import uuid
+
+    table: dict[str, Any] = {"_token": uuid.uuid4().hex}
     for topic in topics:
         name = TopicName.parse(topic)
         live = registry.history(topic)
@@ -124,7 +126,7 @@ class Plan:
 
 
 def make_plan(table: Mapping[str, Any], schema_id: str, version: int) -> Plan:
-    entry = table.get(schema_id)
+    entry = table.get(schema_id) if schema_id != "_token" else None
     plan = Plan(topic=schema_id, version=version)
     if entry is None:
         plan.status, plan.status_detail = "UNKNOWN_TOPIC", f"no topic {schema_id} with a live schema in the registry"
@@ -552,25 +554,71 @@ def _iso(value: Any) -> str:
     return str(value)
 
 
+# Plans survive across partitions in a reused Python worker; keyed by the schema table's token.
+_PLANS: dict[str, dict[tuple[str, int], Plan]] = {}
+BUFFER_ROWS = 50_000
+
+
+def merge_rows(rows: list[dict[str, Any]], into: dict[tuple[Any, ...], dict[str, Any]]) -> None:
+    """Fold output rows into one row per key, so a partition emits a summary, not a row per batch."""
+    for row in rows:
+        kind = row["kind"]
+        if kind == "stat":
+            key: tuple[Any, ...] = (kind, row["topic"], row["field"], row["type"])
+        elif kind == "symbol":
+            key = (kind, row["topic"], row["field"], row["symbol"])
+        elif kind == "failure":
+            key = (kind, row["topic"], row["writer_version"], row["field"], row["reason"])
+        else:
+            key = (kind, row["topic"], row["writer_version"])
+        old = into.get(key)
+        if old is None:
+            into[key] = row
+            continue
+        old["count"] = (old.get("count") or 0) + (row.get("count") or 0)
+        if kind == "stat":
+            old["nulls"] += row["nulls"]
+            for name, pick in (("min", min), ("max", max), ("min_time", min), ("max_time", max)):
+                values = [v for v in (old.get(name), row.get(name)) if v is not None]
+                old[name] = pick(values) if values else None
+        elif kind == "version":
+            old["readable"] += row["readable"]
+            old["failed"] += row["failed"]
+            old["decoded_with"] = (
+                min(x for x in (old["decoded_with"], row["decoded_with"]) if x)
+                if (old["decoded_with"] or row["decoded_with"])
+                else None
+            )
+
+
 def make_mapper(shared: Any) -> Any:
     """The mapInArrow function over archive rows (topic, version, payload, payload_base64, bad); `shared` is
-    the schema table or a Spark broadcast of it."""
+    the schema table or a Spark broadcast of it. Rows are buffered into large groups and each partition
+    emits one summary row per (topic, version), failure key, field and symbol."""
 
     def run(inputs: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         table = getattr(shared, "value", shared)
-        plans: dict[tuple[str, int], Plan] = {}
+        plans = _PLANS.setdefault(str(table.get("_token", id(table))), {})
         names: dict[str, str | None] = {}
+        merged: dict[tuple[Any, ...], dict[str, Any]] = {}
+        columns: dict[str, list[Any]] = {c: [] for c in ("topic", "version", "payload", "payload_base64", "bad")}
+
+        def flush() -> None:
+            if columns["topic"]:
+                rows = audit_batch(
+                    table, plans, columns["topic"], columns["version"], columns["payload"],
+                    columns["payload_base64"], columns["bad"], names,
+                )  # fmt: skip
+                merge_rows(rows, merged)
+                for values in columns.values():
+                    values.clear()
+
         for batch in inputs:
-            rows = audit_batch(
-                table,
-                plans,
-                batch.column("topic").to_pylist(),
-                batch.column("version").to_pylist(),
-                batch.column("payload").to_pylist(),
-                batch.column("payload_base64").to_pylist(),
-                batch.column("bad").to_pylist(),
-                names,
-            )
-            yield from batches(rows, OUTPUT)
+            for name, values in columns.items():
+                values += batch.column(name).to_pylist()
+            if len(columns["topic"]) >= BUFFER_ROWS:
+                flush()
+        flush()
+        yield from batches(merged.values(), OUTPUT)
 
     return run

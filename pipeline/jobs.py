@@ -39,8 +39,10 @@ def check_out(out: str | Path) -> Path:
     path = Path(out).expanduser().resolve()
     if path.exists() and not path.is_dir():
         raise SourceError(f"--out {str(out)!r} is a file; give a folder for the Parquet tables")
-    if not path.parent.is_dir():
-        raise SourceError(f"--out {str(out)!r}: folder {path.parent} does not exist")
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise SourceError(f"--out {str(out)!r}: cannot create that folder ({exc.strerror or exc})") from None
     return path
 
 
