@@ -105,7 +105,13 @@ def show_impact(impact: PolicyImpact) -> None:
     if not refused and not clients:
         st.success(f"Under {impact.proposed}, every topic's history and every recorded consumer still pass.")
     frame = policy_impact_frame(impact)
-    st.dataframe(shaded(frame, ALARM_SHADE, "affected", "latest_refused"), hide_index=True, width="stretch")
+    order = ("topic", "latest_refused", "refused_versions", "refused_clients", "current", "current_source")
+    st.dataframe(
+        shaded(frame, ALARM_SHADE, "affected", "latest_refused"),
+        hide_index=True,
+        width="stretch",
+        column_order=(*order, "overridden", "affected", "rule_code", "message"),
+    )
     if clients:
         st.markdown("**Consumers that could no longer subscribe**")
         rows = [
