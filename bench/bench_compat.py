@@ -6,8 +6,10 @@ Ours: `resolve(parse_avro(reader), parse_avro(writer))`, with `parse_avro`'s cac
 (so each call parses both texts). Theirs: `ReaderWriterCompatibilityChecker().get_compatibility(
 reader=avro.schema.parse(reader), writer=avro.schema.parse(writer))` (a new checker per call: it memoises).
 Two pairs: a 3-field record pair, and a record with 500 top-level / 1,900 fields nested 3 deep (reader =
-writer + one optional field). Prints median and p90 per call, the split into parse and check, and the
-speed-up measured in this run. Target (architecture.md): ours >= 10x faster, parsing included.
+writer + one optional field). Prints median and p90 per call, the split into parse and check, the stdlib
+JSON decoding both sides start from, and the speed-up measured in this run. The rows of a pair are timed in
+interleaved rounds (one call of each per round), so that load from other processes falls on all of them
+alike. Target (architecture.md): ours >= 10x faster, parsing included.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import argparse
 import cProfile
 import gc
 import io
+import json
 import pstats
 import statistics
 import sys
@@ -57,16 +60,20 @@ def theirs_parse(reader: str, writer: str) -> object:
     return avro.schema.parse(reader), avro.schema.parse(writer)
 
 
-def timings(call: Callable[[], object], repeat: int, warmup: int) -> list[float]:
-    """Seconds per call, `repeat` times after `warmup` untimed calls (GC left on, collected before the run)."""
+def timings(calls: list[Callable[[], object]], repeat: int, warmup: int) -> list[list[float]]:
+    """Seconds per call for each of `calls`, in `repeat` rounds of one call each, after `warmup` untimed
+    rounds (GC left on, collected before the run)."""
     for _ in range(warmup):
-        call()
+        for call in calls:
+            call()
     gc.collect()
-    out = []
+    out: list[list[float]] = [[] for _ in calls]
+    clock = time.perf_counter
     for _ in range(repeat):
-        start = time.perf_counter()
-        call()
-        out.append(time.perf_counter() - start)
+        for call, times in zip(calls, out, strict=True):
+            start = clock()
+            call()
+            times.append(clock() - start)
     return out
 
 
@@ -117,10 +124,10 @@ def main() -> int:
                 "  avro: check only (pre-parsed)",
                 lambda ar=ar, aw=aw: ReaderWriterCompatibilityChecker().get_compatibility(reader=ar, writer=aw),
             ),
+            ("  json.loads of both texts", lambda r=r, w=w: (json.loads(r), json.loads(w))),
         ]
         medians = {}
-        for name, call in rows:
-            times = timings(call, repeat, warmup)
+        for (name, _), times in zip(rows, timings([call for _, call in rows], repeat, warmup), strict=True):
             medians[name] = statistics.median(times)
             print(f"{label:<40} {name:<34} {fmt(medians[name]):>11} {fmt(p90(times)):>11}")
         speedup = medians["avro: parse + get_compatibility"] / medians["ours: parse + resolve"]

@@ -7,6 +7,7 @@ every error with a JSON pointer into each schema. Record names are not compared;
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass
 
 from ._avro_schema import (
@@ -67,14 +68,23 @@ class InvalidDefaultHit(Exception):
         self.finding = finding
 
 
-@dataclass(slots=True)
+@dataclass(frozen=True, slots=True)
 class _Verdict:
     error_here: bool  # this level is an ErrorAction
     has_errors: bool  # an ErrorAction anywhere below (Symbol.hasErrors)
     match_error: bool = False  # Resolver.hasMatchError: record-level or top-level field error
 
 
-_OK = _Verdict(False, False)
+# Verdicts are values: these are shared rather than built on every step.
+_VERDICTS = {(a, b, c): _Verdict(a, b, c) for a in (False, True) for b in (False, True) for c in (False, True)}
+_OK = _VERDICTS[False, False, False]
+_ERROR = _VERDICTS[True, True, False]  # an error at this level
+_BELOW = _VERDICTS[False, True, False]  # an error further down
+
+
+def _passing(has_errors: bool) -> _Verdict:
+    """The verdict of a level that only passes on what is below it (arrays, maps, unions)."""
+    return _BELOW if has_errors else _OK
 
 
 def resolve(reader: AvroSchema, writer: AvroSchema) -> list[Finding]:
@@ -133,7 +143,7 @@ class Resolver:
                 # Resolver.WriterUnion: equivalent unions are read with the writer's own grammar, no errors.
                 return _OK
             verdicts = [self.resolve(b, r, where, record) for b in w.branches]
-            return _Verdict(False, any(v.has_errors for v in verdicts))
+            return _passing(any(v.has_errors for v in verdicts))
         if w.kind == r.kind:
             if w.kind in _PRIMITIVE_KINDS:
                 return _OK
@@ -143,11 +153,11 @@ class Resolver:
             if isinstance(w, Array):
                 assert isinstance(r, Array)
                 inner = self.resolve(w.items, r.items, f"{where}[]", record)
-                return _Verdict(False, inner.has_errors)
+                return _passing(inner.has_errors)
             if isinstance(w, Map):
                 assert isinstance(r, Map)
                 inner = self.resolve(w.values, r.values, f"{where}{{}}", record)
-                return _Verdict(False, inner.has_errors)
+                return _passing(inner.has_errors)
             assert isinstance(w, (Enum, Fixed)) and isinstance(r, (Enum, Fixed))
             if self.writer_simple_name(w) != r.name:
                 self.report(
@@ -160,7 +170,7 @@ class Resolver:
                         f"keep the name {w.name!r}, or add the alias {w.fullname!r} to the reader's {r.kind}",
                     ),
                 )
-                return _Verdict(True, True)
+                return _ERROR
             if isinstance(w, Enum) and isinstance(r, Enum) and record and r.default is None:
                 missing = tuple(sym for sym in w.symbols if sym not in set(r.symbols))
                 if missing:
@@ -178,7 +188,7 @@ class Resolver:
                         f"keep the size at {w.size} bytes; a new size needs a new fixed type",
                     ),
                 )
-                return _Verdict(True, True)
+                return _ERROR
             return _OK
         if isinstance(r, Union):
             return self.resolve_reader_union(w, r, where, record)
@@ -194,7 +204,7 @@ class Resolver:
                 _type_hint(w, r),
             ),
         )
-        return _Verdict(True, True)
+        return _ERROR
 
     def union_equivalent(self, w: Node, r: Node, seen: dict[tuple[int, int], bool]) -> bool:
         """Avro's `Resolver.unionEquiv`: same shape, named types compared by short name (after aliases),
@@ -246,10 +256,14 @@ class Resolver:
             writer_fields = sorted((w.by_name[n] for n, _ in differing), key=_position)
             missing = r_map.keys() - w_map.keys()
             reader_fields = [f for f in r.fields if f.name in missing] if missing else []
-        writer_names = {self.writer_field_name(name, f) for f in w.fields} if reader_fields else set()
+        renames = self.field_aliases.get(name)
+        if renames is None:
+            writer_names: Collection[str] = w.by_name
+        else:
+            writer_names = {renames.get(f.name, f.name) for f in w.fields}
         has_errors = field_errors = False
         for wf in writer_fields:
-            rf = r.by_name.get(self.writer_field_name(name, wf))
+            rf = r.by_name.get(wf.name if renames is None else renames.get(wf.name, wf.name))
             if rf is not None:
                 verdict = self.resolve(wf.type, rf.type, _join(where, rf.name), record)
                 has_errors |= verdict.has_errors
@@ -274,7 +288,7 @@ class Resolver:
             elif not missing_required:
                 # Resolver reads the default with GenericData.getDefaultValue, which throws on an invalid one.
                 self.check_default(rf, where, w)
-        verdict = _Verdict(missing_required, has_errors or missing_required, missing_required or field_errors)
+        verdict = _VERDICTS[missing_required, has_errors or missing_required, missing_required or field_errors]
         self.cache[key] = verdict
         return verdict
 
@@ -312,7 +326,7 @@ class Resolver:
                     f"add {_branch_name(w)} to the reader's union",
                 ),
             )
-            return _Verdict(True, True)
+            return _ERROR
         branch = r.branches[index]
         if (
             record
@@ -322,7 +336,7 @@ class Resolver:
         ):
             self.notes.append(Note("union_branch_by_structure", branch.pointer, w.pointer, branch.fullname, w.fullname))
         inner = self.resolve(w, branch, where, record)
-        return _Verdict(False, inner.has_errors)
+        return _passing(inner.has_errors)
 
     def first_matching_branch(self, w: Node, r: Union, where: str) -> int:
         """Resolver.firstMatchingBranch: same kind (named: same full name, records also by structure),

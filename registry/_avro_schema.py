@@ -10,6 +10,7 @@ validation and the equality key are derived on first use.
 
 from __future__ import annotations
 
+import gc
 import itertools
 import json
 import re
@@ -44,30 +45,36 @@ class AvroParseError(ValueError):
         self.pointer = pointer
 
 
-def _pointer(up: Node | Field | None, step: str | int) -> str:
-    """The JSON pointer of what sits at `step` under `up` (None: the document; step "" is the root)."""
-    if up is None:
-        return f"/{step}" if step != "" else ""
-    return f"{up.pointer}/{step}"
+# Where a node sits in the document: (where its parent sits, step, ...), None for the document's root. A
+# chain of tuples rather than links to parent objects, so that a parsed graph has no cycles and is freed as
+# soon as it is dropped; the JSON pointer is spelled out only when asked for.
+Site = tuple[Any, ...]
+
+
+def _pointer(site: Site | None) -> str:
+    steps: list[str | int] = []
+    while site is not None:
+        steps += reversed(site[1:])
+        site = site[0]
+    return "".join(f"/{step}" for step in reversed(steps))
 
 
 class Node:
     """A schema node. Named nodes are shared by every reference to them, so graphs may be cyclic.
 
     `sid` is the node's structure id: equal ids, in any two schemas, mean the reader reads the writer with
-    nothing to report. `_up` / `_step` say where the node was defined, for its JSON pointer.
+    nothing to report. `_site` says where the node is defined, for its JSON pointer.
     """
 
-    __slots__ = ("kind", "props", "sid", "_up", "_step")
+    __slots__ = ("kind", "props", "sid", "_site")
     kind: str
     props: dict[str, Any]
     sid: int
-    _up: Node | Field | None
-    _step: str | int
+    _site: Site | None
 
     @property
     def pointer(self) -> str:
-        return _pointer(self._up, self._step)
+        return _pointer(self._site)
 
     @property
     def label(self) -> str:
@@ -163,9 +170,9 @@ def _short(node: Node) -> str:
 
 
 class Field:
-    """A record field; `record` and `position` give its JSON pointer."""
+    """A record field; `_site` is where its record's fields are."""
 
-    __slots__ = ("name", "type", "default", "order", "aliases", "props", "doc", "record", "position")
+    __slots__ = ("name", "type", "default", "order", "aliases", "props", "doc", "position", "_site")
     name: str
     type: Node
     default: Any
@@ -173,12 +180,12 @@ class Field:
     aliases: tuple[str, ...]
     props: dict[str, Any]
     doc: str | None
-    record: Record
     position: int
+    _site: Site
 
     @property
     def pointer(self) -> str:
-        return f"{self.record.pointer}/fields/{self.position}"
+        return f"{_pointer(self._site)}/{self.position}"
 
     @property
     def has_default(self) -> bool:
@@ -283,10 +290,17 @@ def parse_avro(text: str) -> AvroSchema:
             doc = json.loads(text)
     except (json.JSONDecodeError, RecursionError) as exc:
         raise AvroParseError(f"not valid JSON: {exc}") from None
+    # Building the graph allocates thousands of objects and frees none: collecting while it grows is wasted
+    # work, so the collector waits until the parse is done (then runs once, if due).
+    collecting = gc.isenabled()
+    gc.disable()
     try:
         return _Parser().parse_document(doc)
     except RecursionError:
         raise AvroParseError("schema nesting is too deep") from None
+    finally:
+        if collecting:
+            gc.enable()
 
 
 _INTERNED: dict[tuple[Any, ...], int] = {}
@@ -311,6 +325,9 @@ def _ref_sid(node: Node) -> int:
     return _intern(("ref", node.fullname)) if isinstance(node, Named) else 0
 
 
+_new_primitive = Primitive.__new__
+
+
 def _assign_structure_ids(node: Node, done: set[int], open_records: set[str]) -> int:
     """Structure ids by a walk, for schemas with forward references (parsing assigns them otherwise): the
     same ids the parse would give had every definition come before its uses."""
@@ -323,7 +340,8 @@ def _assign_structure_ids(node: Node, done: set[int], open_records: set[str]) ->
         key: tuple[Any, ...] = (
             "record",
             node.fullname,
-            tuple((f.name, _assign_structure_ids(f.type, done, open_records)) for f in node.fields),
+            tuple(node.by_name),
+            tuple(_assign_structure_ids(f.type, done, open_records) for f in node.fields),
         )
         open_records.discard(node.fullname)
         node._field_sids = None
@@ -392,8 +410,8 @@ def _typed(value: Any) -> Any:
 
 
 def _is_lenient_name(name: str) -> bool:
-    # An ASCII identifier is always lenient; the regex decides the rest (`$`, non-ASCII letters).
-    return (name.isascii() and name.isidentifier()) or _LENIENT_NAME.fullmatch(name) is not None
+    """The full rule; callers first try `isascii() and isidentifier()`, which accepts only lenient names."""
+    return _LENIENT_NAME.fullmatch(name) is not None
 
 
 def _illegal(text: Any, what: str, pointer: str) -> AvroParseError:
@@ -413,7 +431,7 @@ class _Parser:
         self.has_aliases = False
 
     def parse_document(self, doc: Any) -> AvroSchema:
-        root = self.parse(doc, None, None, "")
+        root = self.parse(doc, None, None)
         if self.has_refs:
             root = self.resolve_refs(root)
             _assign_structure_ids(root, set(), set())
@@ -431,7 +449,7 @@ class _Parser:
                 return found
         return self.named.get(name)
 
-    def lookup(self, name: str, space: str | None, up: Node | Field | None, step: str | int) -> Node:
+    def lookup(self, name: str, space: str | None, site: Site | None) -> Node:
         node: Node
         if name in _PRIMITIVE_SIDS:
             node = Primitive.__new__(Primitive)
@@ -444,7 +462,7 @@ class _Parser:
             self.has_refs = True
             ref = node = _Ref.__new__(_Ref)
             ref.kind, ref.props, ref.sid, ref.name, ref.space = "ref", {}, 0, name, space
-        node._up, node._step = up, step
+        node._site = site
         return node
 
     def resolve_refs(self, root: Node) -> Node:
@@ -481,58 +499,58 @@ class _Parser:
                 stack.extend(node.branches)
         return root
 
-    def parse(self, spec: Any, space: str | None, up: Node | Field | None, step: str | int) -> Node:
-        """The node for `spec`, found at `step` under `up`; its structure id is set unless it is a record
-        still being parsed (a recursive reference)."""
+    def parse(self, spec: Any, space: str | None, site: Site | None) -> Node:
+        """The node for `spec`, found at `site`; its structure id is set unless it is a record still being
+        parsed (a recursive reference)."""
         spec_type = type(spec)
         if spec_type is str:
-            return self.lookup(spec, space, up, step)
+            return self.lookup(spec, space, site)
         if spec_type is list:
-            return self.parse_union(spec, space, up, step)
+            return self.parse_union(spec, space, site)
         if spec_type is not dict:
             raise AvroParseError(
-                f"a schema must be a type name, an object or an array, not {json.dumps(spec)}", _pointer(up, step)
+                f"a schema must be a type name, an object or an array, not {json.dumps(spec)}", _pointer(site)
             )
         kind = spec.get("type")
         if type(kind) is not str:
             if kind is None:
-                raise AvroParseError('no "type" in schema object', _pointer(up, step))
+                raise AvroParseError('no "type" in schema object', _pointer(site))
             if isinstance(kind, (dict, list)):
-                return self.parse(kind, space, up, f"{step}/type" if step != "" else "type")
-            raise AvroParseError(f'"type" must be text, not {json.dumps(kind)}', _pointer(up, step))
+                return self.parse(kind, space, (site, "type"))
+            raise AvroParseError(f'"type" must be text, not {json.dumps(kind)}', _pointer(site))
         node: Node
         if kind in _PRIMITIVE_SIDS:
             node = Primitive.__new__(Primitive)
             node.kind, node.sid = kind, _PRIMITIVE_SIDS[kind]
             node.props = _props(spec, _SCHEMA_RESERVED) if len(spec) > 1 else {}
         elif kind == "record" or kind == "error":
-            return self.parse_record(spec, kind, space, up, step)
+            return self.parse_record(spec, kind, space, site)
         elif kind == "array":
             if "items" not in spec:
-                raise AvroParseError('array has no "items" type', _pointer(up, step))
+                raise AvroParseError('array has no "items" type', _pointer(site))
             array = Array.__new__(Array)
-            array.kind, array._up, array._step = kind, up, step
+            array.kind, array._site = kind, site
             array.props = _props(spec, _SCHEMA_RESERVED) if len(spec) > 2 else {}
-            items = array.items = self.parse(spec["items"], space, array, "items")
+            items = array.items = self.parse(spec["items"], space, (site, "items"))
             array.sid = _intern(("array", items.sid or _ref_sid(items)))
             return array
         elif kind == "map":
             if "values" not in spec:
-                raise AvroParseError('map has no "values" type', _pointer(up, step))
+                raise AvroParseError('map has no "values" type', _pointer(site))
             map_ = Map.__new__(Map)
-            map_.kind, map_._up, map_._step = kind, up, step
+            map_.kind, map_._site = kind, site
             map_.props = _props(spec, _SCHEMA_RESERVED) if len(spec) > 2 else {}
-            values = map_.values = self.parse(spec["values"], space, map_, "values")
+            values = map_.values = self.parse(spec["values"], space, (site, "values"))
             map_.sid = _intern(("map", values.sid or _ref_sid(values)))
             return map_
         elif kind == "enum":
-            return self.parse_enum(spec, space, up, step)
+            return self.parse_enum(spec, space, site)
         elif kind == "fixed":
-            return self.parse_fixed(spec, space, up, step)
+            return self.parse_fixed(spec, space, site)
         else:
             # Java: `{"type": "SomeName"}` refers to a named type.
-            return self.lookup(kind, space, up, step)
-        node._up, node._step = up, step
+            return self.lookup(kind, space, site)
+        node._site = site
         return node
 
     def define(self, named: Named, spec: dict[str, Any], space: str | None) -> str | None:
@@ -550,7 +568,7 @@ class _Parser:
             space, _, simple = name.rpartition(".")
         else:
             simple = name
-        if not _is_lenient_name(simple):
+        if not (simple.isascii() and simple.isidentifier() or _is_lenient_name(simple)):
             raise _illegal(simple, "name", named.pointer)
         space = space or None
         full = f"{space}.{simple}" if space else simple
@@ -572,54 +590,58 @@ class _Parser:
         self.named[full] = named
         return space
 
-    def parse_record(
-        self, spec: dict[str, Any], kind: str, space: str | None, up: Node | Field | None, step: str | int
-    ) -> Record:
+    def parse_record(self, spec: dict[str, Any], kind: str, space: str | None, site: Site | None) -> Record:
         rec = Record.__new__(Record)
-        rec.kind, rec.is_error, rec.sid, rec._up, rec._step, rec._field_sids = (
-            "record",
-            kind == "error",
-            0,
-            up,
-            step,
-            None,
-        )
+        rec.kind, rec.is_error, rec.sid, rec._site, rec._field_sids = "record", kind == "error", 0, site, None
         rec_space = self.define(rec, spec, space)
         rec.props = _props(spec, _SCHEMA_RESERVED)
         specs = spec.get("fields")
         if type(specs) is not list:
             raise AvroParseError(f"record {rec.fullname} has no fields array", rec.pointer)
-        rec.fields = fields = []
+        fields_site = (site, "fields")
         rec.by_name = by_name = {}
-        structure = []
+        sids = []
         parse = self.parse
+        new_field = Field.__new__
         for i, fspec in enumerate(specs):
             if type(fspec) is not dict:
-                raise AvroParseError(
-                    f"field {i} of record {rec.fullname} is not an object", f"{rec.pointer}/fields/{i}"
-                )
+                raise AvroParseError(f"field {i} of record {rec.fullname} is not an object", _pointer((fields_site, i)))
             fname = fspec.get("name", NO_DEFAULT)
-            if type(fname) is not str or not _is_lenient_name(fname):
+            if type(fname) is not str or not (fname.isascii() and fname.isidentifier() or _is_lenient_name(fname)):
                 if fname is NO_DEFAULT:
-                    raise AvroParseError(f"field {i} of record {rec.fullname} has no name", f"{rec.pointer}/fields/{i}")
-                raise _illegal(fname, "field name", f"{rec.pointer}/fields/{i}")
-            if "type" not in fspec:
+                    raise AvroParseError(f"field {i} of record {rec.fullname} has no name", _pointer((fields_site, i)))
+                raise _illegal(fname, "field name", _pointer((fields_site, i)))
+            tspec: Any = fspec.get("type")
+            if tspec is None and "type" not in fspec:
                 raise AvroParseError(
-                    f"field {fname!r} of record {rec.fullname} has no type", f"{rec.pointer}/fields/{i}"
+                    f"field {fname!r} of record {rec.fullname} has no type", _pointer((fields_site, i))
                 )
-            fld = Field.__new__(Field)
-            fld.name, fld.record, fld.position = fname, rec, i
-            ftype = fld.type = parse(fspec["type"], rec_space, fld, "type")
-            if len(fspec) == 2:
+            fld = new_field(Field)
+            fld.name, fld.position, fld._site = fname, i, fields_site
+            sid = _PRIMITIVE_SIDS.get(tspec) if type(tspec) is str else None
+            if sid is None:
+                ftype = fld.type = parse(tspec, rec_space, (fields_site, i, "type"))
+                sid = ftype.sid or _ref_sid(ftype)
+            else:  # the commonest field type, inline
+                ftype = fld.type = _new_primitive(Primitive)
+                ftype.kind, ftype.props, ftype.sid, ftype._site = tspec, {}, sid, (fields_site, i, "type")
+            n_keys = len(fspec)
+            if n_keys == 2:
                 fld.default, fld.order, fld.aliases, fld.props, fld.doc = NO_DEFAULT, "ascending", (), {}, None
+            elif n_keys == 3 and "default" in fspec:
+                default = fspec["default"]
+                self.defaulted.append((fld, default))
+                fld.default = default if type(default) in _PLAIN else _typed(default)
+                fld.order, fld.aliases, fld.props, fld.doc = "ascending", (), {}, None
             else:
                 self.field_details(fld, fspec)
             if fname in by_name:
                 raise AvroParseError(f"duplicate field {fname!r} in record {rec.fullname}", fld.pointer)
-            fields.append(fld)
             by_name[fname] = fld
-            structure.append((fname, ftype.sid or _ref_sid(ftype)))
-        rec.sid = _intern(("record", rec.fullname, tuple(structure)))
+            sids.append(sid)
+        rec.fields = list(by_name.values())
+        key = ("record", rec.fullname, tuple(by_name), tuple(sids))
+        rec.sid = _INTERNED.get(key) or _intern(key)
         return rec
 
     def field_details(self, fld: Field, spec: dict[str, Any]) -> None:
@@ -645,9 +667,9 @@ class _Parser:
             (doc if type(doc) is str else None),
         )
 
-    def parse_enum(self, spec: dict[str, Any], space: str | None, up: Node | Field | None, step: str | int) -> Enum:
+    def parse_enum(self, spec: dict[str, Any], space: str | None, site: Site | None) -> Enum:
         enum = Enum.__new__(Enum)
-        enum.kind, enum._up, enum._step = "enum", up, step
+        enum.kind, enum._site = "enum", site
         self.define(enum, spec, space)
         enum.props = _props(spec, _ENUM_RESERVED)
         symbols = spec.get("symbols")
@@ -655,7 +677,7 @@ class _Parser:
             raise AvroParseError(f"enum {enum.fullname} has no symbols array", enum.pointer)
         seen: set[str] = set()
         for i, sym in enumerate(symbols):
-            if type(sym) is not str or not _is_lenient_name(sym):
+            if type(sym) is not str or not (sym.isascii() and sym.isidentifier() or _is_lenient_name(sym)):
                 raise _illegal(sym, "enum symbol", f"{enum.pointer}/symbols/{i}")
             if sym in seen:
                 raise AvroParseError(f"duplicate enum symbol {sym!r} in {enum.fullname}", f"{enum.pointer}/symbols/{i}")
@@ -670,9 +692,9 @@ class _Parser:
         enum.sid = _intern(("enum", enum.fullname, tuple(symbols), default))
         return enum
 
-    def parse_fixed(self, spec: dict[str, Any], space: str | None, up: Node | Field | None, step: str | int) -> Fixed:
+    def parse_fixed(self, spec: dict[str, Any], space: str | None, site: Site | None) -> Fixed:
         fixed = Fixed.__new__(Fixed)
-        fixed.kind, fixed._up, fixed._step = "fixed", up, step
+        fixed.kind, fixed._site = "fixed", site
         self.define(fixed, spec, space)
         fixed.props = _props(spec, _SCHEMA_RESERVED)
         size = spec.get("size")
@@ -682,28 +704,38 @@ class _Parser:
         fixed.sid = _intern(("fixed", fixed.fullname, size))
         return fixed
 
-    def parse_union(self, specs: list[Any], space: str | None, up: Node | Field | None, step: str | int) -> Union:
+    def parse_union(self, specs: list[Any], space: str | None, site: Site | None) -> Union:
         union = Union.__new__(Union)
-        union.kind, union.props, union._up, union._step = "union", {}, up, step
+        union.kind, union.props, union._site = "union", {}, site
         union.branches = branches = []
         seen: set[str] = set()
         structure = []
         for i, spec in enumerate(specs):
-            branch = self.parse(spec, space, union, i)
-            if isinstance(branch, Named):
-                key = branch.fullname
-            elif isinstance(branch, _Ref):
-                key = f"{branch.space}.{branch.name}" if branch.space and "." not in branch.name else branch.name
-            elif isinstance(branch, Union):
-                raise AvroParseError("nested union: a union may not directly contain another union", _pointer(union, i))
+            sid = _PRIMITIVE_SIDS.get(spec) if type(spec) is str else None
+            if sid is not None:  # the commonest branch, inline
+                branch: Node = _new_primitive(Primitive)
+                branch.kind, branch.props, branch.sid, branch._site = spec, {}, sid, (site, i)
+                key = spec
             else:
-                key = branch.kind
+                branch = self.parse(spec, space, (site, i))
+                sid = branch.sid or _ref_sid(branch)
+                if isinstance(branch, Named):
+                    key = branch.fullname
+                elif isinstance(branch, _Ref):
+                    key = f"{branch.space}.{branch.name}" if branch.space and "." not in branch.name else branch.name
+                elif isinstance(branch, Union):
+                    raise AvroParseError(
+                        "nested union: a union may not directly contain another union", _pointer((site, i))
+                    )
+                else:
+                    key = branch.kind
             if key in seen:
-                raise AvroParseError(f"duplicate in union: {key}", _pointer(union, i))
+                raise AvroParseError(f"duplicate in union: {key}", _pointer((site, i)))
             seen.add(key)
             branches.append(branch)
-            structure.append(branch.sid or _ref_sid(branch))
-        union.sid = _intern(("union", tuple(structure)))
+            structure.append(sid)
+        key = ("union", tuple(structure))
+        union.sid = _INTERNED.get(key) or _intern(key)
         return union
 
 
