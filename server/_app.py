@@ -9,9 +9,10 @@ from fastapi.middleware.cors import CORSMiddleware
 
 from registry import Registry
 
-from . import _admin, _explorer
+from . import _admin, _audit_routes, _explorer
 from ._auth import Tokens
 from ._errors import install_error_handlers
+from ._limits import install_limits
 
 DESCRIPTION = """
 Pulsar Schema Explorer's REST backend over an embedded, Pulsar-faithful schema registry.
@@ -45,6 +46,8 @@ def create_app(registry: Registry, *, tokens: Tokens | None = None, cors_origins
     install_error_handlers(app)
     app.include_router(_admin.router)
     app.include_router(_explorer.router)
+    app.include_router(_audit_routes.router)
+    install_limits(app)  # body, header and time limits, security headers; before CORS so CORS wraps it
     if cors_origins:
         app.add_middleware(
             CORSMiddleware,

@@ -1,0 +1,210 @@
+"""Request limits and security headers: one ASGI middleware in front of every route.
+
+- Request headers larger than `max_header_bytes` → 431; a body larger than `max_body_bytes` → 413, read no
+  further (Content-Length is checked first, then the bytes as they stream in).
+- A request still unanswered after `request_timeout_s` → 503 with `{"reason": ...}`. The work itself cannot
+  be interrupted (routes run in threads), so a timed-out write may still complete: the audit trail tells.
+- A schema over the core's size limit (registry/_limits.py) → 413 instead of the core's 422.
+- Every answer carries security headers (nosniff, no framing, no referrer, a CSP that allows nothing on the
+  JSON API); API answers are `Cache-Control: no-store`, since they may be behind a token.
+
+Pulsar's web server has an 8 kB header limit and no body limit (`httpMaxRequestSize` = -1); errors here keep
+Pulsar's `{"reason": ...}` body. Settings come from `ServerLimits`, by default from the environment:
+SCHEMA_EXPLORER_MAX_BODY_BYTES, SCHEMA_EXPLORER_REQUEST_TIMEOUT_S, SCHEMA_EXPLORER_MAX_HEADER_BYTES.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.responses import JSONResponse
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from registry._limits import SchemaTooLargeError
+
+BODY_ENV = "SCHEMA_EXPLORER_MAX_BODY_BYTES"
+TIMEOUT_ENV = "SCHEMA_EXPLORER_REQUEST_TIMEOUT_S"
+HEADERS_ENV = "SCHEMA_EXPLORER_MAX_HEADER_BYTES"
+
+SECURITY_HEADERS: tuple[tuple[bytes, bytes], ...] = (
+    (b"x-content-type-options", b"nosniff"),
+    (b"x-frame-options", b"DENY"),
+    (b"referrer-policy", b"no-referrer"),
+    (b"cross-origin-opener-policy", b"same-origin"),
+)
+# The API answers JSON and needs nothing; /docs and /redoc load their script and styles from a CDN.
+API_CSP = b"default-src 'none'; frame-ancestors 'none'"
+DOCS_CSP = b"frame-ancestors 'none'"
+DOCS_PATHS = ("/docs", "/redoc")
+API_PREFIXES = ("/admin/", "/explorer/")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ServerLimits:
+    max_body_bytes: int = 4 * 1024 * 1024  # a 1 MiB schema, JSON-escaped in a payload, fits with room
+    max_header_bytes: int = 16 * 1024
+    request_timeout_s: float = 30.0
+
+    def __post_init__(self) -> None:
+        for name in ("max_body_bytes", "max_header_bytes", "request_timeout_s"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
+                raise ValueError(f"ServerLimits.{name} must be a number > 0, got {value!r}")
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] = os.environ) -> ServerLimits:
+        changes: dict[str, Any] = {}
+        for field, variable, kind in (
+            ("max_body_bytes", BODY_ENV, int),
+            ("max_header_bytes", HEADERS_ENV, int),
+            ("request_timeout_s", TIMEOUT_ENV, float),
+        ):
+            text = environ.get(variable, "").strip()
+            if text:
+                try:
+                    changes[field] = kind(text.replace("_", ""))
+                except ValueError:
+                    raise ValueError(f"${variable} must be a number > 0, got {text!r}") from None
+        return cls(**changes)
+
+
+def install_limits(app: FastAPI, limits: ServerLimits | None = None) -> None:
+    """Put the limits middleware in front of `app`'s routes (call before adding CORS, so CORS wraps it)."""
+    app.state.limits = limits or ServerLimits.from_env()
+    app.add_middleware(LimitsMiddleware)
+    app.add_exception_handler(SchemaTooLargeError, _schema_too_large)
+
+
+async def _schema_too_large(request: Request, exc: Exception) -> JSONResponse:
+    return JSONResponse({"reason": str(exc)}, status_code=413)
+
+
+class LimitsMiddleware:
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        limits: ServerLimits = scope["app"].state.limits
+        secured = _secure(scope, send)
+        header_bytes = sum(len(k) + len(v) for k, v in scope["headers"])
+        if header_bytes > limits.max_header_bytes:
+            await _answer(
+                secured,
+                431,
+                f"request headers are {header_bytes:,} bytes, over the limit of {limits.max_header_bytes:,} bytes",
+            )
+            return
+        body = await _read_body(scope, receive, limits.max_body_bytes)
+        if isinstance(body, str):
+            await _answer(secured, 413, body)
+            return
+        await _with_timeout(self.app, scope, _replay(body, receive), secured, limits.request_timeout_s)
+
+
+def _secure(scope: Scope, send: Send) -> Send:
+    path: str = scope.get("path", "")
+    docs = path.startswith(DOCS_PATHS)
+    api = path.startswith(API_PREFIXES)
+
+    async def secured(message: Message) -> None:
+        if message["type"] == "http.response.start":
+            headers = list(message.get("headers", ()))
+            present = {k.lower() for k, _ in headers}
+            extra = [*SECURITY_HEADERS, (b"content-security-policy", DOCS_CSP if docs else API_CSP)]
+            if api:
+                extra.append((b"cache-control", b"no-store"))
+            headers += [(k, v) for k, v in extra if k not in present]
+            message = {**message, "headers": headers}
+        await send(message)
+
+    return secured
+
+
+async def _read_body(scope: Scope, receive: Receive, limit: int) -> list[Message] | str:
+    """The request's body messages, or the reason to refuse it (over `limit` bytes)."""
+    declared = next((v for k, v in scope["headers"] if k.lower() == b"content-length"), None)
+    if declared is not None and declared.strip().isdigit() and int(declared) > limit:
+        return f"request body is {int(declared):,} bytes, over the limit of {limit:,} bytes"
+    messages: list[Message] = []
+    size = 0
+    while True:
+        message = await receive()
+        messages.append(message)
+        if message["type"] != "http.request":
+            return messages  # a disconnect: let the app see it
+        size += len(message.get("body", b""))
+        if size > limit:
+            return f"request body is over the limit of {limit:,} bytes"
+        if not message.get("more_body", False):
+            return messages
+
+
+def _replay(messages: list[Message], receive: Receive) -> Receive:
+    pending = list(messages)
+
+    async def replayed() -> Message:
+        if pending:
+            return pending.pop(0)
+        return await receive()
+
+    return replayed
+
+
+async def _with_timeout(app: ASGIApp, scope: Scope, receive: Receive, send: Send, timeout: float) -> None:
+    """Run the app; if it has not started answering within `timeout`, answer 503 and drop what it sends later."""
+    started = abandoned = False
+
+    async def guarded(message: Message) -> None:
+        nonlocal started
+        if abandoned:
+            return
+        if message["type"] == "http.response.start":
+            started = True
+        await send(message)
+
+    task = asyncio.ensure_future(app(scope, receive, guarded))
+    done, _ = await asyncio.wait({task}, timeout=timeout)
+    if done or started:
+        await task
+        return
+    abandoned = True
+    task.cancel()
+    task.add_done_callback(_forget)
+    await _answer(
+        send,
+        503,
+        f"the server did not answer within {timeout:g} s (request timeout); a write may still complete: "
+        "read it back, or check the audit trail",
+        {b"retry-after": b"1"},
+    )
+
+
+def _forget(task: asyncio.Future[None]) -> None:
+    with contextlib.suppress(BaseException):
+        task.exception()
+
+
+async def _answer(send: Send, status: int, reason: str, headers: Mapping[bytes, bytes] | None = None) -> None:
+    body = json.dumps({"reason": reason}).encode("utf-8")
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [
+                (b"content-type", b"application/json"),
+                (b"content-length", str(len(body)).encode()),
+                *(headers or {}).items(),
+            ],
+        }
+    )
+    await send({"type": "http.response.body", "body": body})
