@@ -16,17 +16,22 @@ Format (UTF-8, one JSON object per line, every object has a "kind"; blank lines 
     {"kind": "client", "topic": "persistent://acme/orders/order-created", "role": "consumer", "name": "billing",
         "subscription": "billing", "schema_type": "AVRO", "version": 9, "connected_at": 1704099600000,
         "replicator": false}
+    {"kind": "audit", "at": 1704099600000, "user": "ci", "action": "register",
+        "target": "persistent://acme/orders/order-created", "detail": "AVRO schema stored as version 0",
+        "outcome": "ok"}
 
 - The first line is the `snapshot` header; `format` is 1. Later lines come in the order above (tenants,
-  namespaces, topics, versions, clients), so a reader can stream them; readers ignore unknown keys.
+  namespaces, topics, versions, clients, audit), so a reader can stream them; readers ignore unknown keys.
 - `version` lines hold every entry of a schema history, tombstones included (`deleted: true`, type NONE, empty
   schema), oldest first; `topic` is the schema id (`tenant/namespace/topic`, no domain or partition: Pulsar
   keys histories that way, §1). The stored bytes are in `schema` when they are UTF-8 text, else in
   `schema_base64` (standard base64), so a snapshot restores them byte for byte.
+- `audit` lines are the audit trail (registry/_audit.py), oldest first, refusals included; importing them
+  restores the trail as it was (the import itself records nothing).
 - Enum values are Pulsar's names; timestamps are milliseconds since the epoch.
 
 `import_snapshot(export_snapshot(reg))` answers every facade question as `reg` does (tenants, policies,
-histories with tombstones and timestamps, clients, verdicts).
+histories with tombstones and timestamps, clients, verdicts, the audit trail).
 """
 
 from __future__ import annotations
@@ -41,6 +46,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
+from ._audit import AuditAction, AuditEntry, AuditOutcome
 from ._errors import InvalidArgumentError, PolicyError, RegistryError, StorageError
 from ._model import (
     AutoUpdateStrategy,
@@ -54,13 +60,14 @@ from ._model import (
     TopicPolicy,
 )
 from ._names import NamespaceName, TopicName, parse_tenant
-from ._storage import MemoryStorage, StaleHistory
+from ._storage import AuditLog, MemoryStorage, StaleHistory
 
 if TYPE_CHECKING:
     from ._registry import Registry
 
 SNAPSHOT_FORMAT = 1
-KINDS = ("snapshot", "tenant", "namespace", "topic", "version", "client")
+KINDS = ("snapshot", "tenant", "namespace", "topic", "version", "client", "audit")
+_WHOLE_TRAIL = 2**62  # audit_trail's limit when exporting: every entry
 
 Record = dict[str, Any]
 
@@ -72,9 +79,9 @@ class SnapshotError(InvalidArgumentError):
 # --- writing ------------------------------------------------------------------------------------------------
 
 
-def snapshot_records(registry: Registry) -> Iterator[Record]:
+def snapshot_records(registry: Registry, *, audit: bool = True) -> Iterator[Record]:
     """The registry as snapshot records, in file order (header first); read through the public facade only,
-    so it works on any registry the facade opens."""
+    so it works on any registry the facade opens. `audit=False` leaves out the audit trail."""
     yield {"kind": "snapshot", "format": SNAPSHOT_FORMAT, "broker": _broker_record(registry.broker)}
     tenants = registry.tenants()
     namespaces = [ns for tenant in tenants for ns in registry.namespaces(tenant)]
@@ -103,6 +110,9 @@ def snapshot_records(registry: Registry) -> Iterator[Record]:
             yield version_record(entry)
     for client in registry.clients():
         yield client_record(client)
+    if audit:
+        for line in reversed(registry.audit_trail(limit=_WHOLE_TRAIL)):
+            yield audit_record(line)
 
 
 def export_snapshot(registry: Registry, target: str | os.PathLike[str] | IO[str]) -> int:
@@ -158,6 +168,18 @@ def client_record(client: ClientRecord) -> Record:
         "version": client.version,
         "connected_at": client.connected_at,
         "replicator": client.replicator,
+    }
+
+
+def audit_record(entry: AuditEntry) -> Record:
+    return {
+        "kind": "audit",
+        "at": entry.at,
+        "user": entry.user,
+        "action": str(entry.action),
+        "target": entry.target,
+        "detail": entry.detail,
+        "outcome": str(entry.outcome),
     }
 
 
@@ -309,6 +331,9 @@ def _load(storage: Any, record: Mapping[str, Any]) -> None:
             raise SnapshotError(f"{_where(record)}: history of {entry.topic} changed while loading") from None
     elif kind == "client":
         storage.put_client(_client(record))
+    elif kind == "audit":
+        if isinstance(storage, AuditLog):
+            storage.append_audit(_audit(record))
     else:
         raise SnapshotError(f"{_where(record)}: unexpected {kind!r} record after the header")
 
@@ -350,6 +375,18 @@ def _client(record: Mapping[str, Any]) -> ClientRecord:
         version=_field(record, "version", int, default=None),
         connected_at=_field(record, "connected_at", int, default=0),
         replicator=_field(record, "replicator", bool, default=False),
+    )
+
+
+def _audit(record: Mapping[str, Any]) -> AuditEntry:
+    # The target is kept as written: refusals are recorded with the bad name they refused.
+    return AuditEntry(
+        at=_field(record, "at", int),
+        user=_field(record, "user", str, default=""),
+        action=AuditAction(_field(record, "action", str)),
+        target=_field(record, "target", str),
+        detail=_field(record, "detail", str, default=""),
+        outcome=AuditOutcome(_field(record, "outcome", str, default="ok")),
     )
 
 
