@@ -97,7 +97,7 @@ def resolve(reader: AvroSchema, writer: AvroSchema) -> list[Finding]:
 
 def resolve_with_notes(reader: AvroSchema, writer: AvroSchema) -> tuple[list[Finding], list[Note]]:
     """Findings plus notes on what resolution let through (renamed records, enum symbols it cannot map)."""
-    resolver = Resolver(reader, writer)
+    resolver = Resolver(reader)
     resolver.resolve(writer.root, reader.root, "", True)
     return resolver.findings, resolver.notes
 
@@ -106,6 +106,8 @@ class Resolver:
     """One reader schema, resolving writer nodes against its nodes (the reader's aliases rename the writer)."""
 
     def __init__(self, reader: AvroSchema, writer: AvroSchema | None = None) -> None:
+        """Only the reader matters (its aliases); `writer` stays for callers that pass the pair
+        (_avro_diff.py), now that structure ids live on the nodes."""
         self.findings: list[Finding] = []
         self.notes: list[Note] = []
         self.cache: dict[tuple[int, int, bool], _Verdict] = {}
