@@ -115,18 +115,19 @@ def snapshot_records(registry: Registry, *, audit: bool = True) -> Iterator[Reco
             yield audit_record(line)
 
 
-def export_snapshot(registry: Registry, target: str | os.PathLike[str] | IO[str]) -> int:
-    """Write `registry` as a snapshot to a path or an open text file; returns the number of lines."""
+def export_snapshot(registry: Registry, target: str | os.PathLike[str] | IO[str], *, audit: bool = True) -> int:
+    """Write `registry` as a snapshot to a path or an open text file; returns the number of lines.
+    `audit=False` leaves out the audit trail."""
     if isinstance(target, (str, os.PathLike)):
         path = Path(target)
         if path.is_dir():
             raise SnapshotError(f"cannot write a snapshot to {str(path)!r}: it is a directory")
         try:
             with path.open("w", encoding="utf-8", newline="\n") as out:
-                return _write(snapshot_records(registry), out)
+                return _write(snapshot_records(registry, audit=audit), out)
         except OSError as exc:
             raise StorageError(f"cannot write snapshot {str(path)!r}: {exc.strerror or exc}") from None
-    return _write(snapshot_records(registry), target)
+    return _write(snapshot_records(registry, audit=audit), target)
 
 
 def _write(records: Iterable[Record], out: IO[str]) -> int:

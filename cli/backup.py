@@ -1,0 +1,147 @@
+"""`export` / `import`: a whole registry as a snapshot (JSON lines, registry/_snapshot.py) and back.
+
+A snapshot holds every version with its tombstones, timestamps, users and properties, the policies, the
+recorded clients and the audit trail; `import` of an `export` answers every question as the original does,
+and exporting it again gives the same file byte for byte.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from ._common import EXIT_OK, PROG, UserError, add_source_arguments, close_registry, open_source, resolve_db_path
+
+
+def add_commands(commands: argparse._SubParsersAction[Any]) -> None:
+    export = commands.add_parser(
+        "export",
+        help="write the whole registry to a snapshot file (JSON lines)",
+        description="Write the whole registry as JSON lines: tenants, namespaces and their policies, topics and "
+        "their policies, every schema version with tombstones, timestamps, users and properties, the recorded "
+        "clients and the audit trail. The file is written to a temporary name and renamed when complete.",
+    )
+    add_source_arguments(export)
+    export.add_argument("output", metavar="FILE", help='snapshot file to write ("-" for stdout)')
+    export.add_argument("--no-audit", action="store_true", help="leave out the audit trail")
+    export.set_defaults(handler=run_export)
+
+    restore = commands.add_parser(
+        "import",
+        help="load a snapshot file into a new (or empty) registry file",
+        description="Load a snapshot written by `export` into a registry file that does not exist yet or is empty. "
+        "The whole snapshot is checked first, so a bad line changes nothing; a new file appears only once "
+        "complete.",
+    )
+    add_source_arguments(restore, remote=False)
+    restore.add_argument("input", metavar="FILE", help='snapshot file to read ("-" for stdin)')
+    restore.set_defaults(handler=run_import)
+
+
+def run_export(args: argparse.Namespace) -> int:
+    from registry import export_snapshot
+
+    reg = open_source(args)
+    audit = not args.no_audit
+    try:
+        if args.output == "-":
+            lines = export_snapshot(reg, sys.stdout, audit=audit)
+            sys.stdout.flush()
+            print(f"{PROG}: exported {lines} lines from {reg.location}", file=sys.stderr)
+            return EXIT_OK
+        target = Path(args.output).expanduser()
+        if target.is_dir():
+            raise UserError(f"{args.output!r} is a directory; give a snapshot file name such as {target / 'x.jsonl'}")
+        if not target.parent.is_dir():
+            raise UserError(f"{args.output!r}: folder {target.parent} does not exist")
+        handle, temp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+        try:
+            with os.fdopen(handle, "w", encoding="utf-8", newline="\n") as out:
+                lines = export_snapshot(reg, out, audit=audit)
+                out.flush()
+                os.fsync(out.fileno())
+            os.replace(temp, target)
+        finally:
+            Path(temp).unlink(missing_ok=True)
+    finally:
+        close_registry(reg)
+    print(f"Exported {lines} lines from {reg.location} to {target}")
+    return EXIT_OK
+
+
+def run_import(args: argparse.Namespace) -> int:
+    from registry import Registry
+    from registry._snapshot import read_records, registry_from_records
+
+    source = "stdin" if args.input == "-" else args.input
+    if args.input == "-":
+        records = read_records(sys.stdin)
+    else:
+        path = Path(args.input).expanduser()
+        if not path.exists():
+            raise UserError(f"snapshot file {args.input!r} does not exist")
+        records = read_records(path)
+    # Load into memory first: every line is checked before the registry file is touched.
+    registry_from_records(records)
+    target = resolve_db_path(getattr(args, "db", None))
+    fresh = not target.exists()
+    if not fresh:
+        reg = Registry.open(str(target))
+        try:
+            tenants = reg.tenants()
+            if tenants:
+                raise UserError(
+                    f"registry {target} is not empty ({len(tenants)} tenant(s)); import into a new file with "
+                    "--db NEW.db (a snapshot never merges into existing histories)"
+                )
+            registry_from_records(records, into=reg)
+        finally:
+            close_registry(reg)
+    else:
+        # A new file appears under its name only when complete: load beside it, then rename.
+        handle, temp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".importing", dir=target.parent)
+        os.close(handle)
+        temp = Path(temp_name)
+        temp.unlink()
+        try:
+            reg = Registry.open(str(temp))
+            try:
+                registry_from_records(records, into=reg)
+            finally:
+                close_registry(reg)
+            _settle(temp)
+            os.replace(temp, target)
+        finally:
+            for suffix in ("", "-wal", "-shm"):
+                Path(f"{temp}{suffix}").unlink(missing_ok=True)
+    counts = _counts(records)
+    print(f"Imported {source} into {target}: {counts}")
+    return EXIT_OK
+
+
+def _settle(path: Path) -> None:
+    """Fold the WAL into the file and leave rollback-journal mode, so the one file holds everything and can be
+    renamed alone (the registry turns WAL back on when it opens it)."""
+    import sqlite3
+
+    db = sqlite3.connect(path, isolation_level=None)
+    try:
+        db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        db.execute("PRAGMA journal_mode = DELETE")
+    finally:
+        db.close()
+    with path.open("rb") as handle:
+        os.fsync(handle.fileno())
+
+
+def _counts(records: list[dict[str, Any]]) -> str:
+    kinds: dict[str, int] = {}
+    for record in records[1:]:
+        kinds[record["kind"]] = kinds.get(record["kind"], 0) + 1
+    names = {"tenant": "tenants", "namespace": "namespaces", "topic": "topics", "version": "versions",
+             "client": "clients", "audit": "audit entries"}  # fmt: skip
+    return ", ".join(f"{kinds.get(kind, 0)} {plural}" for kind, plural in names.items())
