@@ -43,7 +43,7 @@ import io
 import json
 from collections import Counter
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import date, datetime, time
 from decimal import Decimal
 from typing import Any
@@ -125,7 +125,16 @@ class Plan:
     rule_code: str | None = None
 
 
+# Worker-process caches. Spark reuses a Python worker across tasks (spark.python.worker.reuse, its default), so
+# the core's verdict on a schema pair, the parsed fastavro schemas and the reader's field list are built once
+# per worker, not once per Arrow batch or partition; identical pairs of different topics share one entry.
+_PAIRS: dict[tuple[Any, ...], Plan] = {}
+_FIELDS: dict[bytes, tuple[list[tuple[str, tuple[str, ...], str, str]], dict[str, str]]] = {}
+_PLANS: dict[str, dict[tuple[str, int], Plan]] = {}  # per schema table (its token): (topic, version) -> plan
+
+
 def make_plan(table: Mapping[str, Any], schema_id: str, version: int) -> Plan:
+    """The plan for one (topic, writer version): what is wrong with it, or how to decode its messages."""
     entry = table.get(schema_id) if schema_id != "_token" else None
     plan = Plan(topic=schema_id, version=version)
     if entry is None:
@@ -139,9 +148,26 @@ def make_plan(table: Mapping[str, Any], schema_id: str, version: int) -> Plan:
         plan.status = "UNKNOWN_VERSION"
         plan.status_detail = f"version {version} is not a live version of {schema_id} (live: {live[0]}..{live[-1]})"
         return plan
-    writer = SchemaData(SchemaType(written[0]), written[1], written[2])
-    reader = SchemaData(SchemaType(reader_type), reader_data, reader_props)
-    plan.schema_type = str(writer.type)
+    # The version is part of the key: the core's problems name the version they fail against.
+    key = (version, written[0], written[1], tuple(sorted(written[2].items())), reader_type, reader_data,
+           tuple(sorted(reader_props.items())))  # fmt: skip
+    pair = _PAIRS.get(key)
+    if pair is None:
+        writer = SchemaData(SchemaType(written[0]), written[1], written[2])
+        reader = SchemaData(SchemaType(reader_type), reader_data, reader_props)
+        try:
+            pair = pair_plan(writer, reader, version)
+        except Exception as exc:  # a schema fastavro or protobuf cannot load: counted, never fatal
+            pair = Plan(topic="", version=version, status="UNPARSEABLE_SCHEMA")
+            pair.status_detail = f"{type(exc).__name__}: {exc}"
+        _PAIRS[key] = pair
+    # A copy: decoding may switch a plan to the writer alone (see decode_group), for this topic only.
+    return replace(pair, topic=schema_id, reader_version=reader_version, reader_label=reader_label)
+
+
+def pair_plan(writer: SchemaData, reader: SchemaData, version: int) -> Plan:
+    """What depends only on the pair: the core's verdict, the codec, parsed schemas, the reader's fields."""
+    plan = Plan(topic="", version=version, schema_type=str(writer.type))
     # The core's verdict on the pair: can the reader read data written with this version (Pulsar BACKWARD)?
     try:
         result = check_with_latest([Versioned(version, writer)], reader, CompatibilityStrategy.BACKWARD)
@@ -155,13 +181,14 @@ def make_plan(table: Mapping[str, Any], schema_id: str, version: int) -> Plan:
         plan.status, plan.status_field, plan.status_detail = str(first.code), first.path or None, first.message
     if writer.type in AVRO_TYPES:
         plan.codec = "avro" if writer.type is SchemaType.AVRO else "json"
-        plan.writer = fastavro.parse_schema(json.loads(writer.data), _write_hint=False)
+        # parse_schema's hint marks the result as parsed: without it schemaless_reader re-parses both schemas
+        # on every message.
+        plan.writer = fastavro.parse_schema(json.loads(writer.data))
         if reader.type in AVRO_TYPES:
-            reader_doc = json.loads(reader.data)
-            plan.reader = fastavro.parse_schema(reader_doc, _write_hint=False)
-            plan.fields, plan.enum_fields = avro_fields(reader_doc)
+            plan.reader = fastavro.parse_schema(json.loads(reader.data))
+            plan.fields, plan.enum_fields = reader_fields(reader.data)
         else:
-            plan.fields, plan.enum_fields = avro_fields(json.loads(writer.data))
+            plan.fields, plan.enum_fields = reader_fields(writer.data)
             plan.resolve = False
     elif writer.type is SchemaType.PROTOBUF_NATIVE:
         from google.protobuf import message_factory
@@ -180,6 +207,15 @@ def make_plan(table: Mapping[str, Any], schema_id: str, version: int) -> Plan:
         plan.status = "UNSUPPORTED_SCHEMA_TYPE"
         plan.status_detail = f"{writer.type} payloads are not decoded by the data audit"
     return plan
+
+
+def reader_fields(data: bytes) -> tuple[list[tuple[str, tuple[str, ...], str, str]], dict[str, str]]:
+    """avro_fields of an Avro schema text, one list per schema per worker: every version read by the same
+    reader shares it, so a topic's statistics are computed over all its versions at once."""
+    found = _FIELDS.get(data)
+    if found is None:
+        found = _FIELDS[data] = avro_fields(json.loads(data))
+    return found
 
 
 # --- the reader's fields, for statistics -----------------------------------------------------------------------
@@ -268,15 +304,14 @@ def protobuf_fields(root: Any) -> list[tuple[str, tuple[str, ...], str, str]]:
     return fields
 
 
-# --- per batch of messages -------------------------------------------------------------------------------------
+# --- per partition of messages ---------------------------------------------------------------------------------
 
 
 @dataclass(slots=True)
 class Tally:
-    """One batch's counts; Spark sums them across batches."""
+    """Failures counted per (topic, version, field, reason), with the first example."""
 
     failures: dict[tuple[str | None, int | None, str | None, str], list[Any]] = field(default_factory=dict)
-    versions: dict[tuple[str, int], list[int]] = field(default_factory=dict)  # -> [messages, readable, failed]
 
     def fail(self, topic: str | None, version: int | None, fld: str | None, reason: str, example: str) -> None:
         key = (topic, version, fld, reason)
@@ -287,98 +322,177 @@ class Tally:
             slot[0] += 1
 
 
-def audit_batch(
-    table: Mapping[str, Any],
-    plans: dict[tuple[str, int], Plan],
-    topics: list[Any],
-    versions: list[Any],
-    payloads: list[Any],
-    encoded: list[Any],
-    bad: list[Any],
-    names: dict[str, str | None],
-) -> list[dict[str, Any]]:
-    """Decode one batch of archive rows; returns output rows (failures, version counts, stats, symbols)."""
-    tally = Tally()
-    groups: dict[tuple[str, int], list[bytes]] = {}
-    for topic, version, payload, text, corrupt in zip(topics, versions, payloads, encoded, bad, strict=True):
-        schema_id = names.get(topic) if topic is not None else None
-        if topic is not None and topic not in names:
+class PartitionAudit:
+    """One partition's running totals. Arrow batches of archive rows go in (`add`); messages are grouped per
+    (topic, writer version) and decoded with that pair's cached plan; counts, failures and field statistics
+    accumulate across batches, and `rows()` gives one summary row per key at the end of the partition (Spark
+    only reduces these small partials)."""
+
+    def __init__(self, table: Mapping[str, Any]) -> None:
+        self.table = table
+        self.plans = _PLANS.setdefault(str(table.get("_token", id(table))), {})
+        self.names: dict[str, str | None] = {}
+        self.tally = Tally()
+        self.versions: dict[tuple[str, int], list[int]] = {}  # -> [messages, readable, failed]
+        # Readable datums waiting for statistics, per (topic, field list): all versions read by one reader
+        # share a field list, so each topic's statistics are computed over large slices.
+        self.pending: dict[tuple[str, int], tuple[Plan, list[Any]]] = {}
+        self.pending_count = 0
+        self.stats: dict[tuple[str, str, str], list[Any]] = {}  # -> [values, nulls, min, max, min_time, max_time]
+        self.symbols: Counter[tuple[str, str, str]] = Counter()
+
+    def schema_id(self, topic: str) -> str | None:
+        if topic not in self.names:
             try:
-                schema_id = names[topic] = TopicName.parse(topic).schema_id
+                self.names[topic] = TopicName.parse(topic).schema_id
             except RegistryError:
-                schema_id = names[topic] = None
-        if corrupt is not None or schema_id is None or version is None:
-            reason = (
-                "not a JSON object with topic, version and payload"
-                if corrupt is not None
-                else "no topic"
-                if topic is None
-                else f"invalid topic name {topic!r}"
-                if schema_id is None
-                else "no version"
+                self.names[topic] = None
+        return self.names[topic]
+
+    def add(self, batch: pa.RecordBatch) -> None:
+        """One Arrow batch of archive rows (topic, version, payload, payload_base64, bad)."""
+        rows = batch.num_rows
+        clean = (
+            batch.column("bad").null_count == rows
+            and batch.column("payload_base64").null_count == rows
+            and batch.column("topic").null_count == 0
+            and batch.column("version").null_count == 0
+            and batch.column("payload").null_count == 0
+        )
+        if not clean:
+            self.add_rows(
+                *(batch.column(c).to_pylist() for c in ("topic", "version", "payload", "payload_base64", "bad"))
             )
-            tally.fail(schema_id or topic, version, None, "BAD_ROW", reason)
-            continue
-        if payload is None:
-            if text is None:
-                tally.fail(schema_id, version, None, "BAD_ROW", "no payload")
+            return
+        # Rows of a Parquet archive: grouped in Arrow (C++), not row by row in Python.
+        grouped = (
+            pa.Table.from_batches([batch.select(["topic", "version", "payload"])])
+            .group_by(["topic", "version"], use_threads=False)
+            .aggregate([("payload", "list")])
+        )
+        topics = grouped.column("topic").to_pylist()
+        versions = grouped.column("version").to_pylist()
+        for topic, version, payloads in zip(topics, versions, grouped.column("payload_list").to_pylist(), strict=True):
+            schema_id = self.schema_id(topic)
+            if schema_id is None:
+                for _ in payloads:
+                    self.tally.fail(topic, version, None, "BAD_ROW", f"invalid topic name {topic!r}")
                 continue
-            try:
-                payload = binascii.a2b_base64(text, strict_mode=True)
-            except (binascii.Error, ValueError) as exc:
-                tally.fail(schema_id, version, None, "BAD_ROW", f"payload is not base64: {exc}")
+            self.add_group(schema_id, version, payloads)
+
+    def add_rows(
+        self, topics: list[Any], versions: list[Any], payloads: list[Any], encoded: list[Any], bad: list[Any]
+    ) -> None:
+        """Rows one by one: JSON-lines archives (base64 payloads) and batches with malformed rows."""
+        groups: dict[tuple[str, int], list[bytes]] = {}
+        for topic, version, payload, text, corrupt in zip(topics, versions, payloads, encoded, bad, strict=True):
+            schema_id = self.schema_id(topic) if topic is not None else None
+            if corrupt is not None or schema_id is None or version is None:
+                reason = (
+                    "not a JSON object with topic, version and payload"
+                    if corrupt is not None
+                    else "no topic"
+                    if topic is None
+                    else f"invalid topic name {topic!r}"
+                    if schema_id is None
+                    else "no version"
+                )
+                self.tally.fail(schema_id or topic, version, None, "BAD_ROW", reason)
                 continue
+            if payload is None:
+                if text is None:
+                    self.tally.fail(schema_id, version, None, "BAD_ROW", "no payload")
+                    continue
+                try:
+                    payload = binascii.a2b_base64(text, strict_mode=True)
+                except (binascii.Error, ValueError) as exc:
+                    self.tally.fail(schema_id, version, None, "BAD_ROW", f"payload is not base64: {exc}")
+                    continue
+            groups.setdefault((schema_id, version), []).append(payload)
+        for (schema_id, version), group in groups.items():
+            self.add_group(schema_id, version, group)
+
+    def add_group(self, schema_id: str, version: int, payloads: list[bytes]) -> None:
         key = (schema_id, version)
-        group = groups.get(key)
-        if group is None:
-            groups[key] = [payload]
-        else:
-            group.append(payload)
-    rows: list[dict[str, Any]] = []
-    for key, group in groups.items():
-        plan = plans.get(key)
+        plan = self.plans.get(key)
         if plan is None:
-            try:
-                plan = plans[key] = make_plan(table, *key)
-            except Exception as exc:  # a schema fastavro or protobuf cannot load: counted, never fatal
-                plan = plans[key] = Plan(topic=key[0], version=key[1], status="UNPARSEABLE_SCHEMA")
-                plan.status_detail = f"{type(exc).__name__}: {exc}"
-        datums = decode_group(plan, group, tally)
-        counts = tally.versions.setdefault(key, [0, 0, 0])
-        counts[0] += len(group)
+            plan = self.plans[key] = make_plan(self.table, schema_id, version)
+        datums = decode_group(plan, payloads, self.tally)
+        counts = self.versions.get(key)
+        if counts is None:
+            counts = self.versions[key] = [0, 0, 0]
+        counts[0] += len(payloads)
         counts[1] += len(datums)
-        counts[2] += len(group) - len(datums)
-        rows += stats_rows(plan, datums)
-        rows.append(
-            {
-                "kind": "version",
-                "topic": plan.topic,
-                "writer_version": plan.version,
-                "reader_version": plan.reader_version,
-                "reader": plan.reader_label,
-                "schema_type": plan.schema_type,
-                "compatible": plan.compatible,
-                "rule_code": plan.rule_code,
-                "decoded_with": _decoded_with(plan),
-                "count": counts[0],
-                "readable": counts[1],
-                "failed": counts[2],
-            }
-        )
-        tally.versions[key] = [0, 0, 0]
-    for (topic, version, fld, reason), (count, example) in tally.failures.items():
-        rows.append(
-            {
-                "kind": "failure",
-                "topic": topic,
-                "writer_version": version,
-                "field": fld,
-                "reason": reason,
-                "count": count,
-                "example": example,
-            }
-        )
-    return rows
+        counts[2] += len(payloads) - len(datums)
+        if not datums or not plan.fields:
+            return
+        # protobuf messages are read by their own plan's classes: never mixed with another plan's
+        slot_key = (plan.topic, id(plan) if plan.codec == "protobuf" else id(plan.fields))
+        slot = self.pending.get(slot_key)
+        if slot is None:
+            slot = self.pending[slot_key] = (plan, [])
+        slot[1].extend(datums)
+        self.pending_count += len(datums)
+        if self.pending_count >= BUFFER_ROWS:
+            self.fold_stats()
+
+    def fold_stats(self) -> None:
+        for plan, datums in self.pending.values():
+            fold_field_stats(plan, datums, self.stats, self.symbols)
+        self.pending.clear()
+        self.pending_count = 0
+
+    def rows(self) -> list[dict[str, Any]]:
+        self.fold_stats()
+        rows: list[dict[str, Any]] = []
+        for (topic, version), (messages, readable, failed) in self.versions.items():
+            plan = self.plans[(topic, version)]
+            rows.append(
+                {
+                    "kind": "version",
+                    "topic": plan.topic,
+                    "writer_version": plan.version,
+                    "reader_version": plan.reader_version,
+                    "reader": plan.reader_label,
+                    "schema_type": plan.schema_type,
+                    "compatible": plan.compatible,
+                    "rule_code": plan.rule_code,
+                    "decoded_with": _decoded_with(plan),
+                    "count": messages,
+                    "readable": readable,
+                    "failed": failed,
+                }
+            )
+        for (topic, version, fld, reason), (count, example) in self.tally.failures.items():
+            rows.append(
+                {
+                    "kind": "failure",
+                    "topic": topic,
+                    "writer_version": version,
+                    "field": fld,
+                    "reason": reason,
+                    "count": count,
+                    "example": example,
+                }
+            )
+        for (topic, label, type_name), (values, nulls, low, high, first, last) in self.stats.items():
+            rows.append(
+                {
+                    "kind": "stat",
+                    "topic": topic,
+                    "field": label,
+                    "type": type_name,
+                    "count": values,
+                    "nulls": nulls,
+                    "min": low,
+                    "max": high,
+                    "min_time": first,
+                    "max_time": last,
+                }
+            )
+        for (topic, label, symbol), count in self.symbols.items():
+            rows.append({"kind": "symbol", "topic": topic, "field": label, "symbol": symbol, "count": count})
+        return rows
 
 
 def _decoded_with(plan: Plan) -> str | None:
@@ -492,39 +606,50 @@ def _decode_protobuf(plan: Plan, payloads: list[bytes], tally: Tally) -> list[An
 # --- statistics ------------------------------------------------------------------------------------------------
 
 
-def stats_rows(plan: Plan, datums: list[Any]) -> list[dict[str, Any]]:
-    if not datums:
-        return []
-    rows: list[dict[str, Any]] = []
+def fold_field_stats(
+    plan: Plan,
+    datums: list[Any],
+    stats: dict[tuple[str, str, str], list[Any]],
+    symbols: Counter[tuple[str, str, str]],
+) -> None:
+    """Fold the statistics of these datums (read by `plan`) into the running totals: per (topic, field,
+    type) [values, nulls, min, max, min_time, max_time]; per (topic, field, symbol) a count."""
     protobuf = plan.codec == "protobuf"
+    topic = plan.topic
     for label, path, kind, type_name in plan.fields:
         values = _protobuf_column(datums, path[0]) if protobuf else _column(datums, path)
-        present = [v for v in values if v is not None]
-        row: dict[str, Any] = {
-            "kind": "stat",
-            "topic": plan.topic,
-            "field": label,
-            "type": type_name,
-            "count": len(values),
-            "nulls": len(values) - len(present),
-        }
+        nulls = values.count(None)
+        present = values if not nulls else [v for v in values if v is not None]
+        key = (topic, label, type_name)
+        total = stats.get(key)
+        if total is None:
+            total = stats[key] = [0, 0, None, None, None, None]
+        total[0] += len(values)
+        total[1] += nulls
         if present and kind == "number":
             numbers = [float(v) for v in present] if type_name == "decimal" else present
-            row["min"], row["max"] = float(min(numbers)), float(max(numbers))
+            _widen(total, 2, float(min(numbers)), float(max(numbers)))
         elif present and kind == "time":
-            low, high = min(present), max(present)
-            row["min_time"], row["max_time"] = _iso(low), _iso(high)
+            _widen(total, 4, _iso(min(present)), _iso(max(present)))
         elif kind == "symbol":
             for symbol, count in Counter(present).items():
                 text = ("true" if symbol else "false") if isinstance(symbol, bool) else str(symbol)
-                rows.append({"kind": "symbol", "topic": plan.topic, "field": label, "symbol": text, "count": count})
-        rows.append(row)
-    return rows
+                symbols[(topic, label, text)] += count
+
+
+def _widen(total: list[Any], at: int, low: Any, high: Any) -> None:
+    if total[at] is None or low < total[at]:
+        total[at] = low
+    if total[at + 1] is None or high > total[at + 1]:
+        total[at + 1] = high
 
 
 def _column(datums: list[Any], path: tuple[str, ...]) -> list[Any]:
     first, *rest = path
-    values = [d.get(first) if isinstance(d, dict) else None for d in datums]
+    try:
+        values = [d.get(first) for d in datums]  # record datums are dicts: the common case, without a check
+    except AttributeError:
+        values = [d.get(first) if isinstance(d, dict) else None for d in datums]
     for name in rest:
         values = [v.get(name) if isinstance(v, dict) else None for v in values]
     return values
@@ -554,71 +679,70 @@ def _iso(value: Any) -> str:
     return str(value)
 
 
-# Plans survive across partitions in a reused Python worker; keyed by the schema table's token.
-_PLANS: dict[str, dict[tuple[str, int], Plan]] = {}
-BUFFER_ROWS = 50_000
-
-
-def merge_rows(rows: list[dict[str, Any]], into: dict[tuple[Any, ...], dict[str, Any]]) -> None:
-    """Fold output rows into one row per key, so a partition emits a summary, not a row per batch."""
-    for row in rows:
-        kind = row["kind"]
-        if kind == "stat":
-            key: tuple[Any, ...] = (kind, row["topic"], row["field"], row["type"])
-        elif kind == "symbol":
-            key = (kind, row["topic"], row["field"], row["symbol"])
-        elif kind == "failure":
-            key = (kind, row["topic"], row["writer_version"], row["field"], row["reason"])
-        else:
-            key = (kind, row["topic"], row["writer_version"])
-        old = into.get(key)
-        if old is None:
-            into[key] = row
-            continue
-        old["count"] = (old.get("count") or 0) + (row.get("count") or 0)
-        if kind == "stat":
-            old["nulls"] += row["nulls"]
-            for name, pick in (("min", min), ("max", max), ("min_time", min), ("max_time", max)):
-                values = [v for v in (old.get(name), row.get(name)) if v is not None]
-                old[name] = pick(values) if values else None
-        elif kind == "version":
-            old["readable"] += row["readable"]
-            old["failed"] += row["failed"]
-            old["decoded_with"] = (
-                min(x for x in (old["decoded_with"], row["decoded_with"]) if x)
-                if (old["decoded_with"] or row["decoded_with"])
-                else None
-            )
+BUFFER_ROWS = 50_000  # readable datums held for statistics before they are folded into the totals
 
 
 def make_mapper(shared: Any) -> Any:
     """The mapInArrow function over archive rows (topic, version, payload, payload_base64, bad); `shared` is
-    the schema table or a Spark broadcast of it. Rows are buffered into large groups and each partition
-    emits one summary row per (topic, version), failure key, field and symbol."""
+    the schema table or a Spark broadcast of it. Each partition emits one summary row per (topic, version),
+    failure key, field and symbol."""
 
     def run(inputs: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        table = getattr(shared, "value", shared)
-        plans = _PLANS.setdefault(str(table.get("_token", id(table))), {})
-        names: dict[str, str | None] = {}
-        merged: dict[tuple[Any, ...], dict[str, Any]] = {}
-        columns: dict[str, list[Any]] = {c: [] for c in ("topic", "version", "payload", "payload_base64", "bad")}
-
-        def flush() -> None:
-            if columns["topic"]:
-                rows = audit_batch(
-                    table, plans, columns["topic"], columns["version"], columns["payload"],
-                    columns["payload_base64"], columns["bad"], names,
-                )  # fmt: skip
-                merge_rows(rows, merged)
-                for values in columns.values():
-                    values.clear()
-
+        audit = PartitionAudit(getattr(shared, "value", shared))
         for batch in inputs:
-            for name, values in columns.items():
-                values += batch.column(name).to_pylist()
-            if len(columns["topic"]) >= BUFFER_ROWS:
-                flush()
-        flush()
-        yield from batches(merged.values(), OUTPUT)
+            audit.add(batch)
+        yield from batches(audit.rows(), OUTPUT)
 
     return run
+
+
+# --- on the driver: the partitions' partial rows, reduced into the four tables -------------------------------
+
+TABLE_COLUMNS = {
+    "data_versions": ["topic", "writer_version", "reader_version", "reader", "schema_type", "compatible",
+                      "rule_code", "decoded_with", "messages", "readable", "failed"],
+    "data_failures": ["topic", "writer_version", "field", "reason", "count", "example"],
+    "data_field_stats": ["topic", "field", "type", "values", "nulls", "null_rate", "min", "max", "min_time",
+                         "max_time"],
+    "data_enum_counts": ["topic", "field", "symbol", "count"],
+}  # fmt: skip
+
+
+def reduce_partials(partials: pa.Table) -> dict[str, pa.Table]:
+    """The four tables from every partition's summary rows (a few thousand rows per partition: reduced on the
+    driver in Arrow instead of by four Spark shuffles)."""
+    import pyarrow.compute as pc
+
+    def of(kind: str) -> pa.Table:
+        return partials.filter(pc.equal(partials.column("kind"), kind))
+
+    def reduce(kind: str, keys: list[str], aggregations: list[tuple[str, str, str]]) -> pa.Table:
+        grouped = of(kind).group_by(keys, use_threads=False).aggregate([(c, f) for c, f, _ in aggregations])
+        return grouped.rename_columns(keys + [name for _, _, name in aggregations])
+
+    versions = reduce(
+        "version",
+        ["topic", "writer_version"],
+        [("reader_version", "first", "reader_version"), ("reader", "first", "reader"),
+         ("schema_type", "first", "schema_type"), ("compatible", "first", "compatible"),
+         ("rule_code", "first", "rule_code"), ("decoded_with", "min", "decoded_with"),
+         ("count", "sum", "messages"), ("readable", "sum", "readable"), ("failed", "sum", "failed")],
+    )  # fmt: skip
+    failures = reduce(
+        "failure",
+        ["topic", "writer_version", "field", "reason"],
+        [("count", "sum", "count"), ("example", "min", "example")],
+    )
+    stats = reduce(
+        "stat",
+        ["topic", "field", "type"],
+        [("count", "sum", "values"), ("nulls", "sum", "nulls"), ("min", "min", "min"), ("max", "max", "max"),
+         ("min_time", "min", "min_time"), ("max_time", "max", "max_time")],
+    )  # fmt: skip
+    stats = stats.append_column(
+        "null_rate", pc.divide(pc.cast(stats.column("nulls"), pa.float64()), stats.column("values"))
+    )
+    symbols = reduce("symbol", ["topic", "field", "symbol"], [("count", "sum", "count")])
+    tables = {"data_versions": versions, "data_failures": failures, "data_field_stats": stats,
+              "data_enum_counts": symbols}  # fmt: skip
+    return {name: tables[name].select(columns) for name, columns in TABLE_COLUMNS.items()}

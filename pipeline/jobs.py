@@ -7,6 +7,8 @@ Every function returns a `Report`: the tables written with their row counts and 
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -188,77 +190,102 @@ def run_data_audit(
     reader: str | None = None,
     topic: str | None = None,
 ) -> Report:
-    from pyspark.sql import functions as F
-
     out = check_out(out)
     if (reader is None) != (topic is None):
         raise SourceError("--reader and --topic go together: a candidate reader schema is for one topic")
     candidate = candidate_schema(source, topic, reader) if reader is not None and topic is not None else None
     report = Report("data", out)
-    messages = read_archive(spark, archive)
-    # The schemas of the topics the archive names, from the core, shipped once to every executor.
-    seen = [row["topic"] for row in messages.select("topic").distinct().collect() if row["topic"]]
-    by_id = {TopicName.parse(t).schema_id: t for t in source.topics}
-    wanted = sorted({by_id[i] for i in (_schema_id(t) for t in seen) if i in by_id})
-    registry = registry_for(source.header, [source.bundle(t) for t in wanted])
-    table = data_audit.schema_table(registry, wanted, candidate)
-    shared = spark.sparkContext.broadcast(table)
-    result = messages.mapInArrow(data_audit.make_mapper(shared), ddl(data_audit.OUTPUT)).persist()
-    versions = (
-        result.filter(F.col("kind") == "version")
-        .groupBy("topic", "writer_version")
-        .agg(
-            F.first("reader_version", ignorenulls=True).alias("reader_version"),
-            F.first("reader", ignorenulls=True).alias("reader"),
-            F.first("schema_type", ignorenulls=True).alias("schema_type"),
-            F.first("compatible", ignorenulls=True).alias("compatible"),
-            F.first("rule_code", ignorenulls=True).alias("rule_code"),
-            F.min("decoded_with").alias("decoded_with"),
-            F.sum("count").alias("messages"),
-            F.sum("readable").alias("readable"),
-            F.sum("failed").alias("failed"),
-        )
-    )
-    failures = (
-        result.filter(F.col("kind") == "failure")
-        .groupBy("topic", "writer_version", "field", "reason")
-        .agg(F.sum("count").alias("count"), F.min("example").alias("example"))
-    )
-    stats = (
-        result.filter(F.col("kind") == "stat")
-        .groupBy("topic", "field", "type")
-        .agg(
-            F.sum("count").alias("values"),
-            F.sum("nulls").alias("nulls"),
-            F.min("min").alias("min"),
-            F.max("max").alias("max"),
-            F.min("min_time").alias("min_time"),
-            F.max("max_time").alias("max_time"),
-        )
-        .withColumn("null_rate", F.col("nulls") / F.col("values"))
-        .select("topic", "field", "type", "values", "nulls", "null_rate", "min", "max", "min_time", "max_time")
-    )
-    symbols = (
-        result.filter(F.col("kind") == "symbol").groupBy("topic", "field", "symbol").agg(F.sum("count").alias("count"))
-    )
-    _write(versions, out, "data_versions", report)
-    _write(failures, out, "data_failures", report)
-    _write(stats, out, "data_field_stats", report)
-    _write(symbols, out, "data_enum_counts", report)
-    failed = failures.groupBy("reason").agg(F.sum("count").alias("n")).orderBy(F.desc("n")).collect()
-    totals = versions.agg(F.sum("messages").alias("m"), F.sum("readable").alias("r")).first()
-    bad = sum(row["n"] for row in failed if row["reason"] == "BAD_ROW")
-    result.unpersist()
-    shared.unpersist()
-    total = (totals["m"] or 0) + bad if totals else bad
+    cores = spark_cores(spark)
+    # One split per Parquet file or so, at least cores x 4 of them, so both ends of the run keep every core busy.
+    with session_conf(spark, {"spark.sql.files.maxPartitionBytes": str(split_bytes(archive, cores))}):
+        messages = read_archive(spark, archive)
+        # The schemas of the topics the archive names, from the core, shipped once to every executor.
+        seen = archive_topics(spark, archive, messages)
+        by_id = {TopicName.parse(t).schema_id: t for t in source.topics}
+        wanted = sorted({by_id[i] for i in (_schema_id(t) for t in seen) if i in by_id})
+        registry = registry_for(source.header, [source.bundle(t) for t in wanted])
+        table = data_audit.schema_table(registry, wanted, candidate)
+        shared = spark.sparkContext.broadcast(table)
+        try:
+            # One pass over the archive; each partition returns a small summary, reduced here.
+            partials = messages.mapInArrow(data_audit.make_mapper(shared), ddl(data_audit.OUTPUT)).toArrow()
+        finally:
+            shared.unpersist()
+    tables = data_audit.reduce_partials(partials)
+    for name, rows in tables.items():
+        _write_arrow(rows, out, name, report)
+    failures = tables["data_failures"].to_pylist()
+    versions = tables["data_versions"]
+    by_reason: dict[str, int] = {}
+    for row in failures:
+        by_reason[row["reason"]] = by_reason.get(row["reason"], 0) + row["count"]
+    failed = sorted(by_reason.items(), key=lambda item: -item[1])
+    bad = by_reason.get("BAD_ROW", 0)
+    messages_total = sum(n for n in versions.column("messages").to_pylist() if n)
+    readable_total = sum(n for n in versions.column("readable").to_pylist() if n)
+    total = messages_total + bad
     reader_text = f"candidate {reader} for {topic}" if reader else "each topic's latest version"
     report.lines = [
         f"data audit of {archive.files} archive file(s) under {archive.root} against {source.label}",
-        f"  {total} messages, {(totals['r'] or 0) if totals else 0} readable by {reader_text}, "
-        f"{sum(row['n'] for row in failed)} failed",
-        *(f"  {row['n']:>9} {row['reason']}" for row in failed[:8]),
+        f"  {total} messages, {readable_total} readable by {reader_text}, {sum(by_reason.values())} failed",
+        *(f"  {n:>9} {reason}" for reason, n in failed[:8]),
     ]
     return report
+
+
+def archive_topics(spark: SparkSession, archive: Archive, messages: DataFrame) -> list[str]:
+    """The distinct topic names of the archive: Parquet files through their topic column on the driver
+    (dictionary-encoded, no Spark job), JSON lines through Spark."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+
+    seen: set[str] = set()
+    try:
+        for path in archive.parquet_files:
+            column = pq.read_table(path, columns=["topic"], read_dictionary=["topic"]).column("topic")
+            seen.update(str(t) for t in pc.unique(column).to_pylist() if t)
+    except (pa.ArrowException, AttributeError, TypeError):  # not a string column: Spark casts it
+        return sorted({row["topic"] for row in messages.select("topic").distinct().collect() if row["topic"]})
+    if archive.json_files:
+        seen.update(row["topic"] for row in messages.select("topic").distinct().collect() if row["topic"])
+    return sorted(seen)
+
+
+def split_bytes(archive: Archive, cores: int) -> int:
+    """spark.sql.files.maxPartitionBytes for the archive: its size over (cores x 4), between 1 MiB and 128 MiB."""
+    size = sum(p.stat().st_size for p in (*archive.parquet_files, *archive.json_files))
+    return max(1 << 20, min(128 << 20, size // max(cores * 4, 1)))
+
+
+@contextmanager
+def session_conf(spark: SparkSession, values: dict[str, str]) -> Iterator[None]:
+    """Set SQL confs for one job and put the previous values back (the session may be shared, as in tests)."""
+    previous = {key: spark.conf.get(key, None) for key in values}
+    for key, value in values.items():
+        spark.conf.set(key, value)
+    try:
+        yield
+    finally:
+        for key, value in previous.items():
+            if value is None:
+                spark.conf.unset(key)
+            else:
+                spark.conf.set(key, value)
+
+
+def _write_arrow(rows: Any, out: Path, name: str, report: Report) -> None:
+    """Write one small table reduced on the driver as `OUT/<name>/part-00000.parquet` (replacing the folder)."""
+    import shutil
+
+    import pyarrow.parquet as pq
+
+    folder = out / name
+    if folder.exists():
+        shutil.rmtree(folder)
+    folder.mkdir(parents=True)
+    pq.write_table(rows, folder / "part-00000.parquet")
+    report.tables[name] = rows.num_rows
 
 
 def _schema_id(topic: str) -> str | None:
