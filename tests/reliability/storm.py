@@ -100,8 +100,8 @@ def prepare(db: Path, topic_count: int) -> list[str]:
 class Server:
     """`schema-explorer serve --db DB` on a free loopback port, in a child process."""
 
-    def __init__(self, db: Path, log: Path, env: Mapping[str, str] | None = None) -> None:
-        self.db, self.log, self.env = db, log, env
+    def __init__(self, db: Path, log: Path, env: Mapping[str, str] | None = None, *, access_log: bool = False) -> None:
+        self.db, self.log, self.env, self.access_log = db, log, env, access_log
         self.process: subprocess.Popen[bytes] | None = None
         self.url = ""
 
@@ -111,7 +111,8 @@ class Server:
         port = free_port()
         script = Path(sys.executable).with_name("schema-explorer")
         head = [str(script)] if script.is_file() else [sys.executable, "-m", "cli.main"]
-        command = [*head, "serve", "--db", str(self.db), "--host", "127.0.0.1", "--port", str(port), "--no-access-log"]
+        command = [*head, "serve", "--db", str(self.db), "--host", "127.0.0.1", "--port", str(port)]
+        command += [] if self.access_log else ["--no-access-log"]
         with self.log.open("ab") as log:
             self.process = subprocess.Popen(
                 command, cwd=PROJECT_ROOT, env=child_env(self.env), stdout=log, stderr=subprocess.STDOUT
