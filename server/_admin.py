@@ -5,7 +5,11 @@ Routes translate: path → topic name, wire model → facade call → wire model
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+import asyncio
+import functools
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from typing import Annotated, Any, TypeVar
 
 from fastapi import APIRouter, Body, Depends, Query, Request, Response
 from pydantic import StrictBool
@@ -26,9 +30,28 @@ from ._admin_wire import (
     TenantInfo,
 )
 from ._errors import ApiError
+from ._fast_reads import all_schemas, latest_schema, namespace_strategy, schema_topic
 
 DOMAINS = ("persistent", "non-persistent")
 NO_CONTENT: dict[str, Any] = {"status_code": 204, "response_class": Response}
+T = TypeVar("T")
+
+# Every write of this process runs here, one at a time, in arrival order. SQLite takes one writer at a time
+# anyway (BEGIN IMMEDIATE); writers racing for its lock from many threads wait in its busy handler, which
+# sleeps in growing steps (up to 100 ms), so under load a write's p99 was mostly sleeping. Queued here, a
+# write waits only for the writes ahead of it, holds no threadpool thread while it waits, and reads (on the
+# event loop or the threadpool) never queue behind writes.
+_WRITER = ThreadPoolExecutor(max_workers=1, thread_name_prefix="registry-writer")
+
+
+async def written(call: Callable[..., T], /, *args: Any, **kwargs: Any) -> T:
+    """`call(*args, **kwargs)` on the writer thread; its exception, if any, is raised here."""
+    return await asyncio.get_running_loop().run_in_executor(_WRITER, functools.partial(call, *args, **kwargs))
+
+
+def json_answer(body: bytes) -> Response:
+    """A 200 with JSON bytes serialised once (no response-model validation of an already valid answer)."""
+    return Response(content=body, media_type="application/json")
 
 
 async def registry_of(request: Request) -> Registry:
@@ -37,16 +60,13 @@ async def registry_of(request: Request) -> Registry:
 
 
 Reg = Annotated[Registry, Depends(registry_of)]
-Strategy = Annotated[CompatibilityStrategy, Body(examples=["BACKWARD"])]
-Flag = Annotated[StrictBool, Body(examples=[True])]
+# Pulsar's resources take these bodies as Java objects (enums) or primitives (booleans) through Jackson: a JSON
+# null is a null strategy (clears it, like "UNDEFINED") and, for a primitive boolean, false.
+Strategy = Annotated[CompatibilityStrategy | None, Body(examples=["BACKWARD"])]
+Flag = Annotated[StrictBool | None, Body(examples=[True])]
 Applied = Annotated[bool, Query(description="the value in force (with fallbacks) rather than the one set here")]
 
 router = APIRouter(prefix="/admin/v2")
-
-
-def _schema_topic(tenant: str, namespace: str, topic: str) -> str:
-    # Schema ids have no domain (§1): the schemas resource names topics without one.
-    return f"persistent://{tenant}/{namespace}/{topic}"
 
 
 # --- §7.1 schemas -----------------------------------------------------------------------------------------
@@ -56,24 +76,28 @@ LOOKUP = auth.topic_operation("LOOKUP", auth.Role.VIEWER)
 PRODUCE = auth.topic_operation("PRODUCE", auth.Role.PRODUCER)
 
 
-@router.get(SCHEMAS + "/schema", tags=["schemas"], **LOOKUP.route_options(404, 412))
-def get_schema(tenant: str, namespace: str, topic: str, registry: Reg) -> GetSchemaResponse:
+# Plain reads are one quick facade call (tens of µs on SQLite): they run on the event loop (`async def`)
+# rather than paying a threadpool hop. Reads that may take long (catalog rebuilds, checks, diffs) and every
+# write stay off the loop.
+
+
+@router.get(SCHEMAS + "/schema", tags=["schemas"], **LOOKUP.route_options(404, 412, ok=GetSchemaResponse))
+async def get_schema(tenant: str, namespace: str, topic: str, registry: Reg) -> Response:
     """The latest live schema; 404 "Schema not found" when there is none or it was deleted."""
-    return GetSchemaResponse.of(registry.get(_schema_topic(tenant, namespace, topic)))
+    return json_answer(latest_schema(registry, tenant, namespace, topic))
 
 
 @router.get(SCHEMAS + "/schema/{version}", tags=["schemas"], **LOOKUP.route_options(400, 404, 412))
-def get_schema_version(tenant: str, namespace: str, topic: str, version: str, registry: Reg) -> GetSchemaResponse:
+async def get_schema_version(tenant: str, namespace: str, topic: str, version: str, registry: Reg) -> GetSchemaResponse:
     """One live version; 404 when it is not after the last delete. A version that is not a whole number
     >= 0 is a 400 here (Pulsar answers 500 for a non-numeric one, a bug)."""
-    return GetSchemaResponse.of(registry.get(_schema_topic(tenant, namespace, topic), version))
+    return GetSchemaResponse.of(registry.get(schema_topic(tenant, namespace, topic), version))
 
 
-@router.get(SCHEMAS + "/schemas", tags=["schemas"], **LOOKUP.route_options(412))
-def get_all_schemas(tenant: str, namespace: str, topic: str, registry: Reg) -> GetAllVersionsSchemaResponse:
+@router.get(SCHEMAS + "/schemas", tags=["schemas"], **LOOKUP.route_options(412, ok=GetAllVersionsSchemaResponse))
+async def get_all_schemas(tenant: str, namespace: str, topic: str, registry: Reg) -> Response:
     """Every live version, oldest first; an empty list (not 404) after a delete."""
-    history = registry.history(_schema_topic(tenant, namespace, topic))
-    return GetAllVersionsSchemaResponse(getSchemaResponses=[GetSchemaResponse.of(e) for e in history])
+    return json_answer(all_schemas(registry, tenant, namespace, topic))
 
 
 @router.get(
@@ -82,9 +106,9 @@ def get_all_schemas(tenant: str, namespace: str, topic: str, registry: Reg) -> G
     response_model=SchemaMetadata,
     **LOOKUP.route_options(412, empty="no history"),
 )
-def get_schema_metadata(tenant: str, namespace: str, topic: str, registry: Reg) -> Any:
+async def get_schema_metadata(tenant: str, namespace: str, topic: str, registry: Reg) -> Any:
     """The storage index, tombstones included; 204 when the topic has no history at all."""
-    entries = registry.history(_schema_topic(tenant, namespace, topic), include_deleted=True)
+    entries = registry.history(schema_topic(tenant, namespace, topic), include_deleted=True)
     if not entries:
         return Response(status_code=204)
     index = [IndexEntry(version=e.version) for e in entries]
@@ -92,7 +116,7 @@ def get_schema_metadata(tenant: str, namespace: str, topic: str, registry: Reg) 
 
 
 @router.delete(SCHEMAS + "/schema", tags=["schemas"], **auth.tenant_admin().route_options(404, 412))
-def delete_schema(
+async def delete_schema(
     tenant: str,
     namespace: str,
     topic: str,
@@ -100,17 +124,17 @@ def delete_schema(
     force: Annotated[bool, Query(description="drop the whole history; numbering restarts at 0")] = False,
 ) -> LongSchemaVersion:
     """Soft delete appends a tombstone and returns its version; `force=true` drops the history and returns -1."""
-    version = registry.delete(_schema_topic(tenant, namespace, topic), force=force)
+    version = await written(registry.delete, schema_topic(tenant, namespace, topic), force=force)
     return LongSchemaVersion(version=-1 if version is None else version)
 
 
 @router.post(SCHEMAS + "/schema", tags=["schemas"], **PRODUCE.route_options(400, 404, 409, 412, 422))
-def post_schema(
+async def post_schema(
     tenant: str, namespace: str, topic: str, payload: PostSchemaPayload, registry: Reg
 ) -> PostSchemaResponse:
     """Register (§3.3): an identical live version is returned as is; else checked with the topic's
     strategy and stored. 409 incompatible, 422 invalid schema data. Ignores allow-auto-update, like Pulsar."""
-    version = registry.register(_schema_topic(tenant, namespace, topic), payload.to_info())
+    version = await written(registry.register, schema_topic(tenant, namespace, topic), payload.to_info())
     return PostSchemaResponse(version=LongSchemaVersion(version=version))
 
 
@@ -129,7 +153,7 @@ def post_compatibility(
 
     Pulsar's convention, kept for its tooling: 202 when compatible, 500 when not. The explorer's what-if
     endpoint gives the full explanation."""
-    result = registry.check(_schema_topic(tenant, namespace, topic), payload.to_info())
+    result = registry.check(schema_topic(tenant, namespace, topic), payload.to_info())
     if not result.compatible:
         raise ApiError(500, result.message)
     return IsCompatibilityResponse(compatibility=True, schemaCompatibilityStrategy=result.strategy.value)
@@ -140,7 +164,7 @@ def post_version(
     tenant: str, namespace: str, topic: str, payload: PostSchemaPayload, registry: Reg
 ) -> LongSchemaVersion:
     """The first live version with the same type and identical bytes, or -1."""
-    version = registry.find_version(_schema_topic(tenant, namespace, topic), payload.to_info())
+    version = registry.find_version(schema_topic(tenant, namespace, topic), payload.to_info())
     return LongSchemaVersion(version=-1 if version is None else version)
 
 
@@ -150,10 +174,14 @@ NAMESPACE = "/namespaces/{tenant}/{namespace}"
 NS_READ = auth.READ.route_options(404, 412)
 
 
-@router.get(NAMESPACE + "/schemaCompatibilityStrategy", tags=["namespace policies"], **NS_READ)
-def get_namespace_strategy(tenant: str, namespace: str, registry: Reg) -> CompatibilityStrategy:
+@router.get(
+    NAMESPACE + "/schemaCompatibilityStrategy",
+    tags=["namespace policies"],
+    **auth.READ.route_options(404, 412, ok=CompatibilityStrategy),
+)
+async def get_namespace_strategy(tenant: str, namespace: str, registry: Reg) -> Response:
     """The raw namespace value: "UNDEFINED" when never set (no fallback)."""
-    return registry.namespace_policy(f"{tenant}/{namespace}").compatibility
+    return json_answer(namespace_strategy(registry, tenant, namespace))
 
 
 @router.put(
@@ -162,9 +190,10 @@ def get_namespace_strategy(tenant: str, namespace: str, registry: Reg) -> Compat
     **NO_CONTENT,
     **auth.namespace_policy("SCHEMA_COMPATIBILITY_STRATEGY").route_options(400, 404, 412),
 )
-def put_namespace_strategy(tenant: str, namespace: str, strategy: Strategy, registry: Reg) -> None:
-    """Set the namespace strategy; "UNDEFINED" clears it."""
-    registry.set_namespace_policy(f"{tenant}/{namespace}", compatibility=strategy)
+async def put_namespace_strategy(tenant: str, namespace: str, strategy: Strategy, registry: Reg) -> None:
+    """Set the namespace strategy; "UNDEFINED" or null clears it."""
+    value = CompatibilityStrategy.UNDEFINED if strategy is None else strategy
+    await written(registry.set_namespace_policy, f"{tenant}/{namespace}", compatibility=value)
 
 
 @router.get(
@@ -173,7 +202,7 @@ def put_namespace_strategy(tenant: str, namespace: str, strategy: Strategy, regi
     response_model=AutoUpdateStrategy,
     **auth.READ.route_options(404, 412, empty="not set"),
 )
-def get_namespace_auto_update(tenant: str, namespace: str, registry: Reg) -> Any:
+async def get_namespace_auto_update(tenant: str, namespace: str, registry: Reg) -> Any:
     """The deprecated auto-update strategy, or 204 when unset."""
     value = registry.namespace_policy(f"{tenant}/{namespace}").auto_update_strategy
     return Response(status_code=204) if value is None else value
@@ -185,18 +214,19 @@ def get_namespace_auto_update(tenant: str, namespace: str, registry: Reg) -> Any
     **NO_CONTENT,
     **auth.namespace_policy("SCHEMA_COMPATIBILITY_STRATEGY").route_options(400, 404, 412),
 )
-def put_namespace_auto_update(
+async def put_namespace_auto_update(
     tenant: str,
     namespace: str,
-    strategy: Annotated[AutoUpdateStrategy, Body(examples=["AutoUpdateDisabled"])],
+    strategy: Annotated[AutoUpdateStrategy | None, Body(examples=["AutoUpdateDisabled"])],
     registry: Reg,
 ) -> None:
-    """Set the deprecated auto-update strategy (AutoUpdateDisabled maps to ALWAYS_INCOMPATIBLE)."""
-    registry.set_namespace_policy(f"{tenant}/{namespace}", auto_update_strategy=strategy)
+    """Set the deprecated auto-update strategy (AutoUpdateDisabled maps to ALWAYS_INCOMPATIBLE); null clears
+    it, as Pulsar stores the null it reads."""
+    await written(registry.set_namespace_policy, f"{tenant}/{namespace}", auto_update_strategy=strategy)
 
 
 @router.get(NAMESPACE + "/isAllowAutoUpdateSchema", tags=["namespace policies"], **NS_READ)
-def get_allow_auto_update(tenant: str, namespace: str, registry: Reg) -> bool:
+async def get_allow_auto_update(tenant: str, namespace: str, registry: Reg) -> bool:
     """The namespace value, or the broker default when unset."""
     value = registry.namespace_policy(f"{tenant}/{namespace}").allow_auto_update
     return registry.broker.allow_auto_update if value is None else value
@@ -208,7 +238,7 @@ def get_allow_auto_update(tenant: str, namespace: str, registry: Reg) -> bool:
     **NO_CONTENT,
     **auth.namespace_policy("SCHEMA_COMPATIBILITY_STRATEGY").route_options(400, 404, 412),
 )
-def post_allow_auto_update(
+async def post_allow_auto_update(
     tenant: str,
     namespace: str,
     allowed: Flag,
@@ -216,15 +246,15 @@ def post_allow_auto_update(
     allowAutoUpdateSchemaWithReplicator: bool | None = None,  # noqa: N803 (Pulsar's query name)
 ) -> None:
     """Allow or refuse producers' and idle consumers' new schemas; 400 when allowing while refusing the
-    replicator."""
-    changes: dict[str, Any] = {"allow_auto_update": allowed}
+    replicator. Null is false (Pulsar's parameter is a primitive boolean): it does not clear the value."""
+    changes: dict[str, Any] = {"allow_auto_update": bool(allowed)}
     if allowAutoUpdateSchemaWithReplicator is not None:
         changes["allow_auto_update_with_replicator"] = allowAutoUpdateSchemaWithReplicator
-    registry.set_namespace_policy(f"{tenant}/{namespace}", **changes)
+    await written(registry.set_namespace_policy, f"{tenant}/{namespace}", **changes)
 
 
 @router.get(NAMESPACE + "/schemaValidationEnforced", tags=["namespace policies"], **NS_READ)
-def get_namespace_validation(tenant: str, namespace: str, registry: Reg, applied: Applied = False) -> bool:
+async def get_namespace_validation(tenant: str, namespace: str, registry: Reg, applied: Applied = False) -> bool:
     """The namespace flag; with applied=true a false flag falls back to the broker's."""
     value = registry.namespace_policy(f"{tenant}/{namespace}").validation_enforced
     return value or (applied and registry.broker.validation_enforced)
@@ -236,9 +266,9 @@ def get_namespace_validation(tenant: str, namespace: str, registry: Reg, applied
     **NO_CONTENT,
     **auth.namespace_policy("SCHEMA_COMPATIBILITY_STRATEGY").route_options(400, 404, 412),
 )
-def post_namespace_validation(tenant: str, namespace: str, enforced: Flag, registry: Reg) -> None:
-    """Refuse schema-less producers on topics that have a schema."""
-    registry.set_namespace_policy(f"{tenant}/{namespace}", validation_enforced=enforced)
+async def post_namespace_validation(tenant: str, namespace: str, enforced: Flag, registry: Reg) -> None:
+    """Refuse schema-less producers on topics that have a schema. Null is false (a primitive boolean in Pulsar)."""
+    await written(registry.set_namespace_policy, f"{tenant}/{namespace}", validation_enforced=bool(enforced))
 
 
 # --- §7.3 topic policies, listing and creation ------------------------------------------------------------
@@ -252,6 +282,11 @@ def _existing_topic(registry: Registry, domain: str, tenant: str, namespace: str
     return name
 
 
+def _set_topic_policy(registry: Registry, domain: str, tenant: str, namespace: str, topic: str, **changes: Any) -> None:
+    """Check the topic exists, then set: both on the writer thread, so no write slips in between."""
+    registry.set_topic_policy(_existing_topic(registry, domain, tenant, namespace, topic), **changes)
+
+
 def _add_topic_routes(domain: str) -> None:
     base = f"/{domain}/{{tenant}}/{{namespace}}"
     topic_path = base + "/{topic}"
@@ -260,7 +295,7 @@ def _add_topic_routes(domain: str) -> None:
     write = auth.topic_policy("SCHEMA_COMPATIBILITY_STRATEGY").route_options(400, 404, 412)
 
     @router.get(base, tags=tags, name=f"list_{domain}_topics", **auth.READ.route_options(404, 412))
-    def list_topics(tenant: str, namespace: str, registry: Reg) -> list[str]:
+    async def list_topics(tenant: str, namespace: str, registry: Reg) -> list[str]:
         """The namespace's topics of this domain, full names."""
         return [t for t in registry.topics(f"{tenant}/{namespace}") if t.startswith(f"{domain}://")]
 
@@ -271,9 +306,9 @@ def _add_topic_routes(domain: str) -> None:
         **NO_CONTENT,
         **auth.namespace_operation("CREATE_TOPIC").route_options(404, 409, 412),
     )
-    def create_topic(tenant: str, namespace: str, topic: str, registry: Reg) -> None:
+    async def create_topic(tenant: str, namespace: str, topic: str, registry: Reg) -> None:
         """Create a non-partitioned topic; 409 when it exists."""
-        if not registry.create_topic(f"{domain}://{tenant}/{namespace}/{topic}"):
+        if not await written(registry.create_topic, f"{domain}://{tenant}/{namespace}/{topic}"):
             raise ApiError(409, "This topic already exists")
 
     @router.get(
@@ -283,7 +318,9 @@ def _add_topic_routes(domain: str) -> None:
         response_model=CompatibilityStrategy,
         **auth.READ.route_options(400, 404, 412, empty="no topic-level value"),
     )
-    def get_topic_strategy(tenant: str, namespace: str, topic: str, registry: Reg, applied: Applied = False) -> Any:
+    async def get_topic_strategy(
+        tenant: str, namespace: str, topic: str, registry: Reg, applied: Applied = False
+    ) -> Any:
         """The topic's own strategy (204 when none), or with applied=true the one in force: topic →
         namespace → namespace auto-update mapping → broker."""
         name = _existing_topic(registry, domain, tenant, namespace, topic)
@@ -293,16 +330,14 @@ def _add_topic_routes(domain: str) -> None:
         return Response(status_code=204) if value is None else value
 
     @router.put(topic_path + "/schemaCompatibilityStrategy", tags=policy_tags, **NO_CONTENT, **write)
-    def put_topic_strategy(tenant: str, namespace: str, topic: str, strategy: Strategy, registry: Reg) -> None:
-        """Set the topic's strategy; "UNDEFINED" removes it."""
-        name = _existing_topic(registry, domain, tenant, namespace, topic)
-        registry.set_topic_policy(name, compatibility=strategy)
+    async def put_topic_strategy(tenant: str, namespace: str, topic: str, strategy: Strategy, registry: Reg) -> None:
+        """Set the topic's strategy; "UNDEFINED" or null removes it."""
+        await written(_set_topic_policy, registry, domain, tenant, namespace, topic, compatibility=strategy)
 
     @router.delete(topic_path + "/schemaCompatibilityStrategy", tags=policy_tags, **NO_CONTENT, **write)
-    def delete_topic_strategy(tenant: str, namespace: str, topic: str, registry: Reg) -> None:
+    async def delete_topic_strategy(tenant: str, namespace: str, topic: str, registry: Reg) -> None:
         """Remove the topic's strategy: the namespace's (or broker's) applies again."""
-        name = _existing_topic(registry, domain, tenant, namespace, topic)
-        registry.set_topic_policy(name, compatibility=None)
+        await written(_set_topic_policy, registry, domain, tenant, namespace, topic, compatibility=None)
 
     @router.get(
         topic_path + "/schemaValidationEnforced",
@@ -310,7 +345,9 @@ def _add_topic_routes(domain: str) -> None:
         name=f"get_{domain}_topic_validation",
         **auth.READ.route_options(400, 404, 412),
     )
-    def get_topic_validation(tenant: str, namespace: str, topic: str, registry: Reg, applied: Applied = False) -> bool:
+    async def get_topic_validation(
+        tenant: str, namespace: str, topic: str, registry: Reg, applied: Applied = False
+    ) -> bool:
         """The topic's flag; without one, false, or with applied=true the namespace flag OR the broker's."""
         name = _existing_topic(registry, domain, tenant, namespace, topic)
         value = registry.topic_policy(name).validation_enforced
@@ -319,10 +356,10 @@ def _add_topic_routes(domain: str) -> None:
         return applied and registry.effective_policy(name).validation_enforced.value
 
     @router.post(topic_path + "/schemaValidationEnforced", tags=policy_tags, **NO_CONTENT, **write)
-    def post_topic_validation(tenant: str, namespace: str, topic: str, enforced: Flag, registry: Reg) -> None:
-        """Set the topic's flag."""
-        name = _existing_topic(registry, domain, tenant, namespace, topic)
-        registry.set_topic_policy(name, validation_enforced=enforced)
+    async def post_topic_validation(tenant: str, namespace: str, topic: str, enforced: Flag, registry: Reg) -> None:
+        """Set the topic's flag. Null is false (a primitive boolean in Pulsar): it does not remove the policy."""
+        changes = {"validation_enforced": bool(enforced)}
+        await written(_set_topic_policy, registry, domain, tenant, namespace, topic, **changes)
 
 
 for _domain in DOMAINS:
@@ -330,46 +367,46 @@ for _domain in DOMAINS:
 
 
 @router.get("/tenants", tags=["tenants"], **auth.READ.route_options())
-def list_tenants(registry: Reg) -> list[str]:
+async def list_tenants(registry: Reg) -> list[str]:
     return registry.tenants()
 
 
 @router.get("/tenants/{tenant}", tags=["tenants"], **auth.READ.route_options(404, 412))
-def get_tenant(tenant: str, registry: Reg) -> TenantInfo:
+async def get_tenant(tenant: str, registry: Reg) -> TenantInfo:
     """404 "Tenant does not exist" for an unknown tenant."""
     registry.namespaces(tenant)
     return TenantInfo()
 
 
 @router.put("/tenants/{tenant}", tags=["tenants"], **NO_CONTENT, **auth.super_user().route_options(409, 412))
-def create_tenant(tenant: str, registry: Reg) -> None:
+async def create_tenant(tenant: str, registry: Reg) -> None:
     """Create a tenant; 409 when it exists. A TenantInfo body is accepted and ignored (no clusters here)."""
-    if not registry.create_tenant(tenant):
+    if not await written(registry.create_tenant, tenant):
         raise ApiError(409, "Tenant already exists")
 
 
 @router.get("/namespaces/{tenant}", tags=["namespaces"], **auth.READ.route_options(404, 412))
-def list_namespaces(tenant: str, registry: Reg) -> list[str]:
+async def list_namespaces(tenant: str, registry: Reg) -> list[str]:
     """The tenant's namespaces as "tenant/namespace"."""
     return registry.namespaces(tenant)
 
 
 @router.get(NAMESPACE, tags=["namespaces"], response_model_exclude_none=True, **auth.READ.route_options(404, 412))
-def get_namespace(tenant: str, namespace: str, registry: Reg) -> Policies:
+async def get_namespace(tenant: str, namespace: str, registry: Reg) -> Policies:
     """The namespace's schema policies, with Pulsar's `Policies` field names."""
     return Policies.of(registry.namespace_policy(f"{tenant}/{namespace}"))
 
 
 @router.put(NAMESPACE, tags=["namespaces"], **NO_CONTENT, **auth.tenant_admin().route_options(404, 409, 412))
-def create_namespace(tenant: str, namespace: str, registry: Reg) -> None:
+async def create_namespace(tenant: str, namespace: str, registry: Reg) -> None:
     """Create a namespace with default policies; 404 for an unknown tenant, 409 when it exists. A Policies
     body is accepted and ignored: set schema policies with their own endpoints."""
-    if not registry.create_namespace(f"{tenant}/{namespace}"):
+    if not await written(registry.create_namespace, f"{tenant}/{namespace}"):
         raise ApiError(409, "Namespace already exists")
 
 
 @router.get("/brokers/configuration/runtime", tags=["brokers"], **auth.READ.route_options())
-def broker_configuration(registry: Reg) -> dict[str, str]:
+async def broker_configuration(registry: Reg) -> dict[str, str]:
     """The broker settings that shape schema behaviour, as Pulsar's runtime configuration map (strings)."""
     broker = registry.broker
     return {

@@ -12,6 +12,7 @@ from registry import Registry
 from . import _admin, _audit_routes, _explorer
 from ._auth import Tokens
 from ._errors import install_error_handlers
+from ._fast_reads import install_fast_reads
 from ._limits import install_limits
 
 DESCRIPTION = """
@@ -55,4 +56,5 @@ def create_app(registry: Registry, *, tokens: Tokens | None = None, cors_origins
             allow_methods=["GET", "POST", "PUT", "DELETE"],
             allow_headers=["Authorization", "Content-Type"],
         )
+    install_fast_reads(app)  # innermost: every middleware above wraps its answers too
     return app

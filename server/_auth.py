@@ -109,31 +109,43 @@ class Permission:
     status: int
     denial: Callable[[Mapping[str, Any]], str]
 
-    def route_options(self, *errors: int, empty: str = "", **described: str) -> dict[str, Any]:
+    def route_options(self, *errors: int, empty: str = "", ok: type | None = None, **described: str) -> dict[str, Any]:
         """Keyword arguments for a route decorator: the check, the role in OpenAPI (x-required-role), and
-        the documented answers: `errors` plus the auth refusals, and 204 described by `empty` if given."""
+        the documented answers: `errors` plus the auth refusals, and 204 described by `empty` if given.
+
+        `ok` is the 200 body's model for routes that return serialised bytes (`response_model=None`): the
+        answer is documented as before, without FastAPI validating it again."""
         # 400: any route's path, query or body values can fail validation.
         auth = (400, 401) if self.role is Role.VIEWER else (400, 401, self.status)
         responses = error_responses(*sorted({*errors, *auth}), **described)
         if empty:
             responses[204] = {"description": empty}
-        return {
+        options: dict[str, Any] = {
             "dependencies": [Depends(self._check)],
             "openapi_extra": {"x-required-role": self.role.label},
             "responses": responses,
         }
+        if ok is not None:
+            responses[200] = {"model": ok, "description": "Successful Response"}
+            options["response_model"] = None
+        return options
 
     async def _check(self, request: Request) -> None:
         tokens: Tokens | None = request.app.state.tokens
         if tokens is None:
             return
-        header = request.headers.get("authorization", "")
-        scheme, _, token = header.partition(" ")
-        granted = tokens.role_of(token.strip()) if scheme.lower() == "bearer" and token.strip() else None
+        granted = bearer_role(tokens, request.headers.get("authorization", ""))
         if granted is None:
             raise ApiError(401, "Authentication required", {"WWW-Authenticate": 'Bearer realm="schema-explorer"'})
         if granted < self.role:
             raise ApiError(self.status, self.denial(request.path_params))
+
+
+def bearer_role(tokens: Tokens, header: str) -> Role | None:
+    """The role of the token in an `Authorization: Bearer <token>` header value, None when there is none."""
+    scheme, _, token = header.partition(" ")
+    token = token.strip()
+    return tokens.role_of(token) if scheme.lower() == "bearer" and token else None
 
 
 def _topic(params: Mapping[str, Any]) -> str:

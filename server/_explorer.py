@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from fastapi import APIRouter, Query
+from fastapi import APIRouter, Query, Response
 
 from registry import CompatibilityStrategy, SchemaType, TopicQuery
 
 from . import _auth as auth
-from ._admin import Reg
+from ._admin import Reg, json_answer
 from ._admin_wire import PostSchemaPayload
 from ._explorer_wire import (
     DiffRequest,
@@ -21,6 +21,7 @@ from ._explorer_wire import (
     UpgradePlan,
     WhatIf,
 )
+from ._fast_reads import topic_summary as topic_summary_json
 
 router = APIRouter(prefix="/explorer/v1", tags=["explorer"])
 TOPIC = "/topics/{tenant}/{namespace}/{topic}"
@@ -62,16 +63,20 @@ def search_topics(
     return TopicPage.of(registry.search_topics(query, offset=offset, limit=limit))
 
 
-@router.get(TOPIC, **READ.route_options(404, 412))
-def topic_summary(
+# The two quick reads run on the event loop; search (a catalog rebuild after a change can take seconds on a
+# large registry), diffs, what-if, plans and impact run in the threadpool.
+
+
+@router.get(TOPIC, **READ.route_options(404, 412, ok=TopicSummary))
+async def topic_summary(
     tenant: str, namespace: str, topic: str, registry: Reg, domain: Domain = "persistent"
-) -> TopicSummary:
+) -> Response:
     """One topic's catalog row; 404 when the topic does not exist."""
-    return TopicSummary.of(registry.topic_summary(_topic(domain, tenant, namespace, topic)))
+    return json_answer(topic_summary_json(registry, domain, tenant, namespace, topic))
 
 
 @router.get(TOPIC + "/policy", **READ.route_options(412))
-def effective_policy(
+async def effective_policy(
     tenant: str, namespace: str, topic: str, registry: Reg, domain: Domain = "persistent"
 ) -> EffectivePolicy:
     """Each schema policy in force for the topic and the level it comes from."""

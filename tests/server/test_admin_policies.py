@@ -76,6 +76,46 @@ def test_flags_take_a_json_boolean_only(client: TestClient, body: str) -> None:
     assert response.status_code == 400
 
 
+# A JSON null body, as Pulsar's Jackson mapping reads it: null for an object (enum) parameter, which the
+# resource stores (clearing the value); false for a primitive boolean (Namespaces.setIsAllowAutoUpdateSchema,
+# setSchemaValidationEnforced, PersistentTopics.setSchemaValidationEnforced take `boolean`).
+
+
+def test_null_auto_update_strategy_clears_it(client: TestClient) -> None:
+    assert client.put(f"{NS}/schemaAutoUpdateCompatibilityStrategy", json="Backward").status_code == 204
+    assert client.put(f"{NS}/schemaAutoUpdateCompatibilityStrategy", content="null", headers=_json()).status_code == 204
+    assert client.get(f"{NS}/schemaAutoUpdateCompatibilityStrategy").status_code == 204
+    assert "schema_auto_update_compatibility_strategy" not in client.get(NS).json()
+
+
+def test_null_namespace_strategy_clears_it(client: TestClient) -> None:
+    client.put(f"{NS}/schemaCompatibilityStrategy", json="BACKWARD")
+    assert client.put(f"{NS}/schemaCompatibilityStrategy", content="null", headers=_json()).status_code == 204
+    assert client.get(f"{NS}/schemaCompatibilityStrategy").json() == "UNDEFINED"
+
+
+@pytest.mark.parametrize("before", [True, False, None], ids=["after true", "after false", "when unset"])
+def test_null_allow_auto_update_is_false_not_unset(client: TestClient, before: bool | None) -> None:
+    if before is not None:
+        client.post(f"{NS}/isAllowAutoUpdateSchema", json=before)
+    assert client.post(f"{NS}/isAllowAutoUpdateSchema", content="null", headers=_json()).status_code == 204
+    assert client.get(f"{NS}/isAllowAutoUpdateSchema").json() is False  # the broker default is true
+    assert client.get(NS).json()["is_allow_auto_update_schema"] is False
+
+
+def test_null_namespace_validation_is_false(client: TestClient) -> None:
+    client.post(f"{NS}/schemaValidationEnforced", json=True)
+    assert client.post(f"{NS}/schemaValidationEnforced", content="null", headers=_json()).status_code == 204
+    assert client.get(f"{NS}/schemaValidationEnforced").json() is False
+
+
+def test_empty_body_is_still_400(client: TestClient) -> None:
+    for path in ("schemaAutoUpdateCompatibilityStrategy", "schemaCompatibilityStrategy"):
+        assert client.put(f"{NS}/{path}", content="", headers=_json()).status_code == 400
+    for path in ("isAllowAutoUpdateSchema", "schemaValidationEnforced"):
+        assert client.post(f"{NS}/{path}", content="", headers=_json()).status_code == 400
+
+
 @pytest.mark.parametrize(
     "path",
     [
@@ -140,6 +180,21 @@ def test_topic_validation_enforced(with_topic: TestClient) -> None:
     assert client.get(f"{TOPIC}/schemaValidationEnforced").json() is False
     assert client.get(f"{TOPIC}/schemaValidationEnforced", params={"applied": "true"}).json() is True
     assert client.post(f"{TOPIC}/schemaValidationEnforced", json=False).status_code == 204
+    assert client.get(f"{TOPIC}/schemaValidationEnforced", params={"applied": "true"}).json() is False
+
+
+def test_null_topic_strategy_removes_it(with_topic: TestClient) -> None:
+    with_topic.put(f"{TOPIC}/schemaCompatibilityStrategy", json="BACKWARD")
+    response = with_topic.put(f"{TOPIC}/schemaCompatibilityStrategy", content="null", headers=_json())
+    assert response.status_code == 204
+    assert with_topic.get(f"{TOPIC}/schemaCompatibilityStrategy").status_code == 204
+
+
+def test_null_topic_validation_sets_false_and_keeps_a_topic_value(with_topic: TestClient) -> None:
+    client = with_topic
+    client.post(f"{NS}/schemaValidationEnforced", json=True)
+    assert client.post(f"{TOPIC}/schemaValidationEnforced", content="null", headers=_json()).status_code == 204
+    # A topic-level false, not "no topic value": applied does not fall back to the namespace's true.
     assert client.get(f"{TOPIC}/schemaValidationEnforced", params={"applied": "true"}).json() is False
 
 

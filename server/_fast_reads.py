@@ -1,0 +1,127 @@
+"""The hot reads, answered as JSON bytes, and an ASGI fast path that serves them before FastAPI's routing.
+
+Four reads make up nearly all of a client's traffic (bench/bench_server.py): the latest schema, all live
+versions, a namespace's strategy and a topic's catalog row. Each is one cheap facade call (10-80 µs on
+SQLite); FastAPI's routing, dependency solving, threadpool hop and response validation around it cost
+several times that. `FastReads` recognises exactly these four GETs, calls the same answer functions as the
+FastAPI routes (so the bytes are the same) and answers on the event loop. Anything else, or anything these
+functions cannot answer with a 200 (an error, a refused token, a query string), goes on to FastAPI, which
+answers it as before: errors, auth refusals and validation keep one code path.
+
+SQLite reads on the event loop do not wait for writers (WAL: readers see the last commit), so they are
+safe to run there; writes run on one writer thread (`_admin.written`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import TypeAdapter
+from starlette.middleware import Middleware
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from registry import CompatibilityStrategy, Registry
+
+from ._admin_wire import GetAllVersionsSchemaResponse, GetSchemaResponse
+from ._auth import Tokens, bearer_role
+from ._explorer_wire import TopicSummary
+
+JSON_HEADERS = ((b"content-type", b"application/json"),)
+_STRATEGY = TypeAdapter(CompatibilityStrategy)
+
+
+def schema_topic(tenant: str, namespace: str, topic: str) -> str:
+    # Schema ids have no domain (§1): the schemas resource names topics without one.
+    return f"persistent://{tenant}/{namespace}/{topic}"
+
+
+# --- the answers (shared with the FastAPI routes) ------------------------------------------------------
+# Serialised as FastAPI serialises a route's return value (pydantic's JSON serializer, by alias), once.
+
+
+def latest_schema(registry: Registry, tenant: str, namespace: str, topic: str) -> bytes:
+    response = GetSchemaResponse.of(registry.get(schema_topic(tenant, namespace, topic)))
+    return GetSchemaResponse.__pydantic_serializer__.to_json(response, by_alias=True)
+
+
+def all_schemas(registry: Registry, tenant: str, namespace: str, topic: str) -> bytes:
+    history = registry.history(schema_topic(tenant, namespace, topic))
+    response = GetAllVersionsSchemaResponse(getSchemaResponses=[GetSchemaResponse.of(e) for e in history])
+    return GetAllVersionsSchemaResponse.__pydantic_serializer__.to_json(response, by_alias=True)
+
+
+def namespace_strategy(registry: Registry, tenant: str, namespace: str) -> bytes:
+    return _STRATEGY.dump_json(registry.namespace_policy(f"{tenant}/{namespace}").compatibility)
+
+
+def topic_summary(registry: Registry, domain: str, tenant: str, namespace: str, topic: str) -> bytes:
+    summary = TopicSummary.of(registry.topic_summary(f"{domain}://{tenant}/{namespace}/{topic}"))
+    return TopicSummary.__pydantic_serializer__.to_json(summary, by_alias=True)
+
+
+# --- the fast path ---------------------------------------------------------------------------------------
+
+
+def install_fast_reads(app: Any) -> None:
+    """Serve the hot reads ahead of routing, as the innermost middleware: appended last, it stays inside
+    every middleware added before or after it (limits, security headers, CORS), which then wrap its answers."""
+    app.user_middleware.append(Middleware(FastReads))
+
+
+class FastReads:
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and scope["method"] == "GET" and not scope["query_string"]:
+            body = _answer(scope)
+            if body is not None:
+                headers = [(b"content-length", str(len(body)).encode()), *JSON_HEADERS]
+                await send({"type": "http.response.start", "status": 200, "headers": headers})
+                await send({"type": "http.response.body", "body": body})
+                return
+        await self.app(scope, receive, send)
+
+
+def _answer(scope: Scope) -> bytes | None:
+    """The 200 body for a hot read, or None to let the routes answer (another path, a refused token, an
+    error). Path segments are matched as the routes' `{param}` patterns match them: one non-empty segment."""
+    if scope.get("root_path"):
+        return None
+    parts = scope["path"].split("/")
+    size = len(parts)
+    if size not in (7, 8) or parts[0] or not all(parts[4:]):
+        return None
+    call: Any
+    if size == 8 and parts[1] == "admin" and parts[2] == "v2" and parts[3] == "schemas":
+        if parts[7] == "schema":
+            call = latest_schema
+        elif parts[7] == "schemas":
+            call = all_schemas
+        else:
+            return None
+        args: tuple[str, ...] = (parts[4], parts[5], parts[6])
+    elif size == 7 and parts[1] == "admin" and parts[2] == "v2" and parts[3] == "namespaces":
+        if parts[6] != "schemaCompatibilityStrategy":
+            return None
+        call, args = namespace_strategy, (parts[4], parts[5])
+    elif size == 7 and parts[1] == "explorer" and parts[2] == "v1" and parts[3] == "topics":
+        call, args = topic_summary, ("persistent", parts[4], parts[5], parts[6])
+    else:
+        return None
+    state = scope["app"].state
+    tokens: Tokens | None = state.tokens
+    if tokens is not None and bearer_role(tokens, _header(scope, b"authorization")) is None:
+        return None  # every role may read these; no or an unknown token gets the routes' 401
+    try:
+        body: bytes = call(state.registry, *args)
+    except Exception:  # noqa: BLE001 - the routes answer errors (the same call raises the same error there)
+        return None
+    return body
+
+
+def _header(scope: Scope, name: bytes) -> str:
+    for key, value in scope["headers"]:
+        if key.lower() == name:
+            return str(value.decode("latin-1"))
+    return ""
