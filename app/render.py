@@ -133,7 +133,8 @@ def topic_picker(reg: Registry, *, key: str = "topic_name") -> str | None:
 
     shown = f"{key}_shown"
     selected = state.selected_topic()
-    if st.session_state.get(shown) != selected:
+    # Re-seed when the shared topic changed, or when Streamlit dropped the widget's state (another page ran).
+    if st.session_state.get(shown) != selected or key not in st.session_state:
         st.session_state[key] = selected or ""
         st.session_state[shown] = selected
     typed = st.text_input(

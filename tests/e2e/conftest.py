@@ -1,0 +1,160 @@
+"""End-to-end fixtures, shared by every tests/e2e module: a seeded registry file, `schema-explorer ui` on a
+free loopback port, ONE headless Debian Chromium per module, a fresh page per test, and screenshots.
+
+    def test_x(app_url, page, shot):
+        page.goto(app_url); wait_idle(page); shot(page, "browse")
+
+Screenshots go to tests/e2e/artifacts/ (gitignored; CI keeps them as artifacts). No fixed sleeps: every
+wait is for an element or a condition.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from registry import Registry, SchemaInfo, SchemaType, seed_sample_data
+
+sync_api = pytest.importorskip("playwright.sync_api")
+
+ROOT = Path(__file__).resolve().parents[2]
+CHROMIUM = Path("/usr/bin/chromium")
+ARTIFACTS = Path(__file__).resolve().parent / "artifacts"
+WAIT_MS = 30_000
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update"]
+SCRIPT = "<script>window.__pwned = 1; alert('pwned')</script>"
+PROBE_TOPIC = "persistent://acme/orders/xss-probe"
+
+
+def seed_e2e(path: Path) -> Path:
+    """The sample registry plus a topic whose schema docs and properties carry a `<script>`."""
+    with Registry.open(path) as reg:
+        seed_sample_data(reg)
+        field = {"name": "a", "type": "string", "doc": SCRIPT}
+        doc = json.dumps({"type": "record", "name": "Probe", "doc": SCRIPT, "fields": [field]})
+        reg.register(PROBE_TOPIC, SchemaInfo(type=SchemaType.AVRO, schema=doc, properties={"note": SCRIPT}))
+    return path
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+class AppServer:
+    """`schema-explorer ui --db PATH --port N` as a subprocess, stopped by `stop()`."""
+
+    def __init__(self, db: Path, *args: str) -> None:
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.log_path = db.parent / f"ui-{self.port}.log"
+        exe = Path(sys.executable).parent / "schema-explorer"
+        command = [str(exe), "ui", "--db", str(db), "--port", str(self.port), *args]
+        self._log = self.log_path.open("wb")
+        self.process = subprocess.Popen(command, cwd=ROOT, stdout=self._log, stderr=subprocess.STDOUT)
+        deadline = time.monotonic() + 90
+        while not self._healthy():
+            if self.process.poll() is not None or time.monotonic() > deadline:
+                self.stop()
+                pytest.fail(f"the app did not start: {self.log_path.read_text()[-2000:]}")
+            time.sleep(0.2)  # polling the health endpoint, not a fixed wait
+
+    def _healthy(self) -> bool:
+        try:
+            with urllib.request.urlopen(f"{self.url}/_stcore/health", timeout=2) as answer:
+                return bool(answer.status == 200)
+        except OSError:
+            return False
+
+    def stop(self) -> None:
+        self.process.terminate()
+        try:
+            self.process.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+        self._log.close()
+
+
+@pytest.fixture(scope="module")
+def e2e_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return seed_e2e(tmp_path_factory.mktemp("e2e") / "registry.db")
+
+
+@pytest.fixture(scope="module")
+def app_url(e2e_db: Path) -> Iterator[str]:
+    """The URL of `schema-explorer ui` on the module's seeded registry."""
+    server = AppServer(e2e_db)
+    yield server.url
+    server.stop()
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    if not CHROMIUM.exists():
+        pytest.skip("Debian's Chromium (/usr/bin/chromium) is not installed; CI installs it with apt")
+    with sync_api.sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS)
+        yield chromium
+        chromium.close()
+
+
+@pytest.fixture
+def make_page(browser: Any) -> Iterator[Callable[..., Any]]:
+    """`make_page(color_scheme="light"|"dark")`: a page in a fresh context; `page.dialogs` lists any alert."""
+    contexts: list[Any] = []
+
+    def factory(color_scheme: str = "light") -> Any:
+        context = browser.new_context(viewport={"width": 1400, "height": 1000}, color_scheme=color_scheme)
+        contexts.append(context)
+        page = context.new_page()
+        page.set_default_timeout(WAIT_MS)
+        dialogs: list[str] = []
+        page.on("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.dismiss()))
+        page.dialogs = dialogs
+        return page
+
+    yield factory
+    for context in contexts:
+        context.close()
+
+
+@pytest.fixture
+def page(make_page: Callable[..., Any]) -> Any:
+    return make_page()
+
+
+def wait_idle(page: Any) -> None:
+    """Streamlit finished the run: no "Running…" status and no stale element left."""
+    page.wait_for_selector("[data-testid='stStatusWidget']", state="detached")
+    page.wait_for_function("() => !document.querySelector('[data-stale=\"true\"]')")
+
+
+@pytest.fixture(scope="session")
+def shot() -> Callable[[Any, str], Path]:
+    """`shot(page, name)`: a full-height screenshot in tests/e2e/artifacts/<name>.png, once the app is idle."""
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+
+    def shoot(page: Any, name: str) -> Path:
+        wait_idle(page)
+        size = page.viewport_size
+        height = page.evaluate(
+            "Math.max(...[...document.querySelectorAll('[data-testid=stMain], section')].map(e => e.scrollHeight))"
+        )
+        page.set_viewport_size({"width": size["width"], "height": min(int(height) + 40, 12_000)})
+        path = ARTIFACTS / f"{name}.png"
+        page.screenshot(path=str(path))
+        page.set_viewport_size(size)
+        return path
+
+    return shoot
