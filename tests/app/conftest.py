@@ -12,7 +12,6 @@ from streamlit.testing.v1 import AppTest
 from registry import Registry, seed_sample_data
 
 APP = Path(__file__).resolve().parents[2] / "app" / "streamlit_app.py"
-TOPIC_PAGE = "app_pages/topic.py"
 
 
 @pytest.fixture(scope="session")
@@ -48,9 +47,3 @@ def make_app(monkeypatch: pytest.MonkeyPatch) -> Callable[..., AppTest]:
         return at
 
     return factory
-
-
-def errors(at: AppTest) -> list[str]:
-    """Error boxes and exceptions (an exception element would mean a traceback reached the page)."""
-    assert not at.exception, [e.value for e in at.exception]
-    return [e.value for e in at.error]

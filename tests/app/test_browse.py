@@ -7,9 +7,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from shell_helpers import TOPIC_PAGE, errors
 from streamlit.testing.v1 import AppTest
 
-from conftest import TOPIC_PAGE, errors
 from registry import Registry, SchemaInfo, SchemaType
 
 MakeApp = Callable[..., AppTest]

@@ -7,9 +7,9 @@ import json
 from collections.abc import Callable
 from pathlib import Path
 
+from shell_helpers import TOPIC_PAGE, errors
 from streamlit.testing.v1 import AppTest
 
-from conftest import TOPIC_PAGE, errors
 from registry import Registry, SchemaInfo, SchemaType
 
 MakeApp = Callable[..., AppTest]

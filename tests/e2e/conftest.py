@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from browser_helpers import PROBE_TOPIC, SCRIPT, wait_idle
 
 from registry import Registry, SchemaInfo, SchemaType, seed_sample_data
 
@@ -31,8 +32,6 @@ CHROMIUM = Path("/usr/bin/chromium")
 ARTIFACTS = Path(__file__).resolve().parent / "artifacts"
 WAIT_MS = 30_000
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update"]
-SCRIPT = "<script>window.__pwned = 1; alert('pwned')</script>"
-PROBE_TOPIC = "persistent://acme/orders/xss-probe"
 
 
 def seed_e2e(path: Path) -> Path:
@@ -132,12 +131,6 @@ def make_page(browser: Any) -> Iterator[Callable[..., Any]]:
 @pytest.fixture
 def page(make_page: Callable[..., Any]) -> Any:
     return make_page()
-
-
-def wait_idle(page: Any) -> None:
-    """Streamlit finished the run: no "Running…" status and no stale element left."""
-    page.wait_for_selector("[data-testid='stStatusWidget']", state="detached")
-    page.wait_for_function("() => !document.querySelector('[data-stale=\"true\"]')")
 
 
 @pytest.fixture(scope="session")

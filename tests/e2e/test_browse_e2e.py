@@ -7,9 +7,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from browser_helpers import PROBE_TOPIC, SCRIPT, wait_idle
 from playwright.sync_api import expect
-
-from conftest import PROBE_TOPIC, SCRIPT, wait_idle
 
 
 def main(page: Any) -> Any:
