@@ -246,7 +246,7 @@ def _pulsar_admin_payload(data: bytes) -> dict[str, Any] | None:
     """pulsar-admin's upload file: a JSON object with a type name and the schema as a string."""
     try:
         doc = json.loads(data)
-    except (ValueError, UnicodeDecodeError):
+    except (ValueError, RecursionError):  # not a payload: the schema checks report it
         return None
     if not isinstance(doc, dict) or not isinstance(doc.get("schema"), str) or not isinstance(doc.get("type"), str):
         return None

@@ -14,7 +14,7 @@ from ._errors import InvalidNameError
 DOMAINS = ("persistent", "non-persistent")
 # Pulsar's NamedEntity pattern for tenants and namespaces, also applied to topic local names here so that a
 # name can never smuggle a path separator or a control character into URLs, files or SQL.
-_NAME = re.compile(r"[-=:.\w]+")
+_NAME = re.compile(r"[-=:.\w]+", re.ASCII)  # Java's \w (NamedEntity) is ASCII-only: Pulsar refuses "tøpic" with 412
 _PARTITION = re.compile(r"^(?P<base>.+)-partition-(?P<n>\d+)$")
 _DEFAULT_TENANT, _DEFAULT_NAMESPACE = "public", "default"
 MAX_NAME_LENGTH = 255

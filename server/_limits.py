@@ -27,7 +27,7 @@ from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from registry._limits import SchemaTooLargeError
+from registry import SchemaTooLargeError
 
 BODY_ENV = "SCHEMA_EXPLORER_MAX_BODY_BYTES"
 TIMEOUT_ENV = "SCHEMA_EXPLORER_REQUEST_TIMEOUT_S"

@@ -329,7 +329,6 @@ REST_CASES: list[tuple[str, str, str, Any, dict[str, str], tuple[int, ...], tupl
         {},
         (412,),
         ("tenant",),
-        marks=pytest.mark.xfail(reason="registry/_names.py matches names with Unicode \\w; Pulsar's Java \\w is ASCII"),
     ),
     ("a tenant of a thousand characters", "PUT", "/admin/v2/tenants/" + "a" * 1000, None, {}, (412,), ("tenant",)),
     ("a namespace under an unknown tenant", "PUT", "/admin/v2/namespaces/nobody/ns", None, {}, (404,), ("nobody",)),
