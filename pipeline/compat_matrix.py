@@ -64,13 +64,9 @@ def topic_rows(registry: Any, tenant: str, namespace: str, topic: str, max_versi
         for w, writer in enumerate(checked):
             if r == w:
                 continue
-            result = check_with_latest(
-                [Versioned(writer.version, schemas[w])], schemas[r], CompatibilityStrategy.BACKWARD
-            )
-            reads = not can_read(schemas[r], schemas[w])
+            compatible, reads, verdict = pair_verdict(schemas[r], schemas[w], writer.version)
             readable[(r, w)] = reads
-            first = result.problems[0] if result.problems else None
-            incompatible += not result.compatible
+            incompatible += not compatible
             unreadable += not reads
             rows.append(
                 {
@@ -79,12 +75,7 @@ def topic_rows(registry: Any, tenant: str, namespace: str, topic: str, max_versi
                     "schema_type": str(reader.type),
                     "reader_version": reader.version,
                     "writer_version": writer.version,
-                    "compatible": result.compatible,
-                    "readable": reads,
-                    "rule_code": None if first is None else str(first.code),
-                    "reader_path": None if first is None else first.reader_path,
-                    "writer_path": None if first is None else first.writer_path,
-                    "message": None if first is None else first.message[:MESSAGE_LIMIT],
+                    **verdict,
                 }
             )
     since = None
@@ -107,6 +98,37 @@ def topic_rows(registry: Any, tenant: str, namespace: str, topic: str, max_versi
         }
     )
     return rows
+
+
+# The core's verdicts per schema pair, kept by the worker process across batches and tasks (Spark reuses Python
+# workers): topics made from one template share their pairs. Bounded, since a fleet's pairs are many.
+_VERDICTS: dict[tuple[Any, ...], tuple[bool, bool, dict[str, Any]]] = {}
+VERDICT_CACHE = 200_000
+
+
+def pair_verdict(reader: SchemaData, writer: SchemaData, writer_version: int) -> tuple[bool, bool, dict[str, Any]]:
+    """(compatible, readable, the pair row's verdict columns) from the core, once per identical pair. The writer
+    version is part of the key: the core's problems name the version they fail against."""
+    key = (writer_version, reader.type, reader.data, tuple(sorted(reader.properties.items())),
+           writer.type, writer.data, tuple(sorted(writer.properties.items())))  # fmt: skip
+    found = _VERDICTS.get(key)
+    if found is not None:
+        return found
+    result = check_with_latest([Versioned(writer_version, writer)], reader, CompatibilityStrategy.BACKWARD)
+    reads = not can_read(reader, writer)
+    first = result.problems[0] if result.problems else None
+    verdict = {
+        "compatible": result.compatible,
+        "readable": reads,
+        "rule_code": None if first is None else str(first.code),
+        "reader_path": None if first is None else first.reader_path,
+        "writer_path": None if first is None else first.writer_path,
+        "message": None if first is None else first.message[:MESSAGE_LIMIT],
+    }
+    if len(_VERDICTS) >= VERDICT_CACHE:
+        _VERDICTS.clear()
+    found = _VERDICTS[key] = (result.compatible, reads, verdict)
+    return found
 
 
 def error_row(tenant: str, namespace: str, topic: str, error: str) -> dict[str, Any]:
