@@ -26,6 +26,7 @@ from urllib.parse import quote
 
 import httpx
 
+from ._audit import AuditAction, AuditEntry, AuditOutcome
 from ._catalog import TopicPage, TopicQuery, TopicSummary
 from ._changes import SchemaDiff
 from ._errors import (
@@ -928,6 +929,35 @@ class RemoteRegistry(Registry):
     def policy_impact(self, namespace: str, strategy: CompatibilityStrategy | str) -> PolicyImpact:
         with self._client.snapshot():
             return super().policy_impact(namespace, strategy)
+
+    def audit_trail(self, target: str | None = None, *, limit: int = 200) -> list[AuditEntry]:
+        """The server's trail (`GET /explorer/v1/audit`, `schema-explorer serve` only); [] from a real broker,
+        which keeps none."""
+        if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
+            raise InvalidArgumentError(f"limit must be a whole number >= 1, got {limit!r}")
+        params = {"limit": str(limit)} | ({} if target is None else {"target": target})
+        response = self._client.get("/explorer/v1/audit", params)
+        if response.status_code == 404:  # a real broker: no such route
+            return []
+        raise_for(response, "reading the audit trail", url=self._client.url)
+        body = self._client.json(response, "reading the audit trail")
+        try:
+            return [
+                AuditEntry(
+                    at=int(e["at"]),
+                    user=str(e["user"]),
+                    action=AuditAction(e["action"]),
+                    target=str(e["target"]),
+                    detail=str(e["detail"]),
+                    outcome=AuditOutcome(e["outcome"]),
+                )
+                for e in body["entries"]
+            ]
+        except (KeyError, TypeError, ValueError):
+            raise StorageError(
+                f"reading the audit trail: {self._client.url} answered with an unexpected body "
+                f"({_preview(response.text)!r})"
+            ) from None
 
     def search_topics(self, query: TopicQuery | None = None, *, offset: int = 0, limit: int = 50) -> TopicPage:
         with self._client.snapshot():

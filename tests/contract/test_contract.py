@@ -285,14 +285,28 @@ def test_remote_registry_names_its_endpoint(remote, server_url):
     assert repr(remote) == f"RemoteRegistry({server_url!r})"
 
 
-def test_clearing_a_policy_the_admin_api_cannot_clear_is_a_policy_error(embedded, remote):
-    """Embedded: None clears. Over HTTP: Pulsar's API takes a JSON null for the auto-update strategy (this
-    server refuses it) and has no call that removes a topic's schemaValidationEnforced."""
+def test_clearing_policies_over_http(embedded, remote):
+    """Embedded: None clears. Over HTTP: a JSON null clears the auto-update strategy as in Pulsar, but Pulsar's
+    API has no call that removes a topic's schemaValidationEnforced, so that is a PolicyError."""
     for reg in (embedded, remote):
         reg.set_namespace_policy("initech/legacy", allow_auto_update=False)
-    assert embedded.set_namespace_policy("initech/legacy", auto_update_strategy=None).auto_update_strategy is None
-    with pytest.raises(PolicyError, match="refused to clear schemaAutoUpdateCompatibilityStrategy of initech/legacy"):
-        remote.set_namespace_policy("initech/legacy", auto_update_strategy=None)
+    cleared = [
+        reg.set_namespace_policy("initech/legacy", auto_update_strategy=None).auto_update_strategy
+        for reg in (embedded, remote)
+    ]
+    assert cleared == [None, None]
     assert embedded.set_topic_policy(ORDERS, validation_enforced=None).validation_enforced is None
     with pytest.raises(PolicyError, match="cannot remove the schemaValidationEnforced policy"):
         remote.set_topic_policy(ORDERS, validation_enforced=None)
+
+
+def test_the_audit_trail_reads_the_same_through_the_server(embedded, remote):
+    topic = "persistent://acme/orders/contract-audited"
+    trails = []
+    for reg in (embedded, remote):
+        reg.register(topic, V0)
+        with pytest.raises(IncompatibleSchemaError):
+            reg.register(topic, BREAKING)
+        trails.append([(e.action, e.target, e.outcome) for e in reg.audit_trail(topic)])
+    assert trails[0] == trails[1]
+    assert [outcome for _, _, outcome in trails[0]] == ["refused", "ok"]  # newest first
