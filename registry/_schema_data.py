@@ -219,10 +219,13 @@ def key_value_schema_info(
 ) -> SchemaInfo:
     """Build the admin-form KEY_VALUE SchemaInfo from two parts, with Pulsar's property names (§5)."""
 
-    def part(info: SchemaInfo) -> Any:
+    def part(side: str, info: SchemaInfo) -> Any:
         if info.type in PRIMITIVE_TYPES or not info.text.strip():
             return ""
-        return json.loads(info.text)
+        try:
+            return json.loads(info.text)
+        except (ValueError, RecursionError) as exc:
+            raise InvalidSchemaError(f"the KEY_VALUE {side} schema ({info.type}) is not valid JSON: {exc}") from None
 
     props = {
         "key.schema.name": key.name,
@@ -233,5 +236,7 @@ def key_value_schema_info(
         "value.schema.properties": json.dumps(dict(sorted(value.properties.items())), separators=(",", ":")),
         KV_ENCODING: encoding,
     }
-    text = json.dumps({"key": part(key), "value": part(value)}, separators=(",", ":"), ensure_ascii=False)
+    text = json.dumps(
+        {"key": part("key", key), "value": part("value", value)}, separators=(",", ":"), ensure_ascii=False
+    )
     return SchemaInfo(type=SchemaType.KEY_VALUE, schema=text, properties=props, name=name)

@@ -300,3 +300,13 @@ def test_unknown_version_is_not_found(reg: Registry) -> None:
 def test_every_bad_input_error_is_a_registry_error() -> None:
     for error in (InvalidSchemaError, InvalidNameError, PolicyError):
         assert issubclass(error, RegistryError) and issubclass(error, ValueError)
+
+
+@pytest.mark.parametrize("side", ["key", "value"])
+def test_a_key_value_part_that_is_not_json_is_an_invalid_schema_naming_the_part(side: str) -> None:
+    from registry import key_value_schema_info
+
+    bad, good = SchemaInfo(type=SchemaType.AVRO, schema="{not json"), SchemaInfo(type=SchemaType.STRING)
+    parts = (bad, good) if side == "key" else (good, bad)
+    with pytest.raises(InvalidSchemaError, match=f"KEY_VALUE {side} schema"):
+        key_value_schema_info(*parts)
