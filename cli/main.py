@@ -24,6 +24,7 @@ from ._common import (
     PROG,
     PROJECT_ROOT,
     UserError,
+    add_source_arguments,
     close_registry,
     describe_os_error,
     open_registry,
@@ -69,7 +70,8 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", title="commands", metavar="COMMAND")
 
     ui = commands.add_parser("ui", help="start the Streamlit app (seeds an empty registry first)")
-    ui.add_argument("--db", metavar="PATH", help=DB_HELP)
+    add_source_arguments(ui)
+    ui.add_argument("--read-only", action="store_true", help="hide every write (register, delete, policy changes)")
     ui.add_argument("--port", type=port_number, default=8501, help="port to listen on (default: 8501)")
     ui.add_argument("--host", default="127.0.0.1", help="address to bind (default: 127.0.0.1)")
     ui.set_defaults(handler=run_ui)
@@ -120,26 +122,37 @@ def run_ui(args: argparse.Namespace) -> int:
     if not APP_SCRIPT.is_file():
         raise UserError(f"app script not found: {APP_SCRIPT}")
 
-    path = resolve_db_path(args.db)
-    reg = open_registry(path)
-    try:
-        if reg.tenants() == []:
-            report = seed_sample_data(reg)
-            print(f"Seeded empty registry {path}: {report}")
-    finally:
-        close_registry(reg)
+    env = dict(os.environ)
+    if args.url:
+        # The token travels in the environment, not on the command line where `ps` would show it.
+        source = ["--url", args.url]
+        if args.token:
+            env["SCHEMA_EXPLORER_TOKEN"] = args.token
+        shown = args.url
+    else:
+        if args.token:
+            raise UserError("--token only applies with --url")
+        path = resolve_db_path(args.db)
+        reg = open_registry(path)
+        try:
+            if reg.tenants() == []:
+                report = seed_sample_data(reg)
+                print(f"Seeded empty registry {path}: {report}")
+        finally:
+            close_registry(reg)
+        source = ["--db", str(path)]
+        shown = str(path)
 
     command = [
         sys.executable, "-m", "streamlit", "run", str(APP_SCRIPT),
         "--server.port", str(args.port),
         "--server.address", args.host,
-        "--", "--db", str(path),
+        "--", *source, *(["--read-only"] if args.read_only else []),
     ]  # fmt: skip
     # Run from the project root so Streamlit reads .streamlit/config.toml, and put the root on the path so
     # the app imports this checkout's registry even without an editable install.
-    env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(PROJECT_ROOT), env.get("PYTHONPATH", "")) if p)
-    print(f"Starting the app on http://{args.host}:{args.port} (registry: {path}); Ctrl+C stops it.", flush=True)
+    print(f"Starting the app on http://{args.host}:{args.port} (registry: {shown}); Ctrl+C stops it.", flush=True)
     with subprocess.Popen(command, cwd=PROJECT_ROOT, env=env) as child:
         # `kill PID` on this process must not orphan the server: pass SIGTERM on to Streamlit.
         previous = signal.signal(signal.SIGTERM, lambda signum, frame: child.terminate())

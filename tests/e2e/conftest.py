@@ -16,7 +16,7 @@ import subprocess
 import sys
 import time
 import urllib.request
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -51,14 +51,16 @@ def free_port() -> int:
 
 
 class AppServer:
-    """`schema-explorer ui --db PATH --port N` as a subprocess, stopped by `stop()`."""
+    """`schema-explorer ui --db PATH --port N` as a subprocess, stopped by `stop()`. `source` replaces
+    `--db PATH` (e.g. `["--url", URL]`); the log goes beside `db` either way."""
 
-    def __init__(self, db: Path, *args: str) -> None:
+    def __init__(self, db: Path, *args: str, source: Sequence[str] | None = None) -> None:
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.log_path = db.parent / f"ui-{self.port}.log"
         exe = Path(sys.executable).parent / "schema-explorer"
-        command = [str(exe), "ui", "--db", str(db), "--port", str(self.port), *args]
+        source = ["--db", str(db)] if source is None else list(source)
+        command = [str(exe), "ui", *source, "--port", str(self.port), *args]
         self._log = self.log_path.open("wb")
         self.process = subprocess.Popen(command, cwd=ROOT, stdout=self._log, stderr=subprocess.STDOUT)
         deadline = time.monotonic() + 90
