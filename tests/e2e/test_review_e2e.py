@@ -72,7 +72,8 @@ def choose(page: object, label: str, option: str) -> None:
 def test_browse_to_topic_keeps_the_script_doc_inert(page: object, app_url: str, shot) -> None:  # noqa: ANN001
     page.goto(app_url)  # type: ignore[attr-defined]
     expect(main(page).get_by_role("heading", name="Browse", exact=True)).to_be_visible()
-    search = main(page).get_by_label("Search", exact=True)
+    # by role: the table toolbar also has a "Search" button
+    search = main(page).get_by_role("textbox", name="Search", exact=True)
     search.fill("name:product-catalog")
     search.press("Enter")
     expect(main(page).get_by_text("1 topic matches")).to_be_visible()
