@@ -654,6 +654,9 @@ def fetch_broker_config(client: AdminClient) -> BrokerConfig:
 # --- the facade ---------------------------------------------------------------------------------------------
 
 
+_AUDIT_PAGE_MAX: Final = 10_000  # the server's bound on one audit answer
+
+
 class RemoteRegistry(Registry):
     """`Registry.open("http://host:port")`: the facade over a Pulsar admin v2 endpoint (module docstring)."""
 
@@ -931,11 +934,11 @@ class RemoteRegistry(Registry):
             return super().policy_impact(namespace, strategy)
 
     def audit_trail(self, target: str | None = None, *, limit: int = 200) -> list[AuditEntry]:
-        """The server's trail (`GET /explorer/v1/audit`, `schema-explorer serve` only); [] from a real broker,
-        which keeps none."""
+        """The server's trail (`GET /explorer/v1/audit`, `schema-explorer serve` only): at most its newest
+        10,000 entries per call; [] from a real broker, which keeps none."""
         if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
             raise InvalidArgumentError(f"limit must be a whole number >= 1, got {limit!r}")
-        params = {"limit": str(limit)} | ({} if target is None else {"target": target})
+        params = {"limit": str(min(limit, _AUDIT_PAGE_MAX))} | ({} if target is None else {"target": target})
         response = self._client.get("/explorer/v1/audit", params)
         if response.status_code == 404:  # a real broker: no such route
             return []
