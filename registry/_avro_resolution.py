@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Collection
 from dataclasses import dataclass
+from typing import Final
 
 from ._avro_schema import (
     Array,
@@ -27,14 +28,14 @@ from ._avro_schema import (
 from ._model import RuleCode
 
 # Avro's promotions, writer kind → reader kinds that can read it (spec facts as data).
-PROMOTIONS: dict[str, frozenset[str]] = {
+PROMOTIONS: Final[dict[str, frozenset[str]]] = {
     "int": frozenset({"long", "float", "double"}),
     "long": frozenset({"float", "double"}),
     "float": frozenset({"double"}),
     "string": frozenset({"bytes"}),
     "bytes": frozenset({"string"}),
 }
-_PRIMITIVE_KINDS = frozenset({"null", "boolean", "int", "long", "float", "double", "bytes", "string"})
+_PRIMITIVE_KINDS: Final = frozenset({"null", "boolean", "int", "long", "float", "double", "bytes", "string"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,10 +77,10 @@ class _Verdict:
 
 
 # Verdicts are values: these are shared rather than built on every step.
-_VERDICTS = {(a, b, c): _Verdict(a, b, c) for a in (False, True) for b in (False, True) for c in (False, True)}
-_OK = _VERDICTS[False, False, False]
-_ERROR = _VERDICTS[True, True, False]  # an error at this level
-_BELOW = _VERDICTS[False, True, False]  # an error further down
+_VERDICTS: Final = {(a, b, c): _Verdict(a, b, c) for a in (False, True) for b in (False, True) for c in (False, True)}
+_OK: Final = _VERDICTS[False, False, False]
+_ERROR: Final = _VERDICTS[True, True, False]  # an error at this level
+_BELOW: Final = _VERDICTS[False, True, False]  # an error further down
 
 
 def _passing(has_errors: bool) -> _Verdict:

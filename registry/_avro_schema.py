@@ -11,29 +11,57 @@ validation and the equality key are derived on first use.
 from __future__ import annotations
 
 import gc
+import hashlib
 import itertools
 import json
+import os
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any
+from typing import Any, Final
 
-PRIMITIVES = frozenset({"null", "boolean", "int", "long", "float", "double", "bytes", "string"})
-NAMED = frozenset({"record", "error", "enum", "fixed"})
+PRIMITIVES: Final = frozenset({"null", "boolean", "int", "long", "float", "double", "bytes", "string"})
+NAMED: Final = frozenset({"record", "error", "enum", "fixed"})
 # Keys Java keeps out of a schema's / field's custom properties (Schema.SCHEMA_RESERVED, FIELD_RESERVED).
-_SCHEMA_RESERVED = frozenset(
+_SCHEMA_RESERVED: Final = frozenset(
     {"doc", "fields", "items", "name", "namespace", "size", "symbols", "values", "type", "aliases"}
 )
-_ENUM_RESERVED = _SCHEMA_RESERVED | {"default"}
-_FIELD_RESERVED = frozenset({"default", "doc", "name", "order", "type", "aliases"})
-_ORDERS = ("ascending", "descending", "ignore")
+_ENUM_RESERVED: Final = _SCHEMA_RESERVED | {"default"}
+_FIELD_RESERVED: Final = frozenset({"default", "doc", "name", "order", "type", "aliases"})
+_ORDERS: Final = ("ascending", "descending", "ignore")
 # Pulsar's lenient validator: letters, digits, `_` and `$`; the first character not a digit (§3.7).
-_LENIENT_NAME = re.compile(r"(?:[^\W\d]|\$)[\w$]*")
-NO_DEFAULT: Any = object()
-_NO_ALIASES: frozenset[str] = frozenset()
+_LENIENT_NAME: Final = re.compile(r"(?:[^\W\d]|\$)[\w$]*")
+NO_DEFAULT: Final[Any] = object()
+_NO_ALIASES: Final[frozenset[str]] = frozenset()
 # JSON values `_typed` leaves as they are.
-_PLAIN = frozenset({str, int, bool, type(None)})
+_PLAIN: Final = frozenset({str, int, bool, type(None)})
+
+# tools/build_speedups.py compiles a copy of this module (and _avro_resolution.py) with mypyc, with this set to
+# "<file>,<file>:<SHA-256 of those sources>". A compiled build whose sources have changed since refuses to
+# load, so that an edited source is never shadowed by old machine code. Empty here: nothing to compare.
+_BUILT_FROM = ""
+
+
+def _check_build(built_from: str) -> None:
+    names, _, expected = built_from.rpartition(":")
+    here = os.path.dirname(os.path.abspath(__file__))
+    digest = hashlib.sha256()
+    for name in names.split(","):
+        try:
+            with open(os.path.join(here, name), "rb") as source:
+                digest.update(name.encode() + b"\0" + source.read())
+        except OSError:
+            return  # installed without its sources: nothing to compare against
+    if digest.hexdigest() != expected:
+        raise ImportError(
+            f"the compiled Avro core in {here} was built from other sources than {names}: rebuild it with "
+            "`python tools/build_speedups.py` (or `make install`), or remove it with `--clean` for pure Python"
+        )
+
+
+if _BUILT_FROM:
+    _check_build(_BUILT_FROM)
 
 
 class AvroParseError(ValueError):
@@ -310,10 +338,10 @@ def _parse(text: str) -> AvroSchema:
         raise AvroParseError("schema nesting is too deep") from None
 
 
-_INTERNED: dict[tuple[Any, ...], int] = {}
-_COUNTER = itertools.count(len(PRIMITIVES) + 1)
+_INTERNED: Final[dict[tuple[Any, ...], int]] = {}
+_COUNTER: Final = itertools.count(len(PRIMITIVES) + 1)
 # Primitive kinds have fixed ids (logical types and other props do not change how a primitive resolves).
-_PRIMITIVE_SIDS = {kind: i for i, kind in enumerate(sorted(PRIMITIVES), start=1)}
+_PRIMITIVE_SIDS: Final = {kind: i for i, kind in enumerate(sorted(PRIMITIVES), start=1)}
 
 
 def _intern(key: tuple[Any, ...]) -> int:
@@ -330,9 +358,6 @@ def _intern(key: tuple[Any, ...]) -> int:
 def _ref_sid(node: Node) -> int:
     """The id a reference to a record still being parsed contributes to its container's structure."""
     return _intern(("ref", node.fullname)) if isinstance(node, Named) else 0
-
-
-_new_primitive = Primitive.__new__
 
 
 def _assign_structure_ids(node: Node, done: set[int], open_records: set[str]) -> int:
@@ -459,7 +484,7 @@ class _Parser:
     def lookup(self, name: str, space: str | None, site: Site | None) -> Node:
         node: Node
         if name in _PRIMITIVE_SIDS:
-            node = Primitive.__new__(Primitive)
+            node = Primitive()
             node.kind, node.props, node.sid = name, {}, _PRIMITIVE_SIDS[name]
         else:
             found = self.find(name, space)
@@ -467,7 +492,7 @@ class _Parser:
                 self.recursive |= not found.sid  # a record still being parsed
                 return found
             self.has_refs = True
-            ref = node = _Ref.__new__(_Ref)
+            ref = node = _Ref()
             ref.kind, ref.props, ref.sid, ref.name, ref.space = "ref", {}, 0, name, space
         node._site = site
         return node
@@ -518,7 +543,8 @@ class _Parser:
             raise AvroParseError(
                 f"a schema must be a type name, an object or an array, not {json.dumps(spec)}", _pointer(site)
             )
-        kind = spec.get("type")
+        obj: dict[str, Any] = spec  # typed: compiled code uses dict operations, not method calls
+        kind = obj.get("type")
         if type(kind) is not str:
             if kind is None:
                 raise AvroParseError('no "type" in schema object', _pointer(site))
@@ -527,33 +553,33 @@ class _Parser:
             raise AvroParseError(f'"type" must be text, not {json.dumps(kind)}', _pointer(site))
         node: Node
         if kind in _PRIMITIVE_SIDS:
-            node = Primitive.__new__(Primitive)
+            node = Primitive()
             node.kind, node.sid = kind, _PRIMITIVE_SIDS[kind]
-            node.props = _props(spec, _SCHEMA_RESERVED) if len(spec) > 1 else {}
+            node.props = _props(obj, _SCHEMA_RESERVED) if len(obj) > 1 else {}
         elif kind == "record" or kind == "error":
-            return self.parse_record(spec, kind, space, site)
+            return self.parse_record(obj, kind, space, site)
         elif kind == "array":
-            if "items" not in spec:
+            if "items" not in obj:
                 raise AvroParseError('array has no "items" type', _pointer(site))
-            array = Array.__new__(Array)
+            array = Array()
             array.kind, array._site = kind, site
-            array.props = _props(spec, _SCHEMA_RESERVED) if len(spec) > 2 else {}
-            items = array.items = self.parse(spec["items"], space, (site, "items"))
+            array.props = _props(obj, _SCHEMA_RESERVED) if len(obj) > 2 else {}
+            items = array.items = self.parse(obj["items"], space, (site, "items"))
             array.sid = _intern(("array", items.sid or _ref_sid(items)))
             return array
         elif kind == "map":
-            if "values" not in spec:
+            if "values" not in obj:
                 raise AvroParseError('map has no "values" type', _pointer(site))
-            map_ = Map.__new__(Map)
+            map_ = Map()
             map_.kind, map_._site = kind, site
-            map_.props = _props(spec, _SCHEMA_RESERVED) if len(spec) > 2 else {}
-            values = map_.values = self.parse(spec["values"], space, (site, "values"))
+            map_.props = _props(obj, _SCHEMA_RESERVED) if len(obj) > 2 else {}
+            values = map_.values = self.parse(obj["values"], space, (site, "values"))
             map_.sid = _intern(("map", values.sid or _ref_sid(values)))
             return map_
         elif kind == "enum":
-            return self.parse_enum(spec, space, site)
+            return self.parse_enum(obj, space, site)
         elif kind == "fixed":
-            return self.parse_fixed(spec, space, site)
+            return self.parse_fixed(obj, space, site)
         else:
             # Java: `{"type": "SomeName"}` refers to a named type.
             return self.lookup(kind, space, site)
@@ -598,7 +624,7 @@ class _Parser:
         return space
 
     def parse_record(self, spec: dict[str, Any], kind: str, space: str | None, site: Site | None) -> Record:
-        rec = Record.__new__(Record)
+        rec = Record()
         rec.kind, rec.is_error, rec.sid, rec._site, rec._field_sids = "record", kind == "error", 0, site, None
         rec_space = self.define(rec, spec, space)
         rec.props = _props(spec, _SCHEMA_RESERVED)
@@ -608,11 +634,10 @@ class _Parser:
         fields_site = (site, "fields")
         rec.by_name = by_name = {}
         sids = []
-        parse = self.parse
-        new_field = Field.__new__
-        for i, fspec in enumerate(specs):
-            if type(fspec) is not dict:
+        for i, item in enumerate(specs):
+            if type(item) is not dict:
                 raise AvroParseError(f"field {i} of record {rec.fullname} is not an object", _pointer((fields_site, i)))
+            fspec: dict[str, Any] = item
             fname = fspec.get("name", NO_DEFAULT)
             if type(fname) is not str or not (fname.isascii() and fname.isidentifier() or _is_lenient_name(fname)):
                 if fname is NO_DEFAULT:
@@ -623,14 +648,14 @@ class _Parser:
                 raise AvroParseError(
                     f"field {fname!r} of record {rec.fullname} has no type", _pointer((fields_site, i))
                 )
-            fld = new_field(Field)
+            fld = Field()
             fld.name, fld.position, fld._site = fname, i, fields_site
             sid = _PRIMITIVE_SIDS.get(tspec) if type(tspec) is str else None
             if sid is None:
-                ftype = fld.type = parse(tspec, rec_space, (fields_site, i, "type"))
+                ftype = fld.type = self.parse(tspec, rec_space, (fields_site, i, "type"))
                 sid = ftype.sid or _ref_sid(ftype)
             else:  # the commonest field type, inline
-                ftype = fld.type = _new_primitive(Primitive)
+                ftype = fld.type = Primitive()
                 ftype.kind, ftype.props, ftype.sid, ftype._site = tspec, {}, sid, (fields_site, i, "type")
             n_keys = len(fspec)
             if n_keys == 2:
@@ -675,7 +700,7 @@ class _Parser:
         )
 
     def parse_enum(self, spec: dict[str, Any], space: str | None, site: Site | None) -> Enum:
-        enum = Enum.__new__(Enum)
+        enum = Enum()
         enum.kind, enum._site = "enum", site
         self.define(enum, spec, space)
         enum.props = _props(spec, _ENUM_RESERVED)
@@ -700,7 +725,7 @@ class _Parser:
         return enum
 
     def parse_fixed(self, spec: dict[str, Any], space: str | None, site: Site | None) -> Fixed:
-        fixed = Fixed.__new__(Fixed)
+        fixed = Fixed()
         fixed.kind, fixed._site = "fixed", site
         self.define(fixed, spec, space)
         fixed.props = _props(spec, _SCHEMA_RESERVED)
@@ -712,7 +737,7 @@ class _Parser:
         return fixed
 
     def parse_union(self, specs: list[Any], space: str | None, site: Site | None) -> Union:
-        union = Union.__new__(Union)
+        union = Union()
         union.kind, union.props, union._site = "union", {}, site
         union.branches = branches = []
         seen: set[str] = set()
@@ -720,7 +745,7 @@ class _Parser:
         for i, spec in enumerate(specs):
             sid = _PRIMITIVE_SIDS.get(spec) if type(spec) is str else None
             if sid is not None:  # the commonest branch, inline
-                branch: Node = _new_primitive(Primitive)
+                branch: Node = Primitive()
                 branch.kind, branch.props, branch.sid, branch._site = spec, {}, sid, (site, i)
                 key = spec
             else:
