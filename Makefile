@@ -1,7 +1,7 @@
 # `make run` and `make test` do all set-up from a fresh clone: a local .venv with the project installed.
 #   make run  [PORT=8501] [HOST=127.0.0.1] [DB=path/registry.db]   start the app (seeds an empty registry first)
 #   make test [PYTEST_ARGS="-k cli"]                                run the test suite
-#   make lint | seed [DB=...] [FORCE=1] | clean | distclean
+#   make lint | seed [DB=...] [FORCE=1] | speedups | clean | distclean
 
 PYTHON ?= python3
 VENV   ?= .venv
@@ -13,15 +13,17 @@ PYTEST_ARGS ?=
 
 BIN     := $(VENV)/bin
 STAMP   := $(VENV)/.installed
+SPEEDUPS := $(VENV)/.speedups
 DB_ARG  := $(if $(DB),--db "$(DB)")
 
 .DEFAULT_GOAL := help
-.PHONY: help install run seed test lint clean distclean
+.PHONY: help install speedups run seed test lint clean distclean
 
 help:
 	@echo "make run    start the Streamlit app on http://$(HOST):$(PORT) (PORT=, HOST=, DB= to override)"
 	@echo "make test   run the tests (PYTEST_ARGS= to pass pytest options)"
 	@echo "make lint   ruff check, ruff format --check, mypy registry"
+	@echo "make speedups  recompile the Avro core with mypyc (optional; make run/test do it when its sources change)"
 	@echo "make seed   load sample_data/ into the registry (DB=, FORCE=1 to seed a non-empty one)"
 	@echo "make clean  remove caches and build files; make distclean also removes $(VENV)"
 
@@ -40,16 +42,26 @@ $(STAMP): pyproject.toml | $(BIN)/python
 	@$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[test]'
 	@touch $@
 
-install: $(STAMP)
+# Optional mypyc build of the Avro core (tools/build_speedups.py): redone when its sources change; without a C
+# compiler it prints one warning and everything runs in pure Python. PSE_NO_SPEEDUPS=1 skips it.
+$(SPEEDUPS): registry/_avro_schema.py registry/_avro_resolution.py tools/build_speedups.py $(STAMP)
+	@$(BIN)/python tools/build_speedups.py || echo "warning: tools/build_speedups.py failed; the Avro core runs in pure Python"
+	@touch $@
 
-run: $(STAMP)
+install: $(STAMP) $(SPEEDUPS)
+
+speedups: $(STAMP)
+	$(BIN)/python tools/build_speedups.py --force
+	@touch $(SPEEDUPS)
+
+run: $(STAMP) $(SPEEDUPS)
 	$(BIN)/schema-explorer ui $(DB_ARG) --port $(PORT) --host $(HOST)
 
-seed: $(STAMP)
+seed: $(STAMP) $(SPEEDUPS)
 	$(BIN)/schema-explorer seed $(DB_ARG) $(if $(FORCE),--force)
 
 # pytest exits 5 when it collects no tests; that is not a failure for this target.
-test: $(STAMP)
+test: $(STAMP) $(SPEEDUPS)
 	@java -version >/dev/null 2>&1 || { echo "error: no Java runtime (PySpark needs Java 17+ for tests/spark); install one: sudo apt-get install -y openjdk-17-jre-headless, or set JAVA_HOME"; exit 1; }
 	@$(BIN)/python -m pytest $(PYTEST_ARGS); rc=$$?; \
 		if [ $$rc -eq 5 ]; then echo "==> no tests collected"; exit 0; fi; exit $$rc
