@@ -5,6 +5,7 @@
 Ours: `resolve(parse_avro(reader), parse_avro(writer))`, with `parse_avro`'s cache cleared before every call
 (so each call parses both texts). Theirs: `ReaderWriterCompatibilityChecker().get_compatibility(
 reader=avro.schema.parse(reader), writer=avro.schema.parse(writer))` (a new checker per call: it memoises).
+Reports which build of ours ran: mypyc-compiled (tools/build_speedups.py) or pure Python.
 Two pairs: a 3-field record pair, and a record with 500 top-level / 1,900 fields nested 3 deep (reader =
 writer + one optional field). Prints median and p90 per call, the split into parse and check, the stdlib
 JSON decoding both sides start from, and the speed-up measured in this run. The rows of a pair are timed in
@@ -32,11 +33,21 @@ sys.path[:0] = [str(_ROOT), str(_ROOT / "bench")]
 import avro.schema  # noqa: E402
 from avro.compatibility import ReaderWriterCompatibilityChecker, SchemaCompatibilityType  # noqa: E402
 
+import registry._avro_resolution  # noqa: E402
+import registry._avro_schema  # noqa: E402
 from registry._avro_resolution import resolve  # noqa: E402
 from registry._avro_schema import parse_avro  # noqa: E402
 from schemas import count_fields, large_record, small_pair, with_added_field  # noqa: E402
 
 TARGET_SPEEDUP = 10.0
+
+
+def build() -> str:
+    """Which build of our side is loaded: the mypyc-compiled modules (tools/build_speedups.py) or pure Python."""
+    compiled = [m.__file__ or "" for m in (registry._avro_schema, registry._avro_resolution)]
+    if all(path.endswith(".so") for path in compiled):
+        return "compiled (mypyc)"
+    return "pure Python" if not any(path.endswith(".so") for path in compiled) else "mixed: " + ", ".join(compiled)
 
 
 def ours(reader: str, writer: str) -> bool:
@@ -105,6 +116,7 @@ def main() -> int:
         assert ours(r, w) and theirs(r, w), f"{label}: expected compatible on both sides"
 
     print(f"Python {sys.version.split()[0]}, avro {getattr(avro, '__version__', '?')}; per call, parsing included")
+    print(f"ours: {build()} (python tools/build_speedups.py --clean | --force to switch)")
     header = f"{'pair':<40} {'checker':<34} {'median':>11} {'p90':>11}"
     print(header)
     print("-" * len(header))
