@@ -45,7 +45,10 @@ _WRITER = ThreadPoolExecutor(max_workers=1, thread_name_prefix="registry-writer"
 
 
 async def written(call: Callable[..., T], /, *args: Any, **kwargs: Any) -> T:
-    """`call(*args, **kwargs)` on the writer thread; its exception, if any, is raised here."""
+    """`call(*args, **kwargs, user=<the caller>)` on the writer thread; its exception, if any, is raised here.
+
+    Every call is a facade write (or a helper passing `user` on to one), so the audit trail names who made it."""
+    kwargs.setdefault("user", auth.CALLER.get())
     return await asyncio.get_running_loop().run_in_executor(_WRITER, functools.partial(call, *args, **kwargs))
 
 

@@ -15,6 +15,7 @@ by position, not by value.
 
 from __future__ import annotations
 
+import contextvars
 import enum
 import hashlib
 import hmac
@@ -62,6 +63,15 @@ class Tokens:
             if hmac.compare_digest(digest, wanted):
                 found = role
         return found
+
+
+# Who is calling, for the audit trail: set by every route's permission check, read by the writes.
+CALLER: contextvars.ContextVar[str] = contextvars.ContextVar("caller", default="anonymous")
+
+
+def caller_name(role: Role, token: str) -> str:
+    """How the audit trail names a caller: the role and a short digest of the token (never the token)."""
+    return f"{role.label} #{_digest(token).hex()[:8]}"
 
 
 def _digest(token: str) -> bytes:
@@ -134,11 +144,13 @@ class Permission:
         tokens: Tokens | None = request.app.state.tokens
         if tokens is None:
             return
-        granted = bearer_role(tokens, request.headers.get("authorization", ""))
+        header = request.headers.get("authorization", "")
+        granted = bearer_role(tokens, header)
         if granted is None:
             raise ApiError(401, "Authentication required", {"WWW-Authenticate": 'Bearer realm="schema-explorer"'})
         if granted < self.role:
             raise ApiError(self.status, self.denial(request.path_params))
+        CALLER.set(caller_name(granted, header.partition(" ")[2].strip()))
 
 
 def bearer_role(tokens: Tokens, header: str) -> Role | None:
