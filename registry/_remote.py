@@ -798,7 +798,13 @@ class RemoteRegistry(Registry):
             calls.append(
                 ("PUT", f"{base}/schemaAutoUpdateCompatibilityStrategy", None if auto is None else str(auto), None)
             )
-        allow = UNSET if allow_auto_update is UNSET else _optional_bool("allow_auto_update", allow_auto_update)
+        if allow_auto_update is None:
+            # Pulsar reads a null body as false for this flag: sending it would set false, not clear it.
+            raise PolicyError(
+                f"the admin API of {self._client.url} cannot clear isAllowAutoUpdateSchema of {ns} (a null body "
+                "sets false); set allow_auto_update=True or False instead"
+            )
+        allow = UNSET if allow_auto_update is UNSET else _bool("allow_auto_update", allow_auto_update)
         replicator = (
             UNSET
             if allow_auto_update_with_replicator is UNSET
@@ -808,7 +814,10 @@ class RemoteRegistry(Registry):
             raise PolicyError("allow_auto_update=True cannot be combined with allow_auto_update_with_replicator=False")
         if allow is not UNSET or replicator is not UNSET:
             if allow is UNSET:
-                allow = self.namespace_policy(str(ns)).allow_auto_update
+                # The call carries both flags; an unset namespace value is sent as the broker default in force
+                # (a null would be read as false).
+                current = self.namespace_policy(str(ns)).allow_auto_update
+                allow = self.broker.allow_auto_update if current is None else current
             params = None if replicator is UNSET else {"allowAutoUpdateSchemaWithReplicator": str(replicator).lower()}
             calls.append(("POST", f"{base}/isAllowAutoUpdateSchema", allow, params))
         if validation_enforced is not UNSET:

@@ -310,3 +310,10 @@ def test_the_audit_trail_reads_the_same_through_the_server(embedded, remote):
         trails.append([(e.action, e.target, e.outcome) for e in reg.audit_trail(topic)])
     assert trails[0] == trails[1]
     assert [outcome for _, _, outcome in trails[0]] == ["refused", "ok"]  # newest first
+
+
+def test_clearing_allow_auto_update_over_http_is_refused_not_turned_into_false(remote):
+    before = remote.namespace_policy("acme/orders").allow_auto_update
+    with pytest.raises(PolicyError, match="cannot clear isAllowAutoUpdateSchema"):
+        remote.set_namespace_policy("acme/orders", allow_auto_update=None)
+    assert remote.namespace_policy("acme/orders").allow_auto_update == before
