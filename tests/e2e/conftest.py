@@ -11,7 +11,6 @@ wait is for an element or a condition.
 from __future__ import annotations
 
 import json
-import socket
 import subprocess
 import sys
 import time
@@ -24,6 +23,7 @@ import pytest
 from browser_helpers import PROBE_TOPIC, SCRIPT, wait_idle
 
 from registry import Registry, SchemaInfo, SchemaType, seed_sample_data
+from serving import free_port
 
 sync_api = pytest.importorskip("playwright.sync_api")
 
@@ -42,12 +42,6 @@ def seed_e2e(path: Path) -> Path:
         doc = json.dumps({"type": "record", "name": "Probe", "doc": SCRIPT, "fields": [field]})
         reg.register(PROBE_TOPIC, SchemaInfo(type=SchemaType.AVRO, schema=doc, properties={"note": SCRIPT}))
     return path
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 class AppServer:
@@ -98,6 +92,21 @@ def app_url(e2e_db: Path) -> Iterator[str]:
     server = AppServer(e2e_db)
     yield server.url
     server.stop()
+
+
+@pytest.fixture(scope="module")
+def start_app() -> Iterator[Callable[..., str]]:
+    """`start_app(db, *args, source=None) -> url`: more `schema-explorer ui` processes, stopped with the module
+    (e.g. `source=["--url", URL]` for the app on a remote admin endpoint)."""
+    servers: list[AppServer] = []
+
+    def start(db: Path, *args: str, source: Sequence[str] | None = None) -> str:
+        servers.append(AppServer(db, *args, source=source))
+        return servers[-1].url
+
+    yield start
+    for server in servers:
+        server.stop()
 
 
 @pytest.fixture(scope="module")

@@ -4,10 +4,6 @@ explores a remote admin endpoint through the same facade, and read-only mode hid
 from __future__ import annotations
 
 import re
-import subprocess
-import sys
-import time
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -16,39 +12,18 @@ import pytest
 from browser_helpers import wait_idle
 from playwright.sync_api import expect
 
-from conftest import ROOT, AppServer, free_port
+from serving import served
 
 
 @pytest.fixture(scope="module")
 def admin_url(e2e_db: Path) -> Iterator[str]:
-    port = free_port()
-    url = f"http://127.0.0.1:{port}"
-    exe = Path(sys.executable).parent / "schema-explorer"
-    log = (e2e_db.parent / f"serve-{port}.log").open("wb")
-    server = subprocess.Popen(
-        [str(exe), "serve", "--db", str(e2e_db), "--port", str(port)], cwd=ROOT, stdout=log, stderr=subprocess.STDOUT
-    )
-    deadline = time.monotonic() + 60
-    while True:
-        try:
-            with urllib.request.urlopen(f"{url}/admin/v2/tenants", timeout=2):
-                break
-        except OSError:
-            if server.poll() is not None or time.monotonic() > deadline:
-                server.kill()
-                pytest.fail("schema-explorer serve did not start")
-            time.sleep(0.2)  # polling readiness, not a fixed wait
-    yield url
-    server.terminate()
-    server.wait(timeout=15)
-    log.close()
+    with served(e2e_db, log_dir=e2e_db.parent) as url:
+        yield url
 
 
 @pytest.fixture(scope="module")
-def remote_app_url(e2e_db: Path, admin_url: str) -> Iterator[str]:
-    app = AppServer(e2e_db, "--read-only", source=["--url", admin_url])
-    yield app.url
-    app.stop()
+def remote_app_url(e2e_db: Path, admin_url: str, start_app: Any) -> str:
+    return str(start_app(e2e_db, "--read-only", source=["--url", admin_url]))
 
 
 def test_the_app_browses_a_remote_endpoint_read_only(page: Any, remote_app_url: str, admin_url: str, shot: Any):

@@ -1,0 +1,80 @@
+"""`schema-explorer serve` on loopback over a seeded registry file: one helper for every test that needs a live
+server (contract suite, remote app, Spark over --url)."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from pathlib import Path
+
+import httpx
+
+from registry import Registry, seed_sample_data
+
+PROJECT_ROOT = Path(__file__).resolve().parents[1]
+READY_TIMEOUT = 30.0
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+def seeded(path: Path, *, keep_clients: bool = True) -> Path:
+    reg = Registry.open(path)
+    try:
+        seed_sample_data(reg)
+        if not keep_clients:
+            for client in reg.clients():
+                reg.disconnect(client.topic, name=client.name, role=client.role)
+    finally:
+        reg.close()
+    return path
+
+
+def serve_command(db: Path, port: int) -> list[str]:
+    script = Path(sys.executable).with_name("schema-explorer")
+    head = [str(script)] if script.is_file() else [sys.executable, "-m", "cli.main"]
+    return [*head, "serve", "--db", str(db), "--host", "127.0.0.1", "--port", str(port), "--no-access-log"]
+
+
+@contextmanager
+def served(db: Path, *, log_dir: Path, env: Mapping[str, str] | None = None) -> Iterator[str]:
+    """The URL of a `schema-explorer serve` child over `db`, ready to answer; stopped on exit. Its output goes
+    to `log_dir/serve-PORT.log`, quoted when it fails to start."""
+    port = free_port()
+    log_path = log_dir / f"serve-{port}.log"
+    environment = {**os.environ, **(env or {})}
+    environment["PYTHONPATH"] = os.pathsep.join(p for p in (str(PROJECT_ROOT), environment.get("PYTHONPATH", "")) if p)
+    url = f"http://127.0.0.1:{port}"
+    with log_path.open("wb") as log:
+        child = subprocess.Popen(
+            serve_command(db, port), cwd=PROJECT_ROOT, env=environment, stdout=log, stderr=subprocess.STDOUT
+        )
+    try:
+        deadline = time.monotonic() + READY_TIMEOUT
+        while True:
+            if child.poll() is not None:
+                raise RuntimeError(f"serve exited with {child.returncode}: {log_path.read_text()[-2000:]}")
+            try:
+                httpx.get(f"{url}/openapi.json", timeout=1.0)
+                break
+            except httpx.TransportError:
+                if time.monotonic() > deadline:
+                    raise RuntimeError(f"serve did not answer on {url} within {READY_TIMEOUT:g} s") from None
+                time.sleep(0.1)  # polling readiness, not a fixed wait
+        yield url
+    finally:
+        child.terminate()
+        try:
+            child.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            child.kill()
+            child.wait()
