@@ -19,6 +19,7 @@ from registry import (
     TopicQuery,
 )
 from registry._catalog import page_of
+from registry._sqlite import SCHEMA_VERSION
 from schemas import avro_info, field, json_info, primitive, record
 
 S = CompatibilityStrategy
@@ -248,4 +249,4 @@ def test_a_first_format_file_is_migrated_on_open(tmp_path: Path) -> None:
         assert reg.search_topics(TopicQuery(text="field:c")).total == 1
         assert [e.action.value for e in reg.audit_trail()] == ["register"]
     with sqlite3.connect(path) as db:
-        assert db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone() == ("2",)
+        assert db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone() == (str(SCHEMA_VERSION),)
