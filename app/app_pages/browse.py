@@ -70,48 +70,55 @@ def _counts(by: dict[str, int]) -> str:
     return " · ".join(f"{name} {count:,}" for name, count in sorted(by.items(), key=lambda kv: (-kv[1], kv[0])))
 
 
+@st.fragment
+def _results() -> None:
+    """The search widgets, counts, table and pager: a fragment, so a search reruns only this part of the page
+    (not the navigation and the sidebar) and the answer shows sooner."""
+    try:
+        reg = state.registry()
+        query = _query(reg.tenants())
+        if st.session_state.get("browse_last_query") != query:  # a new search starts on its first page
+            st.session_state["browse_last_query"] = query
+            st.session_state["browse_page"] = 1
+        page_number = int(st.session_state.get("browse_page", 1))
+        page = reg.search_topics(query, offset=(page_number - 1) * PAGE_SIZE, limit=PAGE_SIZE)
+    except RegistryError as exc:
+        show_error(exc)
+        return
+
+    pages = max(1, -(-page.total // PAGE_SIZE))
+    first, last = (page.offset + 1 if page.items else 0), page.offset + len(page.items)
+    matches = "topic matches" if page.total == 1 else "topics match"
+    st.markdown(
+        f"**{page.total:,}** {matches} · showing {first:,}–{last:,}  \n"
+        f"Types: {escape_markdown(_counts(dict(page.by_type))) or '—'}  \n"
+        f"Compatibility: {escape_markdown(_counts(dict(page.by_strategy))) or '—'}"
+    )
+    if not page.items:
+        st.info("No topic matches. Clear the search or a filter, or pick another tenant or namespace.")
+        return
+
+    frame = topics_frame(page)[SHOWN]
+    event = st.dataframe(
+        frame,
+        hide_index=True,
+        column_config=COLUMNS,
+        on_select="rerun",
+        selection_mode="single-row",
+        key="browse_table",
+        width="stretch",
+    )
+    rows = event.selection.rows if event is not None else []
+    left, right = st.columns([3, 1])
+    if rows:
+        state.select_topic(str(frame.iloc[rows[0]]["topic"]))
+    chosen = state.selected_topic()
+    with left:
+        if chosen and st.button(f"Open {escape_markdown(chosen)}", key="browse_open", icon=":material/open_in_new:"):
+            st.switch_page("app_pages/topic.py")
+    with right:
+        st.number_input(f"Page (of {pages:,})", min_value=1, max_value=pages, step=1, key="browse_page")
+
+
 st.title("Browse")
-try:
-    reg = state.registry()
-    query = _query(reg.tenants())
-    if st.session_state.get("browse_last_query") != query:  # a new search starts on its first page
-        st.session_state["browse_last_query"] = query
-        st.session_state["browse_page"] = 1
-    page_number = int(st.session_state.get("browse_page", 1))
-    page = reg.search_topics(query, offset=(page_number - 1) * PAGE_SIZE, limit=PAGE_SIZE)
-except RegistryError as exc:
-    show_error(exc)
-    st.stop()
-
-pages = max(1, -(-page.total // PAGE_SIZE))
-first, last = (page.offset + 1 if page.items else 0), page.offset + len(page.items)
-matches = "topic matches" if page.total == 1 else "topics match"
-st.markdown(
-    f"**{page.total:,}** {matches} · showing {first:,}–{last:,}  \n"
-    f"Types: {escape_markdown(_counts(dict(page.by_type))) or '—'}  \n"
-    f"Compatibility: {escape_markdown(_counts(dict(page.by_strategy))) or '—'}"
-)
-if not page.items:
-    st.info("No topic matches. Clear the search or a filter, or pick another tenant or namespace.")
-    st.stop()
-
-frame = topics_frame(page)[SHOWN]
-event = st.dataframe(
-    frame,
-    hide_index=True,
-    column_config=COLUMNS,
-    on_select="rerun",
-    selection_mode="single-row",
-    key="browse_table",
-    width="stretch",
-)
-rows = event.selection.rows if event is not None else []
-left, right = st.columns([3, 1])
-if rows:
-    state.select_topic(str(frame.iloc[rows[0]]["topic"]))
-chosen = state.selected_topic()
-with left:
-    if chosen and st.button(f"Open {escape_markdown(chosen)}", key="browse_open", icon=":material/open_in_new:"):
-        st.switch_page("app_pages/topic.py")
-with right:
-    st.number_input(f"Page (of {pages:,})", min_value=1, max_value=pages, step=1, key="browse_page")
+_results()
