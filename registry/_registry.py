@@ -7,6 +7,7 @@ Every flow follows pulsar-semantics.md: register = REST POST /schema (§3.3), ch
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import os
 import threading
 import time
@@ -18,6 +19,7 @@ from types import TracebackType
 from typing import Any, Final
 
 from ._audit import AuditAction, AuditEntry, AuditOutcome
+from ._avro_schema import AvroSchema
 from ._catalog import (
     Catalog,
     CatalogStorage,
@@ -70,7 +72,16 @@ from ._model import (
 from ._names import NamespaceName, TopicName, parse_tenant
 from ._schema_data import SchemaData, parse_avro_data, to_schema_data
 from ._sqlite import SqliteStorage
-from ._storage import AuditLog, ChangeTracking, MemoryStorage, StaleHistory, Storage
+from ._storage import (
+    AuditLog,
+    ChangeTracking,
+    Fingerprint,
+    IndexedHistory,
+    MemoryStorage,
+    StaleHistory,
+    Storage,
+    Transactional,
+)
 from ._upgrade import UpgradePlan, change_order, plan_upgrade, strategy_order
 from ._whatif import PolicyImpact, RefusedClient, TopicImpact, WhatIf
 
@@ -105,6 +116,14 @@ def trim(entries: Sequence[SchemaVersion]) -> list[SchemaVersion]:
         if entries[i].deleted:
             return list(entries[i + 1 :])
     return list(entries)
+
+
+def _trim_fingerprints(prints: Sequence[Fingerprint]) -> Sequence[Fingerprint]:
+    """`trim` for fingerprints."""
+    for i in range(len(prints) - 1, -1, -1):
+        if prints[i].deleted:
+            return prints[i + 1 :]
+    return prints
 
 
 def _versioned(entries: Sequence[SchemaVersion]) -> list[Versioned]:
@@ -429,10 +448,11 @@ class Registry:
         """Would the broker let this producer in (§8.1)? Accepted producers are recorded as connected."""
         topic_name = TopicName.parse(topic)
         client_name = _client_name(name)
-        self._ensure_topic(topic_name)
-        admission, kind = self._admit_producer(topic_name, info, replicator, user, dry_run=False)
-        if admission.accepted:
-            self._record(topic_name, ClientRole.PRODUCER, client_name, "", kind, admission.version, replicator)
+        with self._atomic():
+            self._ensure_topic(topic_name)
+            admission, kind = self._admit_producer(topic_name, info, replicator, user, dry_run=False)
+            if admission.accepted:
+                self._record(topic_name, ClientRole.PRODUCER, client_name, "", kind, admission.version, replicator)
         return admission
 
     def connect_consumer(
@@ -442,10 +462,11 @@ class Registry:
         topic_name = TopicName.parse(topic)
         sub = _client_name(subscription, "subscription")
         client_name = _client_name(name or sub)
-        self._ensure_topic(topic_name)
-        admission, kind = self._admit_consumer(topic_name, info, (client_name, sub), user, dry_run=False)
-        if admission.accepted:
-            self._record(topic_name, ClientRole.CONSUMER, client_name, sub, kind, admission.version, False)
+        with self._atomic():
+            self._ensure_topic(topic_name)
+            admission, kind = self._admit_consumer(topic_name, info, (client_name, sub), user, dry_run=False)
+            if admission.accepted:
+                self._record(topic_name, ClientRole.CONSUMER, client_name, sub, kind, admission.version, False)
         return admission
 
     def _admit_producer(
@@ -780,17 +801,57 @@ class Registry:
         return self._storage.audit(None if target is None else _audit_target(target), limit)
 
     @contextlib.contextmanager
+    def batch(self) -> Iterator[None]:
+        """Group commit: the writes made inside (on this thread) commit together when the block ends, one
+        fsync for all of them. Each write stays all-or-nothing (a savepoint), refusals are recorded as
+        usual; nothing inside is durable before the block ends, so acknowledge the writes after it. An
+        exception escaping the block undoes every write made inside it."""
+        if isinstance(self._storage, Transactional):
+            with self._storage.transaction():
+                yield
+        else:
+            yield
+
+    @contextlib.contextmanager
+    def _atomic(self) -> Iterator[None]:
+        """One storage transaction for a facade write (one commit, one fsync). A RegistryError commits what
+        was written before it, as the separate commits of each storage write used to, and is then raised."""
+        if not isinstance(self._storage, Transactional):
+            yield
+            return
+        refused: RegistryError | None = None
+        with self._storage.transaction():
+            try:
+                yield
+            except RegistryError as exc:
+                refused = exc
+        if refused is not None:
+            raise refused
+
+    @contextlib.contextmanager
     def _audited(self, action: AuditAction, target: str, user: str) -> Iterator[_AuditNote]:
-        """Record one write attempt: the body fills in the note; a RegistryError is recorded as refused."""
+        """Record one write attempt: the body fills in the note; a RegistryError is recorded as refused.
+
+        The audit line commits in the same transaction as the write it records (one fsync for both)."""
         note = _AuditNote(target=str(target))
+        refused: RegistryError | None = None
         try:
-            yield note
-        except RegistryError as exc:
-            self._write_audit(action, note.target, user, str(exc), AuditOutcome.REFUSED)
+            with self._atomic():
+                try:
+                    yield note
+                except RegistryError as exc:
+                    refused = exc
+                    self._write_audit(action, note.target, user, str(exc), AuditOutcome.REFUSED)
+                else:
+                    self._write_audit(action, note.target, user, note.detail, note.outcome)
+        except StorageError as exc:
+            if exc is not refused:  # the transaction itself failed (busy, disk): nothing of it was kept
+                self._write_audit(action, note.target, user, str(exc), AuditOutcome.REFUSED)
             raise
         finally:
             self._own_writes += 1
-        self._write_audit(action, note.target, user, note.detail, note.outcome)
+        if refused is not None:
+            raise refused
 
     def _write_audit(self, action: AuditAction, target: str, user: str, detail: str, outcome: AuditOutcome) -> None:
         if not isinstance(self._storage, AuditLog):
@@ -870,6 +931,8 @@ class Registry:
         self, name: TopicName, data: SchemaData, strategy: CompatibilityStrategy, user: str
     ) -> tuple[int, bool, CompatibilityResult | None]:
         """putSchemaIfAbsent (§3.3) with compare-and-set retries; returns (version, stored, verdict)."""
+        if isinstance(self._storage, IndexedHistory):
+            return self._put_indexed(self._storage, name, data, strategy, user)
         for _ in range(_MAX_ATTEMPTS):
             entries = self._storage.history(name.schema_id)
             match, result = self._plan_put(name, entries, data, strategy)
@@ -895,6 +958,92 @@ class Registry:
             return entry.version, True, result
         raise StorageError(f"could not register a schema on {name}: too many concurrent writers")
 
+    def _put_indexed(
+        self, storage: IndexedHistory, name: TopicName, data: SchemaData, strategy: CompatibilityStrategy, user: str
+    ) -> tuple[int, bool, CompatibilityResult | None]:
+        """`_put_if_absent` over fingerprints: dedup compares digests (filtered by the storage), and only the
+        versions the strategy checks are read (the latest, or every live one when transitive), so its cost
+        hardly grows with the history's length. The same answers, in the same order (§3.3)."""
+        sha256 = hashlib.sha256(data.data).digest()
+        parsed: AvroSchema | InvalidSchemaError | None = None
+        equality = None
+        if data.type in AVRO_PARSED_TYPES:
+            try:
+                parsed = parse_avro_data(data.type, data.data)
+            except InvalidSchemaError as exc:
+                parsed = exc
+            else:
+                equality = _equality_digest(parsed)
+        for _ in range(_MAX_ATTEMPTS):
+            scan = storage.dedup_scan(name.schema_id, data.type, sha256, equality)
+            if scan.has_live and isinstance(parsed, InvalidSchemaError):
+                raise parsed
+            if scan.has_live and isinstance(parsed, AvroSchema) and parsed.invalid_defaults:
+                raise _invalid_default_error(data.type, parsed)
+            try:
+                match = self._dedup_indexed(storage, name, scan.rows, data.type, equality)
+            except StaleHistory:
+                continue
+            if match is not None:
+                return match, False, None
+            result = None
+            if scan.has_live and scan.latest is not None:
+                first = (
+                    scan.latest if not strategy.is_transitive else -1 if scan.tombstone is None else scan.tombstone + 1
+                )
+                entries: list[SchemaVersion] = []
+                if strategy is not S.ALWAYS_COMPATIBLE:  # which answers without looking (§3.3)
+                    entries = storage.history_range(name.schema_id, first, scan.latest)
+                    if not entries or entries[-1].version != scan.latest:
+                        continue  # another process changed the history meanwhile
+                result = self._check(entries, data, strategy)
+                if not result.compatible:
+                    raise IncompatibleSchemaError(f"Incompatible schema for {name}: {result.message}", result)
+            entry = SchemaVersion(
+                topic=name.schema_id,
+                version=0 if scan.latest is None else scan.latest + 1,
+                type=stored_type(data.type),
+                data=data.data,
+                properties=dict(data.properties),
+                timestamp=self._clock(),
+                deleted=False,
+                user=user,
+            )
+            stored_equality = equality if isinstance(parsed, AvroSchema) and not parsed.invalid_defaults else None
+            try:
+                storage.append_indexed(entry, scan.latest, stored_equality)
+            except StaleHistory:
+                continue
+            return entry.version, True, result
+        raise StorageError(f"could not register a schema on {name}: too many concurrent writers")
+
+    @staticmethod
+    def _dedup_indexed(
+        storage: IndexedHistory, name: TopicName, rows: Sequence[Fingerprint], kind: SchemaType, equality: bytes | None
+    ) -> int | None:
+        """`_dedup` over the live versions a `DedupScan` kept: the first equal to the candidate, or None.
+
+        A version whose equality digest is not known yet is parsed, as `_dedup` would parse it (a poisoned
+        one refuses), and its digest remembered. The other versions can neither match nor refuse."""
+        learned: dict[int, bytes] = {}
+        match = None
+        for found in rows:
+            digest = found.equality
+            if kind in AVRO_PARSED_TYPES and digest is None:
+                stored = storage.history_range(name.schema_id, found.version, found.version)
+                if not stored:
+                    raise StaleHistory(name.schema_id)
+                old = parse_avro_data(found.type, stored[0].data)
+                if old.invalid_defaults:
+                    raise _poisoned_error(name, found.version, old)
+                digest = learned[found.version] = _equality_digest(old)
+            if found.type is kind and (digest == equality if kind in AVRO_PARSED_TYPES else True):
+                match = found.version
+                break
+        if learned:
+            storage.put_equalities(name.schema_id, learned)
+        return match
+
     @staticmethod
     def _dedup(name: TopicName, live: Sequence[SchemaVersion], data: SchemaData) -> int | None:
         """getSchemaVersionBySchemaData (§3.3): the first live version equal to the candidate, or None.
@@ -908,21 +1057,12 @@ class Registry:
             return next((e.version for e in live if e.type is data.type and e.data == data.data), None)
         new = parse_avro_data(data.type, data.data)
         if new.invalid_defaults:
-            bad = new.invalid_defaults[0]
-            raise InvalidSchemaError(
-                f"Invalid schema definition data for {data.type} schema: {bad.message} (at {bad.pointer}); Pulsar "
-                "would fail this registration with an internal error (HTTP 500)"
-            )
+            raise _invalid_default_error(data.type, new)
         for entry in live:
             if entry.type in AVRO_PARSED_TYPES:
                 old = parse_avro_data(entry.type, entry.data)
                 if old.invalid_defaults:
-                    bad = old.invalid_defaults[0]
-                    raise PoisonedHistoryError(
-                        f"version {entry.version} of {name} has an {bad.message} (at {bad.pointer}); Pulsar fails "
-                        "every later registration on this topic with an internal error (HTTP 500). Delete the "
-                        "schema to start a new history."
-                    )
+                    raise _poisoned_error(name, entry.version, old)
                 if entry.type is data.type and old == new:
                     return entry.version
             elif entry.type is data.type and entry.data == data.data:
@@ -1056,6 +1196,28 @@ def admin_strategy(
         if ns_policy.auto_update_strategy is not None:
             return Effective(ns_policy.auto_update_strategy.to_strategy(), PolicySource.AUTO_UPDATE_MAPPING)
     return Effective(broker.compatibility, PolicySource.BROKER_DEFAULT)
+
+
+def _equality_digest(schema: AvroSchema) -> bytes:
+    """What dedup compares of a parsed schema: equal schemas have equal equality keys (`AvroSchema.__eq__`)."""
+    return hashlib.sha256(schema.equality_key.encode("utf-8")).digest()
+
+
+def _invalid_default_error(kind: SchemaType, schema: AvroSchema) -> InvalidSchemaError:
+    bad = schema.invalid_defaults[0]
+    return InvalidSchemaError(
+        f"Invalid schema definition data for {kind} schema: {bad.message} (at {bad.pointer}); Pulsar "
+        "would fail this registration with an internal error (HTTP 500)"
+    )
+
+
+def _poisoned_error(name: TopicName, version: int, schema: AvroSchema) -> PoisonedHistoryError:
+    bad = schema.invalid_defaults[0]
+    return PoisonedHistoryError(
+        f"version {version} of {name} has an {bad.message} (at {bad.pointer}); Pulsar fails "
+        "every later registration on this topic with an internal error (HTTP 500). Delete the "
+        "schema to start a new history."
+    )
 
 
 @dataclass(slots=True)

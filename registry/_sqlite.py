@@ -3,15 +3,19 @@
 Several processes (app, server, CLI) may share one file. Appends run in `BEGIN IMMEDIATE` and compare the
 latest version before inserting, so two writers can never produce a duplicate or a missing version number;
 the primary key (schema_id, version) is the last line of defence.
+
+`transaction()` lets the facade make one commit of a whole write: its reads, its writes and its audit line
+(one fsync instead of one per statement group). Inside it, each storage write is a savepoint.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import sqlite3
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -20,6 +24,7 @@ from ._audit import AuditAction, AuditEntry, AuditOutcome
 from ._catalog import CatalogSource, stored_fields
 from ._errors import StorageError
 from ._model import (
+    AVRO_PARSED_TYPES,
     AutoUpdateStrategy,
     ClientRecord,
     ClientRole,
@@ -29,11 +34,13 @@ from ._model import (
     SchemaVersion,
     TopicPolicy,
 )
-from ._storage import StaleHistory
+from ._storage import DedupScan, Fingerprint, StaleHistory, fingerprint
 
 # 1: the first format. 2: search keys stored at registration (`schemas.fields`), each history's latest entry
-# kept in `heads` (the catalog reads 100k topics in one query), and the `audit` table.
-SCHEMA_VERSION = 2
+# kept in `heads` (the catalog reads 100k topics in one query), and the `audit` table. 3: `fingerprints`,
+# what dedup needs of each version without its text (the SHA-256 of the data; the equality digest of AVRO,
+# JSON and PROTOBUF versions, NULL until known).
+SCHEMA_VERSION = 3
 _DDL = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS tenants (name TEXT PRIMARY KEY, created_at INTEGER NOT NULL);
@@ -54,6 +61,9 @@ CREATE TABLE IF NOT EXISTS clients (
 CREATE TABLE IF NOT EXISTS heads (
     schema_id TEXT PRIMARY KEY, version INTEGER NOT NULL, type TEXT NOT NULL, timestamp INTEGER NOT NULL,
     deleted INTEGER NOT NULL, live INTEGER NOT NULL, fields TEXT) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS fingerprints (
+    schema_id TEXT NOT NULL, version INTEGER NOT NULL, type TEXT NOT NULL, deleted INTEGER NOT NULL,
+    sha256 BLOB NOT NULL, equality BLOB, PRIMARY KEY (schema_id, version)) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS audit (
     id INTEGER PRIMARY KEY AUTOINCREMENT, at INTEGER NOT NULL, user TEXT NOT NULL, action TEXT NOT NULL,
     target TEXT NOT NULL, tenant TEXT NOT NULL, namespace TEXT NOT NULL, detail TEXT NOT NULL,
@@ -83,6 +93,18 @@ ORDER BY substr(t.namespace, 1, instr(t.namespace, '/') - 1), t.namespace, t.nam
 
 
 _BUMP = "UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'changes'"
+# The last version and the last tombstone of a history, then the live rows dedup must look at (_storage.DedupScan).
+_LATEST = "SELECT max(version), max(CASE WHEN deleted THEN version END) FROM fingerprints WHERE schema_id = ?"
+_BY_BYTES = """
+SELECT version, type, deleted, sha256, equality FROM fingerprints
+WHERE schema_id = ? AND version > ? AND type = ? AND sha256 = ? ORDER BY version
+"""
+_BY_EQUALITY = f"""
+SELECT version, type, deleted, sha256, equality FROM fingerprints
+WHERE schema_id = ? AND version > ? AND type IN ({", ".join(repr(str(t)) for t in sorted(AVRO_PARSED_TYPES))})
+  AND (equality IS NULL OR (type = ? AND equality = ?)) ORDER BY version
+"""
+_SAVEPOINT_NAMES = 64
 
 
 class SqliteStorage:
@@ -139,7 +161,7 @@ class SqliteStorage:
                     f"(format {row[0]}, this version reads {SCHEMA_VERSION})"
                 )
             elif int(row[0]) < SCHEMA_VERSION:
-                _migrate(db)
+                _migrate(db, int(row[0]))
                 db.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", (str(SCHEMA_VERSION),))
             db.execute("COMMIT")
         except sqlite3.DatabaseError as exc:
@@ -148,29 +170,63 @@ class SqliteStorage:
             raise StorageError(f"{str(self.path)!r} is not a usable registry file: {exc}") from None
 
     @contextmanager
-    def _write(self, *, bump: bool = True) -> Iterator[sqlite3.Connection]:
-        """One transaction per write, taking the write lock up front so read-check-insert is atomic.
+    def transaction(self) -> Iterator[None]:
+        """One commit for every write inside (this thread's); nested ones are savepoints. The write lock is
+        taken up front, so what the body reads cannot change before it commits."""
+        with self._transaction():
+            yield
 
-        `bump` advances the change token in the same transaction (every write but the audit trail's)."""
+    @contextmanager
+    def _transaction(self) -> Iterator[sqlite3.Connection]:
         db = self._connect()
+        depth: int = getattr(self._local, "depth", 0)
+        if depth:
+            savepoint = f"w{depth % _SAVEPOINT_NAMES}"
+            db.execute(f"SAVEPOINT {savepoint}")
+            self._local.depth = depth + 1
+            try:
+                yield db
+            except BaseException:
+                if db.in_transaction:
+                    db.execute(f"ROLLBACK TO {savepoint}")
+                    db.execute(f"RELEASE {savepoint}")
+                raise
+            finally:
+                self._local.depth = depth
+            db.execute(f"RELEASE {savepoint}")
+            return
         try:
             db.execute("BEGIN IMMEDIATE")
         except sqlite3.OperationalError as exc:
             raise StorageError(f"the registry file {str(self.path)!r} is busy or unwritable: {exc}") from None
+        self._local.depth, self._local.changed = 1, False
         try:
             yield db
         except BaseException:
-            db.execute("ROLLBACK")
+            if db.in_transaction:
+                db.execute("ROLLBACK")
             raise
-        else:
-            try:
-                if bump:
-                    db.execute(_BUMP)
-                db.execute("COMMIT")
-            except sqlite3.DatabaseError as exc:
-                if db.in_transaction:
-                    db.execute("ROLLBACK")
-                raise StorageError(f"cannot write the registry file {str(self.path)!r}: {exc}") from None
+        finally:
+            self._local.depth = 0
+        try:
+            if self._local.changed:
+                db.execute(_BUMP)
+            db.execute("COMMIT")
+        except sqlite3.DatabaseError as exc:
+            if db.in_transaction:
+                db.execute("ROLLBACK")
+            raise StorageError(f"cannot write the registry file {str(self.path)!r}: {exc}") from None
+
+    @contextmanager
+    def _write(self, *, bump: bool = True) -> Iterator[sqlite3.Connection]:
+        """One write, in its own transaction or as a savepoint of the caller's, taking the write lock up front
+        so read-check-insert is atomic.
+
+        `bump` advances the change token when the transaction commits (every write but the audit trail's)."""
+        with self._transaction() as db:
+            if bump:
+                self._local.changed = True
+            yield db
 
     def _read(self, sql: str, params: Sequence[object] = ()) -> list[tuple[Any, ...]]:
         try:
@@ -200,8 +256,66 @@ class SqliteStorage:
             for v, t, d, p, ts, dl, u in rows
         ]
 
+    def dedup_scan(self, schema_id: str, kind: SchemaType, sha256: bytes, equality: bytes | None) -> DedupScan:
+        """Two indexed reads of small rows, none of the schema text; filtered in SQLite, not in Python."""
+        db = self._connect()
+        try:
+            latest, tomb = db.execute(_LATEST, (schema_id,)).fetchone()
+            if latest is None or latest == tomb:
+                return DedupScan(latest=latest, tombstone=tomb, rows=[])
+            after = -1 if tomb is None else int(tomb)
+            if equality is None:
+                found = db.execute(_BY_BYTES, (schema_id, after, str(kind), sha256)).fetchall()
+            else:
+                found = db.execute(_BY_EQUALITY, (schema_id, after, str(kind), equality)).fetchall()
+        except sqlite3.DatabaseError as exc:
+            raise StorageError(f"cannot read the registry file {str(self.path)!r}: {exc}") from None
+        rows = [
+            Fingerprint(
+                version=int(v),
+                type=SchemaType(str(t)),
+                deleted=bool(dl),
+                sha256=bytes(sha),
+                equality=None if eq is None else bytes(eq),
+            )
+            for v, t, dl, sha, eq in found
+        ]
+        return DedupScan(latest=int(latest), tombstone=None if tomb is None else int(tomb), rows=rows)
+
+    def history_range(self, schema_id: str, first: int, last: int) -> list[SchemaVersion]:
+        rows = self._read(
+            "SELECT version, type, data, properties, timestamp, deleted, user FROM schemas "
+            "WHERE schema_id = ? AND version BETWEEN ? AND ? ORDER BY version",
+            (schema_id, first, last),
+        )
+        return [
+            SchemaVersion(
+                topic=schema_id,
+                version=int(v),
+                type=SchemaType(str(t)),
+                data=bytes(d),
+                properties=json.loads(str(p)),
+                timestamp=int(ts),
+                deleted=bool(dl),
+                user=str(u),
+            )
+            for v, t, d, p, ts, dl, u in rows
+        ]
+
+    def put_equalities(self, schema_id: str, equalities: Mapping[int, bytes]) -> None:
+        """Remember equality digests computed later (not a change: the token stays)."""
+        with self._write(bump=False) as db:
+            db.executemany(
+                "UPDATE fingerprints SET equality = ? WHERE schema_id = ? AND version = ?",
+                [(digest, schema_id, version) for version, digest in equalities.items()],
+            )
+
     def append(self, entry: SchemaVersion, expected_latest: int | None) -> None:
+        self.append_indexed(entry, expected_latest, None)
+
+    def append_indexed(self, entry: SchemaVersion, expected_latest: int | None, equality: bytes | None) -> None:
         fields = "" if entry.deleted else stored_fields(entry.type, entry.data)
+        found = fingerprint(entry, equality)
         with self._write() as db:
             (latest,) = db.execute("SELECT max(version) FROM schemas WHERE schema_id = ?", (entry.topic,)).fetchone()
             if latest != expected_latest:
@@ -229,10 +343,15 @@ class SqliteStorage:
                 "INSERT OR REPLACE INTO heads VALUES (?, ?, ?, ?, ?, ?, ?)",
                 (entry.topic, entry.version, str(entry.type), entry.timestamp, int(entry.deleted), live, fields),
             )
+            db.execute(
+                "INSERT OR REPLACE INTO fingerprints VALUES (?, ?, ?, ?, ?, ?)",
+                (entry.topic, entry.version, str(entry.type), int(entry.deleted), found.sha256, found.equality),
+            )
 
     def drop(self, schema_id: str) -> bool:
         with self._write() as db:
             db.execute("DELETE FROM heads WHERE schema_id = ?", (schema_id,))
+            db.execute("DELETE FROM fingerprints WHERE schema_id = ?", (schema_id,))
             return db.execute("DELETE FROM schemas WHERE schema_id = ?", (schema_id,)).rowcount > 0
 
     # --- metadata ---------------------------------------------------------------------------------------
@@ -411,8 +530,9 @@ class SqliteStorage:
         self._local = threading.local()
 
 
-def _migrate(db: sqlite3.Connection) -> None:
-    """Bring an older file to SCHEMA_VERSION inside the opening transaction (missing tables came from _DDL)."""
+def _migrate(db: sqlite3.Connection, found: int) -> None:
+    """Bring an older file (format `found`) to SCHEMA_VERSION inside the opening transaction (missing tables
+    came from _DDL)."""
     columns = {str(row[1]) for row in db.execute("PRAGMA table_info(schemas)")}
     if "fields" not in columns:
         db.execute("ALTER TABLE schemas ADD COLUMN fields TEXT")
@@ -421,13 +541,31 @@ def _migrate(db: sqlite3.Connection) -> None:
             "UPDATE schemas SET fields = ? WHERE schema_id = ? AND version = ?",
             [("" if dl else stored_fields(SchemaType(str(t)), bytes(d)), sid, v) for sid, v, t, d, dl in rows],
         )
-    rebuild_heads(db)
+    if found < 2:
+        rebuild_heads(db)
+    else:
+        add_fingerprints(db)
 
 
 def rebuild_heads(db: sqlite3.Connection) -> None:
-    """Recompute `heads` from `schemas` (migration, and bulk loaders that write `schemas` directly)."""
+    """Recompute `heads` from `schemas` (migration, and bulk loaders that write `schemas` directly), and add
+    the fingerprints of versions that have none."""
     db.execute("DELETE FROM heads")
     db.execute(_REBUILD_HEADS)
+    add_fingerprints(db)
+
+
+def add_fingerprints(db: sqlite3.Connection) -> None:
+    """Fingerprint every version that has none: the data's SHA-256 now (cheap); the equality digest stays
+    unknown (NULL) until a registration on that topic parses the version anyway and stores it."""
+    rows = db.execute(
+        "SELECT s.schema_id, s.version, s.type, s.deleted, s.data FROM schemas s WHERE NOT EXISTS "
+        "(SELECT 1 FROM fingerprints f WHERE f.schema_id = s.schema_id AND f.version = s.version)"
+    )
+    db.executemany(
+        "INSERT INTO fingerprints VALUES (?, ?, ?, ?, ?, NULL)",
+        ((sid, v, t, dl, hashlib.sha256(bytes(d)).digest()) for sid, v, t, dl, d in rows),
+    )
 
 
 def _topic_policy_from_json(text: str) -> TopicPolicy:

@@ -7,17 +7,73 @@ namespaces, topics and recorded clients are small key-value records.
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, replace
 from typing import Protocol, runtime_checkable
 
 from ._audit import AuditEntry, is_within
 from ._catalog import CatalogRow, CatalogSource, stored_fields
-from ._model import ClientRecord, NamespacePolicy, SchemaVersion, TopicPolicy
+from ._model import AVRO_PARSED_TYPES, ClientRecord, NamespacePolicy, SchemaType, SchemaVersion, TopicPolicy
 
 
 class StaleHistory(Exception):
     """The history changed since it was read; the caller re-reads and retries (never surfaces to users)."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Fingerprint:
+    """What dedup needs to know of a stored version without reading or decoding its text (§3.3).
+
+    `sha256` is the digest of the stored bytes. `equality` is the digest of the parsed Avro schema's
+    equality key for AVRO/JSON/PROTOBUF versions that parse with valid defaults, computed once when the
+    version is registered; None when unknown (tombstones, other types, versions stored by an import or
+    before format 3, or a version that does not parse cleanly: the registry then parses the text)."""
+
+    version: int
+    type: SchemaType
+    deleted: bool
+    sha256: bytes
+    equality: bytes | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DedupScan:
+    """A history as a registration sees it, without reading any schema text (§3.3).
+
+    `latest`: the last version number, tombstones included (None: no history); `tombstone`: the last
+    tombstone's (None: none); `rows`: oldest first, the live versions dedup has to look at for a candidate:
+    those that may equal it (same type and digest) and, for an AVRO/JSON/PROTOBUF candidate, every
+    AVRO/JSON/PROTOBUF version whose equality digest is not known (the registry parses those)."""
+
+    latest: int | None
+    tombstone: int | None
+    rows: list[Fingerprint]
+
+    @property
+    def has_live(self) -> bool:
+        return self.latest is not None and self.latest != self.tombstone
+
+
+def is_dedup_row(found: Fingerprint, kind: SchemaType, sha256: bytes, equality: bytes | None) -> bool:
+    """Must dedup look at this live version for a candidate of `kind` (see `DedupScan.rows`)?"""
+    if equality is None:  # a candidate compared by its bytes
+        return found.type is kind and found.sha256 == sha256
+    return found.type in AVRO_PARSED_TYPES and (
+        found.equality is None or (found.type is kind and found.equality == equality)
+    )
+
+
+def fingerprint(entry: SchemaVersion, equality: bytes | None = None) -> Fingerprint:
+    return Fingerprint(
+        version=entry.version,
+        type=entry.type,
+        deleted=entry.deleted,
+        sha256=hashlib.sha256(entry.data).digest(),
+        equality=equality,
+    )
 
 
 class Storage(Protocol):
@@ -52,6 +108,27 @@ class ChangeTracking(Protocol):
 
 
 @runtime_checkable
+class IndexedHistory(Protocol):
+    """Optional for a storage: a history's fingerprints, and a range of its versions, so a registration reads
+    neither every version's text nor more versions than its strategy checks."""
+
+    def dedup_scan(self, schema_id: str, kind: SchemaType, sha256: bytes, equality: bytes | None) -> DedupScan: ...
+    def history_range(self, schema_id: str, first: int, last: int) -> list[SchemaVersion]: ...
+    def append_indexed(self, entry: SchemaVersion, expected_latest: int | None, equality: bytes | None) -> None: ...
+    def put_equalities(self, schema_id: str, equalities: Mapping[int, bytes]) -> None: ...
+
+
+@runtime_checkable
+class Transactional(Protocol):
+    """Optional for a storage: `with storage.transaction():` makes every write inside one atomic commit.
+
+    Transactions nest (the inner ones are savepoints: an exception undoes only its own writes). A write
+    made in a transaction is durable when the outermost one has committed, not before."""
+
+    def transaction(self) -> contextlib.AbstractContextManager[None]: ...
+
+
+@runtime_checkable
 class AuditLog(Protocol):
     """Optional for a storage: keep the audit trail (appending never changes the change token)."""
 
@@ -65,6 +142,7 @@ class MemoryStorage:
     def __init__(self) -> None:
         self._lock = threading.RLock()
         self._histories: dict[str, list[SchemaVersion]] = {}
+        self._fingerprints: dict[str, list[Fingerprint]] = {}
         self._tenants: dict[str, int] = {}
         self._namespaces: dict[str, NamespacePolicy] = {}
         self._topics: dict[str, str] = {}
@@ -78,6 +156,9 @@ class MemoryStorage:
             return list(self._histories.get(schema_id, ()))
 
     def append(self, entry: SchemaVersion, expected_latest: int | None) -> None:
+        self.append_indexed(entry, expected_latest, None)
+
+    def append_indexed(self, entry: SchemaVersion, expected_latest: int | None, equality: bytes | None) -> None:
         with self._lock:
             self._changes += 1
             entries = self._histories.setdefault(entry.topic, [])
@@ -85,11 +166,39 @@ class MemoryStorage:
             if latest != expected_latest:
                 raise StaleHistory(entry.topic)
             entries.append(entry)
+            self._fingerprints.setdefault(entry.topic, []).append(fingerprint(entry, equality))
+
+    def dedup_scan(self, schema_id: str, kind: SchemaType, sha256: bytes, equality: bytes | None) -> DedupScan:
+        with self._lock:
+            prints = self._fingerprints.get(schema_id, [])
+            tomb = next((p.version for p in reversed(prints) if p.deleted), None)
+            rows = [p for p in prints if (tomb is None or p.version > tomb) and is_dedup_row(p, kind, sha256, equality)]
+            return DedupScan(latest=prints[-1].version if prints else None, tombstone=tomb, rows=rows)
+
+    def history_range(self, schema_id: str, first: int, last: int) -> list[SchemaVersion]:
+        with self._lock:
+            return [e for e in self._histories.get(schema_id, ()) if first <= e.version <= last]
+
+    def put_equalities(self, schema_id: str, equalities: Mapping[int, bytes]) -> None:
+        """Remember equality digests computed later (not a change: the token stays)."""
+        with self._lock:
+            prints = self._fingerprints.get(schema_id, [])
+            for i, found in enumerate(prints):
+                if found.version in equalities:
+                    prints[i] = replace(found, equality=equalities[found.version])
 
     def drop(self, schema_id: str) -> bool:
         with self._lock:
             self._changes += 1
+            self._fingerprints.pop(schema_id, None)
             return self._histories.pop(schema_id, None) is not None
+
+    @contextlib.contextmanager
+    def transaction(self) -> Iterator[None]:
+        """Holds the lock, so other threads never see half of it; nothing is undone on an exception (the
+        writes of a scratch registry are not worth a journal)."""
+        with self._lock:
+            yield
 
     def tenants(self) -> list[str]:
         with self._lock:
