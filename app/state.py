@@ -8,6 +8,9 @@ Pages call these functions and never open a registry themselves:
     state.select_topic(topic)
     state.clear_caches()              # after any write: drops st.cache_data tables derived from the registry
 
+`schema-explorer ui` runs `serve()` here: the app as an `st.App`, with the process warmed (imports, registry
+handle, catalog) in a thread while the server starts, so a first visit does not wait for them.
+
 The connection comes from `--db PATH`, `--url URL`, `--token T`, `--read-only` after Streamlit's `--`
 (`schema-explorer ui` passes `--db`), else from SCHEMA_EXPLORER_DB / _URL / _TOKEN / _READ_ONLY, else the
 per-user default file; the sidebar can switch it for the session.
@@ -16,10 +19,14 @@ per-user default file; the sidebar can switch it for the session.
 from __future__ import annotations
 
 import argparse
+import gc
+import logging
 import os
 import sys
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from pathlib import Path
 
 import streamlit as st
 
@@ -28,6 +35,8 @@ from registry import Registry, RegistryError, default_db_path
 CONNECTION = "connection"  # st.session_state key of the session's Connection
 TOPIC = "selected_topic"  # st.session_state key of the topic shared across pages
 READ_ONLY = "read_only"  # the sidebar toggle's key
+APP_SCRIPT = Path(__file__).resolve().parent / "streamlit_app.py"
+_LOG = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -141,3 +150,50 @@ def topic_page(render: Callable[[Registry, str], None], *, empty: str = "") -> N
         render(reg, topic)
     except RegistryError as exc:
         show_error(exc)
+
+
+def warm_up(conn: Connection) -> None:
+    """Do before the first visit what the first visit would otherwise wait for: import what the pages import,
+    open the registry handle (the st.cache_resource every session shares) and, for an embedded registry,
+    build its catalog and the first page of Browse. Then freeze what start-up made (gc.freeze): it lives as
+    long as the process, and Streamlit's collection after every script run (runner.postScriptGC) would
+    otherwise walk all of it again on each search (~70 ms with 100k topics on a 2-core machine).
+
+    A remote registry only gets its handle: its catalog is cached for seconds, not until a change."""
+    try:
+        import pyarrow  # noqa: F401  # what st.dataframe serialises with
+
+        import app.render  # noqa: F401
+        import app.widgets  # noqa: F401
+        from registry import TopicQuery
+        from registry.tables import topics_frame
+
+        gc.freeze()  # the modules: the catalog's build then does not walk them in each collection either
+        reg = _open(conn.target, conn.token)
+        if not conn.is_remote:
+            topics_frame(reg.search_topics(TopicQuery(), limit=50))
+    except Exception:  # noqa: BLE001  # the first visit shows whatever went wrong, with its message
+        _LOG.debug("warm-up failed; the first visit will open the registry itself", exc_info=True)
+    gc.collect()
+    gc.freeze()
+
+
+def serve(argv: list[str]) -> None:
+    """Run the app's server in this process: `--port N --host H` and the connection arguments (`--db`,
+    `--url`, `--read-only`; the token in SCHEMA_EXPLORER_TOKEN). The connection reaches the script through
+    the environment (st.App gives the script no arguments)."""
+    parser = argparse.ArgumentParser(add_help=False)
+    parser.add_argument("--port", type=int, required=True)
+    parser.add_argument("--host", required=True)
+    args, rest = parser.parse_known_args(argv)
+    conn = connection_from_argv(rest)
+    for name in ("SCHEMA_EXPLORER_DB", "SCHEMA_EXPLORER_URL", "SCHEMA_EXPLORER_READ_ONLY"):
+        os.environ.pop(name, None)
+    os.environ["SCHEMA_EXPLORER_URL" if conn.is_remote else "SCHEMA_EXPLORER_DB"] = conn.target
+    if conn.read_only:
+        os.environ["SCHEMA_EXPLORER_READ_ONLY"] = "1"
+
+    # Started before the server, not from an st.App lifespan: the lifespan runs only once uvicorn is up, and
+    # a visitor who comes at once would wait for the difference. The server starts meanwhile.
+    threading.Thread(target=warm_up, args=(conn,), name="warm-up", daemon=True).start()
+    st.App(APP_SCRIPT).run(config={"server.port": args.port, "server.address": args.host})

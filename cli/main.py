@@ -143,11 +143,13 @@ def run_ui(args: argparse.Namespace) -> int:
         source = ["--db", str(path)]
         shown = str(path)
 
+    # app.state.serve runs the app as an st.App that warms the registry and its catalog while it starts,
+    # so the first visit after `make run` does not wait for them.
     command = [
-        sys.executable, "-m", "streamlit", "run", str(APP_SCRIPT),
-        "--server.port", str(args.port),
-        "--server.address", args.host,
-        "--", *source, *(["--read-only"] if args.read_only else []),
+        sys.executable, "-c", "import sys; from app.state import serve; serve(sys.argv[1:])",
+        "--port", str(args.port),
+        "--host", args.host,
+        *source, *(["--read-only"] if args.read_only else []),
     ]  # fmt: skip
     # Run from the project root so Streamlit reads .streamlit/config.toml, and put the root on the path so
     # the app imports this checkout's registry even without an editable install.

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import sqlite3
 from collections.abc import Callable
 from pathlib import Path
@@ -10,6 +11,7 @@ import pytest
 from shell_helpers import TOPIC_PAGE, errors
 from streamlit.testing.v1 import AppTest
 
+from app import state
 from registry import Registry, SchemaInfo, SchemaType
 
 MakeApp = Callable[..., AppTest]
@@ -127,3 +129,14 @@ def test_switching_the_connection_in_the_sidebar(make_app: MakeApp, db: Path, tm
     at.button(key="conn_apply").click().run()
     assert errors(at) == []
     assert table_topics(at) == ["persistent://solo/ns/only"]
+
+
+def test_warm_up_opens_the_shared_handle_and_never_raises(make_app: MakeApp, db: Path) -> None:
+    try:
+        state.warm_up(state.Connection(target="/proc/no/such/dir/registry.db"))  # the first visit will say why
+        state.warm_up(state.Connection(target=str(db)))
+        assert gc.get_freeze_count() > 0
+        at = make_app(db).run()  # the session gets the handle the warm-up opened
+        assert errors(at) == [] and counts(at).startswith("**47** topics match")
+    finally:
+        gc.unfreeze()
