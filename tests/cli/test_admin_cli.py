@@ -11,15 +11,13 @@ import json
 import shutil
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
-import httpx
 import pytest
 
 from cli.main import main
-from contract.serving import PROJECT_ROOT, free_port, seeded, serve_command
+from serving import PROJECT_ROOT, free_port, seeded, served
 
 ORDERS = "persistent://acme/orders/order-created"
 SAMPLES = PROJECT_ROOT / "sample_data" / "schemas"
@@ -58,23 +56,9 @@ def cli(capsys: pytest.CaptureFixture[str]):
 
 @pytest.fixture(scope="module")
 def server_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    db = seeded(tmp_path_factory.mktemp("served") / "registry.db")
-    port = free_port()
-    child = subprocess.Popen(
-        serve_command(db, port), cwd=PROJECT_ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
-    )
-    url = f"http://127.0.0.1:{port}"
-    for _ in range(300):
-        if child.poll() is not None:
-            raise RuntimeError(f"serve exited: {child.stderr.read().decode() if child.stderr else ''}")
-        try:
-            httpx.get(f"{url}/openapi.json", timeout=1.0)
-            break
-        except httpx.TransportError:
-            time.sleep(0.1)
-    yield url
-    child.terminate()
-    child.wait(timeout=10)
+    folder = tmp_path_factory.mktemp("served")
+    with served(seeded(folder / "registry.db"), log_dir=folder) as url:
+        yield url
 
 
 @pytest.fixture
