@@ -246,14 +246,24 @@ def run_delete(args: argparse.Namespace) -> int:
 def run_policy_get(args: argparse.Namespace) -> int:
     with _registry(args) as reg:
         if args.namespace:
-            policy = reg.namespace_policy(args.namespace)
-            doc = {"namespace": args.namespace.strip(), **namespace_policy_json(policy)}
-            text = render_namespace_policy(args.namespace.strip(), policy)
+            doc, text = _namespace_answer(args.namespace, reg.namespace_policy(args.namespace))
         else:
-            effective = reg.effective_policy(args.topic)
             own = reg.topic_policy(args.topic) if reg.broker.topic_level_policies_enabled else None
-            doc = effective_json(effective, own)
-            text = render_effective(effective, own)
+            doc, text = _topic_answer(reg, args.topic, own)
+    return _emit(args, doc, text)
+
+
+def _namespace_answer(namespace: str, policy: Any) -> tuple[dict[str, Any], str]:
+    name = namespace.strip()
+    return {"namespace": name, **namespace_policy_json(policy)}, render_namespace_policy(name, policy)
+
+
+def _topic_answer(reg: Any, topic: str, own: Any) -> tuple[dict[str, Any], str]:
+    effective = reg.effective_policy(topic)
+    return effective_json(effective, own), render_effective(effective, own)
+
+
+def _emit(args: argparse.Namespace, doc: dict[str, Any], text: str) -> int:
     if args.json:
         _print_json(doc)
     else:
@@ -289,20 +299,10 @@ def run_policy_set(args: argparse.Namespace) -> int:
         raise UserError("nothing to change: give --compatibility, --validation-enforced or another policy option")
     with _registry(args) as reg:
         if args.namespace:
-            ns_policy = reg.set_namespace_policy(args.namespace, **changes)
-            doc = {"namespace": args.namespace.strip(), **namespace_policy_json(ns_policy)}
-            text = render_namespace_policy(args.namespace.strip(), ns_policy)
+            doc, text = _namespace_answer(args.namespace, reg.set_namespace_policy(args.namespace, **changes))
         else:
-            reg.set_topic_policy(args.topic, **changes)
-            effective = reg.effective_policy(args.topic)
-            own = reg.topic_policy(args.topic)
-            doc = effective_json(effective, own)
-            text = render_effective(effective, own)
-    if args.json:
-        _print_json(doc)
-    else:
-        print(text)
-    return EXIT_OK
+            doc, text = _topic_answer(reg, args.topic, reg.set_topic_policy(args.topic, **changes))
+    return _emit(args, doc, text)
 
 
 def _preview(args: argparse.Namespace) -> int:

@@ -242,19 +242,7 @@ class SqliteStorage:
             "WHERE schema_id = ? ORDER BY version",
             (schema_id,),
         )
-        return [
-            SchemaVersion(
-                topic=schema_id,
-                version=int(v),
-                type=SchemaType(str(t)),
-                data=bytes(d),
-                properties=json.loads(str(p)),
-                timestamp=int(ts),
-                deleted=bool(dl),
-                user=str(u),
-            )
-            for v, t, d, p, ts, dl, u in rows
-        ]
+        return [_schema_version(schema_id, row) for row in rows]
 
     def dedup_scan(self, schema_id: str, kind: SchemaType, sha256: bytes, equality: bytes | None) -> DedupScan:
         """Two indexed reads of small rows, none of the schema text; filtered in SQLite, not in Python."""
@@ -288,19 +276,7 @@ class SqliteStorage:
             "WHERE schema_id = ? AND version BETWEEN ? AND ? ORDER BY version",
             (schema_id, first, last),
         )
-        return [
-            SchemaVersion(
-                topic=schema_id,
-                version=int(v),
-                type=SchemaType(str(t)),
-                data=bytes(d),
-                properties=json.loads(str(p)),
-                timestamp=int(ts),
-                deleted=bool(dl),
-                user=str(u),
-            )
-            for v, t, d, p, ts, dl, u in rows
-        ]
+        return [_schema_version(schema_id, row) for row in rows]
 
     def put_equalities(self, schema_id: str, equalities: Mapping[int, bytes]) -> None:
         """Remember equality digests computed later (not a change: the token stays)."""
@@ -574,6 +550,21 @@ def _topic_policy_from_json(text: str) -> TopicPolicy:
     return TopicPolicy(
         compatibility=CompatibilityStrategy(strategy) if strategy else None,
         validation_enforced=raw.get("validation_enforced"),
+    )
+
+
+def _schema_version(schema_id: str, row: tuple[Any, ...]) -> SchemaVersion:
+    """A `schemas` row (version, type, data, properties, timestamp, deleted, user) as a SchemaVersion."""
+    v, t, d, p, ts, dl, u = row
+    return SchemaVersion(
+        topic=schema_id,
+        version=int(v),
+        type=SchemaType(str(t)),
+        data=bytes(d),
+        properties=json.loads(str(p)),
+        timestamp=int(ts),
+        deleted=bool(dl),
+        user=str(u),
     )
 
 
