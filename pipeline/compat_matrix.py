@@ -25,8 +25,8 @@ from typing import Any
 
 import pyarrow as pa
 
-from registry import CompatibilityStrategy, RegistryError
-from registry._compatibility import Versioned, can_read, check_with_latest
+from registry import RegistryError
+from registry._compatibility import pair_verdict as core_pair_verdict
 from registry._schema_data import SchemaData
 
 from ._arrow import batches, schema
@@ -114,12 +114,11 @@ def pair_verdict(reader: SchemaData, writer: SchemaData, writer_version: int) ->
     found = _VERDICTS.get(key)
     if found is not None:
         return found
-    result = check_with_latest([Versioned(writer_version, writer)], reader, CompatibilityStrategy.BACKWARD)
-    reads = not can_read(reader, writer)
-    first = result.problems[0] if result.problems else None
+    core = core_pair_verdict(reader, writer, writer_version)
+    first = core.first
     verdict = {
-        "compatible": result.compatible,
-        "readable": reads,
+        "compatible": core.compatible,
+        "readable": core.readable,
         "rule_code": None if first is None else str(first.code),
         "reader_path": None if first is None else first.reader_path,
         "writer_path": None if first is None else first.writer_path,
@@ -127,7 +126,7 @@ def pair_verdict(reader: SchemaData, writer: SchemaData, writer_version: int) ->
     }
     if len(_VERDICTS) >= VERDICT_CACHE:
         _VERDICTS.clear()
-    found = _VERDICTS[key] = (result.compatible, reads, verdict)
+    found = _VERDICTS[key] = (core.compatible, core.readable, verdict)
     return found
 
 

@@ -314,6 +314,25 @@ def _advise(notes: list[Note], direction: Direction, version: int | None) -> lis
     return advisories
 
 
+@dataclass(frozen=True, slots=True)
+class PairVerdict:
+    """One cell of a topic's reader × writer matrix (the app's heatmap, the Spark compat-matrix job)."""
+
+    compatible: bool  # Pulsar's verdict: the reader checked BACKWARD against the writer version
+    readable: bool  # can_read: Pulsar's verdict plus the wire breaks its checkers let through
+    first: Problem | None  # the first problem of Pulsar's verdict
+
+
+def pair_verdict(reader: SchemaData, writer: SchemaData, writer_version: int) -> PairVerdict:
+    """Can `reader` read data written with version `writer_version` (`writer`)? One definition for every matrix."""
+    result = check_with_latest([Versioned(writer_version, writer)], reader, S.BACKWARD)
+    return PairVerdict(
+        compatible=result.compatible,
+        readable=not can_read(reader, writer),
+        first=result.problems[0] if result.problems else None,
+    )
+
+
 def can_read(reader: SchemaData, writer: SchemaData) -> list[str]:
     """Why `reader` cannot read data written with `writer` (empty when it can): Pulsar's BACKWARD check of the
     pair, plus the wire breaks its checkers let through (PROTOBUF_NATIVE fields, PROTOBUF without a checker)."""

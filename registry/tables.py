@@ -13,8 +13,8 @@ import pandas as pd  # type: ignore[import-untyped]
 
 from ._catalog import TopicPage, TopicSummary
 from ._changes import Advisory, SchemaDiff
-from ._compatibility import Versioned, can_read, check_with_latest
-from ._model import STRATEGIES, ClientRecord, CompatibilityResult, CompatibilityStrategy, Problem, SchemaVersion
+from ._compatibility import pair_verdict
+from ._model import STRATEGIES, ClientRecord, CompatibilityResult, Problem, SchemaVersion
 from ._names import TopicName
 from ._registry import Registry
 from ._schema_data import SchemaData
@@ -333,10 +333,8 @@ def compatibility_matrix(registry: Registry, topic: str, *, max_versions: int = 
         for w, writer in enumerate(checked):
             if r == w:
                 continue
-            result = check_with_latest(
-                [Versioned(writer.version, schemas[w])], schemas[r], CompatibilityStrategy.BACKWARD
-            )
-            first = result.problems[0] if result.problems else None
+            verdict = pair_verdict(schemas[r], schemas[w], writer.version)
+            first = verdict.first
             rows.append(
                 {
                     "tenant": name.tenant,
@@ -345,8 +343,8 @@ def compatibility_matrix(registry: Registry, topic: str, *, max_versions: int = 
                     "schema_type": reader.type.value,
                     "reader_version": reader.version,
                     "writer_version": writer.version,
-                    "compatible": result.compatible,
-                    "readable": not can_read(schemas[r], schemas[w]),
+                    "compatible": verdict.compatible,
+                    "readable": verdict.readable,
                     "rule_code": first.code.value if first else None,
                     "reader_path": first.reader_path if first else None,
                     "writer_path": first.writer_path if first else None,
