@@ -9,14 +9,21 @@ Every widget key starts with the caller's `key`, so tests drive it by key (e.g. 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
 from pathlib import PurePosixPath
 
 import streamlit as st
 from google.protobuf import descriptor_pb2
 
 from app.proto_compile import ProtoCompileError, compile_protos
-from registry import SchemaInfo, SchemaType, SchemaVersion, key_value_schema_info, to_protobuf_native_data
+from registry import (
+    RegistryError,
+    SchemaInfo,
+    SchemaType,
+    SchemaVersion,
+    key_value_parts,
+    key_value_schema_info,
+    to_protobuf_native_data,
+)
 
 TEXT, PROTO, KEY_VALUE, PRIMITIVE = "Avro / JSON text", ".proto files", "KEY_VALUE", "Primitive"
 MODES = (TEXT, PROTO, KEY_VALUE, PRIMITIVE)
@@ -71,21 +78,19 @@ def _prefill(key: str, start: SchemaVersion | None) -> None:
     elif start.type in PRIMITIVES:
         st.session_state[f"{key}_primitive"] = start.type
     elif start.type is SchemaType.KEY_VALUE:
-        _prefill_key_value(key, start.schema, start.properties)
+        _prefill_key_value(key, start.info)
 
 
-def _prefill_key_value(key: str, text: str, properties: Mapping[str, str]) -> None:
-    """Split Pulsar's admin form {"key": …, "value": …} + `key.schema.type` properties back into parts."""
+def _prefill_key_value(key: str, start: SchemaInfo) -> None:
+    """Seed the key and value widgets from a stored KEY_VALUE schema's parts (the core splits them)."""
     try:
-        doc = json.loads(text)
-    except ValueError:
+        key_part, value_part, encoding = key_value_parts(start)
+    except RegistryError:
         return
-    st.session_state[f"{key}_encoding"] = properties.get("kv.encoding.type", "INLINE")
-    for part in ("key", "value"):
-        kind = SchemaType.parse(properties.get(f"{part}.schema.type", "BYTES"))
-        st.session_state[f"{key}_{part}_type"] = kind if kind in PART_TYPES else SchemaType.BYTES
-        body = doc.get(part) if isinstance(doc, dict) else None
-        st.session_state[f"{key}_{part}_text"] = json.dumps(body, indent=2) if body not in (None, "") else ""
+    st.session_state[f"{key}_encoding"] = encoding
+    for part, info in (("key", key_part), ("value", value_part)):
+        st.session_state[f"{key}_{part}_type"] = info.type if info.type in PART_TYPES else SchemaType.BYTES
+        st.session_state[f"{key}_{part}_text"] = _pretty(str(info.schema)) if info.schema else ""
 
 
 def _pretty(text: str) -> str:
@@ -130,12 +135,11 @@ def _key_value_input(key: str) -> SchemaInfo:
             text = st.text_area(f"{part.capitalize()} schema", key=f"{key}_{part}_text", height=240)
             if not text.strip():
                 raise CandidateError(f"Paste the {part} part's {kind} schema, or choose a primitive {part} type.")
-            try:
-                json.loads(text)
-            except ValueError as exc:
-                raise CandidateError(f"The {part} part is not valid JSON ({exc}); fix it to continue.") from None
             parts[part] = SchemaInfo(type=kind, schema=text)
-    return key_value_schema_info(parts["key"], parts["value"], encoding=encoding)
+    try:
+        return key_value_schema_info(parts["key"], parts["value"], encoding=encoding)
+    except RegistryError as exc:  # a part that is not JSON, named by the core
+        raise CandidateError(f"{exc}; fix it to continue.") from None
 
 
 @st.cache_data(max_entries=32, show_spinner="Compiling with protoc…")

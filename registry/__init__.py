@@ -51,7 +51,7 @@ from ._names import NamespaceName, TopicName
 from ._paths import default_db_path
 from ._protobuf_native import to_protobuf_native_data
 from ._registry import Registry
-from ._schema_data import key_value_schema_info
+from ._schema_data import key_value_parts, key_value_schema_info
 from ._seed import SeedReport, seed_sample_data
 from ._snapshot import SnapshotError, export_snapshot, import_snapshot
 from ._upgrade import (
@@ -148,6 +148,7 @@ __all__ = [
     "default_db_path",
     "export_snapshot",
     "import_snapshot",
+    "key_value_parts",
     "key_value_schema_info",
     "limited",
     "seed_sample_data",

@@ -240,3 +240,22 @@ def key_value_schema_info(
         {"key": part("key", key), "value": part("value", value)}, separators=(",", ":"), ensure_ascii=False
     )
     return SchemaInfo(type=SchemaType.KEY_VALUE, schema=text, properties=props, name=name)
+
+
+def key_value_parts(info: SchemaInfo) -> tuple[SchemaInfo, SchemaInfo, str]:
+    """The inverse of key_value_schema_info: (key part, value part, encoding) of an admin-form KEY_VALUE schema,
+    with the parts' types and properties from its `key.schema.*` / `value.schema.*` properties (§5)."""
+    if info.type is not SchemaType.KEY_VALUE:
+        raise InvalidSchemaError(f"not a KEY_VALUE schema: {info.type}")
+    parts = decode_key_value(to_schema_data(info, validate=False))
+
+    def as_info(part: SchemaData, name: str) -> SchemaInfo:
+        text = render_schema_text(part.type, part.data)
+        return SchemaInfo(type=part.type, schema=text, properties=dict(part.properties), name=name)
+
+    props = info.properties
+    return (
+        as_info(parts.key, props.get("key.schema.name", "")),
+        as_info(parts.value, props.get("value.schema.name", "")),
+        parts.encoding,
+    )

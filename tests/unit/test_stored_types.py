@@ -37,3 +37,20 @@ def test_strict_registry_refuses_a_policy_on_an_unknown_namespace() -> None:
     with pytest.raises(NamespaceNotFoundError, match="acme/raw"):
         reg.set_namespace_policy("acme/raw", compatibility=CompatibilityStrategy.BACKWARD)
     assert reg.namespaces("acme") == []
+
+
+@pytest.mark.parametrize("encoding", ["INLINE", "SEPARATED"])
+def test_key_value_parts_inverts_key_value_schema_info(encoding: str) -> None:
+    from registry import key_value_parts, key_value_schema_info
+
+    key = SchemaInfo(type=SchemaType.AVRO, schema='{"type":"record","name":"K","fields":[]}', properties={"a": "1"})
+    value = SchemaInfo(type=SchemaType.INT64)
+    parts = key_value_parts(key_value_schema_info(key, value, encoding=encoding))
+    assert parts == (key, SchemaInfo(type=SchemaType.INT64, schema=""), encoding)
+
+
+def test_key_value_parts_of_another_type_names_it() -> None:
+    from registry import InvalidSchemaError, key_value_parts
+
+    with pytest.raises(InvalidSchemaError, match="not a KEY_VALUE schema: AVRO"):
+        key_value_parts(SchemaInfo(type=SchemaType.AVRO, schema='"string"'))
