@@ -326,9 +326,11 @@ class PairVerdict:
 def pair_verdict(reader: SchemaData, writer: SchemaData, writer_version: int) -> PairVerdict:
     """Can `reader` read data written with version `writer_version` (`writer`)? One definition for every matrix."""
     result = check_with_latest([Versioned(writer_version, writer)], reader, S.BACKWARD)
+    # One check answers both: it is the checker call can_read makes (type pre-check and identical shortcut
+    # included), so `readable` only adds the wire breaks among its advisories.
     return PairVerdict(
         compatible=result.compatible,
-        readable=not can_read(reader, writer),
+        readable=result.compatible and not _wire_breaks(result.advisories),
         first=result.problems[0] if result.problems else None,
     )
 
@@ -341,11 +343,12 @@ def can_read(reader: SchemaData, writer: SchemaData) -> list[str]:
     if reader.data == writer.data:
         return []
     outcome = checker_for(reader.type)([Versioned(-1, writer)], reader, S.BACKWARD)
-    reasons = [p.message for p in outcome.problems]
-    reasons += [
-        a.message for a in outcome.advisories if a.severity is Severity.ERROR and a.code.startswith("PROTOBUF_")
-    ]
-    return reasons
+    return [p.message for p in outcome.problems] + [a.message for a in _wire_breaks(outcome.advisories)]
+
+
+def _wire_breaks(advisories: Sequence[Advisory]) -> list[Advisory]:
+    """The advisories that mean the data cannot be read: protobuf wire breaks Pulsar's checkers let through."""
+    return [a for a in advisories if a.severity is Severity.ERROR and a.code.startswith("PROTOBUF_")]
 
 
 def invalid_default_advisories(schema: AvroSchema) -> list[Advisory]:

@@ -260,3 +260,31 @@ def test_plan_records_are_client_records(reg: Registry) -> None:
     for step in plan.steps:
         for client in step.clients:
             assert isinstance(client, ClientRecord) and client.topic == TOPIC and client.version == 0
+
+
+# ------------------------------------------------------------------------------------------- pair verdicts
+
+
+def test_pair_verdict_readable_is_can_read_on_every_sample_pair() -> None:
+    """pair_verdict derives `readable` from its one BACKWARD check; it must say what can_read says for every
+    ordered pair of every sample topic (AVRO, JSON, PROTOBUF with its advisory, PROTOBUF_NATIVE wire breaks,
+    KEY_VALUE, primitives, type changes, identical versions)."""
+    from registry import seed_sample_data
+    from registry._compatibility import pair_verdict
+
+    reg = Registry.in_memory()
+    seed_sample_data(reg)
+    pairs = 0
+    unreadable = 0
+    for summary in reg.search_topics(limit=10_000).items:
+        versions = reg.history(summary.topic)
+        for reader in versions:
+            for writer in versions:
+                r = SchemaData(reader.type, reader.data, reader.properties)
+                w = SchemaData(writer.type, writer.data, writer.properties)
+                verdict = pair_verdict(r, w, writer.version)
+                assert verdict.readable == (not can_read(r, w)), (summary.topic, reader.version, writer.version)
+                assert verdict.compatible == (verdict.first is None)
+                pairs += 1
+                unreadable += not verdict.readable
+    assert pairs > 100 and unreadable > 5
