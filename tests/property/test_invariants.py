@@ -329,3 +329,36 @@ def test_sqlite_storage_agrees_with_memory(schemas: list[dict[str, Any]]) -> Non
             close = getattr(disk, "close", None)
             if callable(close):
                 close()
+
+
+JSON_VALUES = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(min_value=-(2**80), max_value=2**80)
+    | st.floats()  # NaN and ±Infinity too: json.dumps writes them, msgspec refuses them
+    | st.text(),  # lone surrogates too
+    lambda children: st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=6), children, max_size=4),
+    max_leaves=12,
+)
+
+
+@SETTINGS
+@given(JSON_VALUES, st.sampled_from([None, 2]))
+def test_schema_text_decoding_is_json_loads(value: Any, indent: int | None) -> None:
+    """The parser's fast decoder (msgspec, falling back to json.loads on what it refuses) yields exactly what
+    json.loads yields, big integers, -0.0, duplicate keys and escapes included."""
+    from registry._avro_schema import _decode_json
+
+    text = json.dumps(value, indent=indent, ensure_ascii=False)
+    try:
+        fast = _decode_json(text)
+    except Exception:  # noqa: BLE001 - refused: the parser then uses json.loads itself
+        return
+    assert repr(fast) == repr(json.loads(text))
+
+
+def test_schema_text_decoding_keeps_the_last_duplicate_key_and_exact_integers() -> None:
+    from registry._avro_schema import _decode_json
+
+    for text in ('{"a": 1, "a": 2}', "[123456789012345678901234567890, -9223372036854775809, -0.0]"):
+        assert repr(_decode_json(text)) == repr(json.loads(text))
