@@ -15,10 +15,10 @@ import json
 import os
 import sqlite3
 import threading
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar, cast
 
 from ._audit import AuditAction, AuditEntry, AuditOutcome
 from ._catalog import CatalogSource, stored_fields
@@ -34,6 +34,7 @@ from ._model import (
     SchemaVersion,
     TopicPolicy,
 )
+from ._read_cache import MISSING, ReadCache
 from ._storage import DedupScan, Fingerprint, StaleHistory, fingerprint
 
 # 1: the first format. 2: search keys stored at registration (`schemas.fields`), each history's latest entry
@@ -41,6 +42,7 @@ from ._storage import DedupScan, Fingerprint, StaleHistory, fingerprint
 # what dedup needs of each version without its text (the SHA-256 of the data; the equality digest of AVRO,
 # JSON and PROTOBUF versions, NULL until known).
 SCHEMA_VERSION = 3
+T = TypeVar("T")
 _DDL = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS tenants (name TEXT PRIMARY KEY, created_at INTEGER NOT NULL);
@@ -92,7 +94,8 @@ ORDER BY substr(t.namespace, 1, instr(t.namespace, '/') - 1), t.namespace, t.nam
 """
 
 
-_BUMP = "UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'changes'"
+_BUMP = "UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'changes' RETURNING value"
+_TOKEN = "SELECT value FROM meta WHERE key = 'changes'"
 # The last version and the last tombstone of a history, then the live rows dedup must look at (_storage.DedupScan).
 _LATEST = "SELECT max(version), max(CASE WHEN deleted THEN version END) FROM fingerprints WHERE schema_id = ?"
 _BY_BYTES = """
@@ -116,6 +119,7 @@ class SqliteStorage:
         self._local = threading.local()
         self._all: list[sqlite3.Connection] = []
         self._lock = threading.Lock()
+        self._cache = ReadCache()
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
@@ -199,7 +203,7 @@ class SqliteStorage:
             db.execute("BEGIN IMMEDIATE")
         except sqlite3.OperationalError as exc:
             raise StorageError(f"the registry file {str(self.path)!r} is busy or unwritable: {exc}") from None
-        self._local.depth, self._local.changed = 1, False
+        self._local.depth, self._local.changed, self._local.touched = 1, False, set()
         try:
             yield db
         except BaseException:
@@ -208,25 +212,47 @@ class SqliteStorage:
             raise
         finally:
             self._local.depth = 0
+        token = None
         try:
             if self._local.changed:
-                db.execute(_BUMP)
+                token = int(db.execute(_BUMP).fetchone()[0])
             db.execute("COMMIT")
         except sqlite3.DatabaseError as exc:
             if db.in_transaction:
                 db.execute("ROLLBACK")
             raise StorageError(f"cannot write the registry file {str(self.path)!r}: {exc}") from None
+        if token is not None:
+            self._cache.committed(token, self._local.touched)
 
     @contextmanager
-    def _write(self, *, bump: bool = True) -> Iterator[sqlite3.Connection]:
+    def _write(self, *, bump: bool = True, touches: Hashable | None = None) -> Iterator[sqlite3.Connection]:
         """One write, in its own transaction or as a savepoint of the caller's, taking the write lock up front
         so read-check-insert is atomic.
 
-        `bump` advances the change token when the transaction commits (every write but the audit trail's)."""
+        `bump` advances the change token when the transaction commits (every write but the audit trail's);
+        `touches` names the read-cache entry the write changes (dropped when it commits)."""
         with self._transaction() as db:
             if bump:
                 self._local.changed = True
+            if touches is not None:
+                self._local.touched.add(touches)
             yield db
+
+    def _cached(self, key: Hashable, load: Callable[[], T], size: Callable[[T], int]) -> T:
+        """`load()`, or what it gave last time if nothing it read has changed since (_read_cache.py)."""
+        try:
+            token = int(self._connect().execute(_TOKEN).fetchone()[0])
+        except sqlite3.DatabaseError as exc:
+            raise StorageError(f"cannot read the registry file {str(self.path)!r}: {exc}") from None
+        writing = getattr(self._local, "depth", 0)
+        if writing and key in self._local.touched:
+            return load()  # this transaction's own write, not committed yet
+        value, generation = self._cache.lookup(token, key)
+        if value is MISSING:
+            value = load()
+            if not writing:
+                self._cache.store(generation, key, value, size(value))
+        return cast(T, value)
 
     def _read(self, sql: str, params: Sequence[object] = ()) -> list[tuple[Any, ...]]:
         try:
@@ -237,12 +263,18 @@ class SqliteStorage:
     # --- schema histories -------------------------------------------------------------------------------
 
     def history(self, schema_id: str) -> list[SchemaVersion]:
+        entries: tuple[SchemaVersion, ...] = self._cached(
+            ("history", schema_id), lambda: self._history(schema_id), _history_size
+        )
+        return list(entries)
+
+    def _history(self, schema_id: str) -> tuple[SchemaVersion, ...]:
         rows = self._read(
             "SELECT version, type, data, properties, timestamp, deleted, user FROM schemas "
             "WHERE schema_id = ? ORDER BY version",
             (schema_id,),
         )
-        return [_schema_version(schema_id, row) for row in rows]
+        return tuple(_schema_version(schema_id, row) for row in rows)
 
     def dedup_scan(self, schema_id: str, kind: SchemaType, sha256: bytes, equality: bytes | None) -> DedupScan:
         """Two indexed reads of small rows, none of the schema text; filtered in SQLite, not in Python."""
@@ -292,7 +324,7 @@ class SqliteStorage:
     def append_indexed(self, entry: SchemaVersion, expected_latest: int | None, equality: bytes | None) -> None:
         fields = "" if entry.deleted else stored_fields(entry.type, entry.data)
         found = fingerprint(entry, equality)
-        with self._write() as db:
+        with self._write(touches=("history", entry.topic)) as db:
             (latest,) = db.execute("SELECT max(version) FROM schemas WHERE schema_id = ?", (entry.topic,)).fetchone()
             if latest != expected_latest:
                 raise StaleHistory(entry.topic)
@@ -325,7 +357,7 @@ class SqliteStorage:
             )
 
     def drop(self, schema_id: str) -> bool:
-        with self._write() as db:
+        with self._write(touches=("history", schema_id)) as db:
             db.execute("DELETE FROM heads WHERE schema_id = ?", (schema_id,))
             db.execute("DELETE FROM fingerprints WHERE schema_id = ?", (schema_id,))
             return db.execute("DELETE FROM schemas WHERE schema_id = ?", (schema_id,)).rowcount > 0
@@ -343,11 +375,14 @@ class SqliteStorage:
         return [str(r[0]) for r in self._read("SELECT name FROM namespaces WHERE tenant = ? ORDER BY name", (tenant,))]
 
     def namespace_policy(self, namespace: str) -> NamespacePolicy | None:
+        return self._cached(("namespace", namespace), lambda: self._namespace_policy(namespace), lambda _: 256)
+
+    def _namespace_policy(self, namespace: str) -> NamespacePolicy | None:
         rows = self._read("SELECT policy FROM namespaces WHERE name = ?", (namespace,))
         return _namespace_policy_from_json(str(rows[0][0])) if rows else None
 
     def put_namespace(self, namespace: str, policy: NamespacePolicy, created_at: int) -> None:
-        with self._write() as db:
+        with self._write(touches=("namespace", namespace)) as db:
             db.execute(
                 "INSERT INTO namespaces VALUES (?, ?, ?, ?) ON CONFLICT (name) DO UPDATE SET policy = excluded.policy",
                 (namespace, namespace.split("/")[0], _namespace_policy_to_json(policy), created_at),
@@ -427,7 +462,7 @@ class SqliteStorage:
             ).rowcount
 
     def change_token(self) -> int:
-        rows = self._read("SELECT value FROM meta WHERE key = 'changes'")
+        rows = self._read(_TOKEN)
         return int(rows[0][0]) if rows else 0
 
     def catalog_source(self) -> CatalogSource:
@@ -551,6 +586,10 @@ def _topic_policy_from_json(text: str) -> TopicPolicy:
         compatibility=CompatibilityStrategy(strategy) if strategy else None,
         validation_enforced=raw.get("validation_enforced"),
     )
+
+
+def _history_size(entries: tuple[SchemaVersion, ...]) -> int:
+    return sum(len(e.data) + 256 for e in entries)
 
 
 def _schema_version(schema_id: str, row: tuple[Any, ...]) -> SchemaVersion:

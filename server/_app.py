@@ -12,7 +12,7 @@ from registry import Registry
 from . import _admin, _audit_routes, _explorer
 from ._auth import Tokens
 from ._errors import install_error_handlers
-from ._fast_reads import install_fast_reads
+from ._fast_reads import FastReadsApp
 from ._limits import install_limits
 
 DESCRIPTION = """
@@ -31,7 +31,7 @@ operation's `x-required-role` says which role it needs (viewer < producer < admi
 def create_app(registry: Registry, *, tokens: Tokens | None = None, cors_origins: Sequence[str] = ()) -> FastAPI:
     """An app serving `registry`. Without `tokens` every request is allowed (serve binds loopback only);
     CORS is closed unless `cors_origins` lists the origins allowed to call from a browser."""
-    app = FastAPI(
+    app = FastReadsApp(
         title="Pulsar Schema Explorer",
         version="1",
         description=DESCRIPTION,
@@ -56,5 +56,4 @@ def create_app(registry: Registry, *, tokens: Tokens | None = None, cors_origins
             allow_methods=["GET", "POST", "PUT", "DELETE"],
             allow_headers=["Authorization", "Content-Type"],
         )
-    install_fast_reads(app)  # innermost: every middleware above wraps its answers too
     return app

@@ -1,12 +1,15 @@
-"""The hot reads, answered as JSON bytes, and an ASGI fast path that serves them before FastAPI's routing.
+"""The hot reads, answered as JSON bytes, in front of FastAPI's whole stack.
 
 Four reads make up nearly all of a client's traffic (bench/bench_server.py): the latest schema, all live
 versions, a namespace's strategy and a topic's catalog row. Each is one cheap facade call (10-80 µs on
-SQLite); FastAPI's routing, dependency solving, threadpool hop and response validation around it cost
-several times that. `FastReads` recognises exactly these four GETs, calls the same answer functions as the
-FastAPI routes (so the bytes are the same) and answers on the event loop. Anything else, or anything these
-functions cannot answer with a 200 (an error, a refused token, a query string), goes on to FastAPI, which
-answers it as before: errors, auth refusals and validation keep one code path.
+SQLite); FastAPI's middleware (body limit, telemetry, error pages), our limits middleware, routing,
+dependency solving and response validation around it cost several times that. `FastReadsApp` is the app
+`create_app` builds: a FastAPI whose `__call__` first recognises exactly these four GETs, calls the same
+answer functions as the FastAPI routes (so the bytes are the same) and answers on the event loop with the
+headers the middleware would have added. Anything else, or anything these functions cannot answer with a 200
+(an error, a refused token, a query string, a body, oversized headers, a cross-origin request that CORS must
+see), goes on to the full stack, which answers it as before: errors, limits, CORS and auth refusals keep one
+code path.
 
 SQLite reads on the event loop do not wait for writers (WAL: readers see the last commit), so they are
 safe to run there; writes run on one writer thread (`_admin.written`).
@@ -16,15 +19,16 @@ from __future__ import annotations
 
 from typing import Any
 
+from fastapi import FastAPI
 from pydantic import TypeAdapter
-from starlette.middleware import Middleware
-from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.types import Receive, Scope, Send
 
 from registry import CompatibilityStrategy, Registry
 
 from ._admin_wire import GetAllVersionsSchemaResponse, GetSchemaResponse
 from ._auth import Tokens, bearer_role
 from ._explorer_wire import TopicSummary
+from ._limits import API_CSP, SECURITY_HEADERS, ServerLimits
 
 JSON_HEADERS = ((b"content-type", b"application/json"),)
 _STRATEGY = TypeAdapter(CompatibilityStrategy)
@@ -61,26 +65,41 @@ def topic_summary(registry: Registry, domain: str, tenant: str, namespace: str, 
 
 # --- the fast path ---------------------------------------------------------------------------------------
 
+# What the limits middleware adds to every API answer (server/_limits.py), fixed for these four.
+_FAST_HEADERS: tuple[tuple[bytes, bytes], ...] = (
+    *JSON_HEADERS,
+    *SECURITY_HEADERS,
+    (b"content-security-policy", API_CSP),
+    (b"cache-control", b"no-store"),
+)
+_PASS_ON = frozenset({b"origin", b"content-length", b"transfer-encoding"})
 
-def install_fast_reads(app: Any) -> None:
-    """Serve the hot reads ahead of routing, as the innermost middleware: appended last, it stays inside
-    every middleware added before or after it (limits, security headers, CORS), which then wrap its answers."""
-    app.user_middleware.append(Middleware(FastReads))
 
-
-class FastReads:
-    def __init__(self, app: ASGIApp) -> None:
-        self.app = app
+class FastReadsApp(FastAPI):
+    """FastAPI with the hot reads answered before its middleware stack runs."""
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "http" and scope["method"] == "GET" and not scope["query_string"]:
+        if scope["type"] == "http" and scope["method"] == "GET" and not scope["query_string"] and _plain(self, scope):
+            scope["app"] = self  # as Starlette sets it
             body = _answer(scope)
             if body is not None:
-                headers = [(b"content-length", str(len(body)).encode()), *JSON_HEADERS]
+                headers = [(b"content-length", str(len(body)).encode()), *_FAST_HEADERS]
                 await send({"type": "http.response.start", "status": 200, "headers": headers})
                 await send({"type": "http.response.body", "body": body})
                 return
-        await self.app(scope, receive, send)
+        await super().__call__(scope, receive, send)
+
+
+def _plain(app: FastAPI, scope: Scope) -> bool:
+    """No body (Content-Length 0 is none), no Origin (CORS answers those), headers within the limit (else
+    the limits middleware answers 431)."""
+    size = 0
+    for key, value in scope["headers"]:
+        if key.lower() in _PASS_ON and not (key.lower() == b"content-length" and value.strip() == b"0"):
+            return False
+        size += len(key) + len(value)
+    limits: ServerLimits = app.state.limits
+    return size <= limits.max_header_bytes
 
 
 def _answer(scope: Scope) -> bytes | None:

@@ -1,0 +1,80 @@
+"""What this process last read of each schema history and namespace policy, kept until a write changes it.
+
+The registry file is shared (app, server, CLI, other processes), so a cached read is only as good as the
+knowledge that nothing changed since. The storage's change token (meta `changes`, bumped by every committed
+write) gives that knowledge cheaply: one indexed read instead of a history's rows and their objects.
+
+- A write of this process names what it changed; when it commits with token N and the token this process
+  knew was N - 1, exactly those entries go. Any other gap means another process wrote too: everything goes.
+- A read that sees a token other than the known one drops everything (another process wrote).
+- A read stores its answer only if no commit or drop happened while it read (the generation did not move),
+  so an answer read before a write commits can never outlive that write.
+- While a transaction of this thread is open, its own uncommitted writes are invisible to other threads and
+  the cache only knows committed state: the transaction may use entries it has not touched, and stores none.
+
+Entries are immutable tuples of frozen values, bounded by the bytes of schema text they hold.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Hashable
+from typing import Any
+
+MISSING: Any = object()
+
+
+class ReadCache:
+    def __init__(self, max_bytes: int = 64 * 1024 * 1024) -> None:
+        self._lock = threading.Lock()
+        self._known: int | None = None  # the change token the entries are valid for
+        self._generation = 0  # moves on every commit and every drop
+        self._entries: dict[Hashable, tuple[Any, int]] = {}  # key -> (value, size)
+        self._bytes = 0
+        self._max_bytes = max_bytes
+
+    def lookup(self, token: int, key: Hashable) -> tuple[Any, int]:
+        """(the cached value or MISSING, the generation to hand back to `store`)."""
+        with self._lock:
+            if token != self._known:
+                self._drop_all(token)
+                return MISSING, self._generation
+            found = self._entries.get(key)
+            return (MISSING if found is None else found[0]), self._generation
+
+    def store(self, generation: int, key: Hashable, value: Any, size: int) -> None:
+        with self._lock:
+            if generation != self._generation or size > self._max_bytes:
+                return
+            old = self._entries.pop(key, None)
+            if old is not None:
+                self._bytes -= old[1]
+            while self._entries and self._bytes + size > self._max_bytes:  # the oldest go first
+                _, (_, dropped) = _pop_oldest(self._entries)
+                self._bytes -= dropped
+            self._entries[key] = (value, size)
+            self._bytes += size
+
+    def committed(self, token: int, changed: set[Hashable]) -> None:
+        """A transaction of this process committed as change `token`, having written `changed`."""
+        with self._lock:
+            if self._known is None or token - 1 != self._known:
+                self._drop_all(token)
+                return
+            for key in changed:
+                old = self._entries.pop(key, None)
+                if old is not None:
+                    self._bytes -= old[1]
+            self._known = token
+            self._generation += 1
+
+    def _drop_all(self, token: int) -> None:
+        self._entries.clear()
+        self._bytes = 0
+        self._known = token
+        self._generation += 1
+
+
+def _pop_oldest(entries: dict[Hashable, tuple[Any, int]]) -> tuple[Hashable, tuple[Any, int]]:
+    key = next(iter(entries))
+    return key, entries.pop(key)
