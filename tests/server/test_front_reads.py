@@ -59,7 +59,8 @@ def test_a_version_registered_through_the_routes_is_read_back_at_once(seeded_fil
     with reg, client:
         before = client.get(HOT).json()
         schema = json.loads(reg.get("persistent://acme/orders/order-created").data)
-        changed = json.dumps({**schema, "doc": "a new doc: a new version, compatible"})
+        added = {"name": "front_read_note", "type": ["null", "string"], "default": None}
+        changed = json.dumps({**schema, "fields": [*schema["fields"], added]})  # compatible both ways
         posted = client.post(HOT, json={"type": "AVRO", "schema": changed, "properties": {}})
         assert posted.status_code == 200, posted.text
         after = client.get(HOT).json()
