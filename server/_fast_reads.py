@@ -17,6 +17,7 @@ safe to run there; writes run on one writer thread (`_admin.written`).
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from fastapi import FastAPI
@@ -40,22 +41,48 @@ def schema_topic(tenant: str, namespace: str, topic: str) -> str:
 
 
 # --- the answers (shared with the FastAPI routes) ------------------------------------------------------
-# Serialised as FastAPI serialises a route's return value (pydantic's JSON serializer, by alias), once.
+# Serialised as FastAPI serialises a route's return value (pydantic's JSON serializer, by alias), once per
+# value: the embedded registry hands back the very same objects while nothing changed (registry/_read_cache.py),
+# so the bytes are kept by the identity of what they were made from.
+
+_SERIALISED: dict[tuple[int, ...], tuple[object, bytes]] = {}
+_SERIALISED_MAX = 4096
+
+
+def _serialised(source: Sequence[object], make: Callable[[], bytes]) -> bytes:
+    """`make()`, or the bytes it made for these same objects (held here, so their ids stay theirs)."""
+    key = tuple(map(id, source))
+    found = _SERIALISED.get(key)
+    if found is not None:
+        return found[1]
+    body = make()
+    if len(_SERIALISED) >= _SERIALISED_MAX:
+        _SERIALISED.clear()
+    _SERIALISED[key] = (tuple(source), body)
+    return body
 
 
 def latest_schema(registry: Registry, tenant: str, namespace: str, topic: str) -> bytes:
-    response = GetSchemaResponse.of(registry.get(schema_topic(tenant, namespace, topic)))
-    return GetSchemaResponse.__pydantic_serializer__.to_json(response, by_alias=True)
+    entry = registry.get(schema_topic(tenant, namespace, topic))
+    return _serialised(
+        (entry,),
+        lambda: GetSchemaResponse.__pydantic_serializer__.to_json(GetSchemaResponse.of(entry), by_alias=True),
+    )
 
 
 def all_schemas(registry: Registry, tenant: str, namespace: str, topic: str) -> bytes:
     history = registry.history(schema_topic(tenant, namespace, topic))
-    response = GetAllVersionsSchemaResponse(getSchemaResponses=[GetSchemaResponse.of(e) for e in history])
-    return GetAllVersionsSchemaResponse.__pydantic_serializer__.to_json(response, by_alias=True)
+
+    def make() -> bytes:
+        response = GetAllVersionsSchemaResponse(getSchemaResponses=[GetSchemaResponse.of(e) for e in history])
+        return GetAllVersionsSchemaResponse.__pydantic_serializer__.to_json(response, by_alias=True)
+
+    return _serialised((GetAllVersionsSchemaResponse, *history), make)
 
 
 def namespace_strategy(registry: Registry, tenant: str, namespace: str) -> bytes:
-    return _STRATEGY.dump_json(registry.namespace_policy(f"{tenant}/{namespace}").compatibility)
+    policy = registry.namespace_policy(f"{tenant}/{namespace}")
+    return _serialised((_STRATEGY, policy), lambda: _STRATEGY.dump_json(policy.compatibility))
 
 
 def topic_summary(registry: Registry, domain: str, tenant: str, namespace: str, topic: str) -> bytes:
