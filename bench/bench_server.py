@@ -18,9 +18,11 @@ asyncio loop, each sending its next request as soon as the last answer arrived (
 costs little per request; its CPU share is reported (one core = 100%): below ~90% it is not the bottleneck.
 (Cross-checked with wrk on the hello-world: the same requests per second within the run-to-run spread.)
 Mix for the app: 90% reads (60% GET latest schema, 15% GET all versions, 10% GET namespace strategy, 5%
-explorer topic summary) over the sample topics, 10% writes (`--writes`; POST /schema of a new version, one
-more optional field, FULL-compatible, on the load topics). The hello-worlds answer every request with a fixed
-body.
+explorer topic summary) over the sample topics, 10% writes (`--writes`; POST /schema of a new version of a
+21-field record whose last optional field changes name each time, FULL-compatible, on 16 load topics: see
+`_record`). The hello-worlds answer every request with a fixed body. (Until 2026-11-22 each write added a
+field instead, so a faster server wrote ever bigger schemas: by the end of a round some 250 fields, and the
+cost of a write depended on how many came before it.)
 
 Rounds: each round runs the three servers one after the other; ratios are taken within a round (the
 machine's load changes between rounds), and the table shows each figure's median over the rounds with the
@@ -108,9 +110,15 @@ def _seed(folder: Path) -> tuple[Path, list[str]]:
     return path, topics
 
 
-def _record(extra: int) -> str:
+def _record(serial: int) -> str:
+    """Version `serial` of a load topic: 20 fixed fields plus one optional field named after the version.
+
+    Each write is a new text and a new schema (never a dedup), FULL-compatible with the one before (the old
+    optional field goes, a new one comes, both with a default), and every write costs the same however many
+    the server managed before it."""
     fields = [{"name": "id", "type": "string"}]
-    fields += [{"name": f"f{k}", "type": ["null", "long"], "default": None} for k in range(extra)]
+    fields += [{"name": f"f{k}", "type": ["null", "long"], "default": None} for k in range(19)]
+    fields.append({"name": f"v{serial}", "type": ["null", "string"], "default": None})
     return json.dumps({"type": "record", "name": "Load", "namespace": "bench", "fields": fields})
 
 
@@ -143,7 +151,7 @@ def _stop(process: subprocess.Popen[bytes]) -> None:
 class Mix:
     """The app's request mix: 90% reads over the sample topics, 10% new-version writes.
 
-    `versions` (the next extra-field count per load topic) is shared by every client of a run, so each write
+    `versions` (the next version serial per load topic) is shared by every client of a run, so each write
     is a version the topic has never had: a real insert, never a dedup of an earlier version."""
 
     def __init__(self, topics: list[str], seed: int, versions: list[int], writes: float = 0.10) -> None:
