@@ -5,10 +5,7 @@ Routes translate: path → topic name, wire model → facade call → wire model
 
 from __future__ import annotations
 
-import asyncio
-import functools
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from typing import Annotated, Any, TypeVar
 
 from fastapi import APIRouter, Body, Depends, Query, Request, Response
@@ -31,25 +28,25 @@ from ._admin_wire import (
 )
 from ._errors import ApiError
 from ._fast_reads import all_schemas, latest_schema, namespace_strategy, schema_topic
+from ._writer import GroupWriter
 
 DOMAINS = ("persistent", "non-persistent")
 NO_CONTENT: dict[str, Any] = {"status_code": 204, "response_class": Response}
 T = TypeVar("T")
 
-# Every write of this process runs here, one at a time, in arrival order. SQLite takes one writer at a time
-# anyway (BEGIN IMMEDIATE); writers racing for its lock from many threads wait in its busy handler, which
-# sleeps in growing steps (up to 100 ms), so under load a write's p99 was mostly sleeping. Queued here, a
-# write waits only for the writes ahead of it, holds no threadpool thread while it waits, and reads (on the
-# event loop or the threadpool) never queue behind writes.
-_WRITER = ThreadPoolExecutor(max_workers=1, thread_name_prefix="registry-writer")
+# Every write of this process goes through one writer thread, in arrival order, and the writes that queue up
+# while it commits commit together (_writer.py: group commit). Reads (on the event loop or the threadpool)
+# never queue behind writes.
+WRITER = GroupWriter()
 
 
-async def written(call: Callable[..., T], /, *args: Any, **kwargs: Any) -> T:
-    """`call(*args, **kwargs, user=<the caller>)` on the writer thread; its exception, if any, is raised here.
+async def written(registry: Registry, call: Callable[..., T], /, *args: Any, **kwargs: Any) -> T:
+    """`call(*args, **kwargs, user=<the caller>)` on the writer thread, answered once its batch has committed
+    in `registry`; its exception, if any, is raised here.
 
     Every call is a facade write (or a helper passing `user` on to one), so the audit trail names who made it."""
     kwargs.setdefault("user", auth.CALLER.get())
-    return await asyncio.get_running_loop().run_in_executor(_WRITER, functools.partial(call, *args, **kwargs))
+    return await WRITER.write(registry, call, *args, **kwargs)
 
 
 def json_answer(body: bytes) -> Response:
@@ -127,7 +124,7 @@ async def delete_schema(
     force: Annotated[bool, Query(description="drop the whole history; numbering restarts at 0")] = False,
 ) -> LongSchemaVersion:
     """Soft delete appends a tombstone and returns its version; `force=true` drops the history and returns -1."""
-    version = await written(registry.delete, schema_topic(tenant, namespace, topic), force=force)
+    version = await written(registry, registry.delete, schema_topic(tenant, namespace, topic), force=force)
     return LongSchemaVersion(version=-1 if version is None else version)
 
 
@@ -137,7 +134,7 @@ async def post_schema(
 ) -> PostSchemaResponse:
     """Register (§3.3): an identical live version is returned as is; else checked with the topic's
     strategy and stored. 409 incompatible, 422 invalid schema data. Ignores allow-auto-update, like Pulsar."""
-    version = await written(registry.register, schema_topic(tenant, namespace, topic), payload.to_info())
+    version = await written(registry, registry.register, schema_topic(tenant, namespace, topic), payload.to_info())
     return PostSchemaResponse(version=LongSchemaVersion(version=version))
 
 
@@ -196,7 +193,7 @@ async def get_namespace_strategy(tenant: str, namespace: str, registry: Reg) -> 
 async def put_namespace_strategy(tenant: str, namespace: str, strategy: Strategy, registry: Reg) -> None:
     """Set the namespace strategy; "UNDEFINED" or null clears it."""
     value = CompatibilityStrategy.UNDEFINED if strategy is None else strategy
-    await written(registry.set_namespace_policy, f"{tenant}/{namespace}", compatibility=value)
+    await written(registry, registry.set_namespace_policy, f"{tenant}/{namespace}", compatibility=value)
 
 
 @router.get(
@@ -225,7 +222,7 @@ async def put_namespace_auto_update(
 ) -> None:
     """Set the deprecated auto-update strategy (AutoUpdateDisabled maps to ALWAYS_INCOMPATIBLE); null clears
     it, as Pulsar stores the null it reads."""
-    await written(registry.set_namespace_policy, f"{tenant}/{namespace}", auto_update_strategy=strategy)
+    await written(registry, registry.set_namespace_policy, f"{tenant}/{namespace}", auto_update_strategy=strategy)
 
 
 @router.get(NAMESPACE + "/isAllowAutoUpdateSchema", tags=["namespace policies"], **NS_READ)
@@ -253,7 +250,7 @@ async def post_allow_auto_update(
     changes: dict[str, Any] = {"allow_auto_update": bool(allowed)}
     if allowAutoUpdateSchemaWithReplicator is not None:
         changes["allow_auto_update_with_replicator"] = allowAutoUpdateSchemaWithReplicator
-    await written(registry.set_namespace_policy, f"{tenant}/{namespace}", **changes)
+    await written(registry, registry.set_namespace_policy, f"{tenant}/{namespace}", **changes)
 
 
 @router.get(NAMESPACE + "/schemaValidationEnforced", tags=["namespace policies"], **NS_READ)
@@ -271,7 +268,7 @@ async def get_namespace_validation(tenant: str, namespace: str, registry: Reg, a
 )
 async def post_namespace_validation(tenant: str, namespace: str, enforced: Flag, registry: Reg) -> None:
     """Refuse schema-less producers on topics that have a schema. Null is false (a primitive boolean in Pulsar)."""
-    await written(registry.set_namespace_policy, f"{tenant}/{namespace}", validation_enforced=bool(enforced))
+    await written(registry, registry.set_namespace_policy, f"{tenant}/{namespace}", validation_enforced=bool(enforced))
 
 
 # --- §7.3 topic policies, listing and creation ------------------------------------------------------------
@@ -311,7 +308,7 @@ def _add_topic_routes(domain: str) -> None:
     )
     async def create_topic(tenant: str, namespace: str, topic: str, registry: Reg) -> None:
         """Create a non-partitioned topic; 409 when it exists."""
-        if not await written(registry.create_topic, f"{domain}://{tenant}/{namespace}/{topic}"):
+        if not await written(registry, registry.create_topic, f"{domain}://{tenant}/{namespace}/{topic}"):
             raise ApiError(409, "This topic already exists")
 
     @router.get(
@@ -335,12 +332,12 @@ def _add_topic_routes(domain: str) -> None:
     @router.put(topic_path + "/schemaCompatibilityStrategy", tags=policy_tags, **NO_CONTENT, **write)
     async def put_topic_strategy(tenant: str, namespace: str, topic: str, strategy: Strategy, registry: Reg) -> None:
         """Set the topic's strategy; "UNDEFINED" or null removes it."""
-        await written(_set_topic_policy, registry, domain, tenant, namespace, topic, compatibility=strategy)
+        await written(registry, _set_topic_policy, registry, domain, tenant, namespace, topic, compatibility=strategy)
 
     @router.delete(topic_path + "/schemaCompatibilityStrategy", tags=policy_tags, **NO_CONTENT, **write)
     async def delete_topic_strategy(tenant: str, namespace: str, topic: str, registry: Reg) -> None:
         """Remove the topic's strategy: the namespace's (or broker's) applies again."""
-        await written(_set_topic_policy, registry, domain, tenant, namespace, topic, compatibility=None)
+        await written(registry, _set_topic_policy, registry, domain, tenant, namespace, topic, compatibility=None)
 
     @router.get(
         topic_path + "/schemaValidationEnforced",
@@ -362,7 +359,7 @@ def _add_topic_routes(domain: str) -> None:
     async def post_topic_validation(tenant: str, namespace: str, topic: str, enforced: Flag, registry: Reg) -> None:
         """Set the topic's flag. Null is false (a primitive boolean in Pulsar): it does not remove the policy."""
         changes = {"validation_enforced": bool(enforced)}
-        await written(_set_topic_policy, registry, domain, tenant, namespace, topic, **changes)
+        await written(registry, _set_topic_policy, registry, domain, tenant, namespace, topic, **changes)
 
 
 for _domain in DOMAINS:
@@ -384,7 +381,7 @@ async def get_tenant(tenant: str, registry: Reg) -> TenantInfo:
 @router.put("/tenants/{tenant}", tags=["tenants"], **NO_CONTENT, **auth.super_user().route_options(409, 412))
 async def create_tenant(tenant: str, registry: Reg) -> None:
     """Create a tenant; 409 when it exists. A TenantInfo body is accepted and ignored (no clusters here)."""
-    if not await written(registry.create_tenant, tenant):
+    if not await written(registry, registry.create_tenant, tenant):
         raise ApiError(409, "Tenant already exists")
 
 
@@ -404,7 +401,7 @@ async def get_namespace(tenant: str, namespace: str, registry: Reg) -> Policies:
 async def create_namespace(tenant: str, namespace: str, registry: Reg) -> None:
     """Create a namespace with default policies; 404 for an unknown tenant, 409 when it exists. A Policies
     body is accepted and ignored: set schema policies with their own endpoints."""
-    if not await written(registry.create_namespace, f"{tenant}/{namespace}"):
+    if not await written(registry, registry.create_namespace, f"{tenant}/{namespace}"):
         raise ApiError(409, "Namespace already exists")
 
 

@@ -14,7 +14,6 @@ import pytest
 from fastapi.testclient import TestClient
 
 from registry import Registry
-from server import _admin
 from server._fast_reads import _answer
 
 TOKEN = "viewer-token-1"
@@ -99,4 +98,3 @@ def test_writes_run_one_at_a_time_on_the_writer_thread(
         == 204
     )
     assert seen and all(name.startswith("registry-writer") for name in seen)
-    assert _admin._WRITER._max_workers == 1
