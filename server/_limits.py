@@ -16,7 +16,6 @@ SCHEMA_EXPLORER_MAX_BODY_BYTES, SCHEMA_EXPLORER_REQUEST_TIMEOUT_S, SCHEMA_EXPLOR
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import os
 from collections.abc import Mapping
@@ -86,6 +85,13 @@ async def _schema_too_large(request: Request, exc: Exception) -> JSONResponse:
     return JSONResponse({"reason": str(exc)}, status_code=413)
 
 
+# Every answer's extra headers, by the kind of path (what the answer's own headers lack is added).
+_OTHER_EXTRA = (*SECURITY_HEADERS, (b"content-security-policy", API_CSP))
+_API_EXTRA = (*_OTHER_EXTRA, (b"cache-control", b"no-store"))
+_DOCS_EXTRA = (*SECURITY_HEADERS, (b"content-security-policy", DOCS_CSP))
+Extra = tuple[tuple[bytes, bytes], ...]
+
+
 class LimitsMiddleware:
     def __init__(self, app: ASGIApp) -> None:
         self.app = app
@@ -95,45 +101,45 @@ class LimitsMiddleware:
             await self.app(scope, receive, send)
             return
         limits: ServerLimits = scope["app"].state.limits
-        secured = _secure(scope, send)
-        header_bytes = sum(len(k) + len(v) for k, v in scope["headers"])
+        path: str = scope.get("path", "")
+        extra = (
+            _DOCS_EXTRA
+            if path.startswith(DOCS_PATHS)
+            else _API_EXTRA
+            if path.startswith(API_PREFIXES)
+            else _OTHER_EXTRA
+        )
+        header_bytes, declared, chunked = 0, None, False
+        for key, value in scope["headers"]:  # ASGI header names are lowercase
+            header_bytes += len(key) + len(value)
+            if key == b"content-length":
+                declared = value.strip()
+            elif key == b"transfer-encoding":
+                chunked = True
         if header_bytes > limits.max_header_bytes:
-            await _answer(
-                secured,
-                431,
-                f"request headers are {header_bytes:,} bytes, over the limit of {limits.max_header_bytes:,} bytes",
-            )
+            reason = f"request headers are {header_bytes:,} bytes, over the limit of {limits.max_header_bytes:,} bytes"
+            await _answer(send, extra, 431, reason)
             return
-        body = await _read_body(scope, receive, limits.max_body_bytes)
-        if isinstance(body, str):
-            await _answer(secured, 413, body)
-            return
-        await _with_timeout(self.app, scope, _replay(body, receive), secured, limits.request_timeout_s)
+        if chunked or (declared is not None and declared.lstrip(b"0") != b""):  # HTTP/1.1: else there is no body
+            body = await _read_body(declared, receive, limits.max_body_bytes)
+            if isinstance(body, str):
+                await _answer(send, extra, 413, body)
+                return
+            receive = _replay(body, receive)
+        await _with_timeout(self.app, scope, receive, send, extra, limits.request_timeout_s)
 
 
-def _secure(scope: Scope, send: Send) -> Send:
-    path: str = scope.get("path", "")
-    docs = path.startswith(DOCS_PATHS)
-    api = path.startswith(API_PREFIXES)
-
-    async def secured(message: Message) -> None:
-        if message["type"] == "http.response.start":
-            headers = list(message.get("headers", ()))
-            present = {k.lower() for k, _ in headers}
-            extra = [*SECURITY_HEADERS, (b"content-security-policy", DOCS_CSP if docs else API_CSP)]
-            if api:
-                extra.append((b"cache-control", b"no-store"))
-            headers += [(k, v) for k, v in extra if k not in present]
-            message = {**message, "headers": headers}
-        await send(message)
-
-    return secured
+def _secured(message: Message, extra: Extra) -> Message:
+    """A response start with the `extra` headers its own headers lack."""
+    headers = list(message.get("headers", ()))
+    present = {k.lower() for k, _ in headers}
+    headers += [h for h in extra if h[0] not in present]
+    return {**message, "headers": headers}
 
 
-async def _read_body(scope: Scope, receive: Receive, limit: int) -> list[Message] | str:
+async def _read_body(declared: bytes | None, receive: Receive, limit: int) -> list[Message] | str:
     """The request's body messages, or the reason to refuse it (over `limit` bytes)."""
-    declared = next((v for k, v in scope["headers"] if k.lower() == b"content-length"), None)
-    if declared is not None and declared.strip().isdigit() and int(declared) > limit:
+    if declared is not None and declared.isdigit() and int(declared) > limit:
         return f"request body is {int(declared):,} bytes, over the limit of {limit:,} bytes"
     messages: list[Message] = []
     size = 0
@@ -150,19 +156,25 @@ async def _read_body(scope: Scope, receive: Receive, limit: int) -> list[Message
 
 
 def _replay(messages: list[Message], receive: Receive) -> Receive:
-    pending = list(messages)
+    pending = list(reversed(messages))
 
     async def replayed() -> Message:
         if pending:
-            return pending.pop(0)
+            return pending.pop()
         return await receive()
 
     return replayed
 
 
-async def _with_timeout(app: ASGIApp, scope: Scope, receive: Receive, send: Send, timeout: float) -> None:
-    """Run the app; if it has not started answering within `timeout`, answer 503 and drop what it sends later."""
+async def _with_timeout(app: ASGIApp, scope: Scope, receive: Receive, send: Send, extra: Extra, timeout: float) -> None:
+    """Run the app; if it has not started answering within `timeout`, answer 503 and drop what it sends later.
+
+    The app runs in this task (a task of its own and a wait for it cost more than the rest of this
+    middleware); at the deadline a timer cancels the task, which stops the app's await at once, even of a
+    thread (the thread runs on: the work cannot be interrupted), and however the app then ends, the 503 answers."""
     started = abandoned = False
+    task = asyncio.current_task()
+    assert task is not None
 
     async def guarded(message: Message) -> None:
         nonlocal started
@@ -170,41 +182,43 @@ async def _with_timeout(app: ASGIApp, scope: Scope, receive: Receive, send: Send
             return
         if message["type"] == "http.response.start":
             started = True
+            message = _secured(message, extra)
         await send(message)
 
-    task = asyncio.ensure_future(app(scope, receive, guarded))
-    done, _ = await asyncio.wait({task}, timeout=timeout)
-    if done or started:
-        await task
+    def expire() -> None:
+        nonlocal abandoned
+        if not started:
+            abandoned = True
+            task.cancel()
+
+    timer = asyncio.get_running_loop().call_later(timeout, expire)
+    try:
+        await app(scope, receive, guarded)
+    except BaseException:
+        if not abandoned:
+            raise
+    finally:
+        timer.cancel()
+    if not abandoned:
         return
-    abandoned = True
-    task.cancel()
-    task.add_done_callback(_forget)
+    if task.uncancel():  # cancelled by someone else too (a server shutdown): let that go on
+        raise asyncio.CancelledError
     await _answer(
         send,
+        extra,
         503,
         f"the server did not answer within {timeout:g} s (request timeout); a write may still complete: "
         "read it back, or check the audit trail",
-        {b"retry-after": b"1"},
+        ((b"retry-after", b"1"),),
     )
 
 
-def _forget(task: asyncio.Future[None]) -> None:
-    with contextlib.suppress(BaseException):
-        task.exception()
-
-
-async def _answer(send: Send, status: int, reason: str, headers: Mapping[bytes, bytes] | None = None) -> None:
+async def _answer(send: Send, extra: Extra, status: int, reason: str, headers: Extra = ()) -> None:
     body = json.dumps({"reason": reason}).encode("utf-8")
-    await send(
-        {
-            "type": "http.response.start",
-            "status": status,
-            "headers": [
-                (b"content-type", b"application/json"),
-                (b"content-length", str(len(body)).encode()),
-                *(headers or {}).items(),
-            ],
-        }
-    )
+    start = {
+        "type": "http.response.start",
+        "status": status,
+        "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()), *headers],
+    }
+    await send(_secured(start, extra))
     await send({"type": "http.response.body", "body": body})
