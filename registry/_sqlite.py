@@ -66,6 +66,9 @@ CREATE TABLE IF NOT EXISTS heads (
 CREATE TABLE IF NOT EXISTS fingerprints (
     schema_id TEXT NOT NULL, version INTEGER NOT NULL, type TEXT NOT NULL, deleted INTEGER NOT NULL,
     sha256 BLOB NOT NULL, equality BLOB, PRIMARY KEY (schema_id, version)) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS fingerprints_by_sha256 ON fingerprints (schema_id, sha256);
+CREATE INDEX IF NOT EXISTS fingerprints_by_equality ON fingerprints (schema_id, equality);
+CREATE INDEX IF NOT EXISTS fingerprints_tombstones ON fingerprints (schema_id, version) WHERE deleted;
 CREATE TABLE IF NOT EXISTS audit (
     id INTEGER PRIMARY KEY AUTOINCREMENT, at INTEGER NOT NULL, user TEXT NOT NULL, action TEXT NOT NULL,
     target TEXT NOT NULL, tenant TEXT NOT NULL, namespace TEXT NOT NULL, detail TEXT NOT NULL,
@@ -97,15 +100,24 @@ ORDER BY substr(t.namespace, 1, instr(t.namespace, '/') - 1), t.namespace, t.nam
 _BUMP = "UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'changes' RETURNING value"
 _TOKEN = "SELECT value FROM meta WHERE key = 'changes'"
 # The last version and the last tombstone of a history, then the live rows dedup must look at (_storage.DedupScan).
-_LATEST = "SELECT max(version), max(CASE WHEN deleted THEN version END) FROM fingerprints WHERE schema_id = ?"
-_BY_BYTES = """
-SELECT version, type, deleted, sha256, equality FROM fingerprints
-WHERE schema_id = ? AND version > ? AND type = ? AND sha256 = ? ORDER BY version
+# Each is an index seek (the planner is told which index: files are not ANALYZEd), so dedup costs the same
+# whatever the history's length.
+_LATEST = """
+SELECT (SELECT max(version) FROM fingerprints WHERE schema_id = ?1),
+       (SELECT max(version) FROM fingerprints INDEXED BY fingerprints_tombstones WHERE schema_id = ?1 AND deleted)
 """
+_BY_BYTES = """
+SELECT version, type, deleted, sha256, equality FROM fingerprints INDEXED BY fingerprints_by_sha256
+WHERE schema_id = ? AND sha256 = ? AND version > ? AND type = ? ORDER BY version
+"""
+_PARSED_TYPES = ", ".join(repr(str(t)) for t in sorted(AVRO_PARSED_TYPES))
 _BY_EQUALITY = f"""
-SELECT version, type, deleted, sha256, equality FROM fingerprints
-WHERE schema_id = ? AND version > ? AND type IN ({", ".join(repr(str(t)) for t in sorted(AVRO_PARSED_TYPES))})
-  AND (equality IS NULL OR (type = ? AND equality = ?)) ORDER BY version
+SELECT version, type, deleted, sha256, equality FROM fingerprints INDEXED BY fingerprints_by_equality
+WHERE schema_id = ?1 AND equality IS NULL AND version > ?2 AND type IN ({_PARSED_TYPES})
+UNION ALL
+SELECT version, type, deleted, sha256, equality FROM fingerprints INDEXED BY fingerprints_by_equality
+WHERE schema_id = ?1 AND equality = ?4 AND version > ?2 AND type = ?3 AND type IN ({_PARSED_TYPES})
+ORDER BY version
 """
 _SAVEPOINT_NAMES = 64
 
@@ -285,7 +297,7 @@ class SqliteStorage:
                 return DedupScan(latest=latest, tombstone=tomb, rows=[])
             after = -1 if tomb is None else int(tomb)
             if equality is None:
-                found = db.execute(_BY_BYTES, (schema_id, after, str(kind), sha256)).fetchall()
+                found = db.execute(_BY_BYTES, (schema_id, sha256, after, str(kind))).fetchall()
             else:
                 found = db.execute(_BY_EQUALITY, (schema_id, after, str(kind), equality)).fetchall()
         except sqlite3.DatabaseError as exc:
