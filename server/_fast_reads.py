@@ -46,19 +46,23 @@ def schema_topic(tenant: str, namespace: str, topic: str) -> str:
 # so the bytes are kept by the identity of what they were made from.
 
 _SERIALISED: dict[tuple[int, ...], tuple[object, bytes]] = {}
-_SERIALISED_MAX = 4096
+_SERIALISED_BYTES = [0]  # the bodies' total size: the objects they hold weigh about as much again
+_SERIALISED_MAX_BYTES = 32 * 1024 * 1024
 
 
 def _serialised(source: Sequence[object], make: Callable[[], bytes]) -> bytes:
-    """`make()`, or the bytes it made for these same objects (held here, so their ids stay theirs)."""
+    """`make()`, or the bytes it made for these same objects (held here, so their ids stay theirs). Bounded:
+    once the bodies pass the budget everything goes (replaced objects would otherwise be held forever)."""
     key = tuple(map(id, source))
     found = _SERIALISED.get(key)
     if found is not None:
         return found[1]
     body = make()
-    if len(_SERIALISED) >= _SERIALISED_MAX:
+    if _SERIALISED_BYTES[0] + len(body) > _SERIALISED_MAX_BYTES:
         _SERIALISED.clear()
+        _SERIALISED_BYTES[0] = 0
     _SERIALISED[key] = (tuple(source), body)
+    _SERIALISED_BYTES[0] += len(body)
     return body
 
 
