@@ -29,7 +29,7 @@ from registry import CompatibilityStrategy, Registry
 from ._admin_wire import GetAllVersionsSchemaResponse, GetSchemaResponse
 from ._auth import Tokens, bearer_role
 from ._explorer_wire import TopicSummary
-from ._limits import API_CSP, SECURITY_HEADERS, ServerLimits
+from ._limits import API_EXTRA, RequestHead, ServerLimits
 
 JSON_HEADERS = ((b"content-type", b"application/json"),)
 _STRATEGY = TypeAdapter(CompatibilityStrategy)
@@ -45,30 +45,41 @@ def schema_topic(tenant: str, namespace: str, topic: str) -> str:
 # value: the embedded registry hands back the very same objects while nothing changed (registry/_read_cache.py),
 # so the bytes are kept by the identity of what they were made from.
 
-_SERIALISED: dict[tuple[int, ...], tuple[object, bytes]] = {}
-_SERIALISED_BYTES = [0]  # the bodies' total size: the objects they hold weigh about as much again
-_SERIALISED_MAX_BYTES = 32 * 1024 * 1024
+
+class Bodies:
+    """Bodies by the identity of the objects they were made from (held here, so their ids stay theirs).
+    Bounded: once the bodies pass `max_bytes` everything goes (replaced objects would otherwise be held
+    forever); the objects they hold weigh about as much again."""
+
+    def __init__(self, max_bytes: int = 32 * 1024 * 1024) -> None:
+        self._found: dict[tuple[int, ...], tuple[object, bytes]] = {}
+        self._bytes = 0
+        self._max_bytes = max_bytes
+
+    def __len__(self) -> int:
+        return len(self._found)
+
+    def get(self, source: Sequence[object], make: Callable[[], bytes]) -> bytes:
+        """`make()`, or the bytes it made for these same objects."""
+        key = tuple(map(id, source))
+        found = self._found.get(key)
+        if found is not None:
+            return found[1]
+        body = make()
+        if self._bytes + len(body) > self._max_bytes:
+            self._found.clear()
+            self._bytes = 0
+        self._found[key] = (tuple(source), body)
+        self._bytes += len(body)
+        return body
 
 
-def _serialised(source: Sequence[object], make: Callable[[], bytes]) -> bytes:
-    """`make()`, or the bytes it made for these same objects (held here, so their ids stay theirs). Bounded:
-    once the bodies pass the budget everything goes (replaced objects would otherwise be held forever)."""
-    key = tuple(map(id, source))
-    found = _SERIALISED.get(key)
-    if found is not None:
-        return found[1]
-    body = make()
-    if _SERIALISED_BYTES[0] + len(body) > _SERIALISED_MAX_BYTES:
-        _SERIALISED.clear()
-        _SERIALISED_BYTES[0] = 0
-    _SERIALISED[key] = (tuple(source), body)
-    _SERIALISED_BYTES[0] += len(body)
-    return body
+_BODIES = Bodies()
 
 
 def latest_schema(registry: Registry, tenant: str, namespace: str, topic: str) -> bytes:
     entry = registry.get(schema_topic(tenant, namespace, topic))
-    return _serialised(
+    return _BODIES.get(
         (entry,),
         lambda: GetSchemaResponse.__pydantic_serializer__.to_json(GetSchemaResponse.of(entry), by_alias=True),
     )
@@ -81,12 +92,12 @@ def all_schemas(registry: Registry, tenant: str, namespace: str, topic: str) -> 
         response = GetAllVersionsSchemaResponse(getSchemaResponses=[GetSchemaResponse.of(e) for e in history])
         return GetAllVersionsSchemaResponse.__pydantic_serializer__.to_json(response, by_alias=True)
 
-    return _serialised((GetAllVersionsSchemaResponse, *history), make)
+    return _BODIES.get((GetAllVersionsSchemaResponse, *history), make)
 
 
 def namespace_strategy(registry: Registry, tenant: str, namespace: str) -> bytes:
     policy = registry.namespace_policy(f"{tenant}/{namespace}")
-    return _serialised((_STRATEGY, policy), lambda: _STRATEGY.dump_json(policy.compatibility))
+    return _BODIES.get((_STRATEGY, policy), lambda: _STRATEGY.dump_json(policy.compatibility))
 
 
 def topic_summary(registry: Registry, domain: str, tenant: str, namespace: str, topic: str) -> bytes:
@@ -96,14 +107,8 @@ def topic_summary(registry: Registry, domain: str, tenant: str, namespace: str, 
 
 # --- the fast path ---------------------------------------------------------------------------------------
 
-# What the limits middleware adds to every API answer (server/_limits.py), fixed for these four.
-_FAST_HEADERS: tuple[tuple[bytes, bytes], ...] = (
-    *JSON_HEADERS,
-    *SECURITY_HEADERS,
-    (b"content-security-policy", API_CSP),
-    (b"cache-control", b"no-store"),
-)
-_PASS_ON = frozenset({b"origin", b"content-length", b"transfer-encoding"})
+# With what the limits middleware adds to every API answer (server/_limits.py).
+_FAST_HEADERS = (*JSON_HEADERS, *API_EXTRA)
 
 
 class FastReadsApp(FastAPI):
@@ -122,15 +127,10 @@ class FastReadsApp(FastAPI):
 
 
 def _plain(app: FastAPI, scope: Scope) -> bool:
-    """No body (Content-Length 0 is none), no Origin (CORS answers those), headers within the limit (else
-    the limits middleware answers 431)."""
-    size = 0
-    for key, value in scope["headers"]:
-        if key.lower() in _PASS_ON and not (key.lower() == b"content-length" and value.strip() == b"0"):
-            return False
-        size += len(key) + len(value)
+    """No body, no Origin (CORS answers those), headers within the limit (else the limits answer 431)."""
+    head = RequestHead.of(scope)
     limits: ServerLimits = app.state.limits
-    return size <= limits.max_header_bytes
+    return not (head.has_body or head.cross_origin) and head.header_bytes <= limits.max_header_bytes
 
 
 def _answer(scope: Scope) -> bytes | None:

@@ -86,10 +86,38 @@ async def _schema_too_large(request: Request, exc: Exception) -> JSONResponse:
 
 
 # Every answer's extra headers, by the kind of path (what the answer's own headers lack is added).
-_OTHER_EXTRA = (*SECURITY_HEADERS, (b"content-security-policy", API_CSP))
-_API_EXTRA = (*_OTHER_EXTRA, (b"cache-control", b"no-store"))
-_DOCS_EXTRA = (*SECURITY_HEADERS, (b"content-security-policy", DOCS_CSP))
 Extra = tuple[tuple[bytes, bytes], ...]
+_OTHER_EXTRA: Extra = (*SECURITY_HEADERS, (b"content-security-policy", API_CSP))
+API_EXTRA: Extra = (*_OTHER_EXTRA, (b"cache-control", b"no-store"))
+_DOCS_EXTRA: Extra = (*SECURITY_HEADERS, (b"content-security-policy", DOCS_CSP))
+
+
+@dataclass(frozen=True, slots=True)
+class RequestHead:
+    """What the limits (and the hot-read fast path) need of a request's headers, read in one pass."""
+
+    header_bytes: int
+    declared: bytes | None  # Content-Length
+    chunked: bool  # Transfer-Encoding
+    cross_origin: bool  # an Origin header: CORS must see it
+
+    @classmethod
+    def of(cls, scope: Scope) -> RequestHead:
+        header_bytes, declared, chunked, origin = 0, None, False, False
+        for key, value in scope["headers"]:  # ASGI header names are lowercase
+            header_bytes += len(key) + len(value)
+            if key == b"content-length":
+                declared = value.strip()
+            elif key == b"transfer-encoding":
+                chunked = True
+            elif key == b"origin":
+                origin = True
+        return cls(header_bytes, declared, chunked, origin)
+
+    @property
+    def has_body(self) -> bool:
+        """HTTP/1.1: a body only with chunked transfer or a Content-Length above 0."""
+        return self.chunked or (self.declared is not None and self.declared.lstrip(b"0") != b"")
 
 
 class LimitsMiddleware:
@@ -103,25 +131,17 @@ class LimitsMiddleware:
         limits: ServerLimits = scope["app"].state.limits
         path: str = scope.get("path", "")
         extra = (
-            _DOCS_EXTRA
-            if path.startswith(DOCS_PATHS)
-            else _API_EXTRA
-            if path.startswith(API_PREFIXES)
-            else _OTHER_EXTRA
+            _DOCS_EXTRA if path.startswith(DOCS_PATHS) else API_EXTRA if path.startswith(API_PREFIXES) else _OTHER_EXTRA
         )
-        header_bytes, declared, chunked = 0, None, False
-        for key, value in scope["headers"]:  # ASGI header names are lowercase
-            header_bytes += len(key) + len(value)
-            if key == b"content-length":
-                declared = value.strip()
-            elif key == b"transfer-encoding":
-                chunked = True
-        if header_bytes > limits.max_header_bytes:
-            reason = f"request headers are {header_bytes:,} bytes, over the limit of {limits.max_header_bytes:,} bytes"
+        head = RequestHead.of(scope)
+        if head.header_bytes > limits.max_header_bytes:
+            reason = (
+                f"request headers are {head.header_bytes:,} bytes, over the limit of {limits.max_header_bytes:,} bytes"
+            )
             await _answer(send, extra, 431, reason)
             return
-        if chunked or (declared is not None and declared.lstrip(b"0") != b""):  # HTTP/1.1: else there is no body
-            body = await _read_body(declared, receive, limits.max_body_bytes)
+        if head.has_body:
+            body = await _read_body(head.declared, receive, limits.max_body_bytes)
             if isinstance(body, str):
                 await _answer(send, extra, 413, body)
                 return

@@ -11,7 +11,6 @@ import json
 import shutil
 from pathlib import Path
 
-import pytest
 from fastapi.testclient import TestClient
 
 from registry import Registry
@@ -68,16 +67,14 @@ def test_a_version_registered_through_the_routes_is_read_back_at_once(seeded_fil
         assert after["version"] == before["version"] + 1
 
 
-def test_serialised_bodies_stay_within_their_budget(monkeypatch: pytest.MonkeyPatch) -> None:
-    from server import _fast_reads
+def test_serialised_bodies_stay_within_their_budget() -> None:
+    from server._fast_reads import Bodies
 
-    monkeypatch.setattr(_fast_reads, "_SERIALISED_MAX_BYTES", 100)
-    monkeypatch.setattr(_fast_reads, "_SERIALISED", {})
-    monkeypatch.setattr(_fast_reads, "_SERIALISED_BYTES", [0])
+    bodies = Bodies(max_bytes=100)
     held = [object() for _ in range(10)]
     for thing in held:
-        assert _fast_reads._serialised((thing,), lambda: b"x" * 30) == b"x" * 30
-    assert _fast_reads._SERIALISED_BYTES[0] <= 100 and len(_fast_reads._SERIALISED) <= 3
+        assert bodies.get((thing,), lambda: b"x" * 30) == b"x" * 30
+    assert len(bodies) * 30 <= 100  # the bodies kept stay within the budget
     made: list[int] = []
-    again = _fast_reads._serialised((held[-1],), lambda: made.append(1) or b"y")
+    again = bodies.get((held[-1],), lambda: made.append(1) or b"y")
     assert (again, made) == (b"x" * 30, [])  # the newest is still served from memory
