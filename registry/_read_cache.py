@@ -46,12 +46,9 @@ class ReadCache:
         with self._lock:
             if generation != self._generation or size > self._max_bytes:
                 return
-            old = self._entries.pop(key, None)
-            if old is not None:
-                self._bytes -= old[1]
+            self._discard(key)
             while self._entries and self._bytes + size > self._max_bytes:  # the oldest go first
-                _, (_, dropped) = _pop_oldest(self._entries)
-                self._bytes -= dropped
+                self._discard(next(iter(self._entries)))
             self._entries[key] = (value, size)
             self._bytes += size
 
@@ -62,19 +59,17 @@ class ReadCache:
                 self._drop_all(token)
                 return
             for key in changed:
-                old = self._entries.pop(key, None)
-                if old is not None:
-                    self._bytes -= old[1]
+                self._discard(key)
             self._known = token
             self._generation += 1
+
+    def _discard(self, key: Hashable) -> None:
+        old = self._entries.pop(key, None)
+        if old is not None:
+            self._bytes -= old[1]
 
     def _drop_all(self, token: int) -> None:
         self._entries.clear()
         self._bytes = 0
         self._known = token
         self._generation += 1
-
-
-def _pop_oldest(entries: dict[Hashable, tuple[Any, int]]) -> tuple[Hashable, tuple[Any, int]]:
-    key = next(iter(entries))
-    return key, entries.pop(key)

@@ -252,10 +252,7 @@ class SqliteStorage:
 
     def _cached(self, key: Hashable, load: Callable[[], T], size: Callable[[T], int]) -> T:
         """`load()`, or what it gave last time if nothing it read has changed since (_read_cache.py)."""
-        try:
-            token = int(self._connect().execute(_TOKEN).fetchone()[0])
-        except sqlite3.DatabaseError as exc:
-            raise StorageError(f"cannot read the registry file {str(self.path)!r}: {exc}") from None
+        token = self.change_token()
         writing = getattr(self._local, "depth", 0)
         if writing and key in self._local.touched:
             return load()  # this transaction's own write, not committed yet
