@@ -50,7 +50,7 @@ from ._model import (
 from ._names import NamespaceName, TopicName
 from ._paths import default_db_path
 from ._protobuf_native import to_protobuf_native_data
-from ._registry import Registry
+from ._registry import Registry, namespace_allow_auto_update, namespace_validation_enforced
 from ._schema_data import key_value_parts, key_value_schema_info
 from ._seed import SeedReport, seed_sample_data
 from ._snapshot import SnapshotError, export_snapshot, import_snapshot
@@ -149,6 +149,8 @@ __all__ = [
     "export_snapshot",
     "import_snapshot",
     "key_value_parts",
+    "namespace_allow_auto_update",
+    "namespace_validation_enforced",
     "key_value_schema_info",
     "limited",
     "seed_sample_data",

@@ -418,10 +418,8 @@ class Registry:
         connection = Effective(self._broker.system_topic_compatibility, PolicySource.SYSTEM_TOPIC) if system else admin
         if system:
             auto_update = Effective(True, PolicySource.SYSTEM_TOPIC)
-        elif ns_policy.allow_auto_update is not None:
-            auto_update = Effective(ns_policy.allow_auto_update, PolicySource.NAMESPACE)
         else:
-            auto_update = Effective(self._broker.allow_auto_update, PolicySource.BROKER_DEFAULT)
+            auto_update = namespace_allow_auto_update(ns_policy, self._broker)
         # ServerCnx: broker flag OR the topic's value (topic policy, else the namespace flag).
         if self._broker.validation_enforced:
             enforced = Effective(True, PolicySource.BROKER_DEFAULT)
@@ -1182,6 +1180,20 @@ class Registry:
                 replicator=replicator,
             )
         )
+
+
+def namespace_allow_auto_update(ns_policy: NamespacePolicy, broker: BrokerConfig) -> Effective[bool]:
+    """`isAllowAutoUpdateSchema` in force: the namespace's value, else the broker default (§2.2)."""
+    if ns_policy.allow_auto_update is not None:
+        return Effective(ns_policy.allow_auto_update, PolicySource.NAMESPACE)
+    return Effective(broker.allow_auto_update, PolicySource.BROKER_DEFAULT)
+
+
+def namespace_validation_enforced(ns_policy: NamespacePolicy, broker: BrokerConfig) -> Effective[bool]:
+    """`schemaValidationEnforced?applied=true` of a namespace: its flag, else the broker's (§7.2)."""
+    if ns_policy.validation_enforced:
+        return Effective(True, PolicySource.NAMESPACE)
+    return Effective(broker.validation_enforced, PolicySource.BROKER_DEFAULT)
 
 
 def admin_strategy(

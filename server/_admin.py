@@ -11,7 +11,13 @@ from typing import Annotated, Any, TypeVar
 from fastapi import APIRouter, Body, Depends, Query, Request, Response
 from pydantic import StrictBool
 
-from registry import AutoUpdateStrategy, CompatibilityStrategy, Registry
+from registry import (
+    AutoUpdateStrategy,
+    CompatibilityStrategy,
+    Registry,
+    namespace_allow_auto_update,
+    namespace_validation_enforced,
+)
 
 from . import _auth as auth
 from ._admin_wire import (
@@ -228,8 +234,7 @@ async def put_namespace_auto_update(
 @router.get(NAMESPACE + "/isAllowAutoUpdateSchema", tags=["namespace policies"], **NS_READ)
 async def get_allow_auto_update(tenant: str, namespace: str, registry: Reg) -> bool:
     """The namespace value, or the broker default when unset."""
-    value = registry.namespace_policy(f"{tenant}/{namespace}").allow_auto_update
-    return registry.broker.allow_auto_update if value is None else value
+    return namespace_allow_auto_update(registry.namespace_policy(f"{tenant}/{namespace}"), registry.broker).value
 
 
 @router.post(
@@ -256,8 +261,8 @@ async def post_allow_auto_update(
 @router.get(NAMESPACE + "/schemaValidationEnforced", tags=["namespace policies"], **NS_READ)
 async def get_namespace_validation(tenant: str, namespace: str, registry: Reg, applied: Applied = False) -> bool:
     """The namespace flag; with applied=true a false flag falls back to the broker's."""
-    value = registry.namespace_policy(f"{tenant}/{namespace}").validation_enforced
-    return value or (applied and registry.broker.validation_enforced)
+    policy = registry.namespace_policy(f"{tenant}/{namespace}")
+    return namespace_validation_enforced(policy, registry.broker).value if applied else policy.validation_enforced
 
 
 @router.post(

@@ -1301,3 +1301,30 @@ class TestPoisonedHistory:
         assert reg.delete(TOPIC) == 1
         assert reg.register(TOPIC, A(S1)) == 2
         assert reg.register(TOPIC, A(S2)) == 3
+
+
+@pytest.mark.parametrize("broker_flag", [True, False])
+@pytest.mark.parametrize("namespace_flag", [None, True, False])
+def test_namespace_allow_auto_update_in_force(broker_flag: bool, namespace_flag: bool | None) -> None:
+    """GET isAllowAutoUpdateSchema (§2.2): the namespace's value when set, else the broker's."""
+    from registry import BrokerConfig, NamespacePolicy, namespace_allow_auto_update
+
+    found = namespace_allow_auto_update(
+        NamespacePolicy(allow_auto_update=namespace_flag), BrokerConfig(allow_auto_update=broker_flag)
+    )
+    expected = broker_flag if namespace_flag is None else namespace_flag
+    source = PolicySource.BROKER_DEFAULT if namespace_flag is None else PolicySource.NAMESPACE
+    assert (found.value, found.source) == (expected, source)
+
+
+@pytest.mark.parametrize("broker_flag", [True, False])
+@pytest.mark.parametrize("namespace_flag", [True, False])
+def test_namespace_validation_enforced_applied(broker_flag: bool, namespace_flag: bool) -> None:
+    """GET schemaValidationEnforced?applied=true (§7.2): the namespace flag OR the broker's."""
+    from registry import BrokerConfig, NamespacePolicy, namespace_validation_enforced
+
+    found = namespace_validation_enforced(
+        NamespacePolicy(validation_enforced=namespace_flag), BrokerConfig(validation_enforced=broker_flag)
+    )
+    assert found.value is (namespace_flag or broker_flag)
+    assert found.source is (PolicySource.NAMESPACE if namespace_flag else PolicySource.BROKER_DEFAULT)
