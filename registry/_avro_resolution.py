@@ -249,30 +249,22 @@ class Resolver:
         name = self.writer_fullname(w)
         if record and name != r.fullname:
             self.notes.append(Note("record_renamed", r.pointer, w.pointer, r.fullname, w.fullname))
-        writer_fields: list[Field] = w.fields
-        reader_fields: list[Field] = r.fields
-        if self.by_structure:
-            # No aliases: fields with the same name and structure on both sides read as they are; only the
-            # rest needs a look (same verdicts, far fewer steps on wide records).
-            w_map, r_map = w.field_sids, r.field_sids
-            differing = w_map.items() - r_map.items()
-            writer_fields = sorted((w.by_name[n] for n, _ in differing), key=_position)
-            missing = r_map.keys() - w_map.keys()
-            reader_fields = [f for f in r.fields if f.name in missing] if missing else []
         renames = self.field_aliases.get(name)
-        if renames is None:
-            writer_names: Collection[str] = w.by_name
-        else:
-            writer_names = {renames.get(f.name, f.name) for f in w.fields}
+        writer_names: Collection[str] = (
+            w.by_name if renames is None else {renames.get(f.name, f.name) for f in w.fields}
+        )
+        # Without aliases, a field with the same structure on both sides reads as it is: only the others need a
+        # walk (same verdicts, far fewer steps on wide records).
+        skip_same = self.by_structure
         has_errors = field_errors = False
-        for wf in writer_fields:
+        for wf in w.fields:
             rf = r.by_name.get(wf.name if renames is None else renames.get(wf.name, wf.name))
-            if rf is not None:
+            if rf is not None and not (skip_same and rf.type.sid == wf.type.sid):
                 verdict = self.resolve(wf.type, rf.type, _join(where, rf.name), record)
                 has_errors |= verdict.has_errors
                 field_errors |= verdict.error_here
         missing_required = False
-        for rf in reader_fields:
+        for rf in r.fields:
             if rf.name in writer_names:
                 continue
             if not rf.has_default:
@@ -365,10 +357,6 @@ class Resolver:
             if b.kind in promotable:
                 return j
         return -1
-
-
-def _position(field: Field) -> int:
-    return field.position
 
 
 def _join(where: str, name: str) -> str:

@@ -22,6 +22,7 @@ from functools import lru_cache
 from typing import Any, Final
 
 import msgspec
+from mypy_extensions import mypyc_attr
 
 PRIMITIVES: Final = frozenset({"null", "boolean", "int", "long", "float", "double", "bytes", "string"})
 NAMED: Final = frozenset({"record", "error", "enum", "fixed"})
@@ -35,6 +36,9 @@ _ORDERS: Final = ("ascending", "descending", "ignore")
 # Pulsar's lenient validator: letters, digits, `_` and `$`; the first character not a digit (§3.7).
 _LENIENT_NAME: Final = re.compile(r"(?:[^\W\d]|\$)[\w$]*")
 NO_DEFAULT: Final[Any] = object()
+# The custom properties of every node and field that has none: one shared dict, never written to (nothing
+# writes to `props`), because most nodes and fields have none and an empty dict each is a tenth of a parse.
+_NO_PROPS: Final[dict[str, Any]] = {}
 _NO_ALIASES: Final[frozenset[str]] = frozenset()
 # JSON values `_typed` leaves as they are.
 _PLAIN: Final = frozenset({str, int, bool, type(None)})
@@ -75,20 +79,33 @@ class AvroParseError(ValueError):
         self.pointer = pointer
 
 
-# Where a node sits in the document: (where its parent sits, step, ...), None for the document's root. A
-# chain of tuples rather than links to parent objects, so that a parsed graph has no cycles and is freed as
-# soon as it is dropped; the JSON pointer is spelled out only when asked for.
-Site = tuple[Any, ...]
+@mypyc_attr(acyclic=True)
+class Site:
+    """Where a node sits in the document: where its parent sits and one or two steps on (None for the
+    document's root). A chain towards the root rather than links to parent objects, so that a parsed graph
+    has no cycles and is freed as soon as it is dropped; the JSON pointer is spelled out only when asked for.
+    Acyclic by construction, so compiled builds keep these (one per node) out of the cyclic collector's way.
+    """
+
+    __slots__ = ("parent", "step", "then")
+
+    def __init__(self, parent: Site | None, step: str | int, then: str | int | None = None) -> None:
+        self.parent = parent
+        self.step = step
+        self.then = then
 
 
 def _pointer(site: Site | None) -> str:
     steps: list[str | int] = []
     while site is not None:
-        steps += reversed(site[1:])
-        site = site[0]
+        if site.then is not None:
+            steps.append(site.then)
+        steps.append(site.step)
+        site = site.parent
     return "".join(f"/{step}" for step in reversed(steps))
 
 
+@mypyc_attr(acyclic=True)
 class Node:
     """A schema node. Named nodes are shared by every reference to them, so graphs may be cyclic.
 
@@ -112,6 +129,7 @@ class Node:
         return self.kind
 
 
+@mypyc_attr(acyclic=True)
 class Primitive(Node):
     __slots__ = ()
 
@@ -121,6 +139,7 @@ class Primitive(Node):
         return f"{self.kind} ({logical})" if isinstance(logical, str) else self.kind
 
 
+@mypyc_attr(acyclic=True)
 class Named(Node):
     __slots__ = ("name", "namespace", "fullname", "aliases", "doc")
     name: str
@@ -135,26 +154,20 @@ class Named(Node):
 
 
 class Record(Named):
-    __slots__ = ("fields", "by_name", "is_error", "_field_sids")
+    __slots__ = ("fields", "by_name", "is_error")
     fields: list[Field]
     by_name: dict[str, Field]
     is_error: bool
-    _field_sids: dict[str, int] | None
-
-    @property
-    def field_sids(self) -> dict[str, int]:
-        """Field names → structure ids: two records' differing fields are a set difference away."""
-        if self._field_sids is None:
-            self._field_sids = {f.name: f.type.sid for f in self.fields}
-        return self._field_sids
 
 
+@mypyc_attr(acyclic=True)
 class Enum(Named):
     __slots__ = ("symbols", "default")
     symbols: list[str]
     default: str | None
 
 
+@mypyc_attr(acyclic=True)
 class Fixed(Named):
     __slots__ = ("size",)
     size: int
@@ -309,13 +322,20 @@ class AvroSchema:
 _decode_json: Callable[[str], Any] = msgspec.json.Decoder().decode
 
 
+# Below this many characters a parse allocates fewer container objects than the collector's first threshold (700).
+_SMALL_TEXT: Final = 8192
+
+
 @lru_cache(maxsize=4096)
 def parse_avro(text: str) -> AvroSchema:
     """Parse with Pulsar's lenient names and default validation off. Cached: histories re-parse the same text.
 
-    Decoding and building allocate thousands of objects and free none: collecting while they grow is wasted
-    work (a fifth of a large parse), so the cyclic collector waits until the parse is done.
+    Decoding and building a large schema allocate thousands of objects and free none: collecting while they
+    grow is wasted work (a fifth of a large parse), so the cyclic collector waits until the parse is done. A
+    small text allocates too little to start a collection, and pausing the collector would cost more.
     """
+    if len(text) < _SMALL_TEXT:
+        return _parse(text)
     collecting = gc.isenabled()
     gc.disable()
     try:
@@ -377,7 +397,6 @@ def _assign_structure_ids(node: Node, done: set[int], open_records: set[str]) ->
             tuple(_assign_structure_ids(f.type, done, open_records) for f in node.fields),
         )
         open_records.discard(node.fullname)
-        node._field_sids = None
     elif isinstance(node, Enum):
         key = ("enum", node.fullname, tuple(node.symbols), node.default)
     elif isinstance(node, Fixed):
@@ -442,9 +461,41 @@ def _typed(value: Any) -> Any:
     return value
 
 
-def _is_lenient_name(name: str) -> bool:
-    """The full rule; callers first try `isascii() and isidentifier()`, which accepts only lenient names."""
-    return _LENIENT_NAME.fullmatch(name) is not None
+_NAMES: Final[dict[str, str]] = {}
+
+
+def _name(text: str) -> str | None:
+    """`text` if it is a name by Pulsar's lenient rule (§3.7), else None; as one shared object per name.
+
+    Memoised because schemas reuse the same names over and over: a dict lookup costs a fraction of the string
+    methods (or the regex) that decide the rule, and one object per name compares by identity in the
+    structure-id table and the field maps, and is kept once however many cached schemas use it.
+    """
+    found = _NAMES.get(text)
+    # `isascii() and isidentifier()` accepts only lenient names and decides most of them quickly.
+    if found is None and ((text.isascii() and text.isidentifier()) or _LENIENT_NAME.fullmatch(text) is not None):
+        if len(_NAMES) >= 65_536:
+            _NAMES.clear()
+        found = _NAMES[text] = text
+    return found
+
+
+_FULL_NAMES: Final[dict[str, dict[str, str]]] = {}
+
+
+def _full_name(space: str, simple: str) -> str:
+    """`space.simple`, as one shared object per full name, for the reasons `_name` gives."""
+    names = _FULL_NAMES.get(space)
+    if names is None:
+        if len(_FULL_NAMES) >= 4096:
+            _FULL_NAMES.clear()
+        names = _FULL_NAMES[space] = {}
+    full = names.get(simple)
+    if full is None:
+        if len(names) >= 65_536:
+            names.clear()
+        full = names[simple] = f"{space}.{simple}"
+    return full
 
 
 def _illegal(text: Any, what: str, pointer: str) -> AvroParseError:
@@ -486,7 +537,7 @@ class _Parser:
         node: Node
         if name in _PRIMITIVE_SIDS:
             node = Primitive()
-            node.kind, node.props, node.sid = name, {}, _PRIMITIVE_SIDS[name]
+            node.kind, node.props, node.sid = name, _NO_PROPS, _PRIMITIVE_SIDS[name]
         else:
             found = self.find(name, space)
             if found is not None:
@@ -494,7 +545,7 @@ class _Parser:
                 return found
             self.has_refs = True
             ref = node = _Ref()
-            ref.kind, ref.props, ref.sid, ref.name, ref.space = "ref", {}, 0, name, space
+            ref.kind, ref.props, ref.sid, ref.name, ref.space = "ref", _NO_PROPS, 0, name, space
         node._site = site
         return node
 
@@ -550,13 +601,13 @@ class _Parser:
             if kind is None:
                 raise AvroParseError('no "type" in schema object', _pointer(site))
             if isinstance(kind, (dict, list)):
-                return self.parse(kind, space, (site, "type"))
+                return self.parse(kind, space, Site(site, "type"))
             raise AvroParseError(f'"type" must be text, not {json.dumps(kind)}', _pointer(site))
         node: Node
         if kind in _PRIMITIVE_SIDS:
             node = Primitive()
             node.kind, node.sid = kind, _PRIMITIVE_SIDS[kind]
-            node.props = _props(obj, _SCHEMA_RESERVED) if len(obj) > 1 else {}
+            node.props = _props(obj, _SCHEMA_RESERVED) if len(obj) > 1 else _NO_PROPS
         elif kind == "record" or kind == "error":
             return self.parse_record(obj, kind, space, site)
         elif kind == "array":
@@ -564,8 +615,8 @@ class _Parser:
                 raise AvroParseError('array has no "items" type', _pointer(site))
             array = Array()
             array.kind, array._site = kind, site
-            array.props = _props(obj, _SCHEMA_RESERVED) if len(obj) > 2 else {}
-            items = array.items = self.parse(obj["items"], space, (site, "items"))
+            array.props = _props(obj, _SCHEMA_RESERVED) if len(obj) > 2 else _NO_PROPS
+            items = array.items = self.parse(obj["items"], space, Site(site, "items"))
             array.sid = _intern(("array", items.sid or _ref_sid(items)))
             return array
         elif kind == "map":
@@ -573,8 +624,8 @@ class _Parser:
                 raise AvroParseError('map has no "values" type', _pointer(site))
             map_ = Map()
             map_.kind, map_._site = kind, site
-            map_.props = _props(obj, _SCHEMA_RESERVED) if len(obj) > 2 else {}
-            values = map_.values = self.parse(obj["values"], space, (site, "values"))
+            map_.props = _props(obj, _SCHEMA_RESERVED) if len(obj) > 2 else _NO_PROPS
+            values = map_.values = self.parse(obj["values"], space, Site(site, "values"))
             map_.sid = _intern(("map", values.sid or _ref_sid(values)))
             return map_
         elif kind == "enum":
@@ -587,11 +638,18 @@ class _Parser:
         node._site = site
         return node
 
-    def define(self, named: Named, spec: dict[str, Any], space: str | None) -> str | None:
-        """Register a named type; returns its namespace, which nested definitions inherit."""
+    def define(
+        self, named: Named, spec: dict[str, Any], space: str | None, reserved: frozenset[str], own_keys: int
+    ) -> str | None:
+        """Register a named type and set its custom properties (the keys of `spec` not in `reserved`); returns
+        its namespace, which nested definitions inherit. `own_keys` counts the keys of the kind's own that
+        `spec` has ("fields", "symbols"…): with "type", "name" and the optional common keys counted here, a
+        spec with no more keys than that has no custom properties, and no key needs looking at."""
         if "name" not in spec:
             raise AvroParseError(f"no name in {named.kind} schema", named.pointer)
+        known = 2 + own_keys
         if "namespace" in spec:
+            known += 1
             space = spec["namespace"]
             if space is not None and type(space) is not str:
                 raise AvroParseError(f"namespace must be text, not {json.dumps(space)}", named.pointer)
@@ -599,21 +657,27 @@ class _Parser:
         if type(name) is not str or not name:
             raise AvroParseError(f"illegal name {json.dumps(name)}", named.pointer)
         if "." in name:
-            space, _, simple = name.rpartition(".")
+            space, _, given = name.rpartition(".")
         else:
-            simple = name
-        if not (simple.isascii() and simple.isidentifier() or _is_lenient_name(simple)):
-            raise _illegal(simple, "name", named.pointer)
+            given = name
+        simple = _name(given)
+        if simple is None:
+            raise _illegal(given, "name", named.pointer)
         space = space or None
-        full = f"{space}.{simple}" if space else simple
+        full = _full_name(space, simple) if space else simple
         if full in PRIMITIVES:
             raise AvroParseError(f"schemas may not be named after primitives: {full}", named.pointer)
         if full in self.named:
             raise AvroParseError(f"can't redefine: {full}", named.pointer)
         named.name, named.namespace, named.fullname = simple, space, full
-        doc = spec.get("doc")
-        named.doc = doc if type(doc) is str else None
+        doc = spec.get("doc", NO_DEFAULT)
+        if doc is NO_DEFAULT:
+            named.doc = None
+        else:
+            known += 1
+            named.doc = doc if type(doc) is str else None
         if "aliases" in spec:
+            known += 1
             aliases = spec["aliases"]
             if type(aliases) is not list or not all(type(a) is str for a in aliases):
                 raise AvroParseError(f"aliases must be an array of names, not {json.dumps(aliases)}", named.pointer)
@@ -621,59 +685,67 @@ class _Parser:
             self.has_aliases |= bool(aliases)
         else:
             named.aliases = _NO_ALIASES
+        named.props = _NO_PROPS if len(spec) == known else _props(spec, reserved)
         self.named[full] = named
         return space
 
     def parse_record(self, spec: dict[str, Any], kind: str, space: str | None, site: Site | None) -> Record:
         rec = Record()
-        rec.kind, rec.is_error, rec.sid, rec._site, rec._field_sids = "record", kind == "error", 0, site, None
-        rec_space = self.define(rec, spec, space)
-        rec.props = _props(spec, _SCHEMA_RESERVED)
+        rec.kind, rec.is_error, rec.sid, rec._site = "record", kind == "error", 0, site
+        rec_space = self.define(rec, spec, space, _SCHEMA_RESERVED, 1)
         specs = spec.get("fields")
         if type(specs) is not list:
             raise AvroParseError(f"record {rec.fullname} has no fields array", rec.pointer)
-        fields_site = (site, "fields")
+        fields_site = Site(site, "fields")
         rec.by_name = by_name = {}
+        rec.fields = fields = []
+        names = []
         sids = []
         for i, item in enumerate(specs):
             if type(item) is not dict:
-                raise AvroParseError(f"field {i} of record {rec.fullname} is not an object", _pointer((fields_site, i)))
+                raise AvroParseError(
+                    f"field {i} of record {rec.fullname} is not an object", _pointer(Site(fields_site, i))
+                )
             fspec: dict[str, Any] = item
-            fname = fspec.get("name", NO_DEFAULT)
-            if type(fname) is not str or not (fname.isascii() and fname.isidentifier() or _is_lenient_name(fname)):
-                if fname is NO_DEFAULT:
-                    raise AvroParseError(f"field {i} of record {rec.fullname} has no name", _pointer((fields_site, i)))
-                raise _illegal(fname, "field name", _pointer((fields_site, i)))
+            given = fspec.get("name", NO_DEFAULT)
+            fname = _name(given) if type(given) is str else None
+            if fname is None:
+                if given is NO_DEFAULT:
+                    raise AvroParseError(
+                        f"field {i} of record {rec.fullname} has no name", _pointer(Site(fields_site, i))
+                    )
+                raise _illegal(given, "field name", _pointer(Site(fields_site, i)))
             tspec: Any = fspec.get("type")
             if tspec is None and "type" not in fspec:
                 raise AvroParseError(
-                    f"field {fname!r} of record {rec.fullname} has no type", _pointer((fields_site, i))
+                    f"field {fname!r} of record {rec.fullname} has no type", _pointer(Site(fields_site, i))
                 )
             fld = Field()
             fld.name, fld.position, fld._site = fname, i, fields_site
             sid = _PRIMITIVE_SIDS.get(tspec) if type(tspec) is str else None
             if sid is None:
-                ftype = fld.type = self.parse(tspec, rec_space, (fields_site, i, "type"))
+                ftype = fld.type = self.parse(tspec, rec_space, Site(fields_site, i, "type"))
                 sid = ftype.sid or _ref_sid(ftype)
             else:  # the commonest field type, inline
                 ftype = fld.type = Primitive()
-                ftype.kind, ftype.props, ftype.sid, ftype._site = tspec, {}, sid, (fields_site, i, "type")
+                ftype.kind, ftype.props, ftype.sid, ftype._site = tspec, _NO_PROPS, sid, Site(fields_site, i, "type")
             n_keys = len(fspec)
             if n_keys == 2:
-                fld.default, fld.order, fld.aliases, fld.props, fld.doc = NO_DEFAULT, "ascending", (), {}, None
+                fld.default, fld.order, fld.aliases, fld.props, fld.doc = NO_DEFAULT, "ascending", (), _NO_PROPS, None
             elif n_keys == 3 and "default" in fspec:
                 default = fspec["default"]
                 self.defaulted.append((fld, default))
                 fld.default = default if type(default) in _PLAIN else _typed(default)
-                fld.order, fld.aliases, fld.props, fld.doc = "ascending", (), {}, None
+                fld.order, fld.aliases, fld.props, fld.doc = "ascending", (), _NO_PROPS, None
             else:
                 self.field_details(fld, fspec)
             if fname in by_name:
                 raise AvroParseError(f"duplicate field {fname!r} in record {rec.fullname}", fld.pointer)
             by_name[fname] = fld
+            fields.append(fld)
+            names.append(fname)
             sids.append(sid)
-        rec.fields = list(by_name.values())
-        key = ("record", rec.fullname, tuple(by_name), tuple(sids))
+        key = ("record", rec.fullname, tuple(names), tuple(sids))
         rec.sid = _INTERNED.get(key) or _intern(key)
         return rec
 
@@ -703,33 +775,33 @@ class _Parser:
     def parse_enum(self, spec: dict[str, Any], space: str | None, site: Site | None) -> Enum:
         enum = Enum()
         enum.kind, enum._site = "enum", site
-        self.define(enum, spec, space)
-        enum.props = _props(spec, _ENUM_RESERVED)
+        self.define(enum, spec, space, _ENUM_RESERVED, 2 if "default" in spec else 1)
         symbols = spec.get("symbols")
         if type(symbols) is not list:
             raise AvroParseError(f"enum {enum.fullname} has no symbols array", enum.pointer)
         seen: set[str] = set()
-        for i, sym in enumerate(symbols):
-            if type(sym) is not str or not (sym.isascii() and sym.isidentifier() or _is_lenient_name(sym)):
-                raise _illegal(sym, "enum symbol", f"{enum.pointer}/symbols/{i}")
+        enum.symbols = known = []
+        for i, given in enumerate(symbols):
+            sym = _name(given) if type(given) is str else None
+            if sym is None:
+                raise _illegal(given, "enum symbol", f"{enum.pointer}/symbols/{i}")
             if sym in seen:
                 raise AvroParseError(f"duplicate enum symbol {sym!r} in {enum.fullname}", f"{enum.pointer}/symbols/{i}")
             seen.add(sym)
-        enum.symbols = list(symbols)
+            known.append(sym)
         default = spec.get("default")
         if default is not None and default not in seen:
             raise AvroParseError(
                 f"the enum default {json.dumps(default)} is not in the symbols of {enum.fullname}", enum.pointer
             )
         enum.default = default
-        enum.sid = _intern(("enum", enum.fullname, tuple(symbols), default))
+        enum.sid = _intern(("enum", enum.fullname, tuple(known), default))
         return enum
 
     def parse_fixed(self, spec: dict[str, Any], space: str | None, site: Site | None) -> Fixed:
         fixed = Fixed()
         fixed.kind, fixed._site = "fixed", site
-        self.define(fixed, spec, space)
-        fixed.props = _props(spec, _SCHEMA_RESERVED)
+        self.define(fixed, spec, space, _SCHEMA_RESERVED, 1)
         size = spec.get("size")
         if type(size) is not int or not 0 <= size <= 2**31 - 1:
             raise AvroParseError(f"fixed {fixed.fullname} has an invalid or no size: {json.dumps(size)}", fixed.pointer)
@@ -739,7 +811,7 @@ class _Parser:
 
     def parse_union(self, specs: list[Any], space: str | None, site: Site | None) -> Union:
         union = Union()
-        union.kind, union.props, union._site = "union", {}, site
+        union.kind, union.props, union._site = "union", _NO_PROPS, site
         union.branches = branches = []
         seen: set[str] = set()
         structure = []
@@ -747,10 +819,10 @@ class _Parser:
             sid = _PRIMITIVE_SIDS.get(spec) if type(spec) is str else None
             if sid is not None:  # the commonest branch, inline
                 branch: Node = Primitive()
-                branch.kind, branch.props, branch.sid, branch._site = spec, {}, sid, (site, i)
+                branch.kind, branch.props, branch.sid, branch._site = spec, _NO_PROPS, sid, Site(site, i)
                 key = spec
             else:
-                branch = self.parse(spec, space, (site, i))
+                branch = self.parse(spec, space, Site(site, i))
                 sid = branch.sid or _ref_sid(branch)
                 if isinstance(branch, Named):
                     key = branch.fullname
@@ -758,12 +830,12 @@ class _Parser:
                     key = f"{branch.space}.{branch.name}" if branch.space and "." not in branch.name else branch.name
                 elif isinstance(branch, Union):
                     raise AvroParseError(
-                        "nested union: a union may not directly contain another union", _pointer((site, i))
+                        "nested union: a union may not directly contain another union", _pointer(Site(site, i))
                     )
                 else:
                     key = branch.kind
             if key in seen:
-                raise AvroParseError(f"duplicate in union: {key}", _pointer((site, i)))
+                raise AvroParseError(f"duplicate in union: {key}", _pointer(Site(site, i)))
             seen.add(key)
             branches.append(branch)
             structure.append(sid)
@@ -774,7 +846,7 @@ class _Parser:
 
 def _props(node: dict[str, Any], reserved: frozenset[str]) -> dict[str, Any]:
     if node.keys() <= reserved:
-        return {}
+        return _NO_PROPS
     return {k: _typed(v) for k, v in node.items() if k not in reserved}
 
 
