@@ -7,7 +7,6 @@ every error with a JSON pointer into each schema. Record names are not compared;
 
 from __future__ import annotations
 
-from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Final
 
@@ -76,11 +75,11 @@ class _Verdict:
     match_error: bool = False  # Resolver.hasMatchError: record-level or top-level field error
 
 
-# Verdicts are values: these are shared rather than built on every step.
-_VERDICTS: Final = {(a, b, c): _Verdict(a, b, c) for a in (False, True) for b in (False, True) for c in (False, True)}
-_OK: Final = _VERDICTS[False, False, False]
-_ERROR: Final = _VERDICTS[True, True, False]  # an error at this level
-_BELOW: Final = _VERDICTS[False, True, False]  # an error further down
+# Verdicts are values: these are shared rather than built on every step. Indexed by the three flags as bits.
+_VERDICTS: Final = tuple(_Verdict(bool(i & 4), bool(i & 2), bool(i & 1)) for i in range(8))
+_OK: Final = _VERDICTS[0]
+_ERROR: Final = _VERDICTS[6]  # an error at this level
+_BELOW: Final = _VERDICTS[2]  # an error further down
 
 
 def _passing(has_errors: bool) -> _Verdict:
@@ -111,7 +110,8 @@ class Resolver:
         (_avro_diff.py), now that structure ids live on the nodes."""
         self.findings: list[Finding] = []
         self.notes: list[Note] = []
-        self.cache: dict[tuple[int, int, bool], _Verdict] = {}
+        # (writer record, reader record, recording?) → verdict: records hash by identity, cheaply.
+        self.cache: dict[tuple[Record, Record, bool], _Verdict] = {}
         # Schema.applyAliases: the reader's aliases rename writer types and writer fields.
         self.aliases, self.field_aliases = reader.alias_maps
         # Identical subtrees (equal structure ids) need no walk, unless aliases could rename what the writer's
@@ -241,7 +241,7 @@ class Resolver:
         return True
 
     def resolve_record(self, w: Record, r: Record, where: str, record: bool) -> _Verdict:
-        key = (id(w), id(r), record)
+        key = (w, r, record)
         cached = self.cache.get(key)
         if cached is not None:
             return cached  # also breaks recursion, like Resolver's `seen` map
@@ -250,9 +250,7 @@ class Resolver:
         if record and name != r.fullname:
             self.notes.append(Note("record_renamed", r.pointer, w.pointer, r.fullname, w.fullname))
         renames = self.field_aliases.get(name)
-        writer_names: Collection[str] = (
-            w.by_name if renames is None else {renames.get(f.name, f.name) for f in w.fields}
-        )
+        renamed = None if renames is None else {renames.get(f.name, f.name) for f in w.fields}
         # Without aliases, a field with the same structure on both sides reads as it is: only the others need a
         # walk (same verdicts, far fewer steps on wide records).
         skip_same = self.by_structure
@@ -265,7 +263,7 @@ class Resolver:
                 field_errors |= verdict.error_here
         missing_required = False
         for rf in r.fields:
-            if rf.name in writer_names:
+            if (rf.name in w.by_name) if renamed is None else (rf.name in renamed):
                 continue
             if not rf.has_default:
                 missing_required = True
@@ -283,7 +281,11 @@ class Resolver:
             elif not missing_required:
                 # Resolver reads the default with GenericData.getDefaultValue, which throws on an invalid one.
                 self.check_default(rf, where, w)
-        verdict = _VERDICTS[missing_required, has_errors or missing_required, missing_required or field_errors]
+        verdict = _VERDICTS[
+            (4 if missing_required else 0)
+            | (2 if has_errors or missing_required else 0)
+            | (1 if missing_required or field_errors else 0)
+        ]
         self.cache[key] = verdict
         return verdict
 

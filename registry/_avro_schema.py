@@ -39,6 +39,8 @@ NO_DEFAULT: Final[Any] = object()
 # The custom properties of every node and field that has none: one shared dict, never written to (nothing
 # writes to `props`), because most nodes and fields have none and an empty dict each is a tenth of a parse.
 _NO_PROPS: Final[dict[str, Any]] = {}
+# `AvroSchema.alias_maps` of every schema without aliases, shared on the same terms.
+_NO_ALIAS_MAPS: Final[tuple[dict[str, str], dict[str, dict[str, str]]]] = ({}, {})
 _NO_ALIASES: Final[frozenset[str]] = frozenset()
 # JSON values `_typed` leaves as they are.
 _PLAIN: Final = frozenset({str, int, bool, type(None)})
@@ -286,10 +288,12 @@ class AvroSchema:
     def alias_maps(self) -> tuple[dict[str, str], dict[str, dict[str, str]]]:
         """`Schema.applyAliases`' indexes, computed once: named-type aliases → full name, and per record
         (by full name or alias) field alias → field name."""
+        if not self._has_aliases:
+            return _NO_ALIAS_MAPS
         if self._aliases is None:
             aliases: dict[str, str] = {}
             field_aliases: dict[str, dict[str, str]] = {}
-            for node in walk(self.root) if self._has_aliases else ():
+            for node in walk(self.root):
                 if isinstance(node, Named):
                     for alias in node.aliases:
                         aliases[alias] = node.fullname
