@@ -18,7 +18,6 @@ import os
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import Any, Final
 
 import msgspec
@@ -133,7 +132,28 @@ class Node:
 
 @mypyc_attr(acyclic=True)
 class Primitive(Node):
-    __slots__ = ()
+    """A primitive type. One named inline by a field or a union branch (most of them) keeps the step from its
+    parent's site itself, rather than in a site object of its own."""
+
+    __slots__ = ("_step", "_then")
+
+    def __init__(
+        self,
+        kind: str,
+        sid: int,
+        props: dict[str, Any],
+        site: Site | None,
+        step: str | int | None = None,
+        then: str | None = None,
+    ) -> None:
+        self.kind, self.sid, self.props, self._site = kind, sid, props, site
+        self._step, self._then = step, then
+
+    @property
+    def pointer(self) -> str:
+        if self._step is None:
+            return _pointer(self._site)
+        return f"{_pointer(self._site)}/{self._step}" + ("" if self._then is None else f"/{self._then}")
 
     @property
     def label(self) -> str:
@@ -330,11 +350,30 @@ _decode_json: Callable[[str], Any] = msgspec.json.Decoder().decode
 _SMALL_TEXT: Final = 8192
 
 
-@lru_cache(maxsize=4096)
-def parse_avro(text: str) -> AvroSchema:
-    """Parse with Pulsar's lenient names and default validation off. Cached: histories re-parse the same text.
+# Parsed schemas by text, least recently used first (dicts keep insertion order). A plain dict rather than
+# functools.lru_cache: compiled, the lookup stays native, a tenth of a small cold check.
+_PARSED: Final[dict[str, AvroSchema]] = {}
+_PARSED_MAX: Final = 4096
 
-    Decoding and building a large schema allocate thousands of objects and free none: collecting while they
+
+def clear_parse_cache() -> None:
+    """Forget every parsed schema (benchmarks time cold parses with it)."""
+    _PARSED.clear()
+
+
+def parse_avro(text: str) -> AvroSchema:
+    """Parse with Pulsar's lenient names and default validation off. Cached: histories re-parse the same text."""
+    schema = _PARSED.pop(text, None)
+    if schema is None:
+        schema = _parse_pausing_collector(text)
+        if len(_PARSED) >= _PARSED_MAX:
+            _PARSED.pop(next(iter(_PARSED)), None)
+    _PARSED[text] = schema
+    return schema
+
+
+def _parse_pausing_collector(text: str) -> AvroSchema:
+    """Decoding and building a large schema allocate thousands of objects and free none: collecting while they
     grow is wasted work (a fifth of a large parse), so the cyclic collector waits until the parse is done. A
     small text allocates too little to start a collection, and pausing the collector would cost more.
     """
@@ -538,20 +577,16 @@ class _Parser:
         return self.named.get(name)
 
     def lookup(self, name: str, space: str | None, site: Site | None) -> Node:
-        node: Node
         if name in _PRIMITIVE_SIDS:
-            node = Primitive()
-            node.kind, node.props, node.sid = name, _NO_PROPS, _PRIMITIVE_SIDS[name]
-        else:
-            found = self.find(name, space)
-            if found is not None:
-                self.recursive |= not found.sid  # a record still being parsed
-                return found
-            self.has_refs = True
-            ref = node = _Ref()
-            ref.kind, ref.props, ref.sid, ref.name, ref.space = "ref", _NO_PROPS, 0, name, space
-        node._site = site
-        return node
+            return Primitive(name, _PRIMITIVE_SIDS[name], _NO_PROPS, site)
+        found = self.find(name, space)
+        if found is not None:
+            self.recursive |= not found.sid  # a record still being parsed
+            return found
+        self.has_refs = True
+        ref = _Ref()
+        ref.kind, ref.props, ref.sid, ref.name, ref.space, ref._site = "ref", _NO_PROPS, 0, name, space, site
+        return ref
 
     def resolve_refs(self, root: Node) -> Node:
         """Replace forward references by their definitions; a name never defined is an error."""
@@ -607,14 +642,12 @@ class _Parser:
             if isinstance(kind, (dict, list)):
                 return self.parse(kind, space, Site(site, "type"))
             raise AvroParseError(f'"type" must be text, not {json.dumps(kind)}', _pointer(site))
-        node: Node
         if kind in _PRIMITIVE_SIDS:
-            node = Primitive()
-            node.kind, node.sid = kind, _PRIMITIVE_SIDS[kind]
-            node.props = _props(obj, _SCHEMA_RESERVED) if len(obj) > 1 else _NO_PROPS
-        elif kind == "record" or kind == "error":
+            props = _props(obj, _SCHEMA_RESERVED) if len(obj) > 1 else _NO_PROPS
+            return Primitive(kind, _PRIMITIVE_SIDS[kind], props, site)
+        if kind == "record" or kind == "error":
             return self.parse_record(obj, kind, space, site)
-        elif kind == "array":
+        if kind == "array":
             if "items" not in obj:
                 raise AvroParseError('array has no "items" type', _pointer(site))
             array = Array()
@@ -623,7 +656,7 @@ class _Parser:
             items = array.items = self.parse(obj["items"], space, Site(site, "items"))
             array.sid = _intern(("array", items.sid or _ref_sid(items)))
             return array
-        elif kind == "map":
+        if kind == "map":
             if "values" not in obj:
                 raise AvroParseError('map has no "values" type', _pointer(site))
             map_ = Map()
@@ -632,15 +665,12 @@ class _Parser:
             values = map_.values = self.parse(obj["values"], space, Site(site, "values"))
             map_.sid = _intern(("map", values.sid or _ref_sid(values)))
             return map_
-        elif kind == "enum":
+        if kind == "enum":
             return self.parse_enum(obj, space, site)
-        elif kind == "fixed":
+        if kind == "fixed":
             return self.parse_fixed(obj, space, site)
-        else:
-            # Java: `{"type": "SomeName"}` refers to a named type.
-            return self.lookup(kind, space, site)
-        node._site = site
-        return node
+        # Java: `{"type": "SomeName"}` refers to a named type.
+        return self.lookup(kind, space, site)
 
     def define(
         self, named: Named, spec: dict[str, Any], space: str | None, reserved: frozenset[str], own_keys: int
@@ -731,8 +761,7 @@ class _Parser:
                 ftype = fld.type = self.parse(tspec, rec_space, Site(fields_site, i, "type"))
                 sid = ftype.sid or _ref_sid(ftype)
             else:  # the commonest field type, inline
-                ftype = fld.type = Primitive()
-                ftype.kind, ftype.props, ftype.sid, ftype._site = tspec, _NO_PROPS, sid, Site(fields_site, i, "type")
+                fld.type = Primitive(tspec, sid, _NO_PROPS, fields_site, i, "type")
             n_keys = len(fspec)
             if n_keys == 2:
                 fld.default, fld.order, fld.aliases, fld.props, fld.doc = NO_DEFAULT, "ascending", (), _NO_PROPS, None
@@ -822,8 +851,7 @@ class _Parser:
         for i, spec in enumerate(specs):
             sid = _PRIMITIVE_SIDS.get(spec) if type(spec) is str else None
             if sid is not None:  # the commonest branch, inline
-                branch: Node = Primitive()
-                branch.kind, branch.props, branch.sid, branch._site = spec, _NO_PROPS, sid, Site(site, i)
+                branch: Node = Primitive(spec, sid, _NO_PROPS, site, i)
                 key = spec
             else:
                 branch = self.parse(spec, space, Site(site, i))
