@@ -234,8 +234,14 @@ def _short(node: Node) -> str:
     return node.fullname if isinstance(node, Named) else node.label
 
 
+@mypyc_attr(acyclic=True)
 class Field:
-    """A record field; `_site` is where its record's fields are."""
+    """A record field; `_site` is where its record's fields are.
+
+    Acyclic: a field can only be part of a reference cycle (a recursive record) if its type refers to a named
+    type by name somewhere; the parser makes those fields `_LinkingField`s, which the cyclic collector sees, and
+    keeps the (far more numerous) others out of its way.
+    """
 
     __slots__ = ("name", "type", "default", "order", "aliases", "props", "doc", "position", "_site")
     name: str
@@ -258,6 +264,13 @@ class Field:
 
     def __repr__(self) -> str:
         return f"Field({self.name!r}, {self.type.label}, at {self.pointer})"
+
+
+class _LinkingField(Field):
+    """A field whose type names a named type defined elsewhere (or refers to one being defined): only such fields
+    can close a cycle of references, since definitions nest as a tree and only a reference by name leaves it."""
+
+    __slots__ = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -556,6 +569,7 @@ class _Parser:
         self.has_refs = False
         self.recursive = False
         self.has_aliases = False
+        self.references = 0  # references by name to named types so far (see _LinkingField)
 
     def parse_document(self, doc: Any) -> AvroSchema:
         root = self.parse(doc, None, None)
@@ -582,8 +596,10 @@ class _Parser:
         found = self.find(name, space)
         if found is not None:
             self.recursive |= not found.sid  # a record still being parsed
+            self.references += 1
             return found
         self.has_refs = True
+        self.references += 1
         ref = _Ref()
         ref.kind, ref.props, ref.sid, ref.name, ref.space, ref._site = "ref", _NO_PROPS, 0, name, space, site
         return ref
@@ -754,14 +770,17 @@ class _Parser:
                 raise AvroParseError(
                     f"field {fname!r} of record {rec.fullname} has no type", _pointer(Site(fields_site, i))
                 )
-            fld = Field()
-            fld.name, fld.position, fld._site = fname, i, fields_site
             sid = _PRIMITIVE_SIDS.get(tspec) if type(tspec) is str else None
             if sid is None:
-                ftype = fld.type = self.parse(tspec, rec_space, Site(fields_site, i, "type"))
+                references = self.references
+                ftype = self.parse(tspec, rec_space, Site(fields_site, i, "type"))
                 sid = ftype.sid or _ref_sid(ftype)
+                fld = Field() if self.references == references else _LinkingField()
+                fld.type = ftype
             else:  # the commonest field type, inline
+                fld = Field()
                 fld.type = Primitive(tspec, sid, _NO_PROPS, fields_site, i, "type")
+            fld.name, fld.position, fld._site = fname, i, fields_site
             n_keys = len(fspec)
             if n_keys == 2:
                 fld.default, fld.order, fld.aliases, fld.props, fld.doc = NO_DEFAULT, "ascending", (), _NO_PROPS, None

@@ -1,0 +1,81 @@
+"""Parsed schemas are freed once dropped, recursive ones included.
+
+Compiled builds keep leaf nodes, sites and most fields out of the cyclic collector's sight (`acyclic` classes in
+registry/_avro_schema.py); only fields whose type refers to a named type by name can close a cycle, and those are
+`_LinkingField`s that it does see. A mistake there leaks every recursive schema parsed: these tests parse each
+shape a thousand times and watch the allocator.
+"""
+
+from __future__ import annotations
+
+import gc
+import sys
+
+import pytest
+
+from registry._avro_schema import Field, Record, Union, _LinkingField, _parse
+
+SHAPES = {
+    "a record that refers to itself": (
+        '{"type":"record","name":"Node","fields":[{"name":"value","type":"int"},'
+        '{"name":"next","type":["null","Node"],"default":null}]}'
+    ),
+    "a nested record that refers to its parent": (
+        '{"type":"record","name":"Tree","namespace":"t","fields":[{"name":"kids","type":{"type":"array","items":'
+        '{"type":"record","name":"Kid","fields":[{"name":"up","type":["null","Tree"]},{"name":"n","type":"long"}]}}}]}'
+    ),
+    "a forward reference that closes a cycle": (
+        '{"type":"record","name":"A","fields":[{"name":"b","type":["null","B"]},'
+        '{"name":"c","type":{"type":"record","name":"B","fields":[{"name":"a","type":["null","A"]}]}}]}'
+    ),
+    "a map of a record that holds a map of itself": (
+        '{"type":"record","name":"M","fields":[{"name":"m","type":{"type":"map","values":"M"}},'
+        '{"name":"s","type":"string"}]}'
+    ),
+    "no recursion at all": (
+        '{"type":"record","name":"Flat","fields":[{"name":"e","type":{"type":"enum","name":"E","symbols":["X"]}},'
+        '{"name":"u","type":["null","string"]},{"name":"f","type":{"type":"fixed","name":"F","size":2}}]}'
+    ),
+}
+
+
+@pytest.mark.parametrize("text", SHAPES.values(), ids=SHAPES.keys())
+def test_a_thousand_parses_of_the_same_shape_leave_nothing_behind(text: str) -> None:
+    _parse(text)  # warm the name and structure tables, which keep one entry per distinct name and shape
+    gc.collect()
+    before = sys.getallocatedblocks()
+    for _ in range(1000):
+        _parse(text)
+    gc.collect()
+    # A leaked tree is a dozen blocks or more: a thousand of them could not hide under this bound.
+    assert sys.getallocatedblocks() - before < 500
+
+
+def _fields(text: str) -> dict[str, Field]:
+    found: dict[str, Field] = {}
+    stack = [_parse(text).root]
+    seen: set[int] = set()
+    while stack:
+        node = stack.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        if isinstance(node, Record):
+            found.update({f"{node.name}.{f.name}": f for f in node.fields})
+            stack += [f.type for f in node.fields]
+        elif isinstance(node, Union):
+            stack += node.branches
+        elif hasattr(node, "items"):
+            stack.append(node.items)
+        elif hasattr(node, "values"):
+            stack.append(node.values)
+    return found
+
+
+def test_exactly_the_fields_whose_type_names_a_named_type_can_link_a_cycle() -> None:
+    fields = _fields(SHAPES["a forward reference that closes a cycle"])
+    assert {name for name, f in fields.items() if isinstance(f, _LinkingField)} == {"A.b", "A.c", "B.a"}
+    fields = _fields(SHAPES["no recursion at all"])
+    assert not any(isinstance(f, _LinkingField) for f in fields.values())
+    fields = _fields(SHAPES["a nested record that refers to its parent"])
+    assert {name for name, f in fields.items() if isinstance(f, _LinkingField)} == {"Tree.kids", "Kid.up"}
