@@ -2,10 +2,12 @@
 
 Why not fastavro's parser: Pulsar's verdicts depend on Java's exact parse rules (the lenient name validator,
 default validation switched off for checks and on for dedup, `Schema.equals` ignoring docs and aliases).
-We parse JSON with the stdlib and build a small graph in one pass. Parsing is on the path of every cold
+We decode JSON with msgspec and build a small graph in one pass. Parsing is on the path of every cold
 check, so the pass does only what checks need: each node gets its structure id (identical subtrees resolve
-with nothing to report) and a link to its parent; JSON pointers, field maps, alias indexes, default
-validation and the equality key are derived on first use.
+with nothing to report) and where it sits; JSON pointers, alias indexes, default validation and the equality
+key are derived on first use. Names are memoised as shared strings. In the compiled build (mypyc) the nodes
+that cannot be part of a reference cycle (leaves, sites, most fields) are invisible to the cyclic collector,
+which would otherwise walk every node of every cached schema again and again.
 """
 
 from __future__ import annotations
