@@ -699,15 +699,16 @@ class _Parser:
         its namespace, which nested definitions inherit. `own_keys` counts the keys of the kind's own that
         `spec` has ("fields", "symbols"…): with "type", "name" and the optional common keys counted here, a
         spec with no more keys than that has no custom properties, and no key needs looking at."""
-        if "name" not in spec:
+        name = spec.get("name", NO_DEFAULT)
+        if name is NO_DEFAULT:
             raise AvroParseError(f"no name in {named.kind} schema", named.pointer)
         known = 2 + own_keys
-        if "namespace" in spec:
+        given_space = spec.get("namespace", NO_DEFAULT)
+        if given_space is not NO_DEFAULT:
             known += 1
-            space = spec["namespace"]
+            space = given_space
             if space is not None and type(space) is not str:
                 raise AvroParseError(f"namespace must be text, not {json.dumps(space)}", named.pointer)
-        name = spec.get("name")
         if type(name) is not str or not name:
             raise AvroParseError(f"illegal name {json.dumps(name)}", named.pointer)
         if "." in name:
@@ -788,8 +789,7 @@ class _Parser:
             n_keys = len(fspec)
             if n_keys == 2:
                 fld.default, fld.order, fld.aliases, fld.props, fld.doc = NO_DEFAULT, "ascending", (), _NO_PROPS, None
-            elif n_keys == 3 and "default" in fspec:
-                default = fspec["default"]
+            elif n_keys == 3 and (default := fspec.get("default", NO_DEFAULT)) is not NO_DEFAULT:
                 self.defaulted.append((fld, default))
                 fld.default = default if type(default) in _PLAIN else _typed(default)
                 fld.order, fld.aliases, fld.props, fld.doc = "ascending", (), _NO_PROPS, None
