@@ -13,10 +13,10 @@ from collections.abc import Callable, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
-from serving import free_port, seeded
 
 from registry import AuthError, Registry, SchemaInfo, SchemaType, StorageError
 from registry._remote import RemoteRegistry
+from serving import free_port, seeded
 
 Handler = Callable[[BaseHTTPRequestHandler], None]
 
