@@ -384,7 +384,10 @@ def parse_avro(text: str) -> AvroSchema:
     if schema is None:
         schema = _parse_pausing_collector(text)
         if len(_PARSED) >= _PARSED_MAX:
-            _PARSED.pop(next(iter(_PARSED)), None)
+            try:
+                del _PARSED[next(iter(_PARSED))]
+            except (KeyError, RuntimeError, StopIteration):  # another thread changed the cache meanwhile
+                pass
     _PARSED[text] = schema
     return schema
 

@@ -1,4 +1,4 @@
-"""Parsed schemas are freed once dropped, recursive ones included.
+"""Parsed schemas are freed once dropped, recursive ones included, and the parse cache stays within its bound.
 
 Compiled builds keep leaf nodes, sites and most fields out of the cyclic collector's sight (`acyclic` classes in
 registry/_avro_schema.py); only fields whose type refers to a named type by name can close a cycle, and those are
@@ -13,7 +13,16 @@ import sys
 
 import pytest
 
-from registry._avro_schema import Record, _LinkingField, _parse, walk
+from registry._avro_schema import (
+    _PARSED,
+    _PARSED_MAX,
+    Record,
+    _LinkingField,
+    _parse,
+    clear_parse_cache,
+    parse_avro,
+    walk,
+)
 
 SHAPES = {
     "a record that refers to itself": (
@@ -65,3 +74,16 @@ def test_exactly_the_fields_whose_type_names_a_named_type_can_link_a_cycle() -> 
     assert _linking_fields(SHAPES["a forward reference that closes a cycle"]) == {"A.b", "A.c", "B.a"}
     assert _linking_fields(SHAPES["a nested record that refers to its parent"]) == {"Tree.kids", "Kid.up"}
     assert _linking_fields(SHAPES["no recursion at all"]) == set()
+
+
+def test_the_parse_cache_keeps_the_most_recently_used_schemas_up_to_its_bound() -> None:
+    clear_parse_cache()
+    texts = [f'{{"type":"fixed","name":"F{i}","size":1}}' for i in range(_PARSED_MAX + 1)]
+    first = parse_avro(texts[0])
+    for text in texts[1:_PARSED_MAX]:
+        parse_avro(text)
+    assert parse_avro(texts[0]) is first  # a hit, and now the most recently used
+    parse_avro(texts[_PARSED_MAX])  # one over the bound: the least recently used goes
+    assert len(_PARSED) == _PARSED_MAX
+    assert texts[0] in _PARSED and texts[1] not in _PARSED
+    clear_parse_cache()
