@@ -6,7 +6,10 @@ write) gives that knowledge cheaply: one indexed read instead of a history's row
 
 - A write of this process names what it changed; when it commits with token N and the token this process
   knew was N - 1, exactly those entries go. Any other gap means another process wrote too: everything goes.
-- A read that sees a token other than the known one drops everything (another process wrote).
+  It announces N and what it changed just before COMMIT (`committing`), so a read of another thread that sees
+  N before the writer reports the commit (`committed`) drops those entries, not everything.
+- A read that sees a newer token than the known one, not announced, drops everything (another process
+  wrote). A read that sees an older one started before the last commit this process knows: it just misses.
 - A read stores its answer only if no commit or drop happened while it read (the generation did not move),
   so an answer read before a write commits can never outlive that write.
 - While a transaction of this thread is open, its own uncommitted writes are invisible to other threads and
@@ -18,7 +21,7 @@ Entries are immutable tuples of frozen values, bounded by the bytes of schema te
 from __future__ import annotations
 
 import threading
-from collections.abc import Hashable
+from collections.abc import Hashable, Iterable
 from typing import Any
 
 MISSING: Any = object()
@@ -28,6 +31,7 @@ class ReadCache:
     def __init__(self, max_bytes: int = 64 * 1024 * 1024) -> None:
         self._lock = threading.Lock()
         self._known: int | None = None  # the change token the entries are valid for
+        self._announced: tuple[int, frozenset[Hashable]] | None = None  # a commit of this process under way
         self._generation = 0  # moves on every commit and every drop
         self._entries: dict[Hashable, tuple[Any, int]] = {}  # key -> (value, size)
         self._bytes = 0
@@ -37,8 +41,14 @@ class ReadCache:
         """(the cached value or MISSING, the generation to hand back to `store`)."""
         with self._lock:
             if token != self._known:
-                self._drop_all(token)
-                return MISSING, self._generation
+                if self._known is not None and token < self._known:
+                    return MISSING, self._generation  # read before this process's last commit
+                announced = self._announced
+                if announced is not None and announced[0] == token and self._known == token - 1:
+                    self._advance(token, announced[1])  # this process's own commit, not reported yet
+                else:
+                    self._drop_all(token)
+                    return MISSING, self._generation
             found = self._entries.get(key)
             return (MISSING if found is None else found[0]), self._generation
 
@@ -52,16 +62,28 @@ class ReadCache:
             self._entries[key] = (value, size)
             self._bytes += size
 
-    def committed(self, token: int, changed: set[Hashable]) -> None:
-        """A transaction of this process committed as change `token`, having written `changed`."""
+    def committing(self, token: int, changed: set[Hashable]) -> None:
+        """A transaction of this process is about to commit as change `token`, having written `changed`."""
         with self._lock:
+            self._announced = (token, frozenset(changed))
+
+    def committed(self, token: int | None, changed: set[Hashable]) -> None:
+        """The transaction announced last committed as change `token`, having written `changed`; None when
+        its commit failed (nothing changed)."""
+        with self._lock:
+            self._announced = None
+            if token is None or (self._known is not None and self._known >= token):
+                return  # failed, or a read already brought the entries to this change or a later one
             if self._known is None or token - 1 != self._known:
                 self._drop_all(token)
                 return
-            for key in changed:
-                self._discard(key)
-            self._known = token
-            self._generation += 1
+            self._advance(token, changed)
+
+    def _advance(self, token: int, changed: Iterable[Hashable]) -> None:
+        for key in changed:
+            self._discard(key)
+        self._known = token
+        self._generation += 1
 
     def _discard(self, key: Hashable) -> None:
         old = self._entries.pop(key, None)

@@ -225,16 +225,20 @@ class SqliteStorage:
         finally:
             self._local.depth = 0
         token = None
+        done = False
         try:
             if self._local.changed:
                 token = int(db.execute(_BUMP).fetchone()[0])
+                self._cache.committing(token, self._local.touched)
             db.execute("COMMIT")
+            done = True
         except sqlite3.DatabaseError as exc:
             if db.in_transaction:
                 db.execute("ROLLBACK")
             raise StorageError(f"cannot write the registry file {str(self.path)!r}: {exc}") from None
-        if token is not None:
-            self._cache.committed(token, self._local.touched)
+        finally:
+            if token is not None:
+                self._cache.committed(token if done else None, self._local.touched)
 
     @contextmanager
     def _write(self, *, bump: bool = True, touches: Hashable | None = None) -> Iterator[sqlite3.Connection]:

@@ -133,6 +133,40 @@ def test_a_store_that_raced_a_commit_is_dropped() -> None:
     assert cache.lookup(8, "a")[0] is MISSING
 
 
+def _cache_at(token: int, **entries: str) -> ReadCache:
+    cache = ReadCache()
+    _, generation = cache.lookup(token, "")
+    for key, value in entries.items():
+        cache.store(generation, key, value, 1)
+    return cache
+
+
+def test_a_read_that_sees_this_process_commit_before_the_writer_reports_it_drops_only_what_it_wrote() -> None:
+    # The writer thread announces change 6 before COMMIT; a reader thread reads token 6 before `committed`.
+    cache = _cache_at(5, a="A", b="B")
+    cache.committing(6, {"a"})
+    assert cache.lookup(6, "a")[0] is MISSING
+    assert cache.lookup(6, "b")[0] == "B"  # not everything: the server's hot reads keep their entries
+    cache.committed(6, {"a"})
+    assert cache.lookup(6, "b")[0] == "B"
+
+
+def test_a_read_from_before_the_last_commit_misses_and_drops_nothing() -> None:
+    cache = _cache_at(5, a="A", b="B")
+    cache.committing(6, {"a"})
+    cache.committed(6, {"a"})
+    assert cache.lookup(5, "b")[0] is MISSING  # its token was read before the commit
+    assert cache.lookup(6, "b")[0] == "B"
+
+
+def test_an_announced_commit_that_failed_is_forgotten() -> None:
+    cache = _cache_at(5, a="A", b="B")
+    cache.committing(6, {"a"})
+    cache.committed(None, {"a"})
+    # Change 6 is then another process's, which may have changed anything.
+    assert cache.lookup(6, "b")[0] is MISSING
+
+
 def test_the_cache_keeps_within_its_byte_budget_oldest_first() -> None:
     cache = ReadCache(max_bytes=100)
     _, generation = cache.lookup(1, "x")
