@@ -9,7 +9,8 @@ write) gives that knowledge cheaply: one indexed read instead of a history's row
   It announces N and what it changed just before COMMIT (`committing`), so a read of another thread that sees
   N before the writer reports the commit (`committed`) drops those entries, not everything.
 - A read that sees a newer token than the known one, not announced, drops everything (another process
-  wrote). A read that sees an older one started before the last commit this process knows: it just misses.
+  wrote). One that sees an older token began before a commit this process has seen (the token only grows):
+  it misses, and drops nothing.
 - A read stores its answer only if no commit or drop happened while it read (the generation did not move),
   so an answer read before a write commits can never outlive that write.
 - While a transaction of this thread is open, its own uncommitted writes are invisible to other threads and
