@@ -128,7 +128,7 @@ def _type(kind: str):  # noqa: ANN202
 
 def core_figures(path: Path, runs: int) -> dict[str, float]:
     """Milliseconds: catalog build on a fresh handle, then a first page and each search served from it."""
-    reg = Registry.open(path)
+    reg = Registry.open(path, create=True)
     started = time.perf_counter()
     page = reg.search_topics(TopicQuery(), limit=50)
     build = (time.perf_counter() - started) * 1000
@@ -157,7 +157,7 @@ def browser_figures(path: Path, runs: int, servers: int) -> dict[str, float]:
     command's start, first render in a new tab of a warm server (`runs` tabs each), and search updates."""
     from playwright.sync_api import sync_playwright
 
-    reg = Registry.open(path)
+    reg = Registry.open(path, create=True)
     expected = {text: _matches(reg.search_topics(TopicQuery(text=text)).total) for text in ("", *SEARCHES)}
     reg.close()
     samples: dict[str, list[float]] = {}

@@ -114,7 +114,7 @@ def main() -> int:
 
     with tempfile.TemporaryDirectory(prefix="bench-register-") as tmp:
         template = Path(tmp) / "template.db"
-        with Registry.open(template) as reg:
+        with Registry.open(template, create=True) as reg:
             fill(reg, history)
         print(f"copying the SQLite registry {trials} times …", file=sys.stderr)
         files = []
@@ -122,7 +122,7 @@ def main() -> int:
             path = Path(tmp) / f"trial{trial}.db"
             shutil.copyfile(template, path)
             files.append(path)
-        rows += run("sqlite, warm", lambda t: Registry.open(files[t]), lambda _: candidate, trials)
+        rows += run("sqlite, warm", lambda t: Registry.open(files[t], create=True), lambda _: candidate, trials)
 
     print(f"register version {VERSIONS + 1} (FULL_TRANSITIVE, {VERSIONS} live versions of a {FIELDS}-field record)")
     header = f"{'case':<48} {'median':>10} {'p90':>10} {'trials':>7}"

@@ -117,7 +117,7 @@ def run_limits(work: Path) -> list[dict[str, Any]]:
     from registry import Registry
 
     db = work / "limits.db"
-    with Registry.open(db) as reg:
+    with Registry.open(db, create=True) as reg:
         reg.create_namespace("t/ns")
     server = storm.Server(db, work / "serve.log").start()
     legit = json.dumps(

@@ -94,7 +94,7 @@ def _seed(folder: Path) -> tuple[Path, list[str]]:
     from registry import Registry, SchemaInfo, SchemaType, seed_sample_data
 
     path = folder / "bench.db"
-    with Registry.open(path) as reg:
+    with Registry.open(path, create=True) as reg:
         seed_sample_data(reg)
         reg.create_namespace("bench/load")
         for i in range(LOAD_TOPICS):

@@ -42,17 +42,35 @@ def add_source_arguments(parser: argparse.ArgumentParser, *, remote: bool = True
     )
 
 
-def open_source(args: argparse.Namespace) -> Registry:
-    """The registry named by `--url` (remote) or `--db` (embedded, the default file when absent)."""
+def open_source(args: argparse.Namespace, *, create: bool = False) -> Registry:
+    """The registry named by `--url` (remote) or `--db` (embedded, the default file when absent).
+
+    Fails closed: a `--url` that is not an http(s) URL is a usage error, and a registry file that does not exist
+    is only made for commands that write (`create=True`, which says so on stderr). A command that reads, checks
+    or diffs against a registry made on the spot would answer from an empty history."""
     from registry import Registry
 
     url = getattr(args, "url", None)
     token = getattr(args, "token", None)
-    if url:
-        return Registry.open(url, token=token or os.environ.get("SCHEMA_EXPLORER_TOKEN") or None)
+    if url is not None:
+        return Registry.open(check_url(url), token=token or os.environ.get("SCHEMA_EXPLORER_TOKEN") or None)
     if token:
         raise UserError("--token only applies with --url")
-    return open_registry(resolve_db_path(getattr(args, "db", None)))
+    return open_registry(resolve_db_path(getattr(args, "db", None)), create=create)
+
+
+def check_url(text: str) -> str:
+    """`--url` as given, if it is an http:// or https:// URL (scheme in any case, whitespace around dropped);
+    anything else is a usage error naming the value, so a mistyped URL never becomes a local file."""
+    from registry import RegistryError, remote_url
+
+    try:
+        url = remote_url(text)
+    except RegistryError as exc:
+        raise UserError(f"--url {text!r}: {exc}") from None
+    if url is None:
+        raise UserError(f"--url {text!r} is not an http:// or https:// URL (for a registry file, use --db PATH)")
+    return url
 
 
 def resolve_db_path(raw: str | None) -> Path:
@@ -73,10 +91,16 @@ def resolve_db_path(raw: str | None) -> Path:
     return path
 
 
-def open_registry(path: Path) -> Registry:
+def open_registry(path: Path, *, create: bool = False) -> Registry:
+    """The registry file at `path`. Missing: exit 2 "no registry at PATH", unless `create` (a command that
+    writes), which makes it and says so on stderr."""
     from registry import Registry
 
-    return Registry.open(str(path))
+    if not path.exists():
+        if not create:
+            raise UserError(f"no registry at {path} (create one with `{PROG} seed --db PATH` or `{PROG} upload`)")
+        print(f"{PROG}: created new registry {path}", file=sys.stderr, flush=True)
+    return Registry.open(str(path), create=create)
 
 
 def close_registry(reg: Registry) -> None:

@@ -207,7 +207,7 @@ def run_upload(args: argparse.Namespace) -> int:
 
     info = read_schema_info(args)
     topic = _topic_text(args.topic)
-    with _registry(args) as reg:
+    with _registry(args, create=True) as reg:
         before = {e.version for e in reg.history(args.topic)}
         try:
             version = reg.register(args.topic, info)
@@ -297,7 +297,7 @@ def run_policy_set(args: argparse.Namespace) -> int:
         return _preview(args)
     if not changes:
         raise UserError("nothing to change: give --compatibility, --validation-enforced or another policy option")
-    with _registry(args) as reg:
+    with _registry(args, create=True) as reg:
         if args.namespace:
             doc, text = _namespace_answer(args.namespace, reg.set_namespace_policy(args.namespace, **changes))
         else:
@@ -627,8 +627,9 @@ def _topic_text(topic: str) -> str:
 
 
 @contextmanager
-def _registry(args: argparse.Namespace) -> Iterator[Any]:
-    reg = open_source(args)
+def _registry(args: argparse.Namespace, *, create: bool = False) -> Iterator[Any]:
+    """The registry for one command; only commands that write pass `create` (a missing file is made)."""
+    reg = open_source(args, create=create)
     try:
         yield reg
     finally:

@@ -16,7 +16,7 @@ import sys
 import time
 from typing import Any
 
-from ._common import EXIT_OK, UserError, add_source_arguments
+from ._common import EXIT_OK, UserError, add_source_arguments, check_url
 
 JOBS = ("compat-matrix", "policy-impact", "data")
 
@@ -86,13 +86,13 @@ def run_audit(args: argparse.Namespace) -> int:
     if args.snapshot and (args.db or args.url):
         raise UserError("give one source: --db PATH, --url URL or --snapshot FILE")
     db = args.db
-    if not (args.snapshot or args.url or db):
+    if not (args.snapshot or args.url is not None or db):
         from ._common import resolve_db_path
 
         db = str(resolve_db_path(None))
     try:
-        # Everything that can be wrong with the inputs is found here, before the JVM starts.
-        check_out(args.out)
+        # Everything that can be wrong with the inputs is found here, before the JVM starts; the output folder is
+        # made only once the source has been read.
         archive = find_archive(args.messages) if args.job == "data" else None
         if args.job == "data" and (args.reader is None) != (args.topic is None):
             raise UserError("--reader and --topic go together: a candidate reader schema is for one topic")
@@ -101,9 +101,11 @@ def run_audit(args: argparse.Namespace) -> int:
 
             CompatibilityStrategy.parse(args.strategy)
         print(f"reading {args.snapshot or args.url or db} ...", file=sys.stderr, flush=True)
-        source = load_source(db=db if not args.url else None, url=args.url, snapshot=args.snapshot, token=args.token)
+        url = check_url(args.url) if args.url is not None else None
+        source = load_source(db=db if url is None else None, url=url, snapshot=args.snapshot, token=args.token)
         if args.job == "data" and args.reader is not None:
             candidate_schema(source, args.topic, args.reader)
+        check_out(args.out)
         check_java()
     except (SourceError, ArchiveError, SparkUnavailable) as exc:
         raise UserError(str(exc)) from None

@@ -90,7 +90,7 @@ def run_import(args: argparse.Namespace) -> int:
     target = resolve_db_path(getattr(args, "db", None))
     fresh = not target.exists()
     if not fresh:
-        reg = Registry.open(str(target))
+        reg = Registry.open(str(target))  # exists: checked above
         try:
             tenants = reg.tenants()
             if tenants:
@@ -108,7 +108,7 @@ def run_import(args: argparse.Namespace) -> int:
         temp = Path(temp_name)
         temp.unlink()
         try:
-            reg = Registry.open(str(temp))
+            reg = Registry.open(str(temp), create=True)
             try:
                 registry_from_records(records, into=reg)
             finally:

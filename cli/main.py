@@ -25,6 +25,7 @@ from ._common import (
     PROJECT_ROOT,
     UserError,
     add_source_arguments,
+    check_url,
     close_registry,
     describe_os_error,
     open_registry,
@@ -91,7 +92,7 @@ def run_seed(args: argparse.Namespace) -> int:
     from registry import seed_sample_data
 
     path = resolve_db_path(args.db)
-    reg = open_registry(path)
+    reg = open_registry(path, create=True)
     try:
         tenants = reg.tenants()
         if tenants and not args.force:
@@ -106,7 +107,7 @@ def run_seed(args: argparse.Namespace) -> int:
             close_registry(reg)
             for suffix in ("", "-wal", "-shm"):
                 Path(f"{path}{suffix}").unlink(missing_ok=True)
-            reg = open_registry(path)
+            reg = open_registry(path, create=True)
         report = seed_sample_data(reg)
     finally:
         close_registry(reg)
@@ -125,15 +126,15 @@ def run_ui(args: argparse.Namespace) -> int:
     env = dict(os.environ)
     if args.url:
         # The token travels in the environment, not on the command line where `ps` would show it.
-        source = ["--url", args.url]
+        source = ["--url", check_url(args.url)]
         if args.token:
             env["SCHEMA_EXPLORER_TOKEN"] = args.token
-        shown = args.url
+        shown = source[1]
     else:
         if args.token:
             raise UserError("--token only applies with --url")
         path = resolve_db_path(args.db)
-        reg = open_registry(path)
+        reg = open_registry(path, create=True)  # the app seeds a new or empty registry (make run)
         try:
             if reg.tenants() == []:
                 report = seed_sample_data(reg)

@@ -89,7 +89,9 @@ def run_serve(args: argparse.Namespace) -> int:
         )
     path = resolve_db_path(args.db)
     # Strict: unknown tenants and namespaces answer Pulsar's 404s instead of being created.
-    registry = Registry.open(str(path), auto_create=False)
+    if not path.exists():
+        print(f"{PROG}: created new registry {path}", file=sys.stderr, flush=True)
+    registry = Registry.open(str(path), auto_create=False, create=True)
     try:
         if args.db is None and not registry.tenants():
             print(f"Seeded empty registry {path}: {seed_sample_data(registry)}", flush=True)

@@ -20,6 +20,7 @@ from ._errors import (
     PoisonedHistoryError,
     PolicyError,
     RegistryError,
+    RegistryNotFoundError,
     SchemaNotFoundError,
     StorageError,
     TenantNotFoundError,
@@ -48,7 +49,7 @@ from ._model import (
     TopicPolicy,
 )
 from ._names import NamespaceName, TopicName
-from ._paths import default_db_path
+from ._paths import default_db_path, remote_url
 from ._protobuf_native import to_protobuf_native_data
 from ._registry import Registry, namespace_allow_auto_update, namespace_validation_enforced
 from ._schema_data import key_value_parts, key_value_schema_info
@@ -117,6 +118,7 @@ __all__ = [
     "RefusedClient",
     "Registry",
     "RegistryError",
+    "RegistryNotFoundError",
     "RemoteRegistry",
     "RuleCode",
     "STRATEGIES",
@@ -146,6 +148,7 @@ __all__ = [
     "change_order",
     "current_limits",
     "default_db_path",
+    "remote_url",
     "export_snapshot",
     "import_snapshot",
     "key_value_parts",

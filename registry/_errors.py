@@ -16,6 +16,13 @@ class NotFoundError(RegistryError, LookupError):
     """Something asked for does not exist."""
 
 
+class RegistryNotFoundError(NotFoundError):
+    """`Registry.open` named a registry file that does not exist, and `create=True` was not given.
+
+    Fail closed: a command that only reads must never check a candidate against an empty registry it just made
+    (that answers "compatible" having checked nothing)."""
+
+
 class SchemaNotFoundError(NotFoundError):
     """No live schema (none stored, latest is a tombstone, or version outside the trimmed list). Pulsar §3.6."""
 

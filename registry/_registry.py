@@ -41,6 +41,7 @@ from ._errors import (
     PoisonedHistoryError,
     PolicyError,
     RegistryError,
+    RegistryNotFoundError,
     SchemaNotFoundError,
     StorageError,
     TenantNotFoundError,
@@ -70,6 +71,7 @@ from ._model import (
     TopicPolicy,
 )
 from ._names import NamespaceName, TopicName, parse_tenant
+from ._paths import remote_url
 from ._schema_data import SchemaData, parse_avro_data, to_schema_data
 from ._sqlite import SqliteStorage
 from ._storage import (
@@ -162,19 +164,28 @@ class Registry:
         broker: BrokerConfig | None = None,
         auto_create: bool = True,
         token: str | None = None,
+        create: bool = False,
     ) -> Registry:
-        """Open an embedded registry file (created if missing); http(s) URLs name a remote admin endpoint
-        (a broker's web service or `schema-explorer serve`), reached with `token` as a bearer token."""
+        """Open an embedded registry file, or a remote admin endpoint named by an http(s) URL (a broker's web
+        service or `schema-explorer serve`, reached with `token` as a bearer token).
+
+        A file that does not exist raises RegistryNotFoundError unless `create=True`: reading, checking or
+        diffing against a registry made on the spot would answer from an empty history (fail closed)."""
         text = os.fspath(target)
-        if text.startswith(("http://", "https://")):
+        url = remote_url(text)
+        if url is not None:
             from ._remote import RemoteRegistry  # httpx is only imported when a URL is opened
 
-            return RemoteRegistry(text, token=token, broker=broker, auto_create=auto_create)
+            return RemoteRegistry(url, token=token, broker=broker, auto_create=auto_create)
         if token is not None:
             raise StorageError("a token only applies to remote registries (http:// or https:// URLs)")
+        if not text.strip():
+            raise StorageError("no registry location given (an empty path)")
         path = Path(text).expanduser()
         if path.is_dir():
             raise StorageError(f"cannot open {text!r}: it is a directory, not a registry file")
+        if not create and not path.exists():
+            raise RegistryNotFoundError(f"no registry at {text}: pass create=True to make a new one")
         return cls(SqliteStorage(path), broker=broker, auto_create=auto_create, location=str(path))
 
     @classmethod

@@ -30,7 +30,7 @@ import pandas as pd  # type: ignore[import-untyped]
 from ._catalog import TopicQuery, TopicSummary
 from ._errors import StorageError
 from ._model import CompatibilityStrategy, SchemaType, SchemaVersion
-from ._paths import default_db_path
+from ._paths import default_db_path, remote_url
 from ._registry import Registry
 from ._seed import seed_sample_data
 from ._snapshot import export_snapshot, import_snapshot
@@ -94,15 +94,17 @@ AUDIT_TABLES = (
 def open_registry(target: str | os.PathLike[str] | None = None, *, seed_if_empty: bool = True) -> Registry:
     """A registry file or an admin URL (http://…); None: `$SCHEMA_EXPLORER_DB`, else the per-user file.
 
-    An empty embedded file is seeded from sample_data/ (as the CLI and the app do on first use), so a fresh
-    machine has something to explore; pass `seed_if_empty=False` to keep it empty.
+    A new or empty embedded file is seeded from sample_data/ (as the CLI and the app do on first use), so a
+    fresh machine has something to explore; with `seed_if_empty=False` nothing is written, and a file that does
+    not exist raises RegistryNotFoundError instead of being made empty.
     """
     text = os.fspath(target) if target is not None else str(default_db_path())
-    if text.startswith(("http://", "https://")):
+    if remote_url(text) is not None:
         return Registry.open(text, token=os.environ.get("SCHEMA_EXPLORER_TOKEN") or None)
     path = Path(text).expanduser()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    registry = Registry.open(path)
+    if seed_if_empty:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    registry = Registry.open(path, create=seed_if_empty)
     if seed_if_empty and not registry.tenants():
         seed_sample_data(registry)
     return registry
@@ -111,7 +113,7 @@ def open_registry(target: str | os.PathLike[str] | None = None, *, seed_if_empty
 def sample_registry(path: str | os.PathLike[str] | None = None) -> Registry:
     """A new registry file holding the sample data (in a fresh temporary folder unless `path` is given)."""
     target = Path(path) if path is not None else Path(tempfile.mkdtemp(prefix="schema-explorer-")) / "sample.db"
-    registry = Registry.open(target)
+    registry = Registry.open(target, create=True)
     if registry.tenants():
         raise StorageError(f"{target} is not empty; give a new path for the sample registry")
     seed_sample_data(registry)
@@ -136,11 +138,11 @@ def scratch_copy(registry: Registry, path: str | os.PathLike[str] | None = None)
         with closing(sqlite3.connect(f"{source.resolve().as_uri()}?mode=ro", uri=True)) as src:
             with closing(sqlite3.connect(target)) as dst:
                 src.backup(dst)
-        return Registry.open(target, broker=registry.broker)
+        return Registry.open(target, broker=registry.broker)  # made by the backup just above
     buffer = io.StringIO()
     export_snapshot(registry, buffer)
     buffer.seek(0)
-    return import_snapshot(buffer, into=Registry.open(target, broker=registry.broker))
+    return import_snapshot(buffer, into=Registry.open(target, broker=registry.broker, create=True))
 
 
 def topics(

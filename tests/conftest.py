@@ -38,7 +38,7 @@ def make_reg(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Callabl
         if request.param == "memory":
             reg = Registry.in_memory(broker=config)
         else:
-            reg = Registry.open(tmp_path / f"r{len(made)}.db", broker=config)
+            reg = Registry.open(tmp_path / f"r{len(made)}.db", broker=config, create=True)
         made.append(reg)
         return reg
 

@@ -28,7 +28,7 @@ def free_port() -> int:
 
 
 def seeded(path: Path, *, keep_clients: bool = True) -> Path:
-    reg = Registry.open(path)
+    reg = Registry.open(path, create=True)
     try:
         seed_sample_data(reg)
         if not keep_clients:

@@ -17,7 +17,7 @@ APP = Path(__file__).resolve().parents[2] / "app" / "streamlit_app.py"
 @pytest.fixture(scope="session")
 def seeded_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
     path = tmp_path_factory.mktemp("seed") / "seeded.db"
-    with Registry.open(path) as reg:
+    with Registry.open(path, create=True) as reg:
         seed_sample_data(reg)
     return path
 

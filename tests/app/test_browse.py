@@ -74,7 +74,7 @@ def test_tenant_then_namespace(make_app: MakeApp, db: Path) -> None:
 
 def test_pages_of_fifty(make_app: MakeApp, tmp_path: Path) -> None:
     path = tmp_path / "many.db"
-    with Registry.open(path) as reg:
+    with Registry.open(path, create=True) as reg:
         for i in range(60):
             reg.create_topic(f"persistent://big/ns/t{i:02}")
     at = make_app(path).run()
@@ -122,7 +122,7 @@ def test_a_connection_that_fails_says_what_to_do(make_app: MakeApp, target: str)
 
 def test_switching_the_connection_in_the_sidebar(make_app: MakeApp, db: Path, tmp_path: Path) -> None:
     other = tmp_path / "other.db"
-    with Registry.open(other) as reg:
+    with Registry.open(other, create=True) as reg:
         reg.register("persistent://solo/ns/only", SchemaInfo(type=SchemaType.STRING, schema=""))
     at = make_app(db).run()
     at.text_input(key="conn_target").input(str(other))

@@ -30,7 +30,7 @@ def test_a_stricter_strategy_previews_refused_topics_and_consumers(db: Path) -> 
     assert int(metrics["Latest change would be refused"]) >= 1
     impact = at.dataframe[1].value
     assert EMPLOYEES in set(impact.loc[impact["latest_refused"], "topic"])
-    with Registry.open(db) as reg:  # a preview writes nothing
+    with Registry.open(db, create=True) as reg:  # a preview writes nothing
         assert reg.namespace_policy(HR).compatibility is CompatibilityStrategy.ALWAYS_COMPATIBLE
 
 
@@ -51,7 +51,7 @@ def test_saving_namespace_toggles_writes_them(db: Path) -> None:
     at.button(key="pol_save_ns").click().run()
     assert not at.exception
     assert any("Saved the schema policies of initech/hr" in s.value for s in at.success)
-    with Registry.open(db) as reg:
+    with Registry.open(db, create=True) as reg:
         policy = reg.namespace_policy(HR)
     assert policy.compatibility is CompatibilityStrategy.BACKWARD
     assert policy.allow_auto_update is False
@@ -66,7 +66,7 @@ def test_saving_and_clearing_a_topic_strategy(db: Path) -> None:
     at.selectbox(key="pol_topic_compat").set_value(CompatibilityStrategy.UNDEFINED).run()
     at.button(key="pol_save_topic").click().run()
     assert not at.exception
-    with Registry.open(db) as reg:
+    with Registry.open(db, create=True) as reg:
         assert reg.topic_policy(CANCELLED).compatibility is None
         assert reg.effective_policy(CANCELLED).admin_compatibility.value is CompatibilityStrategy.BACKWARD
 

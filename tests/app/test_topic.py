@@ -48,7 +48,7 @@ def test_any_version_can_be_shown(make_app: MakeApp, db: Path) -> None:
 def test_a_script_in_a_schema_doc_stays_text(make_app: MakeApp, db: Path) -> None:
     topic = "persistent://acme/orders/xss-probe"
     doc = {"type": "record", "name": "Probe", "doc": SCRIPT, "fields": [{"name": "a", "type": "string", "doc": SCRIPT}]}
-    with Registry.open(db) as reg:
+    with Registry.open(db, create=True) as reg:
         reg.register(topic, SchemaInfo(type=SchemaType.AVRO, schema=json.dumps(doc), properties={"note": SCRIPT}))
     at = topic_app(make_app, db, topic)
     assert errors(at) == []
@@ -76,7 +76,7 @@ def test_delete_writes_a_deletion_marker(make_app: MakeApp, db: Path) -> None:
     assert errors(at) == []
     assert any("deleted" in i.value for i in at.info)
     assert at.metric[1].value == "0"
-    with Registry.open(db) as reg:
+    with Registry.open(db, create=True) as reg:
         assert reg.history(TOPIC, include_deleted=True)[-1].deleted
         assert reg.audit_trail(TOPIC)[0].user == "app"
 
@@ -104,7 +104,7 @@ def test_without_a_selected_topic_the_page_says_how_to_pick_one(make_app: MakeAp
 
 
 def test_an_empty_topic_says_it_has_no_schema(make_app: MakeApp, db: Path) -> None:
-    with Registry.open(db) as reg:
+    with Registry.open(db, create=True) as reg:
         reg.create_topic("persistent://acme/orders/empty")
     at = topic_app(make_app, db, "persistent://acme/orders/empty")
     assert errors(at) == [] and any("No schema registered" in i.value for i in at.info)

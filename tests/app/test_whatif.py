@@ -18,7 +18,7 @@ SCHEMAS = ROOT / "sample_data" / "schemas"
 
 
 def latest_with(db: Path, topic: str, field: dict) -> str:
-    with Registry.open(db) as reg:
+    with Registry.open(db, create=True) as reg:
         doc = json.loads(reg.get(topic).schema)
     doc["fields"].append(field)
     return json.dumps(doc, indent=2)
@@ -43,7 +43,7 @@ def test_a_compatible_candidate_registers_as_the_next_version(db: Path) -> None:
     at.button(key="whatif_register").click().run()
     assert not at.exception
     assert any("as version 14" in s.value for s in at.success)
-    with Registry.open(db) as reg:
+    with Registry.open(db, create=True) as reg:
         assert reg.get(ORDER_CREATED).version == 14
 
 
@@ -58,7 +58,7 @@ def test_an_incompatible_candidate_shows_problems_and_the_exact_refusal(db: Path
     assert problems["hint"].str.len().gt(0).all()
     at.button(key="whatif_register").click().run()
     assert any("Pulsar refused the registration" in e.value for e in at.error)
-    with Registry.open(db) as reg:
+    with Registry.open(db, create=True) as reg:
         assert reg.get(ORDER_CREATED).version == 13
 
 

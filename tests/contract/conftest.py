@@ -39,6 +39,6 @@ def remote(server_url: str) -> Iterator[Registry]:
 
 @pytest.fixture(scope="module")
 def embedded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Registry]:
-    reg = Registry.open(seeded(tmp_path_factory.mktemp("twin") / "registry.db", keep_clients=False))
+    reg = Registry.open(seeded(tmp_path_factory.mktemp("twin") / "registry.db", keep_clients=False), create=True)
     yield reg
     reg.close()

@@ -36,7 +36,7 @@ CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networki
 
 def seed_e2e(path: Path) -> Path:
     """The sample registry plus a topic whose schema docs and properties carry a `<script>`."""
-    with Registry.open(path) as reg:
+    with Registry.open(path, create=True) as reg:
         seed_sample_data(reg)
         field = {"name": "a", "type": "string", "doc": SCRIPT}
         doc = json.dumps({"type": "record", "name": "Probe", "doc": SCRIPT, "fields": [field]})

@@ -41,7 +41,7 @@ def page(browser: object) -> Iterator[object]:
 
 def candidate(db: Path, field: str) -> str:
     """The topic's latest schema plus one optional field (a change every strategy but ALWAYS_INCOMPATIBLE takes)."""
-    with Registry.open(db) as reg:
+    with Registry.open(db, create=True) as reg:
         doc = json.loads(reg.get(TOPIC).schema)
     doc["fields"].append({"name": field, "type": ["null", "string"], "default": None})
     return json.dumps(doc, indent=2)
@@ -111,7 +111,7 @@ def test_whatif_then_register_stores_the_next_version(page: object, e2e_db: Path
     shot(page, "review-whatif")
     main(page).get_by_role("button", name="Register", exact=True).click()
     expect(main(page).get_by_text(f"Registered on {TOPIC} as version 3.")).to_be_visible()
-    with Registry.open(e2e_db) as reg:
+    with Registry.open(e2e_db, create=True) as reg:
         assert reg.get(TOPIC).version == 3
 
 
@@ -123,7 +123,7 @@ def test_a_policy_toggle_is_previewed_saved_and_takes_effect(page: object, e2e_d
     shot(page, "review-policies")
     main(page).get_by_role("button", name=f"Save policies of {NAMESPACE}").click()
     expect(main(page).get_by_text(f"Saved the schema policies of {NAMESPACE}.")).to_be_visible()
-    with Registry.open(e2e_db) as reg:
+    with Registry.open(e2e_db, create=True) as reg:
         assert str(reg.namespace_policy(NAMESPACE).compatibility) == "ALWAYS_INCOMPATIBLE"
 
     open_page(page, "What-if")

@@ -36,7 +36,7 @@ pytestmark = pytest.mark.timeout(240)
 @pytest.fixture(scope="module")
 def seeded_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
     path = tmp_path_factory.mktemp("seed") / "sample.db"
-    with Registry.open(path) as reg:
+    with Registry.open(path, create=True) as reg:
         seed_sample_data(reg)
     return path
 
@@ -57,7 +57,7 @@ def workdir(tmp_path_factory: pytest.TempPathFactory, seeded_file: Path) -> Path
             }
         )
     )
-    with Registry.open(work / "registry.db") as reg:
+    with Registry.open(work / "registry.db", create=True) as reg:
         pairs = [nb.compatibility_matrix(reg, t) for t in (TOPIC, "persistent://acme/inventory/stock-levels")]
     audit = work / "audit" / "compat_matrix"
     audit.mkdir(parents=True)
@@ -183,7 +183,7 @@ def test_the_scratch_copy_changes_and_the_original_does_not(executed: nbformat.N
     assert re.search(r"original: .*compatibility=BACKWARD", printed)
     assert "incompatible" in html(executed, "toggle") and "FULL_TRANSITIVE" in html(executed, "toggle")
     assert "If <code" in html(executed, "scratch")
-    with Registry.open(workdir / "registry.db") as reg:
+    with Registry.open(workdir / "registry.db", create=True) as reg:
         assert reg.effective_policy(TOPIC).compatibility.value == "BACKWARD"
 
 

@@ -313,7 +313,7 @@ def test_compatible_verdicts_are_sound_for_data(data: st.DataObject) -> None:
 @given(st.lists(record_schema(), min_size=1, max_size=4))
 def test_sqlite_storage_agrees_with_memory(schemas: list[dict[str, Any]]) -> None:
     with tempfile.TemporaryDirectory() as tmp:
-        disk = Registry.open(Path(tmp) / "r.db", broker=BrokerConfig())
+        disk = Registry.open(Path(tmp) / "r.db", broker=BrokerConfig(), create=True)
         memory = fresh()
         try:
             for reg in (disk, memory):

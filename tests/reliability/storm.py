@@ -89,7 +89,7 @@ def prepare(db: Path, topic_count: int) -> list[str]:
     for suffix in ("", "-wal", "-shm"):
         Path(f"{db}{suffix}").unlink(missing_ok=True)
     names = topics(topic_count)
-    with Registry.open(db) as reg:
+    with Registry.open(db, create=True) as reg:
         reg.create_namespace(NAMESPACE, user="storm-setup")
         reg.set_namespace_policy(NAMESPACE, compatibility=STRATEGY, user="storm-setup")
         for name in names:
@@ -185,7 +185,7 @@ def run_worker(args: argparse.Namespace) -> int:
     else:
         from registry import Registry
 
-        reg = Registry.open(args.db)
+        reg = Registry.open(args.db, create=True)
     with open(args.out, "a", encoding="utf-8") as out:
         for i, (kind, topic) in enumerate(plan):
             if time.monotonic() > deadline:
@@ -439,7 +439,7 @@ def verify(db: Path, results: list[dict[str, Any]], *, url: str = "", texts: Map
     acked = [r for r in writes if r["status"] == "ok"]
     report.acknowledged = len(acked)
     client = httpx.Client(base_url=url, timeout=30.0) if url else None
-    with Registry.open(db) as reg:
+    with Registry.open(db, create=True) as reg:
         histories = {t: reg.history(t, include_deleted=True) for t in {r["topic"] for r in results}}
         acked_versions: dict[tuple[str, int], set[str]] = defaultdict(set)
         for r in acked:

@@ -106,7 +106,7 @@ def test_writes_without_tokens_are_audited_as_anonymous() -> None:
 
 
 def _full_registry(path: Path) -> None:
-    with Registry.open(path) as reg:
+    with Registry.open(path, create=True) as reg:
         seed_sample_data(reg)
         info = SchemaInfo(type=SchemaType.AVRO, schema=S1, properties={"owner": "ops", "ünï": "cødé"})
         reg.register(TOPIC, info, user="ann")
@@ -121,7 +121,7 @@ def _full_registry(path: Path) -> None:
 
 
 def _facts(path: Path) -> list[object]:
-    with Registry.open(path) as reg:
+    with Registry.open(path, create=True) as reg:
         facts: list[object] = [reg.tenants(), reg.clients(), reg.audit_trail(limit=100_000)]
         for tenant in reg.tenants():
             for ns in reg.namespaces(tenant):
@@ -159,7 +159,7 @@ def test_import_never_touches_an_existing_registry_on_a_bad_snapshot(tmp_path: P
 
 def test_export_over_rest_reads_what_the_file_holds(workdir: Path) -> None:
     db = workdir / "r.db"
-    with Registry.open(db) as reg:
+    with Registry.open(db, create=True) as reg:
         reg.create_namespace("t/ns")
         reg.register(TOPIC, SchemaInfo(type=SchemaType.AVRO, schema=S1))
     server = storm.Server(db, workdir / "serve.log").start()
@@ -233,7 +233,7 @@ def test_a_slow_request_times_out_with_503_and_the_server_goes_on(monkeypatch: p
 
 def test_limits_from_the_environment_on_a_live_server(workdir: Path) -> None:
     db = workdir / "r.db"
-    with Registry.open(db) as reg:
+    with Registry.open(db, create=True) as reg:
         reg.create_namespace("t/ns")
     env = {"SCHEMA_EXPLORER_MAX_BODY_BYTES": "2000", "SCHEMA_EXPLORER_MAX_SCHEMA_DEPTH": "4"}
     server = storm.Server(db, workdir / "serve.log", env=env).start()

@@ -31,14 +31,14 @@ TOPIC = "persistent://acme/tests/topic"
 @pytest.fixture
 def db(tmp_path: Path) -> Path:
     path = tmp_path / "registry.db"
-    with Registry.open(path) as reg:
+    with Registry.open(path, create=True) as reg:
         reg.register(TOPIC, SchemaInfo(type=SchemaType.AVRO, schema=S1))
     return path
 
 
 def state(db: Path) -> str:
     out = io.StringIO()
-    with Registry.open(db) as reg:
+    with Registry.open(db, create=True) as reg:
         export_snapshot(reg, out, audit=False)
     return out.getvalue()
 
@@ -223,7 +223,7 @@ CORE_CASES: list[tuple[str, object, type[RegistryError], str]] = [
 @pytest.mark.parametrize(("info", "error", "words"), _params(CORE_CASES))
 def test_core_bad_schema_is_a_named_registry_error(db: Path, info: object, error: type, words: str) -> None:
     before = state(db)
-    with Registry.open(db) as reg:
+    with Registry.open(db, create=True) as reg:
         for call in (reg.register, reg.check, reg.what_if):
             with pytest.raises(error) as caught:
                 call(TOPIC, info)  # type: ignore[operator]
@@ -232,7 +232,7 @@ def test_core_bad_schema_is_a_named_registry_error(db: Path, info: object, error
 
 
 def test_core_bad_versions_are_named(db: Path) -> None:
-    with Registry.open(db) as reg:
+    with Registry.open(db, create=True) as reg:
         for version in ("abc", -1, True, "1e3"):
             with pytest.raises(InvalidVersionError, match="whole number"):
                 reg.get(TOPIC, version)  # type: ignore[arg-type]

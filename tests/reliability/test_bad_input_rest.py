@@ -23,7 +23,7 @@ pytestmark = pytest.mark.timeout(120)
 def live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[storm.Server, Path]]:
     folder = tmp_path_factory.mktemp("bad-input")
     db = folder / "registry.db"
-    with Registry.open(db) as reg:
+    with Registry.open(db, create=True) as reg:
         reg.create_namespace("acme/tests")
         reg.register("persistent://acme/tests/topic", SchemaInfo(type=SchemaType.AVRO, schema=S1))
     server = storm.Server(db, folder / "serve.log").start()
@@ -36,7 +36,7 @@ def live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[storm.Serve
 def state(db: Path) -> str:
     """Everything in the registry but the audit trail (which records refusals on purpose)."""
     out = io.StringIO()
-    with Registry.open(db) as reg:
+    with Registry.open(db, create=True) as reg:
         export_snapshot(reg, out, audit=False)
     return out.getvalue()
 

@@ -40,7 +40,7 @@ def _writes() -> list[tuple[str, str]]:
 
 
 def test_a_viewer_can_change_nothing_through_any_route(tmp_path: Path) -> None:
-    reg = Registry.open(tmp_path / "r.db")
+    reg = Registry.open(tmp_path / "r.db", create=True)
     reg.create_namespace("t/ns")
     reg.register("persistent://t/ns/x", SchemaInfo(type=SchemaType.AVRO, schema=S1))
     client = TestClient(create_app(reg, tokens=parse_tokens(TOKENS_JSON, "test")))
@@ -63,7 +63,7 @@ def test_a_viewer_can_change_nothing_through_any_route(tmp_path: Path) -> None:
 
 def test_tokens_never_reach_the_server_log(workdir: Path) -> None:
     db = workdir / "r.db"
-    with Registry.open(db) as reg:
+    with Registry.open(db, create=True) as reg:
         reg.create_namespace("t/ns")
     log = workdir / "serve.log"
     server = storm.Server(db, log, env={"SCHEMA_EXPLORER_TOKENS": TOKENS_JSON}, access_log=True).start()
@@ -86,7 +86,7 @@ def test_tokens_never_reach_the_server_log(workdir: Path) -> None:
 
 def test_cors_is_closed_on_a_live_server(workdir: Path) -> None:
     db = workdir / "r.db"
-    Registry.open(db).close()
+    Registry.open(db, create=True).close()
     server = storm.Server(db, workdir / "serve.log").start()
     try:
         evil = {"Origin": "https://evil.example", "Access-Control-Request-Method": "POST"}

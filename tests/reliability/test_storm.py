@@ -48,7 +48,7 @@ def _small_history(db: Path) -> list[dict[str, object]]:
     """Three acknowledged writes on one topic, recorded as a worker would."""
     names = storm.prepare(db, 1)
     results: list[dict[str, object]] = []
-    with Registry.open(db) as reg:
+    with Registry.open(db, create=True) as reg:
         for i in range(3):
             text = storm.schema_text([(f"f{i}", False)])
             version = reg.register(names[0], SchemaInfo(type=SchemaType.AVRO, schema=text), user="test")

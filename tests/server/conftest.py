@@ -21,7 +21,7 @@ _RAM = Path("/dev/shm")
 @pytest.fixture(scope="session")
 def seeded_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
     path = tmp_path_factory.mktemp("seed") / "seeded.db"
-    with Registry.open(path) as reg:
+    with Registry.open(path, create=True) as reg:
         seed_sample_data(reg)
     return path
 
@@ -46,7 +46,7 @@ def open_app(db_dir: Path) -> Iterator[Callable[..., TestClient]]:
         if source is not None:
             shutil.copyfile(source, path)
         else:
-            with Registry.open(path) as reg:
+            with Registry.open(path, create=True) as reg:
                 reg.create_namespace("t/ns")
         reg = Registry.open(path, auto_create=False)
         client = TestClient(create_app(reg, tokens=parse_tokens(tokens, "test") if tokens else None))

@@ -25,7 +25,7 @@ def seeded_client(open_app: Callable[..., TestClient], seeded_file: Path) -> Tes
 
 
 def _paths(seeded_file: Path) -> list[str]:
-    with Registry.open(seeded_file) as reg:
+    with Registry.open(seeded_file, create=True) as reg:
         topics = [t for tenant in reg.tenants() for ns in reg.namespaces(tenant) for t in reg.topics(ns)]
     paths = []
     for topic in topics:

@@ -94,7 +94,7 @@ def _counting(registry: Registry) -> Iterator[dict[str, int]]:
 @pytest.fixture
 def registry(db_dir: Path) -> Iterator[Registry]:
     """A registry file with namespace t/ns, opened strictly like `serve` does."""
-    with Registry.open(db_dir / "r.db") as reg:
+    with Registry.open(db_dir / "r.db", create=True) as reg:
         reg.create_namespace("t/ns")
     with Registry.open(db_dir / "r.db", auto_create=False) as reg:
         yield reg

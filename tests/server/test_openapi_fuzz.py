@@ -22,7 +22,7 @@ from server import create_app
 
 # Loaded at import, as schemathesis' pytest integration needs; the module fixture below cleans up.
 _FOLDER = Path(tempfile.mkdtemp(prefix="schema-explorer-fuzz-", dir="/dev/shm" if Path("/dev/shm").is_dir() else None))
-with Registry.open(_FOLDER / "fuzz.db") as _seeding:
+with Registry.open(_FOLDER / "fuzz.db", create=True) as _seeding:
     seed_sample_data(_seeding)
 _REGISTRY = Registry.open(_FOLDER / "fuzz.db", auto_create=False)
 schema = schemathesis.openapi.from_asgi("/openapi.json", create_app(_REGISTRY))

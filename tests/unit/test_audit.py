@@ -128,7 +128,7 @@ def test_recording_does_not_invalidate_caches(reg: Registry) -> None:
 
 def test_the_trail_is_kept_in_the_file(tmp_path: Path) -> None:
     path = tmp_path / "audit.db"
-    with Registry.open(path) as reg:
+    with Registry.open(path, create=True) as reg:
         reg.register(TOPIC, V0, user="alice")
-    with Registry.open(path) as reg:
+    with Registry.open(path, create=True) as reg:
         assert [(e.user, e.action) for e in reg.audit_trail()] == [("alice", AuditAction.REGISTER)]

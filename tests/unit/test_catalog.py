@@ -183,7 +183,7 @@ def test_a_refused_write_leaves_the_catalog_as_it_was(reg: Registry) -> None:
 
 def test_another_process_s_writes_reach_the_catalog(tmp_path: Path) -> None:
     path = tmp_path / "shared.db"
-    with Registry.open(path) as app, Registry.open(path) as cli:
+    with Registry.open(path, create=True) as app, Registry.open(path, create=True) as cli:
         populate(app)
         assert app.search_topics().total == 6
         cli.register(f"{ORDERS}/returned", avro_info(_order("return_id")))
@@ -199,7 +199,7 @@ def _corrupt(path: Path, schema_id: str) -> None:
 
 def test_a_broken_schema_never_breaks_the_list(tmp_path: Path) -> None:
     path = tmp_path / "broken.db"
-    with Registry.open(path) as reg:
+    with Registry.open(path, create=True) as reg:
         populate(reg)
         _corrupt(path, "acme/orders/shipped")
         page = reg.search_topics(limit=100)
@@ -241,7 +241,7 @@ def test_a_first_format_file_is_migrated_on_open(tmp_path: Path) -> None:
                 "INSERT INTO schemas VALUES ('acme/orders/created', ?, ?, ?, '{}', ?, ?, '')",
                 (version, "NONE" if deleted else "AVRO", data, version, deleted),
             )
-    with Registry.open(path) as reg:
+    with Registry.open(path, create=True) as reg:
         row = reg.topic_summary(f"{ORDERS}/created")
         assert reg.search_topics().items == (row,)
         assert (row.versions, row.latest_version, row.fields) == (2, 3, ("order_id",))

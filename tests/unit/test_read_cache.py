@@ -36,14 +36,14 @@ def path(tmp_path: Path) -> Path:
 
 
 def test_own_writes_are_read_back_at_once(path: Path) -> None:
-    with Registry.open(path) as reg:
+    with Registry.open(path, create=True) as reg:
         for k in range(5):
             assert reg.register(TOPIC, version(k)) == k
             assert latest(reg) == k and reg.get(TOPIC).version == k
 
 
 def test_another_writer_on_the_same_file_is_seen(path: Path) -> None:
-    with Registry.open(path) as mine, Registry.open(path) as theirs:
+    with Registry.open(path, create=True) as mine, Registry.open(path, create=True) as theirs:
         mine.register(TOPIC, version(0))
         assert latest(mine) == 0  # cached now
         theirs.register(TOPIC, version(1))
@@ -57,7 +57,7 @@ def test_another_writer_on_the_same_file_is_seen(path: Path) -> None:
 
 
 def test_force_delete_restarts_numbering_without_stale_versions(path: Path) -> None:
-    with Registry.open(path) as mine, Registry.open(path) as theirs:
+    with Registry.open(path, create=True) as mine, Registry.open(path, create=True) as theirs:
         for k in range(3):
             mine.register(TOPIC, version(k))
         assert len(theirs.history(TOPIC)) == 3
@@ -69,7 +69,7 @@ def test_force_delete_restarts_numbering_without_stale_versions(path: Path) -> N
 
 
 def test_a_batch_sees_its_own_writes_and_a_rolled_back_batch_leaves_nothing(path: Path) -> None:
-    with Registry.open(path) as reg:
+    with Registry.open(path, create=True) as reg:
         reg.register(TOPIC, version(0))
         assert latest(reg) == 0
         with pytest.raises(RuntimeError), reg.batch():
@@ -83,7 +83,7 @@ def test_a_batch_sees_its_own_writes_and_a_rolled_back_batch_leaves_nothing(path
 
 
 def test_a_refused_write_changes_nothing_cached(path: Path) -> None:
-    with Registry.open(path) as reg:
+    with Registry.open(path, create=True) as reg:
         reg.register(TOPIC, version(1))
         before = reg.history(TOPIC)
         with pytest.raises(IncompatibleSchemaError):
@@ -92,7 +92,7 @@ def test_a_refused_write_changes_nothing_cached(path: Path) -> None:
 
 
 def test_readers_racing_a_writer_never_read_an_acknowledged_version_as_missing(path: Path) -> None:
-    with Registry.open(path) as reg:
+    with Registry.open(path, create=True) as reg:
         reg.register(TOPIC, version(0))
         stop = threading.Event()
         errors: list[BaseException] = []

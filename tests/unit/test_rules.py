@@ -158,8 +158,8 @@ class TestRule1Concurrency:
         from registry import BrokerConfig
 
         path = Path(str(tmp_path)) / "shared.db"
-        first = Registry.open(path, broker=BrokerConfig())
-        second = Registry.open(path, broker=BrokerConfig())
+        first = Registry.open(path, broker=BrokerConfig(), create=True)
+        second = Registry.open(path, broker=BrokerConfig(), create=True)
         try:
             assert first.register(TOPIC, A(S1)) == 0
             assert second.register(TOPIC, A(S1)) == 0

@@ -78,7 +78,7 @@ def test_import_into_an_empty_registry_and_refuse_a_non_empty_one(tmp_path: Path
     source = Registry.in_memory()
     source.register("t/n/x", SchemaInfo(type=SchemaType.STRING))
     text = _text(source)
-    target = Registry.open(tmp_path / "r.db")
+    target = Registry.open(tmp_path / "r.db", create=True)
     import_snapshot(io.StringIO(text), into=target)
     assert _facts(target) == _facts(source)
     with pytest.raises(StorageError, match="not empty"):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 import json
 import multiprocessing
+import re
 import sqlite3
 from pathlib import Path
 
@@ -13,9 +14,11 @@ import pytest
 from registry import (
     CompatibilityStrategy,
     Registry,
+    RegistryNotFoundError,
     SchemaInfo,
     SchemaType,
     StorageError,
+    remote_url,
 )
 
 TOPIC = "persistent://acme/race/orders"
@@ -30,7 +33,7 @@ def _schema(process: int, i: int) -> str:
 def _register_many(
     path: str, process: int, start: multiprocessing.synchronize.Event, out: multiprocessing.Queue
 ) -> None:
-    reg = Registry.open(path)
+    reg = Registry.open(path, create=True)
     start.wait()
     acked = []
     for i in range(PUTS):
@@ -44,7 +47,7 @@ def _register_many(
 
 def test_processes_registering_at_once_never_duplicate_or_skip_a_version(tmp_path: Path) -> None:
     path = str(tmp_path / "registry.db")
-    reg = Registry.open(path)
+    reg = Registry.open(path, create=True)
     reg.set_namespace_policy("acme/race", compatibility=CompatibilityStrategy.ALWAYS_COMPATIBLE)
     ctx = multiprocessing.get_context("spawn")
     start, out = ctx.Event(), ctx.Queue()
@@ -69,13 +72,13 @@ def test_processes_registering_at_once_never_duplicate_or_skip_a_version(tmp_pat
 
 def test_a_registry_file_keeps_everything_across_reopening(tmp_path: Path) -> None:
     path = tmp_path / "registry.db"
-    with Registry.open(path) as reg:
+    with Registry.open(path, create=True) as reg:
         reg.register(TOPIC, SchemaInfo(SchemaType.STRING, ""), user="alice")
         reg.set_namespace_policy("acme/race", compatibility="BACKWARD", allow_auto_update=False)
         reg.set_topic_policy(TOPIC, compatibility="FULL_TRANSITIVE")
         reg.connect_consumer(TOPIC, None, subscription="audit")
         reg.delete(TOPIC)
-    with Registry.open(path) as reg:
+    with Registry.open(path, create=True) as reg:
         assert [(v.version, v.deleted, v.user) for v in reg.history(TOPIC, include_deleted=True)] == [
             (0, False, "alice"),
             (1, True, ""),
@@ -95,7 +98,7 @@ def test_a_file_that_is_not_a_registry_is_refused_clearly(tmp_path: Path) -> Non
 
 def test_a_file_from_a_newer_version_is_refused(tmp_path: Path) -> None:
     path = tmp_path / "registry.db"
-    Registry.open(path).close()
+    Registry.open(path, create=True).close()
     with sqlite3.connect(path) as db:
         db.execute("UPDATE meta SET value = '999' WHERE key = 'schema_version'")
     with pytest.raises(StorageError, match="newer version"):
@@ -124,3 +127,39 @@ def test_the_core_imports_no_ui_web_or_spark_package() -> None:
             )
             for name in names:
                 assert name.split(".")[0] not in forbidden, f"{module.name} imports {name}"
+
+
+def test_a_missing_file_is_not_made_unless_asked(tmp_path: Path) -> None:
+    path = tmp_path / "typo.db"
+    with pytest.raises(RegistryNotFoundError, match=f"no registry at {re.escape(str(path))}"):
+        Registry.open(path)
+    assert not path.exists()
+    Registry.open(path, create=True).close()
+    Registry.open(path).close()  # now it exists
+
+
+@pytest.mark.parametrize(
+    "location",
+    ["ftp://x", "HTTPX://host", "file:///etc/passwd", "  sqlite://x  "],
+    ids=["ftp", "unknown scheme", "file url", "spaced other scheme"],
+)
+def test_a_url_of_another_scheme_is_refused_not_taken_for_a_file(tmp_path: Path, location: str) -> None:
+    with pytest.raises(StorageError, match="only http:// and https://"):
+        Registry.open(location, create=True)
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize(
+    ("location", "url"),
+    [
+        ("HTTP://host:8080", "http://host:8080"),
+        ("  https://host/admin/v2 ", "https://host/admin/v2"),
+        ("Https://h", "https://h"),
+        ("relative/file.db", None),
+        ("host:8080", None),
+    ],
+    ids=["upper-case scheme", "spaces around", "mixed case", "a path", "host and port is a file name"],
+)
+def test_remote_url_reads_the_scheme_in_any_case(location: str, url: str | None) -> None:
+    assert remote_url(location) == url
+

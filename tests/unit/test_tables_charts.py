@@ -18,6 +18,7 @@ from registry import (
     CompatibilityStrategy,
     Registry,
     RegistryError,
+    RegistryNotFoundError,
     SchemaInfo,
     SchemaType,
     charts,
@@ -219,7 +220,9 @@ def small_registry(target: Registry) -> Registry:
 
 @pytest.mark.parametrize("storage", ["sqlite file", "memory"])
 def test_a_scratch_copy_is_independent(storage: str, tmp_path: Path) -> None:
-    original = small_registry(Registry.open(tmp_path / "a b#.db") if storage == "sqlite file" else Registry.in_memory())
+    original = small_registry(
+        Registry.open(tmp_path / "a b#.db", create=True) if storage == "sqlite file" else Registry.in_memory()
+    )
     scratch = notebook.scratch_copy(original, tmp_path / "scratch.db")
     try:
         assert scratch.location == str(tmp_path / "scratch.db")
@@ -241,8 +244,10 @@ def test_open_registry_seeds_an_empty_file_only(tmp_path: Path, monkeypatch: pyt
     seeded: list[str] = []
     monkeypatch.setattr(notebook, "seed_sample_data", lambda reg: seeded.append(reg.location))
     notebook.open_registry(tmp_path / "a.db").close()
-    notebook.open_registry(tmp_path / "b.db", seed_if_empty=False).close()
-    with Registry.open(tmp_path / "c.db") as full:
+    with pytest.raises(RegistryNotFoundError, match="no registry at"):
+        notebook.open_registry(tmp_path / "b.db", seed_if_empty=False)
+    assert not (tmp_path / "b.db").exists()
+    with Registry.open(tmp_path / "c.db", create=True) as full:
         full.create_tenant("t")
     notebook.open_registry(tmp_path / "c.db").close()
     monkeypatch.setenv("SCHEMA_EXPLORER_DB", str(tmp_path / "d.db"))

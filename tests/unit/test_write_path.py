@@ -37,7 +37,7 @@ POISONED = SchemaInfo(SchemaType.AVRO, json.dumps({"type": "record", "name": "Or
 
 @pytest.fixture
 def reg(tmp_path: Path) -> Iterator[Registry]:
-    with Registry.open(tmp_path / "registry.db") as registry:
+    with Registry.open(tmp_path / "registry.db", create=True) as registry:
         registry.set_namespace_policy("acme/orders", compatibility="BACKWARD")
         yield registry
 
@@ -79,7 +79,7 @@ def test_a_refusal_leaves_the_change_token_alone_but_is_kept(reg: Registry, tmp_
     with pytest.raises(IncompatibleSchemaError):
         reg.register(TOPIC, BREAKING, user="mallory")
     assert reg.change_token() == token
-    with Registry.open(tmp_path / "registry.db") as again:
+    with Registry.open(tmp_path / "registry.db", create=True) as again:
         assert (again.audit_trail()[0].user, again.audit_trail()[0].outcome) == ("mallory", AuditOutcome.REFUSED)
 
 
@@ -109,7 +109,7 @@ def test_an_exception_escaping_a_batch_undoes_it(reg: Registry) -> None:
 
 @pytest.mark.parametrize("storage", ["memory", "sqlite"])
 def test_dedup_over_digests_answers_as_the_parsed_comparison(storage: str, tmp_path: Path) -> None:
-    reg = Registry.in_memory() if storage == "memory" else Registry.open(tmp_path / "r.db")
+    reg = Registry.in_memory() if storage == "memory" else Registry.open(tmp_path / "r.db", create=True)
     reg.set_namespace_policy("acme/orders", compatibility="ALWAYS_COMPATIBLE")
     assert [reg.register(TOPIC, _avro(*"abc"[:n])) for n in range(3)] == [0, 1, 2]
     assert reg.register(TOPIC, _avro("a", spaced=True)) == 1, "an equal schema in other text is a duplicate"
@@ -122,7 +122,7 @@ def test_dedup_over_digests_answers_as_the_parsed_comparison(storage: str, tmp_p
 
 @pytest.mark.parametrize("storage", ["memory", "sqlite"])
 def test_a_poisoned_version_still_refuses_later_registrations(storage: str, tmp_path: Path) -> None:
-    reg = Registry.in_memory() if storage == "memory" else Registry.open(tmp_path / "r.db")
+    reg = Registry.in_memory() if storage == "memory" else Registry.open(tmp_path / "r.db", create=True)
     assert reg.register(TOPIC, POISONED) == 0, "the first version is stored without any parse (§3.3)"
     with pytest.raises(PoisonedHistoryError, match="version 0"):
         reg.register(TOPIC, _avro())
@@ -132,14 +132,14 @@ def test_a_poisoned_version_still_refuses_later_registrations(storage: str, tmp_
 
 def test_a_second_format_file_gets_fingerprints_on_open(tmp_path: Path) -> None:
     path = tmp_path / "v2.db"
-    with Registry.open(path) as reg:
+    with Registry.open(path, create=True) as reg:
         reg.set_namespace_policy("acme/orders", compatibility="BACKWARD")
         reg.register(TOPIC, _avro())
         reg.register(TOPIC, _avro("a"))
     with sqlite3.connect(path) as db:  # as format 2 left it
         db.execute("DROP TABLE fingerprints")
         db.execute("UPDATE meta SET value = '2' WHERE key = 'schema_version'")
-    with Registry.open(path) as reg:
+    with Registry.open(path, create=True) as reg:
         assert reg.register(TOPIC, _avro(spaced=True)) == 0
         assert reg.register(TOPIC, _avro("a", "b")) == 2
     with sqlite3.connect(path) as db:

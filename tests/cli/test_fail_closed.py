@@ -1,0 +1,118 @@
+"""The CLI as a CI gate fails closed: a bad `--url` or a missing `--db` is a usage error (exit 2) that names the
+value and leaves nothing on disk, never a "compatible" verdict checked against a registry made on the spot.
+
+Only commands that write (`upload`, `policy set`, `seed`, `import`, `serve`) make a new registry, and say so.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+PROJECT_ROOT = Path(__file__).resolve().parents[2]
+TOPIC = "acme/orders/created"
+AVSC = json.dumps({"type": "record", "name": "Order", "fields": [{"name": "id", "type": "string"}]})
+
+
+@pytest.fixture
+def work(tmp_path: Path) -> Path:
+    """An empty working folder: the CLI runs there, so any file it wrongly makes shows up in it."""
+    folder = tmp_path / "work"
+    folder.mkdir()
+    (folder / "order.avsc").write_text(AVSC)
+    return folder
+
+
+@pytest.fixture
+def run(tmp_path: Path, work: Path):
+    env = dict(os.environ)
+    env["XDG_DATA_HOME"] = str(tmp_path / "xdg-data")
+    env["HOME"] = str(tmp_path / "home")
+    env.pop("SCHEMA_EXPLORER_DB", None)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(PROJECT_ROOT), env.get("PYTHONPATH", "")) if p)
+
+    def _run(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "cli.main", *args], cwd=work, env=env, capture_output=True, text=True, timeout=120
+        )
+
+    return _run
+
+
+def _files(folder: Path) -> list[str]:
+    return sorted(str(p.relative_to(folder)) for p in folder.rglob("*"))
+
+
+@pytest.mark.parametrize(
+    "url",
+    ["ftp://x", "host:8080", "HTTP:/host:8080", "localhost", "", "htp://host:8080"],
+    ids=["ftp scheme", "host and port", "one slash", "bare host", "empty", "misspelt scheme"],
+)
+def test_check_with_a_url_that_is_not_http_is_a_usage_error(run, work: Path, url: str) -> None:
+    done = run("check", "--url", url, "-t", TOPIC, "--file", "order.avsc")
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "compatible" not in done.stdout
+    assert repr(url) in done.stderr and len(done.stderr.strip().splitlines()) == 1
+    assert _files(work) == ["order.avsc"]
+
+
+@pytest.mark.parametrize("url", ["HTTP://127.0.0.1:9", " http://127.0.0.1:9 ", "Https://127.0.0.1:9"])
+def test_an_http_url_in_any_case_or_with_spaces_is_used_as_a_url(run, work: Path, url: str) -> None:
+    done = run("check", "--url", url, "-t", TOPIC, "--file", "order.avsc")
+    assert done.returncode == 2
+    assert "cannot reach the Pulsar admin endpoint" in done.stderr  # it tried the network, not a file
+    assert _files(work) == ["order.avsc"]
+
+
+READS = {
+    "check": ["check", "-t", TOPIC, "--file", "order.avsc"],
+    "diff": ["diff", "-t", TOPIC, "--file", "order.avsc"],
+    "get": ["get", "-t", TOPIC],
+    "policy get": ["policy", "get", "-n", "acme/orders"],
+    "export": ["export", "out.jsonl"],
+    "delete": ["delete", "-t", TOPIC],
+}
+
+
+@pytest.mark.parametrize("command", list(READS), ids=list(READS))
+def test_a_command_that_reads_refuses_a_registry_that_does_not_exist(run, work: Path, command: str) -> None:
+    done = run(*READS[command], "--db", "missing.db")
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert f"no registry at {work / 'missing.db'}" in done.stderr
+    assert _files(work) == ["order.avsc"]
+
+
+def test_check_without_db_refuses_when_the_default_registry_does_not_exist(run, tmp_path: Path) -> None:
+    done = run(*READS["check"])
+    assert done.returncode == 2
+    assert "no registry at" in done.stderr
+    assert not list((tmp_path / "xdg-data").rglob("*.db"))
+
+
+def test_audit_refuses_a_registry_that_does_not_exist(run, work: Path) -> None:
+    done = run("audit", "compat-matrix", "--db", "missing.db", "--out", "out")
+    assert done.returncode == 2
+    assert "missing.db" in done.stderr
+    assert _files(work) == ["order.avsc"]
+
+
+def test_upload_makes_a_new_registry_and_says_so_then_check_reads_it(run, work: Path) -> None:
+    done = run("upload", "-t", TOPIC, "--file", "order.avsc", "--db", "new.db")
+    assert done.returncode == 0, done.stderr
+    assert f"created new registry {work / 'new.db'}" in done.stderr
+    done = run("check", "-t", TOPIC, "--file", "order.avsc", "--db", "new.db")
+    assert done.returncode == 0, done.stderr
+    assert "checked against" in done.stdout or "v0" in done.stdout or "compatible" in done.stdout
+    assert "created" not in done.stderr
+
+
+def test_policy_set_makes_a_new_registry_and_says_so(run, work: Path) -> None:
+    done = run("policy", "set", "-n", "acme/orders", "--compatibility", "FULL", "--db", "p.db")
+    assert done.returncode == 0, done.stderr
+    assert "created new registry" in done.stderr
+    assert (work / "p.db").is_file()
