@@ -162,4 +162,3 @@ def test_a_url_of_another_scheme_is_refused_not_taken_for_a_file(tmp_path: Path,
 )
 def test_remote_url_reads_the_scheme_in_any_case(location: str, url: str | None) -> None:
     assert remote_url(location) == url
-
