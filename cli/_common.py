@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -135,8 +136,24 @@ def describe_os_error(exc: OSError) -> str:
 
 def report_error(error: BaseException | str) -> int:
     message = str(error) or type(error).__name__
-    print(f"{PROG}: error: {message}", file=sys.stderr)
+    print(f"{PROG}: error: {for_terminal(message)}", file=sys.stderr)
     return EXIT_USAGE
+
+
+# C0 and C1 controls but newline and tab, DEL, and the Unicode line separators and bidirectional overrides: a
+# schema's doc or a property can hold ESC sequences that would recolour, retitle or rewrite the user's terminal.
+_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+
+
+def for_terminal(text: str) -> str:
+    """`text` with each control character shown as its escape (`\\x1b`, `\\u202e`), so stored text prints
+    as what it is instead of acting on the terminal."""
+    return _CONTROL.sub(lambda m: repr(m.group())[1:-1], text)
+
+
+def say(text: str) -> None:
+    """Print text meant for people (never `--json`, which escapes through JSON) safely for a terminal."""
+    print(for_terminal(text))
 
 
 # --- schema files -------------------------------------------------------------------------------------------
@@ -253,17 +270,32 @@ def _properties(pairs: list[str]) -> dict[str, str]:
 
 
 def _read_input(file: str) -> bytes:
+    """The schema file (or stdin), read no further than the input limit: a 10 GB file or an endless pipe is
+    refused after reading the limit, never loaded whole."""
+    from registry import current_limits
+
+    schema_limit = current_limits().max_schema_bytes
+    cap = 2 * schema_limit + 65_536  # a pulsar-admin payload holds the schema as an escaped JSON string
     if file == "-":
-        return sys.stdin.buffer.read()
-    path = Path(file).expanduser()
-    if path.is_dir():
-        raise UserError(f"--file {file!r} is a directory, not a schema file")
-    try:
-        return path.read_bytes()
-    except FileNotFoundError:
-        raise UserError(f"--file {file!r}: no such file") from None
-    except OSError as exc:
-        raise UserError(f"--file {file!r}: {describe_os_error(exc)}") from None
+        data = sys.stdin.buffer.read(cap + 1)
+    else:
+        path = Path(file).expanduser()
+        if path.is_dir():
+            raise UserError(f"--file {file!r} is a directory, not a schema file")
+        try:
+            with path.open("rb") as handle:
+                data = handle.read(cap + 1)
+        except FileNotFoundError:
+            raise UserError(f"--file {file!r}: no such file") from None
+        except OSError as exc:
+            raise UserError(f"--file {file!r}: {describe_os_error(exc)}") from None
+    if len(data) > cap:
+        where = "standard input" if file == "-" else f"--file {file!r}"
+        raise UserError(
+            f"{where} is over {cap:,} bytes: schemas are limited to {schema_limit:,} bytes "
+            "($SCHEMA_EXPLORER_MAX_SCHEMA_BYTES)"
+        )
+    return data
 
 
 def _pulsar_admin_payload(data: bytes) -> dict[str, Any] | None:

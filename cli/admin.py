@@ -24,6 +24,7 @@ from ._common import (
     close_registry,
     open_source,
     read_schema_info,
+    say,
 )
 
 JSON_HELP = "print one JSON document (stable field names) instead of text"
@@ -151,7 +152,7 @@ def run_check(args: argparse.Namespace) -> int:
     if args.json:
         _print_json({"topic": _topic_text(args.topic), **result_json(result)})
     else:
-        print(render_result(_topic_text(args.topic), result))
+        say(render_result(_topic_text(args.topic), result))
     return EXIT_OK if result.compatible else EXIT_REFUSED
 
 
@@ -184,7 +185,7 @@ def run_diff(args: argparse.Namespace) -> int:
     if args.json:
         _print_json({"topic": _topic_text(args.topic), "old": old, "new": new_label, **diff_json(result)})
         return EXIT_OK
-    print(render_diff(f"v{old}", new_label, result, text=args.text))
+    say(render_diff(f"v{old}", new_label, result, text=args.text))
     return EXIT_OK
 
 
@@ -196,9 +197,9 @@ def run_get(args: argparse.Namespace) -> int:
         _print_json({"getSchemaResponses": docs} if args.all else docs[0])
         return EXIT_OK
     if not entries:
-        print(f"{_topic_text(args.topic)}: no live schema")
+        say(f"{_topic_text(args.topic)}: no live schema")
     for entry in entries:
-        print(render_version(_topic_text(args.topic), entry))
+        say(render_version(_topic_text(args.topic), entry))
     return EXIT_OK
 
 
@@ -217,16 +218,16 @@ def run_upload(args: argparse.Namespace) -> int:
             if args.json:
                 _print_json({"topic": topic, "registered": False, "version": None, **result_json(exc.result)})
             else:
-                print(f"refused: {topic} did not register the schema")
-                print(render_result(topic, exc.result))
+                say(f"refused: {topic} did not register the schema")
+                say(render_result(topic, exc.result))
             return EXIT_REFUSED
     stored = version not in before
     if args.json:
         _print_json({"topic": topic, "registered": stored, "version": version})
     elif stored:
-        print(f"{topic}: registered as version {version}")
+        say(f"{topic}: registered as version {version}")
     else:
-        print(f"{topic}: identical to live version {version}; nothing stored")
+        say(f"{topic}: identical to live version {version}; nothing stored")
     return EXIT_OK
 
 
@@ -237,9 +238,9 @@ def run_delete(args: argparse.Namespace) -> int:
     if args.json:
         _print_json({"topic": topic, "force": args.force, "version": version})
     elif args.force:
-        print(f"{topic}: schema history dropped; the next schema registers as version 0")
+        say(f"{topic}: schema history dropped; the next schema registers as version 0")
     else:
-        print(f"{topic}: schema deleted (tombstone at version {version}); the next schema starts a new history")
+        say(f"{topic}: schema deleted (tombstone at version {version}); the next schema starts a new history")
     return EXIT_OK
 
 
@@ -267,7 +268,7 @@ def _emit(args: argparse.Namespace, doc: dict[str, Any], text: str) -> int:
     if args.json:
         _print_json(doc)
     else:
-        print(text)
+        say(text)
     return EXIT_OK
 
 
@@ -311,7 +312,7 @@ def _preview(args: argparse.Namespace) -> int:
     if args.json:
         _print_json(impact_json(impact))
         return EXIT_OK
-    print(render_impact(impact))
+    say(render_impact(impact))
     return EXIT_OK
 
 

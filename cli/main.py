@@ -51,6 +51,10 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_USAGE
     from registry import RegistryError
 
+    for stream in (sys.stdout, sys.stderr):  # a character no encoding can take prints escaped, not as a traceback
+        reconfigure = getattr(stream, "reconfigure", None)
+        if callable(reconfigure):
+            reconfigure(errors="backslashreplace")
     try:
         result: int = args.handler(args)
         return result

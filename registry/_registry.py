@@ -84,6 +84,7 @@ from ._storage import (
     Storage,
     Transactional,
 )
+from ._text import readable
 from ._upgrade import UpgradePlan, change_order, plan_upgrade, strategy_order
 from ._whatif import PolicyImpact, RefusedClient, TopicImpact, WhatIf
 
@@ -221,6 +222,7 @@ class Registry:
         Raises IncompatibleSchemaError (with `.result`), InvalidSchemaError or PoisonedHistoryError.
         """
         with self._audited(AuditAction.REGISTER, topic, user) as note:
+            note.input = info.schema if isinstance(info, SchemaInfo) else None
             name = TopicName.parse(topic)
             note.target = str(name.base)
             data = to_schema_data(_info(info))
@@ -850,7 +852,7 @@ class Registry:
                     yield note
                 except RegistryError as exc:
                     refused = exc
-                    self._write_audit(action, note.target, user, str(exc), AuditOutcome.REFUSED)
+                    self._write_audit(action, note.target, user, _refusal(exc, note.input), AuditOutcome.REFUSED)
                 else:
                     self._write_audit(action, note.target, user, note.detail, note.outcome)
         except StorageError as exc:
@@ -865,7 +867,14 @@ class Registry:
     def _write_audit(self, action: AuditAction, target: str, user: str, detail: str, outcome: AuditOutcome) -> None:
         if not isinstance(self._storage, AuditLog):
             return
-        entry = AuditEntry(at=self._clock(), user=user, action=action, target=target, detail=detail, outcome=outcome)
+        entry = AuditEntry(
+            at=self._clock(),
+            user=_audit_text(user, _AUDIT_NAME_BYTES),
+            action=action,
+            target=_audit_text(target, _AUDIT_NAME_BYTES),
+            detail=_audit_text(detail, AUDIT_DETAIL_BYTES),
+            outcome=outcome,
+        )
         with contextlib.suppress(StorageError):  # the write itself is done: a lost audit line must not undo it
             self._storage.append_audit(entry)
 
@@ -1245,11 +1254,36 @@ def _poisoned_error(name: TopicName, version: int, schema: AvroSchema) -> Poison
 
 @dataclass(slots=True)
 class _AuditNote:
-    """What a write fills in for its audit entry while it runs."""
+    """What a write fills in for its audit entry while it runs; `input` is the schema it was given, named in
+    the line of a refused write by its size and digest (never kept whole)."""
 
     target: str
     detail: str = ""
     outcome: AuditOutcome = AuditOutcome.OK
+    input: str | bytes | None = None
+
+
+# An audit line is a record of who did what, not a copy of the input: a refused 1 MiB schema is named by its
+# size and digest, so refused writes cannot grow the registry by their inputs.
+AUDIT_DETAIL_BYTES = 1024
+_AUDIT_NAME_BYTES = 300  # a topic name is at most 3 x 255 characters by Pulsar's rules; longer ones are refused
+
+
+def _audit_text(text: str, limit: int) -> str:
+    """`text` made encodable and cut to at most `limit` UTF-8 bytes, saying how long it was."""
+    data = readable(text).encode("utf-8")
+    if len(data) <= limit:
+        return data.decode("utf-8")
+    return f"{data[: limit - 40].decode('utf-8', 'ignore')}… ({len(data):,} bytes in all)"
+
+
+def _refusal(exc: RegistryError, given: str | bytes | None) -> str:
+    """A refused write's audit detail: the reason (at most ~1 KiB) and the input's size and SHA-256."""
+    reason = _audit_text(str(exc), AUDIT_DETAIL_BYTES - 100)
+    if given is None:
+        return reason
+    data = given if isinstance(given, bytes) else given.encode("utf-8", "surrogatepass")
+    return f"{reason} [input: {len(data):,} bytes, sha256 {hashlib.sha256(data).hexdigest()}]"
 
 
 def _asked(fields: dict[str, Any]) -> str:

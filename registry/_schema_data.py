@@ -16,6 +16,7 @@ from ._errors import InvalidSchemaError
 from ._limits import check_schema_input
 from ._model import PRIMITIVE_TYPES, SchemaInfo, SchemaType
 from ._protobuf_native import parse_protobuf_native
+from ._text import check_mapping
 
 KV_ENCODING = "kv.encoding.type"
 _KV_ENCODINGS = ("INLINE", "SEPARATED")
@@ -42,6 +43,7 @@ class KeyValueParts:
 def to_schema_data(info: SchemaInfo, *, validate: bool = True) -> SchemaData:
     """Encode an admin-API SchemaInfo as stored bytes (KEY_VALUE packed per §5) and validate it (§3.7)."""
     check_schema_input(info.type, info.schema)  # size and depth limits first: no parser sees what they refuse
+    check_mapping(info.properties, "schema property", InvalidSchemaError)  # stored as given: must read back
     if info.type is SchemaType.KEY_VALUE:
         data = _encode_key_value(info.schema)
     else:

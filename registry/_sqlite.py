@@ -36,6 +36,7 @@ from ._model import (
 )
 from ._read_cache import MISSING, ReadCache
 from ._storage import DedupScan, Fingerprint, StaleHistory, fingerprint
+from ._text import readable_mapping
 
 # 1: the first format. 2: search keys stored at registration (`schemas.fields`), each history's latest entry
 # kept in `heads` (the catalog reads 100k topics in one query), and the `audit` table. 3: `fingerprints`,
@@ -613,7 +614,7 @@ def _schema_version(schema_id: str, row: tuple[Any, ...]) -> SchemaVersion:
         version=int(v),
         type=SchemaType(str(t)),
         data=bytes(d),
-        properties=json.loads(str(p)),
+        properties=readable_mapping(json.loads(str(p))),  # files from before check_text may hold lone surrogates
         timestamp=int(ts),
         deleted=bool(dl),
         user=str(u),

@@ -1,0 +1,45 @@
+"""Text the registry accepts and text it hands back: valid Unicode in, always encodable out.
+
+A Python `str` can hold what no UTF-8 file, terminal or HTTP body can carry: a lone surrogate (U+D800-U+DFFF,
+what `json.loads('"\\ud800"')` returns) and NUL, which C-string consumers cut at. Stored once, such a string
+made every later read of its topic fail to encode (a traceback in `get`, a 500 over REST, an export that died
+halfway). So every string that enters is checked here and refused with the field it came in, and strings read
+back from files written before this check are escaped (`\\ud800` as six characters), never raised on.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+
+from ._errors import RegistryError
+
+_BAD = re.compile("[\x00\ud800-\udfff]")
+
+
+def check_text(value: str, what: str, error: type[RegistryError]) -> str:
+    """`value` if it is valid Unicode without NUL; else `error` naming `what`, the character and where."""
+    bad = _BAD.search(value)
+    if bad is None:
+        return value
+    char = bad.group()
+    kind = "a NUL character" if char == "\x00" else f"a lone surrogate U+{ord(char):04X}"
+    raise error(f"{what} contains {kind} at index {bad.start()}: only valid Unicode text is accepted")
+
+
+def check_mapping(values: Mapping[str, str], what: str, error: type[RegistryError]) -> None:
+    """Each key and value of a text mapping (schema properties), named by key."""
+    for key, value in values.items():
+        check_text(key, f"{what} key {readable(key)!r}", error)
+        check_text(value, f"{what} {key!r} value", error)
+
+
+def readable(value: str) -> str:
+    """`value` with each lone surrogate written as its `\\uXXXX` escape: safe to encode as UTF-8 anywhere."""
+    if _BAD.search(value) is None:
+        return value
+    return "".join(f"\\u{ord(c):04x}" if "\ud800" <= c <= "\udfff" else c for c in value)
+
+
+def readable_mapping(values: Mapping[str, str]) -> dict[str, str]:
+    return {readable(key): readable(value) for key, value in values.items()}
