@@ -14,7 +14,16 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from ._common import EXIT_OK, PROG, UserError, add_source_arguments, close_registry, open_source, resolve_db_path
+from ._common import (
+    EXIT_OK,
+    EXIT_REFUSED,
+    PROG,
+    UserError,
+    add_source_arguments,
+    close_registry,
+    open_source,
+    resolve_db_path,
+)
 
 
 def add_commands(commands: argparse._SubParsersAction[Any]) -> None:
@@ -74,19 +83,24 @@ def run_export(args: argparse.Namespace) -> int:
 
 
 def run_import(args: argparse.Namespace) -> int:
-    from registry import Registry
+    from registry import Registry, SnapshotError
     from registry._snapshot import read_records, registry_from_records
 
     source = "stdin" if args.input == "-" else args.input
-    if args.input == "-":
-        records = read_records(sys.stdin)
-    else:
-        path = Path(args.input).expanduser()
-        if not path.exists():
-            raise UserError(f"snapshot file {args.input!r} does not exist")
-        records = read_records(path)
-    # Load into memory first: every line is checked before the registry file is touched.
-    registry_from_records(records)
+    try:
+        if args.input == "-":
+            records = read_records(sys.stdin)
+        else:
+            path = Path(args.input).expanduser()
+            if not path.exists():
+                raise UserError(f"snapshot file {args.input!r} does not exist")
+            records = read_records(path)
+        # Load into memory first: every line is checked before the registry file is touched.
+        registry_from_records(records)
+    except SnapshotError as exc:
+        # A snapshot that is cut short or holds a bad record is refused whole (exit 1), the target untouched.
+        print(f"{PROG}: import refused: {exc}; nothing was imported", file=sys.stderr)
+        return EXIT_REFUSED
     target = resolve_db_path(getattr(args, "db", None))
     fresh = not target.exists()
     if not fresh:

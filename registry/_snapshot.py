@@ -2,7 +2,7 @@
 
 Format (UTF-8, one JSON object per line, every object has a "kind"; blank lines are ignored)::
 
-    {"kind": "snapshot", "format": 1, "broker": {"compatibility": "FULL", "system_topic_compatibility":
+    {"kind": "snapshot", "format": 2, "broker": {"compatibility": "FULL", "system_topic_compatibility":
         "ALWAYS_COMPATIBLE", "allow_auto_update": true, "validation_enforced": false,
         "topic_level_policies_enabled": true}}
     {"kind": "tenant", "name": "acme"}
@@ -19,9 +19,12 @@ Format (UTF-8, one JSON object per line, every object has a "kind"; blank lines 
     {"kind": "audit", "at": 1704099600000, "user": "ci", "action": "register",
         "target": "persistent://acme/orders/order-created", "detail": "AVRO schema stored as version 0",
         "outcome": "ok"}
+    {"kind": "end", "records": 42}
 
-- The first line is the `snapshot` header; `format` is 1. Later lines come in the order above (tenants,
+- The first line is the `snapshot` header; `format` is 2. Later lines come in the order above (tenants,
   namespaces, topics, versions, clients, audit), so a reader can stream them; readers ignore unknown keys.
+- The last line, `end`, counts the records before it (header included): a file cut anywhere, even at a line
+  boundary, is refused, never imported in part. Format 1 files (written before the end line) still read.
 - `version` lines hold every entry of a schema history, tombstones included (`deleted: true`, type NONE, empty
   schema), oldest first; `topic` is the schema id (`tenant/namespace/topic`, no domain or partition: Pulsar
   keys histories that way, §1). The stored bytes are in `schema` when they are UTF-8 text, else in
@@ -61,12 +64,15 @@ from ._model import (
 )
 from ._names import NamespaceName, TopicName, parse_tenant
 from ._storage import AuditLog, MemoryStorage, StaleHistory
+from ._text import readable
 
 if TYPE_CHECKING:
     from ._registry import Registry
 
-SNAPSHOT_FORMAT = 1
-KINDS = ("snapshot", "tenant", "namespace", "topic", "version", "client", "audit")
+SNAPSHOT_FORMAT = 2
+_READABLE_FORMATS = (1, 2)  # 1: before the end line; such a file cannot tell a cut at a line boundary
+KINDS = ("snapshot", "tenant", "namespace", "topic", "version", "client", "audit", "end")
+_LONG = range(-(2**63), 2**63)  # Java's long: Pulsar's versions and timestamps, and SQLite's INTEGER
 _WHOLE_TRAIL = 2**62  # audit_trail's limit when exporting: every entry
 
 Record = dict[str, Any]
@@ -131,12 +137,19 @@ def export_snapshot(registry: Registry, target: str | os.PathLike[str] | IO[str]
 
 
 def _write(records: Iterable[Record], out: IO[str]) -> int:
+    """Write the records, then the end line that counts them (how an import knows the file is whole); returns
+    the number of lines. Text no UTF-8 file can hold (a lone surrogate) is written as its JSON escape."""
     count = 0
     for record in records:
-        out.write(json.dumps(record, ensure_ascii=False, separators=(",", ":")))
+        if record.get("kind") == "end":
+            continue
+        line = json.dumps(record, ensure_ascii=False, separators=(",", ":"))
+        out.write(readable(line))
         out.write("\n")
         count += 1
-    return count
+    out.write(json.dumps({"kind": "end", "records": count}, separators=(",", ":")))
+    out.write("\n")
+    return count + 1
 
 
 def version_record(entry: SchemaVersion) -> Record:
@@ -236,7 +249,10 @@ def read_records(source: str | os.PathLike[str] | IO[str]) -> list[Record]:
 
 
 def _parse_lines(lines: Iterable[str], where: str) -> list[Record]:
+    """The records of a snapshot (header first, the end line checked and dropped); SnapshotError names the
+    line of the first problem, or says the file is cut short."""
     records: list[Record] = []
+    end: Record | None = None
     for number, line in enumerate(lines, 1):
         if not line.strip():
             continue
@@ -253,14 +269,27 @@ def _parse_lines(lines: Iterable[str], where: str) -> list[Record]:
             raise SnapshotError(f"{where}, line {number}: the first line must be the snapshot header (kind snapshot)")
         if records and kind == "snapshot":
             raise SnapshotError(f"{where}, line {number}: a second snapshot header")
+        if end is not None:
+            raise SnapshotError(f"{where}, line {number}: a record after the end line (line {end['_line']})")
         record["_line"] = number
+        if kind == "end":
+            end = record
+            continue
         records.append(record)
     if not records:
         raise SnapshotError(f"{where}: empty snapshot (no header line)")
     header = records[0]
-    if header.get("format") != SNAPSHOT_FORMAT:
+    if header.get("format") not in _READABLE_FORMATS:
         raise SnapshotError(
             f"{where}: unsupported snapshot format {header.get('format')!r}; expected {SNAPSHOT_FORMAT}"
+        )
+    last = records[-1]["_line"]
+    if end is None and header.get("format") != 1:
+        raise SnapshotError(f"{where}: truncated: the file stops at line {last} without its end line")
+    if end is not None and end.get("records") != len(records):
+        raise SnapshotError(
+            f"{where}, line {end['_line']}: the end line counts {end.get('records')!r} records but the file holds "
+            f"{len(records)}: it was cut or edited"
         )
     return records
 
@@ -294,13 +323,14 @@ def registry_from_records(records: Iterable[Mapping[str, Any]], *, into: Registr
         if registry.tenants():
             raise StorageError(f"cannot import a snapshot into {registry.location}: the registry is not empty")
     storage = registry._storage
-    for record in items:
-        try:
-            _load(storage, record)
-        except SnapshotError:
-            raise
-        except (RegistryError, KeyError, TypeError, ValueError) as exc:
-            raise SnapshotError(f"{_where(record)}: invalid {record.get('kind')} record: {exc}") from None
+    with registry.batch():  # one transaction: a bad record leaves `into` as it was
+        for record in items:
+            try:
+                _load(storage, record)
+            except SnapshotError:
+                raise
+            except (RegistryError, KeyError, TypeError, ValueError) as exc:
+                raise SnapshotError(f"{_where(record)}: invalid {record.get('kind')} record: {exc}") from None
     return registry
 
 
@@ -373,7 +403,7 @@ def _client(record: Mapping[str, Any]) -> ClientRecord:
         name=_field(record, "name", str),
         subscription=_field(record, "subscription", str, default=""),
         schema_type=None if schema_type is None else SchemaType.parse(schema_type),
-        version=_field(record, "version", int, default=None),
+        version=_non_negative(record, "version", _field(record, "version", int, default=None)),
         connected_at=_field(record, "connected_at", int, default=0),
         replicator=_field(record, "replicator", bool, default=False),
     )
@@ -427,6 +457,14 @@ def _field(record: Mapping[str, Any], key: str, kind: type, *, default: Any = _M
         raise SnapshotError(
             f"{_where(record)}: {key!r} must be {kind.__name__}, got {type(value).__name__} {value!r}"[:300]
         )
+    if kind is int and value not in _LONG:
+        raise SnapshotError(f"{_where(record)}: {key!r} is out of range (a 64-bit signed number): {value}"[:300])
+    return value
+
+
+def _non_negative(record: Mapping[str, Any], key: str, value: int | None) -> int | None:
+    if value is not None and value < 0:
+        raise SnapshotError(f"{_where(record)}: {key!r} must be >= 0, got {value}")
     return value
 
 

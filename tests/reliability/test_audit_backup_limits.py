@@ -140,7 +140,7 @@ def test_export_import_round_trips_to_an_identical_registry(tmp_path: Path, caps
     first, second = (tmp_path / "a.jsonl").read_bytes(), (tmp_path / "b.jsonl").read_bytes()
     assert first == second
     kinds = {json.loads(line)["kind"] for line in first.splitlines()}
-    assert kinds == {"snapshot", "tenant", "namespace", "topic", "version", "client", "audit"}
+    assert kinds == {"snapshot", "tenant", "namespace", "topic", "version", "client", "audit", "end"}
     assert b'"deleted":true' in first and b"schema_base64" in first and "cødé".encode() in first
     assert _facts(original) == _facts(restored)
     assert "audit entries" in capsys.readouterr().out

@@ -97,7 +97,7 @@ TOPIC = '{"kind":"topic","name":"t/n/x","namespace":"t/n"}\n'
         ("not json\n", "line 1: not JSON"),
         ("[1]\n", "expected a JSON object"),
         ('{"kind":"tenant","name":"t"}\n', "first line must be the snapshot header"),
-        ('{"kind":"snapshot","format":2}\n', "unsupported snapshot format 2"),
+        ('{"kind":"snapshot","format":3}\n', "unsupported snapshot format 3"),
         (HEADER + '{"kind":"bogus"}\n', "line 2: unknown kind 'bogus'"),
         (HEADER + HEADER, "a second snapshot header"),
         (HEADER + '{"kind":"tenant"}\n', "line 2: tenant record has no 'name'"),
