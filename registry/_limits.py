@@ -111,6 +111,21 @@ def limited(**changes: int) -> Iterator[Limits]:
         set_limits(previous)
 
 
+def check_json_depth(text: str, what: str, limits: Limits | None = None) -> None:
+    """Refuse JSON text nested deeper than the depth limit before it is decoded (json.loads recurses once per
+    level: 100,000 brackets in a KEY_VALUE part's `*.schema.properties` raised RecursionError)."""
+    limits = limits or _current
+    data = text.encode("utf-8", "surrogatepass")
+    if (
+        data.count(b"[") + data.count(b"{") > limits.max_depth
+        and nesting_depth(data, stop_at=limits.max_depth + 1) > limits.max_depth
+    ):
+        raise InvalidSchemaError(
+            f"{what} is nested more than {limits.max_depth} levels deep (JSON objects and arrays; "
+            f"${MAX_SCHEMA_DEPTH_ENV})"
+        )
+
+
 def check_schema_input(kind: SchemaType, schema: str | bytes, limits: Limits | None = None) -> None:
     """Refuse a schema over the size limit (SchemaTooLargeError) or nested deeper than the depth limit
     (InvalidSchemaError), naming the measure and the limit. Cheap: one length check, and for text that could

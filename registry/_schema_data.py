@@ -13,7 +13,7 @@ from typing import Any
 
 from ._avro_schema import AvroParseError, AvroSchema, Union, parse_avro
 from ._errors import InvalidSchemaError
-from ._limits import check_schema_input
+from ._limits import check_json_depth, check_schema_input
 from ._model import PRIMITIVE_TYPES, SchemaInfo, SchemaType
 from ._protobuf_native import parse_protobuf_native
 from ._text import check_mapping
@@ -187,6 +187,7 @@ def decode_key_value(schema: SchemaData) -> KeyValueParts:
         if sub_type is SchemaType.KEY_VALUE:
             raise InvalidSchemaError(f"Invalid KEY_VALUE property {which}.schema.type: nested KEY_VALUE")
         sub_props_text = props.get(f"{which}.schema.properties") or "{}"
+        check_json_depth(sub_props_text, f"Invalid KEY_VALUE property {which}.schema.properties")
         try:
             sub_props = json.loads(sub_props_text)
         except json.JSONDecodeError:

@@ -281,6 +281,39 @@ REST_CASES: list[tuple[str, str, str, Any, dict[str, str], tuple[int, ...], tupl
         ("nested more than",),
     ),
     ("a union of 20,000 duplicate branches", *POST, schema("AVRO", _wide_union(20_000, True)), {}, (422,), ("union",)),
+    (
+        "KEY_VALUE part properties nested 100,000 deep",
+        *POST,
+        schema(
+            "KEY_VALUE",
+            json.dumps({"key": "", "value": ""}),
+            **{
+                "key.schema.type": "STRING",
+                "value.schema.type": "STRING",
+                "key.schema.properties": "[" * 100_000 + "]" * 100_000,
+            },
+        ),
+        {},
+        (422,),
+        ("key.schema.properties", "nested more than 128 levels"),
+    ),
+    # --- text that no UTF-8 reader could get back (a 500 on every later read, before)
+    (
+        "a lone surrogate in a property value",
+        *POST,
+        b'{"type":"AVRO","schema":' + json.dumps(S1).encode() + b',"properties":{"k":"\\ud800"}}',
+        {},
+        (422,),
+        ("property 'k' value", "lone surrogate U+D800"),
+    ),
+    (
+        "a NUL in a property key",
+        *POST,
+        {"type": "AVRO", "schema": S1, "properties": {"a\u0000b": "v"}},
+        {},
+        (422,),
+        ("NUL character",),
+    ),
     # --- names: invalid, traversal-like, unicode (Pulsar: 412)
     ("a tenant of two dots", "GET", "/admin/v2/schemas/%2E%2E/tests/topic/schema", None, {}, (404, 412), ()),
     ("a tenant with an encoded slash", "GET", "/admin/v2/schemas/a%2Fb/tests/topic/schema", None, {}, (404, 412), ()),

@@ -126,7 +126,40 @@ CLI_CASES: list[Any] = [
         ["import", "{dir}/s.jsonl"],
         ("line 3",),
     ),
+    (
+        "a snapshot cut at a line boundary",
+        {"s.jsonl": b'{"kind":"snapshot","format":2}\n{"kind":"tenant","name":"t"}\n'},
+        ["import", "{dir}/s.jsonl"],
+        ("stops at line 2 without its end line",),
+    ),
+    (
+        "a snapshot version past a long",
+        {
+            "s.jsonl": b'{"kind":"snapshot","format":1}\n'
+            b'{"kind":"version","topic":"t/n/x","version":18446744073709551616,"type":"NONE"}\n'
+        },
+        ["import", "{dir}/s.jsonl"],
+        ("line 2", "out of range"),
+    ),
     ("a snapshot that does not exist", {}, ["import", "{dir}/missing.jsonl"], ("does not exist",)),
+    (
+        "a registry file that does not exist",
+        {"s.avsc": S1.encode()},
+        ["check", "-t", TOPIC, "--file", "{dir}/s.avsc", "--db", "{dir}/typo.db"],
+        ("no registry at", "typo.db"),
+    ),
+    (
+        "an --url that is not http",
+        {"s.avsc": S1.encode()},
+        ["check", "-t", TOPIC, "--file", "{dir}/s.avsc", "--url", "ftp://host:8080"],
+        ("ftp://host:8080", "only http:// and https://"),
+    ),
+    (
+        "an --url without a scheme",
+        {"s.avsc": S1.encode()},
+        ["check", "-t", TOPIC, "--file", "{dir}/s.avsc", "--url", "host:8080"],
+        ("host:8080", "not an http:// or https:// URL"),
+    ),
     ("an export into a missing folder", {}, ["export", "{dir}/no/such/folder/x.jsonl"], ("does not exist",)),
 ]
 
@@ -140,7 +173,7 @@ def _params(cases: list[Any]) -> list[Any]:
 
 
 @pytest.mark.parametrize(("files", "argv", "words"), _params(CLI_CASES))
-def test_cli_bad_input_is_one_line_and_exit_2(
+def test_cli_bad_input_is_one_line_and_refused(
     db: Path,
     tmp_path: Path,
     capsys: pytest.CaptureFixture[str],
@@ -153,12 +186,13 @@ def test_cli_bad_input_is_one_line_and_exit_2(
     before = state(db)
     args = [a.replace("{dir}", str(tmp_path)) for a in argv]
     command, rest = args[0], args[1:]
-    target = ["--db", str(db)] if command != "policy" else []
+    target = ["--db", str(db)] if command != "policy" and "--url" not in rest else []
     if command == "policy":
         rest = [rest[0], "--db", str(db), *rest[1:]]
     code = main([command, *target, *rest])
     err = capsys.readouterr().err
-    assert code == 2, err
+    refused_snapshot = command == "import" and "does not exist" not in words
+    assert code == (1 if refused_snapshot else 2), err  # a bad snapshot is refused whole (exit 1), not misused
     assert "Traceback" not in err and err.count("\n") <= 3, err
     for word in words:
         assert word in err, (word, err)
@@ -217,6 +251,32 @@ CORE_CASES: list[tuple[str, object, type[RegistryError], str]] = [
         "limit",
     ),
     ("a dict instead of a SchemaInfo", {"type": "AVRO", "schema": S1}, InvalidSchemaError, "SchemaInfo"),
+    (
+        "KEY_VALUE part properties nested 100,000 deep",
+        SchemaInfo(
+            type=SchemaType.KEY_VALUE,
+            schema='{"key": "", "value": ""}',
+            properties={
+                "key.schema.type": "STRING",
+                "value.schema.type": "STRING",
+                "value.schema.properties": "[" * 100_000 + "]" * 100_000,
+            },
+        ),
+        InvalidSchemaError,
+        "value.schema.properties is nested more than 128 levels",
+    ),
+    (
+        "a lone surrogate in a property value",
+        SchemaInfo(type=SchemaType.AVRO, schema=S1, properties={"k": "a\ud800"}),
+        InvalidSchemaError,
+        "property 'k' value contains a lone surrogate U+D800 at index 1",
+    ),
+    (
+        "a NUL in a property key",
+        SchemaInfo(type=SchemaType.AVRO, schema=S1, properties={"a\x00": "v"}),
+        InvalidSchemaError,
+        "contains a NUL character",
+    ),
 ]
 
 
