@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 import re
+import uuid
 from collections.abc import Mapping
 from typing import Any
 
@@ -104,6 +105,9 @@ def install_error_handlers(app: FastAPI) -> None:
 
 async def _registry_error(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, RegistryError)
+    if isinstance(exc, StorageError):
+        # A storage failure's text names files and SQLite's words: the log gets it, the client a request id.
+        return _logged(request, 503, "The registry's storage is unavailable or too busy; try again", exc)
     return reason(status_of(exc), str(exc) or type(exc).__name__)
 
 
@@ -146,6 +150,15 @@ def allowed_methods(request: Request) -> list[str]:
 
 
 async def _unexpected(request: Request, exc: Exception) -> JSONResponse:
+    return _logged(request, 500, "An unexpected error occurred in the server", exc)
+
+
+def _logged(request: Request, status: int, text: str, exc: Exception) -> JSONResponse:
+    """Log the error with a new request id and answer with that id only: exception texts and file paths stay
+    in the server's log, where the operator can find them by the id the client shows."""
+    request_id = uuid.uuid4().hex[:16]
     # The path only: query strings and headers may carry secrets.
-    log.exception("unexpected error on %s %s", request.method, request.url.path)
-    return reason(500, f"An unexpected error occurred in the server: {type(exc).__name__}: {exc}")
+    log.error("request %s: %s %s failed", request_id, request.method, request.url.path, exc_info=exc)
+    return reason(
+        status, f"{text} (request id {request_id}; the server's log has the details)", {"X-Request-Id": request_id}
+    )
