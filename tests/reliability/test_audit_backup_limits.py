@@ -152,7 +152,7 @@ def test_import_never_touches_an_existing_registry_on_a_bad_snapshot(tmp_path: P
     assert main(["export", "--db", str(tmp_path / "a.db"), str(good)]) == 0
     lines = good.read_text().splitlines()
     (tmp_path / "bad.jsonl").write_text("\n".join([*lines[:-3], "{not json", *lines[-3:]]) + "\n")
-    assert main(["import", "--db", str(tmp_path / "new.db"), str(tmp_path / "bad.jsonl")]) == 1  # refused whole, naming the line
+    assert main(["import", "--db", str(tmp_path / "new.db"), str(tmp_path / "bad.jsonl")]) == 1  # refused whole
     assert not (tmp_path / "new.db").exists()
     assert main(["import", "--db", str(tmp_path / "a.db"), str(good)]) == 2  # not empty: refused
 
