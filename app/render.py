@@ -26,6 +26,7 @@ from registry import (
     PolicyError,
     Registry,
     RegistryError,
+    RegistryNotFoundError,
     SchemaNotFoundError,
     SchemaType,
     SchemaVersion,
@@ -36,6 +37,11 @@ from registry import (
 
 # What to do next, by error class; the first match in this order wins (subclasses before their bases).
 WHAT_TO_DO: tuple[tuple[type[BaseException], str], ...] = (
+    (
+        RegistryNotFoundError,
+        "Check the registry file in the sidebar's Connection (the app never makes an empty one: create it with "
+        "`schema-explorer seed --db PATH`).",
+    ),
     (TopicNotFoundError, "Check the topic's full name (persistent://tenant/namespace/topic) or pick it on Browse."),
     (SchemaNotFoundError, "This topic has no live schema at that version: pick another version or topic."),
     (NamespaceNotFoundError, "Check the namespace (tenant/namespace) or create it first."),
