@@ -115,11 +115,7 @@ def check_json_depth(text: str, what: str, limits: Limits | None = None) -> None
     """Refuse JSON text nested deeper than the depth limit before it is decoded (json.loads recurses once per
     level: 100,000 brackets in a KEY_VALUE part's `*.schema.properties` raised RecursionError)."""
     limits = limits or _current
-    data = text.encode("utf-8", "surrogatepass")
-    if (
-        data.count(b"[") + data.count(b"{") > limits.max_depth
-        and nesting_depth(data, stop_at=limits.max_depth + 1) > limits.max_depth
-    ):
+    if _too_deep(text.encode("utf-8", "surrogatepass"), limits):
         raise InvalidSchemaError(
             f"{what} is nested more than {limits.max_depth} levels deep (JSON objects and arrays; "
             f"${MAX_SCHEMA_DEPTH_ENV})"
@@ -148,17 +144,20 @@ def check_schema_input(kind: SchemaType, schema: str | bytes, limits: Limits | N
         )
     if kind in _UNPARSED:
         return
-    data = bytes(schema)
-    # Fewer brackets than the limit cannot nest past it: most schemas skip the scan.
-    if (
-        data.count(b"[") + data.count(b"{") > limits.max_depth
-        and nesting_depth(data, stop_at=limits.max_depth + 1) > limits.max_depth
-    ):
+    if _too_deep(bytes(schema), limits):
         raise InvalidSchemaError(
             f"Invalid schema definition data for {kind} schema: nested more than {limits.max_depth} levels deep "
             f"(JSON objects and arrays; ${MAX_SCHEMA_DEPTH_ENV}); Pulsar's parser fails such a schema with an "
             "internal error (HTTP 500)"
         )
+
+
+def _too_deep(data: bytes, limits: Limits) -> bool:
+    # Fewer brackets than the limit cannot nest past it: most schemas skip the scan.
+    return (
+        data.count(b"[") + data.count(b"{") > limits.max_depth
+        and nesting_depth(data, stop_at=limits.max_depth + 1) > limits.max_depth
+    )
 
 
 def nesting_depth(data: bytes, *, stop_at: int | None = None) -> int:
