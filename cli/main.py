@@ -148,9 +148,10 @@ def run_ui(args: argparse.Namespace) -> int:
         if args.token:
             raise UserError("--token only applies with --url")
         path = resolve_db_path(args.db)
-        reg = open_registry(path, create=True)  # the app seeds a new or empty registry (make run)
+        # The app seeds a new or empty registry (make run); a read-only app writes nothing, not even that.
+        reg = open_registry(path, create=not args.read_only)
         try:
-            if reg.tenants() == []:
+            if reg.tenants() == [] and not args.read_only:
                 report = seed_sample_data(reg)
                 print(f"Seeded empty registry {path}: {report}")
         finally:
