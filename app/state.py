@@ -2,8 +2,10 @@
 
 Pages call these functions and never open a registry themselves:
 
-    reg = state.registry()            # cached per (target, token) with st.cache_resource; raises RegistryError
-    if not state.read_only(): ...     # hide every write in read-only mode
+    reg = state.registry()            # cached per (target, token) with st.cache_resource; raises RegistryError;
+                                      # a read-only view (Registry.read_only()) whenever read_only() is True
+    if not state.read_only(): ...     # hide every write in read-only mode (the handle refuses them anyway)
+    reg.register(..., user=state.user())  # who did it, for the audit trail
     topic = state.selected_topic()    # the topic chosen on Browse (or any page), shared across pages
     state.select_topic(topic)
     state.clear_caches()              # after any write: drops st.cache_data tables derived from the registry
@@ -13,13 +15,19 @@ handle, catalog) in a thread while the server starts, so a first visit does not 
 
 The connection comes from `--db PATH`, `--url URL`, `--token T`, `--read-only` after Streamlit's `--`
 (`schema-explorer ui` passes `--db`), else from SCHEMA_EXPLORER_DB / _URL / _TOKEN / _READ_ONLY, else the
-per-user default file; the sidebar can switch it for the session.
+per-user default file; the sidebar can switch it for the session. Read-only at start is final for the whole
+server: no session can switch it off, and every session's handle refuses writes itself.
+
+Writes are attributed (`user()`) to the person signed in through Streamlit's authentication, else to the value of
+the trusted header named by `--user-header NAME` (SCHEMA_EXPLORER_USER_HEADER; set by a reverse proxy), else to
+the operating-system user who started the app, marked "(os user)".
 """
 
 from __future__ import annotations
 
 import argparse
 import gc
+import getpass
 import logging
 import os
 import sys
@@ -27,6 +35,7 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import cast
 
 import streamlit as st
 
@@ -35,6 +44,7 @@ from registry import Registry, RegistryError, default_db_path
 CONNECTION = "connection"  # st.session_state key of the session's Connection
 TOPIC = "selected_topic"  # st.session_state key of the topic shared across pages
 READ_ONLY = "read_only"  # the sidebar toggle's key
+USER_HEADER_ENV = "SCHEMA_EXPLORER_USER_HEADER"  # the trusted header naming the person (`ui --user-header NAME`)
 APP_SCRIPT = Path(__file__).resolve().parent / "streamlit_app.py"
 _LOG = logging.getLogger(__name__)
 
@@ -71,13 +81,20 @@ def connection_from_argv(argv: list[str], environ: dict[str, str] | None = None)
     return Connection(target=str(target or default_db_path()), token=token, read_only=read_only)
 
 
+def server_read_only() -> bool:
+    """True when the server was started read-only (--read-only or SCHEMA_EXPLORER_READ_ONLY): final, for every
+    session; read from the process's start-up arguments and environment, never from session state."""
+    return connection_from_argv(sys.argv[1:]).read_only
+
+
 def connection() -> Connection:
     """The session's connection (the start-up one until the sidebar changes it)."""
     if CONNECTION not in st.session_state:
         st.session_state[CONNECTION] = connection_from_argv(sys.argv[1:])
     current: Connection = st.session_state[CONNECTION]
-    if READ_ONLY in st.session_state and bool(st.session_state[READ_ONLY]) != current.read_only:
-        current = replace(current, read_only=bool(st.session_state[READ_ONLY]))
+    wanted = server_read_only() or bool(st.session_state.get(READ_ONLY, current.read_only))
+    if wanted != current.read_only:
+        current = replace(current, read_only=wanted)
         st.session_state[CONNECTION] = current
     return current
 
@@ -95,14 +112,44 @@ def _open(target: str, token: str | None) -> Registry:
 
 
 def registry() -> Registry:
-    """The cached registry handle of the session's connection. Raises RegistryError when it cannot open."""
+    """The cached registry handle of the session's connection, or in read-only mode a view of it that refuses
+    every write (ReadOnlyError), so no page or widget can write. Raises RegistryError when it cannot open."""
     conn = connection()
-    return _open(conn.target, conn.token)
+    reg = _open(conn.target, conn.token)
+    if read_only():
+        # The view answers every read Registry answers; pages only need those.
+        return cast(Registry, reg.read_only())
+    return reg
 
 
 def read_only() -> bool:
-    """True when writes must be hidden (started with --read-only, or the sidebar toggle)."""
-    return connection().read_only
+    """True when writes are hidden and refused: started read-only, the sidebar toggle, or a --user-header
+    that the request does not carry (no write without a person to attribute it to)."""
+    return connection().read_only or user() is None
+
+
+def user() -> str | None:
+    """Who the session's writes are attributed to in the audit trail (see the module docstring).
+
+    None when `--user-header NAME` was given and this session's request has no such header: the app is then
+    read-only for the session rather than attributing writes to someone else."""
+    if st.user.get("is_logged_in"):
+        name = st.user.get("email") or st.user.get("name")
+        if name:
+            return str(name)
+    header = os.environ.get(USER_HEADER_ENV, "").strip()
+    if header:
+        value = (st.context.headers.get(header) or "").strip()
+        return value or None
+    return f"{os_user()} (os user)"
+
+
+def os_user() -> str:
+    """The operating-system user who started the app."""
+    try:
+        return getpass.getuser()
+    except (KeyError, OSError):  # no login name and no passwd entry (some containers)
+        return f"uid {os.getuid()}"
 
 
 def selected_topic() -> str | None:
@@ -179,19 +226,22 @@ def warm_up(conn: Connection) -> None:
 
 
 def serve(argv: list[str]) -> None:
-    """Run the app's server in this process: `--port N --host H` and the connection arguments (`--db`,
-    `--url`, `--read-only`; the token in SCHEMA_EXPLORER_TOKEN). The connection reaches the script through
-    the environment (st.App gives the script no arguments)."""
+    """Run the app's server in this process: `--port N --host H`, `--user-header NAME` and the connection
+    arguments (`--db`, `--url`, `--read-only`; the token in SCHEMA_EXPLORER_TOKEN). The connection reaches the
+    script through the environment (st.App gives the script no arguments)."""
     parser = argparse.ArgumentParser(add_help=False)
     parser.add_argument("--port", type=int, required=True)
     parser.add_argument("--host", required=True)
+    parser.add_argument("--user-header")
     args, rest = parser.parse_known_args(argv)
     conn = connection_from_argv(rest)
-    for name in ("SCHEMA_EXPLORER_DB", "SCHEMA_EXPLORER_URL", "SCHEMA_EXPLORER_READ_ONLY"):
+    for name in ("SCHEMA_EXPLORER_DB", "SCHEMA_EXPLORER_URL", "SCHEMA_EXPLORER_READ_ONLY", USER_HEADER_ENV):
         os.environ.pop(name, None)
     os.environ["SCHEMA_EXPLORER_URL" if conn.is_remote else "SCHEMA_EXPLORER_DB"] = conn.target
     if conn.read_only:
         os.environ["SCHEMA_EXPLORER_READ_ONLY"] = "1"
+    if args.user_header:
+        os.environ[USER_HEADER_ENV] = args.user_header
 
     # Started before the server, not from an st.App lifespan: the lifespan runs only once uvicorn is up, and
     # a visitor who comes at once would wait for the difference. The server starts meanwhile.

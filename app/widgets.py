@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
+
 import streamlit as st
 
 from app import state
@@ -24,14 +27,20 @@ def connection_sidebar() -> Registry | None:
         except RegistryError as exc:
             reg = None
             show_error(exc)
-        with st.expander("Change connection", expanded=reg is None):
+        with st.expander("Change connection", expanded=reg is None or PENDING in st.session_state):
             _connection_form(conn)
+            _confirm_create()
+        final = state.server_read_only()
         st.toggle(
             "Read-only",
             value=conn.read_only,
             key=state.READ_ONLY,
-            help="Hides every button that writes to the registry.",
+            disabled=final,
+            help="The app was started read-only (--read-only): no session can write."
+            if final
+            else "Hides every write, and this session's registry handle refuses them.",
         )
+        _attribution()
         if reg is not None:
             _broker_defaults(reg)
     return reg
@@ -44,17 +53,58 @@ def _connection_form(conn: state.Connection) -> None:
             "Path or URL",
             value=conn.target,
             key="conn_target",
-            help="A registry file (created if missing), or http(s)://host:port of a Pulsar admin API "
-            "(a real cluster or `schema-explorer serve`).",
+            help="A registry file (a new one is only created once you confirm), or http(s)://host:port of a "
+            "Pulsar admin API (a real cluster or `schema-explorer serve`).",
         )
         token = st.text_input("Token (remote only)", type="password", key="conn_token")
         if st.form_submit_button("Connect", key="conn_apply"):
             target = target.strip()
+            st.session_state.pop(PENDING, None)
             if kind == REMOTE and not target.startswith(("http://", "https://")):
                 st.warning("A remote admin URL starts with http:// or https://.")
+            elif kind == EMBEDDED and target and not Path(target).expanduser().exists():
+                # Never make an empty registry silently: checking against it would answer from no history.
+                st.session_state[PENDING] = target
             elif target:
                 state.connect(target, token.strip() or None)
                 st.rerun()
+
+
+PENDING = "conn_create_pending"  # session key: the registry path waiting for the person to confirm its creation
+
+
+def _confirm_create() -> None:
+    """Ask before creating a registry file that does not exist; read-only sessions cannot create one."""
+    target = st.session_state.get(PENDING)
+    if not target:
+        return
+    st.warning(f"No registry at {code_span(target)}. Create a new, empty registry there?")
+    if state.read_only():
+        st.caption("The app is read-only: it cannot create a registry.")
+    cols = st.columns(2)
+    create = cols[0].button("Create it", key="conn_create", type="primary", disabled=state.read_only())
+    if cols[1].button("Cancel", key="conn_create_cancel"):
+        st.session_state.pop(PENDING, None)
+        st.rerun()
+    if create:
+        try:
+            Registry.open(target, create=True).close()
+        except RegistryError as exc:
+            show_error(exc)
+            return
+        st.session_state.pop(PENDING, None)
+        state.connect(target)
+        st.rerun()
+
+
+def _attribution() -> None:
+    """Whom this session's writes are attributed to, or why it cannot write."""
+    person = state.user()
+    if person is None:
+        header = os.environ.get(state.USER_HEADER_ENV, "")
+        st.warning(f"Read-only: this request carries no {header} header, so a write could not say who made it.")
+    elif not state.read_only():
+        st.caption(f"Writes are recorded as {code_span(person)}")
 
 
 def _broker_defaults(reg: Registry) -> None:

@@ -76,7 +76,17 @@ def build_parser() -> argparse.ArgumentParser:
 
     ui = commands.add_parser("ui", help="start the Streamlit app (seeds an empty registry first)")
     add_source_arguments(ui)
-    ui.add_argument("--read-only", action="store_true", help="hide every write (register, delete, policy changes)")
+    ui.add_argument(
+        "--read-only",
+        action="store_true",
+        help="refuse every write (register, delete, policy changes) for the whole server; no session can undo it",
+    )
+    ui.add_argument(
+        "--user-header",
+        metavar="NAME",
+        help="attribute writes to the value of this request header, set by a trusted reverse proxy "
+        "(a request without it is read-only); default: the signed-in user, else the OS user",
+    )
     ui.add_argument("--port", type=port_number, default=8501, help="port to listen on (default: 8501)")
     ui.add_argument("--host", default="127.0.0.1", help="address to bind (default: 127.0.0.1)")
     ui.set_defaults(handler=run_ui)
@@ -138,9 +148,10 @@ def run_ui(args: argparse.Namespace) -> int:
         if args.token:
             raise UserError("--token only applies with --url")
         path = resolve_db_path(args.db)
-        reg = open_registry(path, create=True)  # the app seeds a new or empty registry (make run)
+        # The app seeds a new or empty registry (make run); a read-only app writes nothing, not even that.
+        reg = open_registry(path, create=not args.read_only)
         try:
-            if reg.tenants() == []:
+            if reg.tenants() == [] and not args.read_only:
                 report = seed_sample_data(reg)
                 print(f"Seeded empty registry {path}: {report}")
         finally:
@@ -155,6 +166,7 @@ def run_ui(args: argparse.Namespace) -> int:
         "--port", str(args.port),
         "--host", args.host,
         *source, *(["--read-only"] if args.read_only else []),
+        *(["--user-header", args.user_header] if args.user_header else []),
     ]  # fmt: skip
     # Run from the project root so Streamlit reads .streamlit/config.toml, and put the root on the path so
     # the app imports this checkout's registry even without an editable install.

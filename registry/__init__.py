@@ -19,6 +19,7 @@ from ._errors import (
     NotFoundError,
     PoisonedHistoryError,
     PolicyError,
+    ReadOnlyError,
     RegistryError,
     RegistryNotFoundError,
     SchemaNotFoundError,
@@ -51,6 +52,7 @@ from ._model import (
 from ._names import NamespaceName, TopicName
 from ._paths import default_db_path, remote_url
 from ._protobuf_native import to_protobuf_native_data
+from ._read_only import ReadOnlyRegistry
 from ._registry import Registry, namespace_allow_auto_update, namespace_validation_enforced
 from ._schema_data import key_value_parts, key_value_schema_info
 from ._seed import SeedReport, seed_sample_data
@@ -114,6 +116,8 @@ __all__ = [
     "PolicyError",
     "PolicyImpact",
     "PolicySource",
+    "ReadOnlyError",
+    "ReadOnlyRegistry",
     "Problem",
     "RefusedClient",
     "Registry",

@@ -80,3 +80,8 @@ class InvalidVersionError(RegistryError, ValueError):
 
 class InvalidArgumentError(RegistryError, ValueError):
     """An argument outside its allowed range (a page size, an offset, a limit)."""
+
+
+class ReadOnlyError(RegistryError):
+    """A write through a read-only registry handle (`Registry.read_only()`): nothing is written, nothing is
+    audited. The app started with --read-only holds only such a handle, so no page or widget can write."""

@@ -72,6 +72,7 @@ from ._model import (
 )
 from ._names import NamespaceName, TopicName, parse_tenant
 from ._paths import remote_url
+from ._read_only import ReadOnlyRegistry
 from ._schema_data import SchemaData, parse_avro_data, to_schema_data
 from ._sqlite import SqliteStorage
 from ._storage import (
@@ -204,6 +205,16 @@ class Registry:
 
     def close(self) -> None:
         self._storage.close()
+
+    @property
+    def is_read_only(self) -> bool:
+        """False: this handle writes. `read_only()` gives a view that refuses every write."""
+        return False
+
+    def read_only(self) -> ReadOnlyRegistry:
+        """A view of this registry that answers every read and raises ReadOnlyError on every write (the app's
+        --read-only holds only such a view, so no page can write)."""
+        return ReadOnlyRegistry(self)
 
     def __enter__(self) -> Registry:
         return self

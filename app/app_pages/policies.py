@@ -37,7 +37,6 @@ AUTO_UPDATE_CHOICES = (NOT_SET, *(s.value for s in AutoUpdateStrategy))
 ALLOW_VALUES = {"not set (broker default)": None, "allowed": True, "refused": False}
 ALLOW_LABELS = {value: label for label, value in ALLOW_VALUES.items()}
 OUTCOME = "policies_outcome"
-USER = "schema-explorer app"  # the audit trail's user for writes made on this page
 
 
 def _strategy_label(value: CompatibilityStrategy) -> str:
@@ -167,7 +166,7 @@ def namespace_section(reg: Registry, namespace: str, *, read_only: bool, on_writ
             auto_update_strategy=None if auto_strategy == NOT_SET else auto_strategy,
             allow_auto_update=ALLOW_VALUES[allow],
             validation_enforced=validation,
-            user=USER,
+            user=state.user() or "",
         )
 
     st.button(
@@ -211,7 +210,7 @@ def topic_section(reg: Registry, namespace: str, *, read_only: bool, on_write: C
         disabled=read_only,
         on_click=_save,
         args=(
-            lambda: reg.set_topic_policy(topic, compatibility=choice, user=USER),
+            lambda: reg.set_topic_policy(topic, compatibility=choice, user=state.user() or ""),
             f"Saved the topic strategy of {topic}: {_strategy_label(choice)}.",
             on_write,
         ),

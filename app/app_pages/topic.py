@@ -110,7 +110,7 @@ def _delete(reg: Registry, topic: str) -> None:
         sure = st.checkbox("I understand", key="topic_delete_sure")
         if st.button("Delete schema", key="topic_delete", disabled=not sure, type="primary"):
             try:
-                version = reg.delete(topic, user="app")
+                version = reg.delete(topic, user=state.user() or "")
             except RegistryError as exc:
                 show_error(exc)
                 return

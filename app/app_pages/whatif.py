@@ -16,6 +16,7 @@ from app.render import escape_markdown, show_error
 from app.review import VERDICT_SHADE, shaded, show_admission, show_diff, show_problems, show_upgrade
 from registry import (
     IncompatibleSchemaError,
+    ReadOnlyError,
     Registry,
     RegistryError,
     SchemaInfo,
@@ -35,17 +36,27 @@ def _latest(reg: Registry, topic: str) -> SchemaVersion | None:
 
 
 def _register(reg: Registry, topic: str, info: SchemaInfo, on_write: Callable[[], None]) -> None:
-    """Button callback: runs before the page re-renders, so the page shows the registry after the write."""
+    """Register `info`: the candidate built from the widgets in THIS run, i.e. what is on screen at the click
+    (a callback would get the candidate of the previous run). The registry checks it again as it is now, so a
+    candidate edited since its verdict is judged before anything is stored. The outcome is shown after a rerun,
+    which then shows the registry after the write."""
     try:
-        version = reg.register(topic, info, user="schema-explorer app")
+        already = reg.find_version(topic, info)
+        version = reg.register(topic, info, user=state.user() or "")
     except IncompatibleSchemaError as exc:
         st.session_state["whatif_outcome"] = ("refused", str(exc), exc.result)
-        return
+    except ReadOnlyError as exc:
+        st.session_state["whatif_outcome"] = ("not written", str(exc), None)
     except RegistryError as exc:
         st.session_state["whatif_outcome"] = ("refused", str(exc), None)
-        return
-    on_write()
-    st.session_state["whatif_outcome"] = ("registered", f"Registered on {topic} as version {version}.", None)
+    else:
+        on_write()
+        if already is not None and already == version:
+            message = f"Identical to version {version} of {topic}: nothing was stored."
+            st.session_state["whatif_outcome"] = ("unchanged", message, None)
+        else:
+            st.session_state["whatif_outcome"] = ("registered", f"Registered on {topic} as version {version}.", None)
+    st.rerun()
 
 
 def _show_outcome() -> None:
@@ -55,6 +66,12 @@ def _show_outcome() -> None:
     kind, message, result = outcome
     if kind == "registered":
         st.success(escape_markdown(message), icon=":material/check_circle:")
+        return
+    if kind == "unchanged":
+        st.info(escape_markdown(message), icon=":material/info:")
+        return
+    if kind == "not written":
+        st.error(escape_markdown(f"Not registered: {message}"), icon=":material/block:")
         return
     st.error(escape_markdown(f"Pulsar refused the registration: {message}"), icon=":material/block:")
     if result is not None:
@@ -120,15 +137,8 @@ def render(reg: Registry, topic: str, *, read_only: bool = False, on_write: Call
 
     st.divider()
     help_text = "The app is read-only: start it without --read-only to register." if read_only else None
-    st.button(
-        "Register",
-        key="whatif_register",
-        type="primary",
-        disabled=read_only,
-        help=help_text,
-        on_click=_register,
-        args=(reg, topic, info, on_write),
-    )
+    if st.button("Register", key="whatif_register", type="primary", disabled=read_only, help=help_text):
+        _register(reg, topic, info, on_write)
 
 
 st.title("What-if")

@@ -6,6 +6,7 @@ from pathlib import Path
 
 from review_helpers import page_test
 
+from app.state import os_user
 from registry import AutoUpdateStrategy, CompatibilityStrategy, Registry
 
 HR = "initech/hr"
@@ -84,4 +85,4 @@ def test_the_audit_trail_lists_saves_and_refusals(db: Path) -> None:
     at.button(key="pol_save_ns").click().run()
     newest = at.dataframe[-1].value.iloc[0]
     assert (newest["action"], newest["target"], newest["outcome"]) == ("set_namespace_policy", HR, "ok")
-    assert newest["user"] == "schema-explorer app"
+    assert newest["user"] == f"{os_user()} (os user)"

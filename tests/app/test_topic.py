@@ -10,6 +10,7 @@ from pathlib import Path
 from shell_helpers import TOPIC_PAGE, errors
 from streamlit.testing.v1 import AppTest
 
+from app.state import os_user
 from registry import Registry, SchemaInfo, SchemaType
 
 MakeApp = Callable[..., AppTest]
@@ -78,7 +79,7 @@ def test_delete_writes_a_deletion_marker(make_app: MakeApp, db: Path) -> None:
     assert at.metric[1].value == "0"
     with Registry.open(db, create=True) as reg:
         assert reg.history(TOPIC, include_deleted=True)[-1].deleted
-        assert reg.audit_trail(TOPIC)[0].user == "app"
+        assert reg.audit_trail(TOPIC)[0].user == f"{os_user()} (os user)"
 
 
 def test_read_only_mode_hides_writes(make_app: MakeApp, db: Path) -> None:

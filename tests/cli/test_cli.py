@@ -116,3 +116,11 @@ def test_ui_rejects_a_bad_port_before_starting_anything(run, db, port):
     assert done.returncode == 2
     assert "--port" in done.stderr
     assert not db.exists()
+
+
+def test_ui_read_only_neither_creates_nor_seeds_a_registry(run, db):
+    """A read-only app writes nothing, not even the sample data into a new file: a missing registry is exit 2."""
+    done = run("ui", "--db", str(db), "--read-only", "--port", "1")
+    assert done.returncode == 2
+    assert "no registry at" in done.stderr
+    assert not db.exists()
