@@ -201,9 +201,9 @@ def test_the_sidebar_asks_before_creating_a_registry(
 
     wait_idle(page)
     connect = side.get_by_role("button", name="Connect")
-    page.screenshot(path="/tmp/dbg.png")
-    if not connect.is_visible():  # the expander may close once nothing waits for a confirmation
+    if not connect.is_visible():  # the expander closes once nothing waits for a confirmation
         side.get_by_text("Change connection").click()
+    side.get_by_label("Path or URL", exact=True).fill(str(missing))  # the form starts again from the connection
     connect.click()
     side.get_by_role("button", name="Create it").click()
     expect(side.get_by_text(str(missing)).first).to_be_visible()
