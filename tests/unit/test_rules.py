@@ -721,6 +721,24 @@ class TestRule8SystemTopics:
         reg.register("persistent://acme/tests/change_events", A(S1))
         assert reg.effective_policy("persistent://acme/tests/change_events").is_system_topic is False
 
+    @pytest.mark.parametrize(
+        ("topic", "system"),
+        [
+            # SystemTopicNamesTest.topicPoliciesSystemTopicNames and SystemTopicNames.isSystemTopic.
+            ("persistent://acme/tests/__change_events-partition-1", True),
+            ("persistent://acme/tests/__transaction_buffer_snapshot", True),
+            ("persistent://acme/tests/my-sub__transaction_pending_ack", True),
+            ("persistent://pulsar/system/anything", True),
+            ("persistent://acme/tests/__change_events-diff-suffix", False),
+            ("persistent://acme/tests/not_really__change_events", False),
+            ("persistent://acme/tests/__transaction_buffer_snapshot_x", False),
+            ("persistent://acme/tests/__transaction_log_0", False),
+            ("persistent://acme/tests/__my_topic", False),
+        ],
+    )
+    def test_system_topics_are_pulsars_own_list(self, reg: Registry, topic: str, system: bool) -> None:
+        assert reg.effective_policy(topic).is_system_topic is system
+
 
 # ====================== rule 9: Avro resolution details
 
