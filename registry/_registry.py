@@ -501,15 +501,19 @@ class Registry:
         if info is None or info.type is SchemaType.AUTO_CONSUME or info.type in SCHEMALESS_CLIENT_TYPES:
             kind = info.type if info is not None and info.type is SchemaType.AUTO_CONSUME else None
             return Admission(accepted=True, role=ClientRole.CONSUMER), kind
-        data = self._client_schema(info)
         policy = self.effective_policy(str(name))
         strategy = policy.compatibility.value
         live = self._live(name)
         if not self._in_use(name, live, exclude=client):
+            data = self._client_schema(info)
             allowed = policy.allow_auto_update.value
             return self._add_schema(
                 name, data, ClientRole.CONSUMER, allowed, strategy, user, dry_run=dry_run
             ), data.type
+        # On a topic in use Pulsar never validates the consumer's schema as a new one: only
+        # SchemaRegistryServiceWithSchemaDataValidator.putSchemaIfAbsent runs SchemaDataValidator, and
+        # SchemaRegistryServiceImpl.checkConsumerCompatibility goes straight to the compatibility check.
+        data = self._client_schema(info, validate=False)
         return self._check_consumer(live, data, strategy), data.type
 
     def disconnect(self, topic: str, *, name: str, role: ClientRole | str | None = None) -> int:
@@ -1087,13 +1091,13 @@ class Registry:
                 return entry.version
         return None
 
-    def _client_schema(self, info: SchemaInfo) -> SchemaData:
+    def _client_schema(self, info: SchemaInfo, *, validate: bool = True) -> SchemaData:
         info = _info(info)
         if info.type.is_client_side:
             raise InvalidSchemaError(
                 f"Schema {info.type} is a client-side schema type; connect without a schema instead"
             )
-        return to_schema_data(info)
+        return to_schema_data(info, validate=validate)
 
     def _add_schema(
         self,

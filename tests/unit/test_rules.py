@@ -1208,6 +1208,21 @@ class TestRule14Consumers:
         adm = reg.connect_consumer(TOPIC, A(S1), subscription="s", name="c2")
         assert not adm.accepted
 
+    @pytest.mark.parametrize(
+        ("strategy", "accepted"), [(CS.BACKWARD, False), (CS.FULL_TRANSITIVE, False), (CS.ALWAYS_COMPATIBLE, True)]
+    )
+    def test_in_use_consumer_schema_is_only_checked_for_compatibility(
+        self, reg: Registry, strategy: CS, accepted: bool
+    ) -> None:
+        # SchemaRegistryServiceImpl.checkConsumerCompatibility never runs SchemaDataValidator: an unparseable
+        # schema is refused as incompatible (or admitted under ALWAYS_COMPATIBLE), never an invalid-schema error.
+        reg.register(TOPIC, A(S1))
+        use(reg, strategy)
+        broken = A('{"type": "record", "name": "R", "fields": [{"name": "a", "type": "nope"}]}')
+        adm = reg.connect_consumer(TOPIC, broken, subscription="s", name="c")
+        assert adm.accepted is accepted and not adm.registered
+        assert len(reg.history(TOPIC)) == 1
+
     def test_consumer_type_change_rejected(self, reg: Registry) -> None:
         reg.register(TOPIC, A(S1))
         adm = reg.connect_consumer(TOPIC, J(S1), subscription="s", name="c")
