@@ -245,6 +245,7 @@ class Registry:
         No dedup. `strategy=None` uses the topic's effective strategy.
         """
         name = TopicName.parse(topic)
+        self._require_namespace(name)
         data = to_schema_data(_info(info))
         chosen = self._resolve_strategy(name, strategy)
         return self._check(self._live(name), data, chosen)
@@ -272,6 +273,7 @@ class Registry:
     def find_version(self, topic: str, info: SchemaInfo) -> int | None:
         """REST POST /version (§3.4): the first live version with the same type and identical bytes, or None."""
         name = TopicName.parse(topic)
+        self._require_namespace(name)
         data = to_schema_data(_info(info), validate=False)
         for entry in self._live(name):
             if entry.type is data.type and entry.data == data.data:
@@ -897,6 +899,13 @@ class Registry:
         policy = NamespacePolicy()
         self._storage.put_namespace(str(ns), policy, self._clock())
         return policy
+
+    def _require_namespace(self, name: TopicName) -> None:
+        """The read-only REST checks (/compatibility, /version) start with SchemasResourceBase's
+        validateTopicOwnershipAsync, which answers 404 "Namespace does not exist" before any schema logic.
+        With auto_create a write would create the namespace, so a check on it goes on as on an empty one."""
+        if not self._auto_create and self._storage.namespace_policy(str(name.namespace_name)) is None:
+            raise NamespaceNotFoundError(f"Namespace does not exist: {name.namespace_name}")
 
     def _ensure_topic(self, name: TopicName) -> None:
         base = str(name.base)
