@@ -70,6 +70,19 @@ def codes(result: object) -> set[RuleCode]:
     return {p.code for p in result.problems}  # type: ignore[attr-defined]
 
 
+def _enum_rec(extra: dict[str, object]) -> str:
+    """A record with one enum field; `extra` goes into the enum's definition."""
+    enum = {"type": "enum", "name": "Colour", "symbols": ["A", "B"], **extra}
+    return json.dumps(
+        {"type": "record", "name": "R", "namespace": "org.example", "fields": [{"name": "e", "type": enum}]}
+    )
+
+
+def _double_rec(default: object) -> str:
+    field = {"name": "d", "type": "double", "default": default}
+    return json.dumps({"type": "record", "name": "R", "namespace": "org.example", "fields": [field]})
+
+
 def use(reg: Registry, strategy: CompatibilityStrategy) -> None:
     reg.set_namespace_policy(NAMESPACE, compatibility=strategy)
 
@@ -247,6 +260,35 @@ class TestRule3Register:
         assert reg.register(TOPIC, A(S1)) == 0
         reg.delete(TOPIC)
         assert reg.register(TOPIC, J(S3)) == 2, "after a delete the next schema is again unchecked"
+
+    @pytest.mark.parametrize(
+        ("first", "second", "duplicate"),
+        [
+            # EnumSchema.equals compares names, symbols and props: not the enum's default.
+            (_enum_rec({"default": "A"}), _enum_rec({"default": "B"}), True),
+            (_enum_rec({}), _enum_rec({"default": "B", "doc": "d", "aliases": ["Old"]}), True),
+            (_enum_rec({"default": "A"}), _enum_rec({"default": "A", "colour": "red"}), False),
+            # Props are Jackson JsonNodes: IntNode(1) is not DoubleNode(1.0).
+            (_enum_rec({"weight": 1}), _enum_rec({"weight": 1.0}), False),
+            (_enum_rec({"weight": 1.0}), _enum_rec({"weight": 1.00}), True),
+            # Schema.parse reads a text default of a float/double field as a DoubleNode.
+            (_double_rec("1.5"), _double_rec(1.5), True),
+            (_double_rec(" 2.5d"), _double_rec(2.5), True),
+            (_double_rec(1), _double_rec(1.0), False),
+        ],
+    )
+    def test_dedup_is_java_avro_schema_equals(self, reg: Registry, first: str, second: str, duplicate: bool) -> None:
+        assert reg.register(TOPIC, A(first)) == 0
+        use(reg, CS.ALWAYS_INCOMPATIBLE)
+        if duplicate:
+            assert reg.register(TOPIC, A(second)) == 0, "the live version is returned, even ALWAYS_INCOMPATIBLE"
+            reg.set_namespace_policy(NAMESPACE, allow_auto_update=False)
+            adm = reg.connect_producer(TOPIC, A(second), name="p")
+            assert adm.accepted and adm.version == 0 and not adm.registered
+        else:
+            with pytest.raises(IncompatibleSchemaError):
+                reg.register(TOPIC, A(second))
+        assert len(reg.history(TOPIC)) == 1
 
     def test_properties_do_not_take_part_in_dedup(self, reg: Registry) -> None:
         first = SchemaInfo(type=SchemaType.AVRO, schema=S1, properties={"owner": "team-a"})
