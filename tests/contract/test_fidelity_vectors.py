@@ -11,7 +11,7 @@ from typing import Any
 import httpx
 import pytest
 
-from registry import NamespaceNotFoundError, Registry, SchemaInfo, SchemaType
+from registry import IncompatibleSchemaError, NamespaceNotFoundError, Registry, SchemaInfo, SchemaType
 
 VECTORS = json.loads((Path(__file__).parent.parent / "vectors" / "fidelity.json").read_text(encoding="utf-8"))
 AVRO_TEXT = '{"type": "record", "name": "R", "fields": [{"name": "a", "type": "int"}]}'
@@ -89,3 +89,25 @@ def test_consumers_on_a_topic_in_use(case: dict[str, Any]) -> None:
     admission = reg.connect_consumer(topic, SchemaInfo(type=SchemaType.AVRO, schema=case["schema"]), subscription="s")
     assert admission.accepted is case["accepted"], case["source"]
     assert len(reg.history(topic)) == 1
+
+
+@pytest.mark.parametrize("case", VECTORS["dedup_is_schema_equals"], ids=_ids(VECTORS["dedup_is_schema_equals"], "id"))
+def test_dedup_is_schema_equals(case: dict[str, Any], http: httpx.Client, embedded: Registry, remote: Registry) -> None:
+    """Under ALWAYS_INCOMPATIBLE an Avro-equal schema returns the live version; any other is a 409."""
+    for where, reg in (("embedded", embedded), ("remote", remote)):
+        topic = f"persistent://acme/orders/fidelity-dedup-{case['id']}-{where}"
+        assert reg.register(topic, SchemaInfo(type=SchemaType.AVRO, schema=case["first"])) == 0
+        reg.set_topic_policy(topic, compatibility="ALWAYS_INCOMPATIBLE")
+        second = SchemaInfo(type=SchemaType.AVRO, schema=case["second"])
+        if case["duplicate"]:
+            assert reg.register(topic, second) == 0, case["source"]
+        else:
+            with pytest.raises(IncompatibleSchemaError):
+                reg.register(topic, second)
+    path = f"/admin/v2/schemas/acme/orders/fidelity-dedup-{case['id']}-remote/schema"
+    response = http.post(path, json={"type": "AVRO", "schema": case["second"], "properties": {}})
+    if case["duplicate"]:
+        assert response.status_code < 300, response.text
+        assert response.json()["version"]["version"] == 0
+    else:
+        assert response.status_code == 409, response.text
