@@ -497,8 +497,8 @@ def _equality_form(node: Node, seen: set[str]) -> Any:
                 for f in node.fields
             ]
             return ["record", node.fullname, fields, props]
-        if isinstance(node, Enum):
-            return ["enum", node.fullname, node.symbols, node.default, props]
+        if isinstance(node, Enum):  # EnumSchema.equals: names, symbols, props; not the enum's default
+            return ["enum", node.fullname, node.symbols, props]
         assert isinstance(node, Fixed)
         return ["fixed", node.fullname, node.size, props]
     if isinstance(node, Array):
@@ -508,6 +508,27 @@ def _equality_form(node: Node, seen: set[str]) -> Any:
     if isinstance(node, Union):
         return ["union", [_equality_form(b, seen) for b in node.branches], props]
     return [node.kind, props] if props else node.kind
+
+
+# Java's Double.valueOf on decimal text (hex floats left out): surrounding whitespace, a sign, NaN, Infinity,
+# digits with an optional point and exponent, and an optional f/d suffix.
+_JAVA_DOUBLE = re.compile(
+    r"[\x00-\x20]*([+-]?(?:NaN|Infinity|(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?))[fFdD]?[\x00-\x20]*", re.ASCII
+)
+
+
+def _number_text_default(fld: Field, default: str) -> Any:
+    """Schema.parse turns a text default of a float or double field into a DoubleNode
+    (`new DoubleNode(Double.valueOf(defaultValue.textValue()))`, Avro 1.11 and 1.12 Schema.java) before it
+    validates or compares it: `"1.5"` is the number 1.5 there. Other text is left for default validation."""
+    if fld.type.kind not in ("float", "double"):
+        return default
+    match = _JAVA_DOUBLE.fullmatch(default)
+    if match is None:
+        return default
+    number = float(match[1].replace("Infinity", "inf"))
+    fld.default = _typed(number)
+    return number
 
 
 def _typed(value: Any) -> Any:
@@ -584,6 +605,10 @@ class _Parser:
         if self.has_refs:
             root = self.resolve_refs(root)
             _assign_structure_ids(root, set(), set())
+        self.defaulted = [
+            (fld, _number_text_default(fld, default)) if type(default) is str else (fld, default)
+            for fld, default in self.defaulted
+        ]
         schema = AvroSchema(root, self.named, self.defaulted, self.has_aliases)
         if self.has_refs or self.recursive:
             # A recursive record's default can send Avro's default validation round the cycle for ever;

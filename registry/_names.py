@@ -19,10 +19,15 @@ _PARTITION = re.compile(r"^(?P<base>.+)-partition-(?P<n>\d+)$")
 _DEFAULT_TENANT, _DEFAULT_NAMESPACE = "public", "default"
 MAX_NAME_LENGTH = 255
 
-# Pulsar's SystemTopicNames: topic names the broker treats as system topics (§2.4: their strategy is
-# systemTopicSchemaCompatibilityStrategy, and auto-update is always allowed).
-_SYSTEM_TOPIC_PREFIXES = ("__change_events", "__transaction_buffer_snapshot", "__transaction_log_")
-_SYSTEM_TOPIC_SUFFIXES = ("__transaction_pending_ack",)
+# Topics the broker treats as system topics (§2.4: their strategy is systemTopicSchemaCompatibilityStrategy, and
+# auto-update is always allowed). BrokerService.isSystemTopic = NamespaceService.isSystemServiceNamespace (the
+# pulsar/system namespace; the per-broker heartbeat/SLA namespaces are not modelled) or
+# pulsar-common/.../naming/SystemTopicNames.isSystemTopic: the partitioned local name is exactly one of
+# EVENTS_TOPIC_NAMES, or the name ends with PENDING_ACK_STORE_SUFFIX (the transaction coordinator topics live
+# in pulsar/system). A name that merely starts with `__change_events` is an ordinary topic
+# (SystemTopicNamesTest: `__change_events-diff-suffix` → false).
+_SYSTEM_TOPIC_LOCAL_NAMES = frozenset({"__change_events", "__transaction_buffer_snapshot"})
+_SYSTEM_TOPIC_SUFFIX = "__transaction_pending_ack"
 _SYSTEM_NAMESPACES = frozenset({"pulsar/system"})
 
 
@@ -121,8 +126,8 @@ class TopicName:
         base = self.base_name
         return (
             str(self.namespace_name) in _SYSTEM_NAMESPACES
-            or base.startswith(_SYSTEM_TOPIC_PREFIXES)
-            or base.endswith(_SYSTEM_TOPIC_SUFFIXES)
+            or base in _SYSTEM_TOPIC_LOCAL_NAMES
+            or base.endswith(_SYSTEM_TOPIC_SUFFIX)
         )
 
     def __str__(self) -> str:

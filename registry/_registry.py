@@ -256,6 +256,7 @@ class Registry:
         No dedup. `strategy=None` uses the topic's effective strategy.
         """
         name = TopicName.parse(topic)
+        self._require_namespace(name)
         data = to_schema_data(_info(info))
         chosen = self._resolve_strategy(name, strategy)
         return self._check(self._live(name), data, chosen)
@@ -283,6 +284,7 @@ class Registry:
     def find_version(self, topic: str, info: SchemaInfo) -> int | None:
         """REST POST /version (§3.4): the first live version with the same type and identical bytes, or None."""
         name = TopicName.parse(topic)
+        self._require_namespace(name)
         data = to_schema_data(_info(info), validate=False)
         for entry in self._live(name):
             if entry.type is data.type and entry.data == data.data:
@@ -512,15 +514,19 @@ class Registry:
         if info is None or info.type is SchemaType.AUTO_CONSUME or info.type in SCHEMALESS_CLIENT_TYPES:
             kind = info.type if info is not None and info.type is SchemaType.AUTO_CONSUME else None
             return Admission(accepted=True, role=ClientRole.CONSUMER), kind
-        data = self._client_schema(info)
         policy = self.effective_policy(str(name))
         strategy = policy.compatibility.value
         live = self._live(name)
         if not self._in_use(name, live, exclude=client):
+            data = self._client_schema(info)
             allowed = policy.allow_auto_update.value
             return self._add_schema(
                 name, data, ClientRole.CONSUMER, allowed, strategy, user, dry_run=dry_run
             ), data.type
+        # On a topic in use Pulsar never validates the consumer's schema as a new one: only
+        # SchemaRegistryServiceWithSchemaDataValidator.putSchemaIfAbsent runs SchemaDataValidator, and
+        # SchemaRegistryServiceImpl.checkConsumerCompatibility goes straight to the compatibility check.
+        data = self._client_schema(info, validate=False)
         return self._check_consumer(live, data, strategy), data.type
 
     def disconnect(self, topic: str, *, name: str, role: ClientRole | str | None = None) -> int:
@@ -905,6 +911,13 @@ class Registry:
         self._storage.put_namespace(str(ns), policy, self._clock())
         return policy
 
+    def _require_namespace(self, name: TopicName) -> None:
+        """The read-only REST checks (/compatibility, /version) start with SchemasResourceBase's
+        validateTopicOwnershipAsync, which answers 404 "Namespace does not exist" before any schema logic.
+        With auto_create a write would create the namespace, so a check on it goes on as on an empty one."""
+        if not self._auto_create and self._storage.namespace_policy(str(name.namespace_name)) is None:
+            raise NamespaceNotFoundError(f"Namespace does not exist: {name.namespace_name}")
+
     def _ensure_topic(self, name: TopicName) -> None:
         base = str(name.base)
         if self._storage.has_topic(base):
@@ -1098,13 +1111,13 @@ class Registry:
                 return entry.version
         return None
 
-    def _client_schema(self, info: SchemaInfo) -> SchemaData:
+    def _client_schema(self, info: SchemaInfo, *, validate: bool = True) -> SchemaData:
         info = _info(info)
         if info.type.is_client_side:
             raise InvalidSchemaError(
                 f"Schema {info.type} is a client-side schema type; connect without a schema instead"
             )
-        return to_schema_data(info)
+        return to_schema_data(info, validate=validate)
 
     def _add_schema(
         self,

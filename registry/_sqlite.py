@@ -180,6 +180,7 @@ class SqliteStorage:
             elif int(row[0]) < SCHEMA_VERSION:
                 _migrate(db, int(row[0]))
                 db.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", (str(SCHEMA_VERSION),))
+            _forget_stale_equalities(db)
             db.execute("COMMIT")
         except sqlite3.DatabaseError as exc:
             if db.in_transaction:
@@ -570,6 +571,22 @@ def _migrate(db: sqlite3.Connection, found: int) -> None:
         rebuild_heads(db)
     else:
         add_fingerprints(db)
+
+
+# Which equality key (`AvroSchema.equality_key`) the stored equality digests were made with. Bump it whenever
+# that key changes; files with another mark forget their digests (NULL), which dedup then recomputes from the
+# stored text as it does for any version it has no digest for. 2: an enum's default left out and numeric text
+# defaults of float/double fields read as numbers, as Java Avro's Schema.equals sees them.
+EQUALITY_FORM = "2"
+
+
+def _forget_stale_equalities(db: sqlite3.Connection) -> None:
+    """Inside the opening transaction: drop equality digests made with an older equality key."""
+    row = db.execute("SELECT value FROM meta WHERE key = 'equality_form'").fetchone()
+    if row is not None and str(row[0]) == EQUALITY_FORM:
+        return
+    db.execute("UPDATE fingerprints SET equality = NULL WHERE equality IS NOT NULL")
+    db.execute("INSERT OR REPLACE INTO meta VALUES ('equality_form', ?)", (EQUALITY_FORM,))
 
 
 def rebuild_heads(db: sqlite3.Connection) -> None:

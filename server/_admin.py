@@ -149,7 +149,7 @@ async def post_schema(
     tags=["schemas"],
     status_code=202,
     **PRODUCE.route_options(
-        400, 412, 422, 500, e500="Incompatible: Pulsar answers 500 with the checker's message as reason"
+        400, 404, 412, 422, 500, e500="Incompatible: Pulsar answers 500 with the checker's message as reason"
     ),
 )
 def post_compatibility(
@@ -165,7 +165,7 @@ def post_compatibility(
     return IsCompatibilityResponse(compatibility=True, schemaCompatibilityStrategy=result.strategy.value)
 
 
-@router.post(SCHEMAS + "/version", tags=["schemas"], **LOOKUP.route_options(400, 412, 422))
+@router.post(SCHEMAS + "/version", tags=["schemas"], **LOOKUP.route_options(400, 404, 412, 422))
 def post_version(
     tenant: str, namespace: str, topic: str, payload: PostSchemaPayload, registry: Reg
 ) -> LongSchemaVersion:

@@ -4,12 +4,15 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from registry import NamespacePolicy, SchemaInfo, SchemaVersion
+from registry import InvalidSchemaError, NamespacePolicy, SchemaInfo, SchemaType, SchemaVersion
 
 AVRO_EXAMPLE = (
     '{"type":"record","name":"Order","namespace":"acme","fields":[{"name":"id","type":"string"},'
     '{"name":"amount","type":"double"},{"name":"note","type":["null","string"],"default":null}]}'
 )
+# The names Java's SchemaType.valueOf accepts, in the enum's order (the client-side AUTO* types parse, and the
+# registry then refuses them as Pulsar's SchemaDataValidator does).
+_WIRE_TYPE_NAMES = tuple(t.value for t in SchemaType)
 
 
 class ErrorBody(BaseModel):
@@ -31,6 +34,13 @@ class PostSchemaPayload(BaseModel):
     properties: dict[str, str] | None = Field(default=None, description="SchemaInfo properties")
 
     def to_info(self) -> SchemaInfo:
+        """Pulsar reads the type with Java's `SchemaType.valueOf(payload.getType())` (SchemasResourceBase
+        postSchemaAsync, testCompatibilityAsync, getVersionBySchemaAsync): exact, case-sensitive enum names, so
+        `avro` or `KEYVALUE` fail there (an internal error, 500). Refused here as invalid schema data (422),
+        with the same refuse outcome; the facade's friendlier parsing is not the wire format."""
+        if self.type not in _WIRE_TYPE_NAMES:
+            valid = ", ".join(_WIRE_TYPE_NAMES)
+            raise InvalidSchemaError(f"unknown schema type {self.type!r}: Pulsar expects exactly one of {valid}")
         return SchemaInfo(type=self.type, schema=self.schema_, properties=self.properties or {})
 
 

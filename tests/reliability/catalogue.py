@@ -127,6 +127,8 @@ REST_CASES: list[tuple[str, str, str, Any, dict[str, str], tuple[int, ...], tupl
     ),
     # --- schema types and data (Pulsar: 500 for an unknown type name)
     ("an unknown schema type", *POST, schema("AVRO2", S1), {}, (422,), ("AVRO2",)),
+    ("a lowercase schema type (SchemaType.valueOf)", *POST, schema("avro", S1), {}, (422,), ("'avro'",)),
+    ("KEYVALUE for KEY_VALUE (SchemaType.valueOf)", *POST, schema("KEYVALUE", ""), {}, (422,), ("'KEYVALUE'",)),
     ("a client-side schema type", *POST, schema("AUTO_CONSUME", ""), {}, (422,), ("AUTO_CONSUME", "client-side")),
     (
         "a non-empty INT32 schema",

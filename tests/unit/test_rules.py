@@ -70,6 +70,19 @@ def codes(result: object) -> set[RuleCode]:
     return {p.code for p in result.problems}  # type: ignore[attr-defined]
 
 
+def _enum_rec(extra: dict[str, object]) -> str:
+    """A record with one enum field; `extra` goes into the enum's definition."""
+    enum = {"type": "enum", "name": "Colour", "symbols": ["A", "B"], **extra}
+    return json.dumps(
+        {"type": "record", "name": "R", "namespace": "org.example", "fields": [{"name": "e", "type": enum}]}
+    )
+
+
+def _double_rec(default: object) -> str:
+    field = {"name": "d", "type": "double", "default": default}
+    return json.dumps({"type": "record", "name": "R", "namespace": "org.example", "fields": [field]})
+
+
 def use(reg: Registry, strategy: CompatibilityStrategy) -> None:
     reg.set_namespace_policy(NAMESPACE, compatibility=strategy)
 
@@ -247,6 +260,35 @@ class TestRule3Register:
         assert reg.register(TOPIC, A(S1)) == 0
         reg.delete(TOPIC)
         assert reg.register(TOPIC, J(S3)) == 2, "after a delete the next schema is again unchecked"
+
+    @pytest.mark.parametrize(
+        ("first", "second", "duplicate"),
+        [
+            # EnumSchema.equals compares names, symbols and props: not the enum's default.
+            (_enum_rec({"default": "A"}), _enum_rec({"default": "B"}), True),
+            (_enum_rec({}), _enum_rec({"default": "B", "doc": "d", "aliases": ["Old"]}), True),
+            (_enum_rec({"default": "A"}), _enum_rec({"default": "A", "colour": "red"}), False),
+            # Props are Jackson JsonNodes: IntNode(1) is not DoubleNode(1.0).
+            (_enum_rec({"weight": 1}), _enum_rec({"weight": 1.0}), False),
+            (_enum_rec({"weight": 1.0}), _enum_rec({"weight": 1.00}), True),
+            # Schema.parse reads a text default of a float/double field as a DoubleNode.
+            (_double_rec("1.5"), _double_rec(1.5), True),
+            (_double_rec(" 2.5d"), _double_rec(2.5), True),
+            (_double_rec(1), _double_rec(1.0), False),
+        ],
+    )
+    def test_dedup_is_java_avro_schema_equals(self, reg: Registry, first: str, second: str, duplicate: bool) -> None:
+        assert reg.register(TOPIC, A(first)) == 0
+        use(reg, CS.ALWAYS_INCOMPATIBLE)
+        if duplicate:
+            assert reg.register(TOPIC, A(second)) == 0, "the live version is returned, even ALWAYS_INCOMPATIBLE"
+            reg.set_namespace_policy(NAMESPACE, allow_auto_update=False)
+            adm = reg.connect_producer(TOPIC, A(second), name="p")
+            assert adm.accepted and adm.version == 0 and not adm.registered
+        else:
+            with pytest.raises(IncompatibleSchemaError):
+                reg.register(TOPIC, A(second))
+        assert len(reg.history(TOPIC)) == 1
 
     def test_properties_do_not_take_part_in_dedup(self, reg: Registry) -> None:
         first = SchemaInfo(type=SchemaType.AVRO, schema=S1, properties={"owner": "team-a"})
@@ -721,6 +763,24 @@ class TestRule8SystemTopics:
         reg.register("persistent://acme/tests/change_events", A(S1))
         assert reg.effective_policy("persistent://acme/tests/change_events").is_system_topic is False
 
+    @pytest.mark.parametrize(
+        ("topic", "system"),
+        [
+            # SystemTopicNamesTest.topicPoliciesSystemTopicNames and SystemTopicNames.isSystemTopic.
+            ("persistent://acme/tests/__change_events-partition-1", True),
+            ("persistent://acme/tests/__transaction_buffer_snapshot", True),
+            ("persistent://acme/tests/my-sub__transaction_pending_ack", True),
+            ("persistent://pulsar/system/anything", True),
+            ("persistent://acme/tests/__change_events-diff-suffix", False),
+            ("persistent://acme/tests/not_really__change_events", False),
+            ("persistent://acme/tests/__transaction_buffer_snapshot_x", False),
+            ("persistent://acme/tests/__transaction_log_0", False),
+            ("persistent://acme/tests/__my_topic", False),
+        ],
+    )
+    def test_system_topics_are_pulsars_own_list(self, reg: Registry, topic: str, system: bool) -> None:
+        assert reg.effective_policy(topic).is_system_topic is system
+
 
 # ====================== rule 9: Avro resolution details
 
@@ -1189,6 +1249,21 @@ class TestRule14Consumers:
         use(reg, CS.FULL_TRANSITIVE)
         adm = reg.connect_consumer(TOPIC, A(S1), subscription="s", name="c2")
         assert not adm.accepted
+
+    @pytest.mark.parametrize(
+        ("strategy", "accepted"), [(CS.BACKWARD, False), (CS.FULL_TRANSITIVE, False), (CS.ALWAYS_COMPATIBLE, True)]
+    )
+    def test_in_use_consumer_schema_is_only_checked_for_compatibility(
+        self, reg: Registry, strategy: CS, accepted: bool
+    ) -> None:
+        # SchemaRegistryServiceImpl.checkConsumerCompatibility never runs SchemaDataValidator: an unparseable
+        # schema is refused as incompatible (or admitted under ALWAYS_COMPATIBLE), never an invalid-schema error.
+        reg.register(TOPIC, A(S1))
+        use(reg, strategy)
+        broken = A('{"type": "record", "name": "R", "fields": [{"name": "a", "type": "nope"}]}')
+        adm = reg.connect_consumer(TOPIC, broken, subscription="s", name="c")
+        assert adm.accepted is accepted and not adm.registered
+        assert len(reg.history(TOPIC)) == 1
 
     def test_consumer_type_change_rejected(self, reg: Registry) -> None:
         reg.register(TOPIC, A(S1))

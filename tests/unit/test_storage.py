@@ -105,6 +105,27 @@ def test_a_file_from_a_newer_version_is_refused(tmp_path: Path) -> None:
         Registry.open(path)
 
 
+def test_equality_digests_of_an_older_equality_key_are_recomputed(tmp_path: Path) -> None:
+    """A file written before dedup followed Schema.equals holds digests of the old key (which counted an enum's
+    default): reopening forgets them, so an enum-default-only change is still found to be a duplicate."""
+    path = tmp_path / "registry.db"
+
+    def enum_schema(default: str) -> SchemaInfo:
+        enum = {"type": "enum", "name": "E", "symbols": ["A", "B"], "default": default}
+        return SchemaInfo(
+            SchemaType.AVRO, json.dumps({"type": "record", "name": "R", "fields": [{"name": "e", "type": enum}]})
+        )
+
+    with Registry.open(path, create=True) as reg:
+        assert reg.register(TOPIC, enum_schema("A")) == 0
+    with sqlite3.connect(path) as db:  # as an older version left it: another digest, no equality mark
+        db.execute("UPDATE fingerprints SET equality = zeroblob(32)")
+        db.execute("DELETE FROM meta WHERE key = 'equality_form'")
+    with Registry.open(path) as reg:
+        assert reg.register(TOPIC, enum_schema("B")) == 0
+        assert len(reg.history(TOPIC)) == 1
+
+
 def test_a_directory_is_not_a_registry_file(tmp_path: Path) -> None:
     with pytest.raises(StorageError, match="directory"):
         Registry.open(tmp_path)
