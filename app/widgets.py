@@ -27,7 +27,11 @@ def connection_sidebar() -> Registry | None:
         except RegistryError as exc:
             reg = None
             show_error(exc)
-        with st.expander("Change connection", expanded=reg is None or PENDING in st.session_state):
+        # Once a creation was asked for, the form stays open until a connection is made: the expander
+        # neither folds under the person's cursor on Cancel nor races a test that reopens it.
+        if reg is None or PENDING in st.session_state:
+            st.session_state[FORM_OPEN] = True
+        with st.expander("Change connection", expanded=bool(st.session_state.get(FORM_OPEN))):
             _connection_form(conn)
             _confirm_create()
         final = state.server_read_only()
@@ -67,10 +71,12 @@ def _connection_form(conn: state.Connection) -> None:
                 st.session_state[PENDING] = target
             elif target:
                 state.connect(target, token.strip() or None)
+                st.session_state.pop(FORM_OPEN, None)
                 st.rerun()
 
 
 PENDING = "conn_create_pending"  # session key: the registry path waiting for the person to confirm its creation
+FORM_OPEN = "conn_form_open"  # session key: keep the connection form unfolded until a connection is made
 
 
 def _confirm_create() -> None:
@@ -93,6 +99,7 @@ def _confirm_create() -> None:
             show_error(exc)
             return
         st.session_state.pop(PENDING, None)
+        st.session_state.pop(FORM_OPEN, None)
         state.connect(target)
         st.rerun()
 

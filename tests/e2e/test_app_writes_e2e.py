@@ -201,11 +201,12 @@ def test_the_sidebar_asks_before_creating_a_registry(
 
     wait_idle(page)
     connect = side.get_by_role("button", name="Connect")
-    if not connect.is_visible():  # the expander closes once nothing waits for a confirmation
-        side.get_by_text("Change connection").click()
-    side.get_by_label("Path or URL", exact=True).fill(str(missing))  # the form starts again from the connection
+    expect(connect).to_be_visible()  # Cancel leaves the form open, with what was typed in it
+    expect(side.get_by_label("Path or URL", exact=True)).to_have_value(str(missing))
     connect.click()
     side.get_by_role("button", name="Create it").click()
+    expect(side.get_by_text("Create a new, empty registry there?")).to_have_count(0)
+    wait_idle(page)
     expect(side.get_by_text(str(missing)).first).to_be_visible()
     assert missing.exists()
     with Registry.open(missing) as reg:
