@@ -1,8 +1,9 @@
-"""`serve`: the REST backend (server/) under uvicorn.
+"""`serve`: the REST backend (server/) under uvicorn; `token new`: a strong token for its tokens file.
 
 Authentication: `--tokens FILE`, else the environment variable SCHEMA_EXPLORER_TOKENS, holds one JSON object
-mapping each bearer token to a role, `{"<token>": "viewer" | "producer" | "admin"}`. Without tokens every
-request is allowed, so the server then binds to loopback only unless `--insecure` says otherwise.
+naming each token with its role (server/_auth.py). Without tokens every request is allowed, so the server
+then binds to loopback only unless `--insecure` says otherwise, and answers only requests addressed to a
+loopback name or one given with `--allow-host`.
 """
 
 from __future__ import annotations
@@ -16,24 +17,35 @@ from ._common import PROG, UserError, add_source_arguments, close_registry, port
 
 TOKENS_HELP = """\
 authentication:
-  --tokens FILE (or the environment variable SCHEMA_EXPLORER_TOKENS) holds one JSON object that maps each
-  bearer token (8+ printable characters, no spaces) to a role:
+  --tokens FILE (or the environment variable SCHEMA_EXPLORER_TOKENS) holds one UTF-8 JSON object that names
+  each bearer token and gives its role; the audit trail records the name:
 
-      {"9f2c4e1b7a0d": "admin", "41aa07c3e5f2": "producer", "d00b5e6c9a18": "viewer"}
+      {"ops": {"role": "admin", "token": "kV3u5yQ0bq1nK8t2ZJmC7yqkqVt1xv9mHj0d8Wl2c0E"},
+       "ci-gate": {"role": "producer", "token": "9f2c4e1b7a0d41aa07c3e5f2d00b5e6c"}}
+
+  A token is printable ASCII without spaces and holds at least 128 bits (e.g. 32 hex or 22 base64
+  characters): `schema-explorer token new` prints a 256-bit one. The first format, {"<token>": "<role>"},
+  still loads; its tokens are named by position ("token #2").
 
   viewer: every read (schemas, policies, listings, explorer search, diffs, plans)
   producer: viewer + register and check schemas (POST .../schema, .../compatibility, explorer what-if)
   admin: producer + delete schemas, set policies, create tenants, namespaces and topics
 
-  Clients send "Authorization: Bearer <token>". A missing or unknown token gets 401; a role too low gets
-  Pulsar's answer for that check (401 or 403). Tokens are never logged.
+  Clients send "Authorization: Bearer <token>". A missing or unknown token gets 401 (before the request's
+  body is read); a role too low gets Pulsar's answer for that check (401 or 403). After 10 failed attempts
+  an address may try once every 6 s (429 with Retry-After). Tokens are never logged.
   Without tokens every request is allowed: the server then refuses to bind a non-loopback address unless
-  --insecure is given.
+  --insecure is given, and answers only Host names localhost, 127.0.0.1 and [::1] (others: --allow-host).
+
+limits (environment variables, see README "Reliability"):
+  SCHEMA_EXPLORER_MAX_BODY_BYTES, _MAX_HEADER_BYTES, _REQUEST_TIMEOUT_S, _HEADER_TIMEOUT_S, _BODY_TIMEOUT_S,
+  _MAX_BUFFERED_BYTES, _MAX_CONNECTIONS
 
 examples:
   schema-explorer serve --db registry.db --port 8080
-  SCHEMA_EXPLORER_TOKENS='{"9f2c4e1b7a0d": "admin"}' schema-explorer serve --host 0.0.0.0
-  curl -H 'Authorization: Bearer 9f2c4e1b7a0d' http://127.0.0.1:8080/admin/v2/tenants
+  schema-explorer token new        # then put it in tokens.json with a name and a role
+  schema-explorer serve --host 0.0.0.0 --tokens tokens.json
+  curl -H "Authorization: Bearer $TOKEN" http://127.0.0.1:8080/admin/v2/tenants
 """
 
 
@@ -52,6 +64,14 @@ def add_commands(commands: argparse._SubParsersAction[Any]) -> None:
     serve.add_argument("--tokens", metavar="FILE", help="bearer tokens file (default: $SCHEMA_EXPLORER_TOKENS)")
     serve.add_argument("--insecure", action="store_true", help="allow binding a non-loopback address without tokens")
     serve.add_argument(
+        "--allow-host",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="without tokens, also answer requests addressed to this host name (repeatable; default: loopback "
+        "names only, against DNS rebinding)",
+    )
+    serve.add_argument(
         "--cors-origin",
         action="append",
         default=[],
@@ -60,6 +80,35 @@ def add_commands(commands: argparse._SubParsersAction[Any]) -> None:
     )
     serve.add_argument("--no-access-log", action="store_true", help="do not log each request")
     serve.set_defaults(handler=run_serve)
+
+    token = commands.add_parser(
+        "token", help="make a bearer token for `serve --tokens`", description="Bearer tokens for `serve --tokens`."
+    )
+    actions = token.add_subparsers(dest="action", metavar="ACTION", required=True)
+    new = actions.add_parser(
+        "new",
+        help="print a new 256-bit token",
+        description="Print a new 256-bit token (base64url). With --name and --role, print it as an entry of "
+        "the tokens file instead.",
+    )
+    new.add_argument("--name", help="the token's name in the tokens file (recorded in the audit trail)")
+    new.add_argument("--role", choices=("viewer", "producer", "admin"), help="the token's role")
+    new.set_defaults(handler=run_token_new)
+
+
+def run_token_new(args: argparse.Namespace) -> int:
+    import json
+
+    from server import new_token
+
+    if (args.name is None) != (args.role is None):
+        raise UserError("give both --name and --role (or neither)")
+    token = new_token()
+    if args.name is None:
+        print(token)
+    else:
+        print(json.dumps({args.name: {"role": args.role, "token": token}}))
+    return 0
 
 
 def is_loopback(host: str) -> bool:
@@ -72,15 +121,13 @@ def is_loopback(host: str) -> bool:
 
 
 def run_serve(args: argparse.Namespace) -> int:
-    import uvicorn
-
     from registry import Registry, seed_sample_data
-    from server import create_app, load_tokens
-    from server._auth import TokenError
+    from server import ServerLimits, TokenError, create_app, load_tokens, serve
 
     try:
         tokens = load_tokens(args.tokens)
-    except TokenError as exc:
+        limits = ServerLimits.from_env()
+    except (TokenError, ValueError) as exc:
         raise UserError(str(exc)) from None
     if tokens is None and not is_loopback(args.host) and not args.insecure:
         raise UserError(
@@ -95,14 +142,16 @@ def run_serve(args: argparse.Namespace) -> int:
     try:
         if args.db is None and not registry.tenants():
             print(f"Seeded empty registry {path}: {seed_sample_data(registry)}", flush=True)
-        app = create_app(registry, tokens=tokens, cors_origins=args.cors_origin)
+        app = create_app(
+            registry, tokens=tokens, cors_origins=args.cors_origin, allowed_hosts=args.allow_host, limits=limits
+        )
         auth = f"{len(tokens)} token(s)" if tokens else "no authentication"
         print(
             f"{PROG} serve: http://{args.host}:{args.port} (registry: {path}; {auth}); docs at /docs",
             file=sys.stderr,
             flush=True,
         )
-        uvicorn.run(app, host=args.host, port=args.port, access_log=not args.no_access_log, log_level="info")
+        serve(app, host=args.host, port=args.port, access_log=not args.no_access_log)
     finally:
         close_registry(registry)
     return 0

@@ -1,6 +1,18 @@
 """The REST shell: Pulsar's admin v2 API and the explorer API over one registry (architecture.md)."""
 
 from ._app import create_app
-from ._auth import Role, Tokens, load_tokens, parse_tokens
+from ._auth import Role, TokenError, Tokens, load_tokens, new_token, parse_tokens
+from ._limits import ServerLimits
+from ._serving import serve
 
-__all__ = ["Role", "Tokens", "create_app", "load_tokens", "parse_tokens"]
+__all__ = [
+    "Role",
+    "ServerLimits",
+    "TokenError",
+    "Tokens",
+    "create_app",
+    "load_tokens",
+    "new_token",
+    "parse_tokens",
+    "serve",
+]

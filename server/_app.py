@@ -13,7 +13,8 @@ from . import _admin, _audit_routes, _explorer
 from ._auth import Tokens
 from ._errors import install_error_handlers
 from ._fast_reads import FastReadsApp
-from ._limits import install_limits
+from ._gate import Gate
+from ._limits import ServerLimits, install_limits
 
 DESCRIPTION = """
 Pulsar Schema Explorer's REST backend over an embedded, Pulsar-faithful schema registry.
@@ -24,13 +25,22 @@ Pulsar Schema Explorer's REST backend over an embedded, Pulsar-faithful schema r
   and upgrade plans.
 
 Errors carry `{"reason": "..."}`. When the server has tokens, send `Authorization: Bearer <token>`; each
-operation's `x-required-role` says which role it needs (viewer < producer < admin).
+operation's `x-required-role` says which role it needs (viewer < producer < admin). Without tokens the
+server answers only requests addressed to a loopback name (or one allowed with `serve --allow-host`).
 """
 
 
-def create_app(registry: Registry, *, tokens: Tokens | None = None, cors_origins: Sequence[str] = ()) -> FastAPI:
-    """An app serving `registry`. Without `tokens` every request is allowed (serve binds loopback only);
-    CORS is closed unless `cors_origins` lists the origins allowed to call from a browser."""
+def create_app(
+    registry: Registry,
+    *,
+    tokens: Tokens | None = None,
+    cors_origins: Sequence[str] = (),
+    allowed_hosts: Sequence[str] = (),
+    limits: ServerLimits | None = None,
+) -> FastAPI:
+    """An app serving `registry`. Without `tokens` every request is allowed, but only when addressed to a
+    loopback name or one of `allowed_hosts` (server/_gate.py); CORS is closed unless `cors_origins` lists the
+    origins allowed to call from a browser. `limits` default to the environment's (server/_limits.py)."""
     app = FastReadsApp(
         title="Pulsar Schema Explorer",
         version="1",
@@ -44,11 +54,12 @@ def create_app(registry: Registry, *, tokens: Tokens | None = None, cors_origins
     )
     app.state.registry = registry
     app.state.tokens = tokens
+    app.state.gate = Gate(tokens, allowed_hosts)
     install_error_handlers(app)
     app.include_router(_admin.router)
     app.include_router(_explorer.router)
     app.include_router(_audit_routes.router)
-    install_limits(app)  # body, header and time limits, security headers; before CORS so CORS wraps it
+    install_limits(app, limits)  # body, header and time limits, security headers; before CORS so CORS wraps it
     if cors_origins:
         app.add_middleware(
             CORSMiddleware,

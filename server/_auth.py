@@ -1,16 +1,27 @@
 """Bearer tokens with three roles, checked on every route.
 
-Tokens file (`serve --tokens PATH`) or environment variable `SCHEMA_EXPLORER_TOKENS`: one JSON object mapping
-each token to its role, e.g. `{"9f2c…": "admin", "41aa…": "viewer"}`. Roles nest: viewer (every read),
-producer (+ register and check schemas), admin (+ delete schemas, policies, tenants, namespaces, topics).
+Tokens file (`serve --tokens PATH`) or environment variable `SCHEMA_EXPLORER_TOKENS`, UTF-8 JSON. Each token
+has a name (what the audit trail records) and a role:
 
-Refusals follow Pulsar's conventions (pulsar-semantics.md §7.1): no or unknown token → 401 "Authentication
-required" (Pulsar's AuthenticationFilter); a known token without the role → the status and text of the
-Pulsar check the route stands for (401 for topic operations, tenant admin and super-user checks; 403 for
-namespace and topic policy operations). The explorer API, which Pulsar lacks, answers 403.
+    {"ci-gate": {"role": "producer", "token": "<token>"}, "ops": {"role": "admin", "token": "<token>"}}
 
-Tokens are kept as SHA-256 digests and never logged or echoed; error messages about the file name entries
-by position, not by value.
+The first format, `{"<token>": "<role>"}`, still loads; its tokens are named by position ("token #2").
+Roles nest: viewer (every read), producer (+ register and check schemas), admin (+ delete schemas, policies,
+tenants, namespaces, topics).
+
+A token must be printable ASCII without spaces (HTTP headers carry it) and hold at least 128 bits, estimated
+as its length times the bits of the smallest usual alphabet that holds it (digits 3.3, hex 4, anything else
+6: a word-like token is not credited with more than base64). `schema-explorer token new` prints a 256-bit one.
+
+Tokens are kept only as HMAC-SHA256 digests under a key drawn when they load, compared in constant time, never
+logged or echoed: no digest is stored anywhere, so the key never needs to outlive the process. Error messages
+about the file name entries by name or position, never by value.
+
+The gate (server/_gate.py) authenticates every API request before its body is read: no or an unknown token
+→ 401 "Authentication required" with `WWW-Authenticate: Bearer` (Pulsar's AuthenticationFilter). The routes
+then check the role and refuse as the Pulsar check the route stands for does (401 for topic operations,
+tenant admin and super-user checks; 403 for namespace and topic policy operations, pulsar-semantics.md
+§7.1). The explorer API, which Pulsar lacks, answers 403.
 """
 
 from __future__ import annotations
@@ -20,7 +31,10 @@ import enum
 import hashlib
 import hmac
 import json
+import math
 import os
+import secrets
+import string
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,6 +45,8 @@ from fastapi import Depends, Request
 from ._errors import ApiError, error_responses
 
 TOKENS_ENV = "SCHEMA_EXPLORER_TOKENS"
+MIN_TOKEN_BITS = 128
+MAX_NAME_CHARS = 64
 
 
 class Role(enum.IntEnum):
@@ -47,67 +63,163 @@ class TokenError(ValueError):
     """The tokens file or variable is unusable; the message never contains a token."""
 
 
-class Tokens:
-    """Token digests → roles. Lookup compares digests in constant time."""
+@dataclass(frozen=True, slots=True)
+class Grant:
+    """What a token grants: its name (for the audit trail) and its role."""
 
-    def __init__(self, roles: Mapping[str, Role]) -> None:
-        self._roles = {_digest(token): role for token, role in roles.items()}
+    name: str
+    role: Role
+
+    @property
+    def caller(self) -> str:
+        """How the audit trail names whoever used the token."""
+        return f"{self.name} ({self.role.label})"
+
+
+class Tokens:
+    """Keyed token digests → grants. Lookup compares against every digest in constant time."""
+
+    def __init__(self, grants: Mapping[str, Grant]) -> None:
+        self._key = secrets.token_bytes(32)
+        self._grants = [(self._digest(token), grant) for token, grant in grants.items()]
 
     def __len__(self) -> int:
-        return len(self._roles)
+        return len(self._grants)
+
+    def grant_of(self, token: str) -> Grant | None:
+        try:
+            wanted = self._digest(token)
+        except UnicodeEncodeError:  # a header value is latin-1 text: a lone surrogate cannot come from one
+            return None
+        found = None
+        for digest, grant in self._grants:
+            if hmac.compare_digest(digest, wanted):
+                found = grant
+        return found
 
     def role_of(self, token: str) -> Role | None:
-        wanted = _digest(token)
-        found = None
-        for digest, role in self._roles.items():
-            if hmac.compare_digest(digest, wanted):
-                found = role
-        return found
+        grant = self.grant_of(token)
+        return grant.role if grant else None
+
+    def _digest(self, token: str) -> bytes:
+        return hmac.new(self._key, token.encode("utf-8"), hashlib.sha256).digest()
 
 
 # Who is calling, for the audit trail: set by every route's permission check, read by the writes.
 CALLER: contextvars.ContextVar[str] = contextvars.ContextVar("caller", default="anonymous")
 
 
-def caller_name(role: Role, token: str) -> str:
-    """How the audit trail names a caller: the role and a short digest of the token (never the token)."""
-    return f"{role.label} #{_digest(token).hex()[:8]}"
+def new_token() -> str:
+    """A 256-bit token in base64url (43 characters)."""
+    return secrets.token_urlsafe(32)
 
 
-def _digest(token: str) -> bytes:
-    return hashlib.sha256(token.encode("utf-8")).digest()
+def token_bits(token: str) -> float:
+    """The estimated strength of a token: its length times the bits per character of its alphabet."""
+    chars = set(token)
+    per_char = math.log2(10) if chars <= set(string.digits) else 4.0 if chars <= set(string.hexdigits) else 6.0
+    return len(token) * per_char
+
+
+_TOKEN_CHARS = frozenset(chr(c) for c in range(0x21, 0x7F))  # printable ASCII, no space
+
+
+def _check_token(token: object, label: str, source: str) -> str:
+    if not isinstance(token, str) or not token:
+        raise TokenError(f"{source}: {label} has no token (a non-empty string)")
+    if not set(token) <= _TOKEN_CHARS:
+        raise TokenError(
+            f"{source}: {label} must be printable ASCII without spaces (HTTP headers carry it); "
+            "`schema-explorer token new` prints a good one"
+        )
+    bits = token_bits(token)
+    if bits < MIN_TOKEN_BITS:
+        raise TokenError(
+            f"{source}: {label} is too weak (about {bits:.0f} bits, at least {MIN_TOKEN_BITS} needed: e.g. 32 hex "
+            "or 22 base64 characters); `schema-explorer token new` prints a 256-bit one"
+        )
+    return token
+
+
+def _role(role: object, label: str, source: str) -> Role:
+    if not isinstance(role, str) or role.strip().upper() not in Role.__members__:
+        shown = repr(role) if isinstance(role, str) and len(role) <= 20 else "an unknown value"
+        raise TokenError(f"{source}: {label} has role {shown}; expected viewer, producer or admin")
+    return Role[role.strip().upper()]
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    seen: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in seen:
+            raise _Duplicate
+        seen[key] = value
+    return seen
+
+
+class _Duplicate(Exception):
+    """A JSON object holds a key twice (json.loads would keep the last one silently)."""
 
 
 def parse_tokens(text: str, source: str) -> Tokens:
-    """Parse the JSON object `{token: role}`; `source` names where it came from in error messages."""
+    """Parse either tokens format (see the module's docstring); `source` names where it came from in errors."""
     try:
-        raw = json.loads(text)
+        raw = json.loads(text, object_pairs_hook=_unique_keys)
+    except _Duplicate:
+        # In the first format the key is a token: never echo it.
+        raise TokenError(f"{source}: an entry appears twice; names (and tokens) must be unique") from None
     except ValueError as exc:
         raise TokenError(f"{source}: not valid JSON (line {getattr(exc, 'lineno', '?')})") from None
+    example = '{"<name>": {"role": "viewer|producer|admin", "token": "<token>"}}'
     if not isinstance(raw, dict) or not raw:
-        raise TokenError(f'{source}: expected a non-empty JSON object {{"<token>": "viewer|producer|admin"}}')
-    roles: dict[str, Role] = {}
-    for position, (token, role) in enumerate(raw.items(), start=1):
-        if not isinstance(token, str) or len(token) < 8 or token != token.strip() or not token.isprintable():
-            raise TokenError(f"{source}: token #{position} must be at least 8 printable characters, no spaces")
-        if not isinstance(role, str) or role.strip().upper() not in Role.__members__:
-            raise TokenError(f"{source}: token #{position} has role {role!r}; expected viewer, producer or admin")
-        roles[token] = Role[role.strip().upper()]
-    return Tokens(roles)
+        raise TokenError(f"{source}: expected a non-empty JSON object {example}")
+    grants: dict[str, Grant] = {}
+    if all(isinstance(value, dict) for value in raw.values()):
+        for name, entry in raw.items():
+            label = f"token {_shown_name(name, source)!r}"
+            unknown = set(entry) - {"role", "token"}
+            if unknown:
+                raise TokenError(f"{source}: {label} has unknown keys {sorted(unknown)}; expected role and token")
+            token = _check_token(entry.get("token"), label, source)
+            if token in grants:
+                raise TokenError(f"{source}: {label} holds the same token as {grants[token].name!r}")
+            grants[token] = Grant(name, _role(entry.get("role"), label, source))
+    elif all(isinstance(value, str) for value in raw.values()):
+        for position, (token, role) in enumerate(raw.items(), start=1):
+            label = f"token #{position}"
+            grants[_check_token(token, label, source)] = Grant(label, _role(role, label, source))
+    else:
+        raise TokenError(f'{source}: expected {example} (or the first format, {{"<token>": "<role>"}})')
+    return Tokens(grants)
+
+
+def _shown_name(name: str, source: str) -> str:
+    if not name or name != name.strip() or len(name) > MAX_NAME_CHARS or not name.isprintable():
+        raise TokenError(f"{source}: a token name must be 1-{MAX_NAME_CHARS} printable characters, no outer spaces")
+    return name
 
 
 def load_tokens(path: str | os.PathLike[str] | None, environ: Mapping[str, str] = os.environ) -> Tokens | None:
     """Tokens from `path` if given, else from $SCHEMA_EXPLORER_TOKENS, else None (no authentication)."""
     if path is not None:
         file = Path(path).expanduser()
+        source = f"tokens file {str(file)!r}"
         try:
-            text = file.read_text(encoding="utf-8")
+            data = file.read_bytes()
         except OSError as exc:
             raise TokenError(f"cannot read tokens file {str(file)!r}: {exc.strerror or exc}") from None
-        return parse_tokens(text, f"tokens file {str(file)!r}")
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise TokenError(f"{source}: not UTF-8 text (byte 0x{data[exc.start]:02x} at offset {exc.start})") from None
+        return parse_tokens(text, source)
     text = environ.get(TOKENS_ENV, "")
     if not text.strip():
         return None
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:  # os.environ keeps undecodable bytes as lone surrogates
+        raise TokenError(f"${TOKENS_ENV}: not UTF-8 text") from None
     return parse_tokens(text, f"${TOKENS_ENV}")
 
 
@@ -141,23 +253,26 @@ class Permission:
         return options
 
     async def _check(self, request: Request) -> None:
-        tokens: Tokens | None = request.app.state.tokens
-        if tokens is None:
+        """The role check: the gate (server/_gate.py) already authenticated the request before its body."""
+        if request.app.state.tokens is None:
             return
-        header = request.headers.get("authorization", "")
-        granted = bearer_role(tokens, header)
-        if granted is None:
-            raise ApiError(401, "Authentication required", {"WWW-Authenticate": 'Bearer realm="schema-explorer"'})
-        if granted < self.role:
+        grant: Grant | None = request.scope.get("state", {}).get(GRANT_KEY)
+        if grant is None:  # the gate did not run: never let an unauthenticated request through
+            raise ApiError(401, "Authentication required", {"WWW-Authenticate": BEARER_CHALLENGE})
+        if grant.role < self.role:
             raise ApiError(self.status, self.denial(request.path_params))
-        CALLER.set(caller_name(granted, header.partition(" ")[2].strip()))
+        CALLER.set(grant.caller)
 
 
-def bearer_role(tokens: Tokens, header: str) -> Role | None:
-    """The role of the token in an `Authorization: Bearer <token>` header value, None when there is none."""
+GRANT_KEY = "grant"  # the request state's key for what the caller's token grants
+BEARER_CHALLENGE = 'Bearer realm="schema-explorer"'
+
+
+def bearer_grant(tokens: Tokens, header: str) -> Grant | None:
+    """What the token in an `Authorization: Bearer <token>` header value grants, None when nothing."""
     scheme, _, token = header.partition(" ")
     token = token.strip()
-    return tokens.role_of(token) if scheme.lower() == "bearer" and token else None
+    return tokens.grant_of(token) if scheme.lower() == "bearer" and token else None
 
 
 def _topic(params: Mapping[str, Any]) -> str:

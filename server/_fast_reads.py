@@ -27,7 +27,6 @@ from starlette.types import Receive, Scope, Send
 from registry import CompatibilityStrategy, Registry
 
 from ._admin_wire import GetAllVersionsSchemaResponse, GetSchemaResponse
-from ._auth import Tokens, bearer_role
 from ._explorer_wire import TopicSummary
 from ._limits import API_EXTRA, RequestHead, ServerLimits
 
@@ -160,18 +159,10 @@ def _answer(scope: Scope) -> bytes | None:
     else:
         return None
     state = scope["app"].state
-    tokens: Tokens | None = state.tokens
-    if tokens is not None and bearer_role(tokens, _header(scope, b"authorization")) is None:
-        return None  # every role may read these; no or an unknown token gets the routes' 401
+    if not state.gate.admits_quietly(scope):
+        return None  # every role may read these; the full stack answers (and counts) a refusal
     try:
         body: bytes = call(state.registry, *args)
     except Exception:  # noqa: BLE001 - the routes answer errors (the same call raises the same error there)
         return None
     return body
-
-
-def _header(scope: Scope, name: bytes) -> str:
-    for key, value in scope["headers"]:
-        if key.lower() == name:
-            return str(value.decode("latin-1"))
-    return ""

@@ -18,6 +18,7 @@ from registry import Registry, seed_sample_data
 
 PROJECT_ROOT = Path(__file__).resolve().parents[1]
 READY_TIMEOUT = 30.0
+LOCAL = "http://localhost"  # base URL for TestClient: a loopback Host, which a server without tokens requires
 
 
 def free_port() -> int:

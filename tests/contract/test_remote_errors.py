@@ -129,7 +129,7 @@ def test_broker_defaults_come_from_the_runtime_configuration(stand_in):
     reg.close()
 
 
-TOKENS = {"viewer-token-1": "viewer", "admin-token-1": "admin"}
+TOKENS = {"viewer-token-1-0123456789abcdef": "viewer", "admin-token-1-0123456789abcdef": "admin"}
 
 
 @pytest.fixture(scope="module")
@@ -144,7 +144,7 @@ def test_no_token_is_an_auth_error(guarded_url):
 
 
 def test_a_viewer_token_reads_but_cannot_write(guarded_url):
-    with Registry.open(guarded_url, token="viewer-token-1") as reg:
+    with Registry.open(guarded_url, token="viewer-token-1-0123456789abcdef") as reg:
         assert reg.get("persistent://acme/orders/order-created").version == 13
         with pytest.raises(AuthError):
             reg.delete("persistent://acme/orders/order-created")
@@ -153,7 +153,7 @@ def test_a_viewer_token_reads_but_cannot_write(guarded_url):
 
 
 def test_an_admin_token_writes(guarded_url):
-    with Registry.open(guarded_url, token="admin-token-1") as reg:
+    with Registry.open(guarded_url, token="admin-token-1-0123456789abcdef") as reg:
         assert reg.register("persistent://acme/orders/guarded", SchemaInfo(type=SchemaType.STRING)) == 0
 
 

@@ -390,6 +390,16 @@ REST_CASES: list[tuple[str, str, str, Any, dict[str, str], tuple[int, ...], tupl
     ("an audit limit of zero", "GET", "/explorer/v1/audit?limit=0", None, {}, (400,), ("limit",)),
     ("a method the route lacks", "PATCH", TOPIC_PATH + "/schema", None, {}, (405,), ()),
     # --- headers
+    (
+        "a Host that is not a loopback name (DNS rebinding)",
+        "GET",
+        "/admin/v2/tenants",
+        None,
+        {"Host": "evil.example"},
+        (421,),
+        ("--allow-host", "evil.example"),
+    ),
+    ("a Host that ends like a loopback name", "GET", TOPIC_PATH + "/schema", None, {"Host": "x.localhost"}, (421,), ()),
     ("20 kB of request headers", "GET", "/admin/v2/tenants", None, {"x-padding": "a" * 20_000}, (400, 431), ()),
     ("a 5 MB body of whitespace", *POST, b" " * (5 * MB), {}, (413,), ("limit of 4,194,304 bytes",)),
 ]

@@ -18,10 +18,11 @@ from registry._limits import limited
 from schemas import S1, S2
 from server import create_app, parse_tokens
 from server._limits import ServerLimits
+from serving import LOCAL
 
 pytestmark = pytest.mark.timeout(120)
 TOPIC = "persistent://t/ns/x"
-ADMIN = "admin-token-secret-01"
+ADMIN = "admin-token-secret-01-0123456789abcdef"
 
 
 # --- audit trail ------------------------------------------------------------------------------------------------
@@ -61,7 +62,7 @@ def test_the_audit_trail_through_the_explorer_api() -> None:
     reg.create_namespace("t/ns", user="ann")
     reg.register(TOPIC, SchemaInfo(type=SchemaType.AVRO, schema=S1), user="cat")
     reg.create_namespace("u/other", user="zed")
-    client = TestClient(create_app(reg))
+    client = TestClient(create_app(reg), base_url=LOCAL)
     body = client.get("/explorer/v1/audit", params={"target": "t/ns"}).json()
     assert body["target"] == "t/ns"
     assert [(e["user"], e["action"], e["target"]) for e in body["entries"]] == [
@@ -74,10 +75,10 @@ def test_the_audit_trail_through_the_explorer_api() -> None:
 
 
 def test_the_audit_route_needs_a_token_when_the_server_has_them() -> None:
-    tokens = parse_tokens(json.dumps({ADMIN: "admin", "viewer-token-secret-1": "viewer"}), "test")
-    client = TestClient(create_app(Registry.in_memory(), tokens=tokens))
+    tokens = parse_tokens(json.dumps({ADMIN: "admin", "viewer-token-secret-1-0123456789abcdef": "viewer"}), "test")
+    client = TestClient(create_app(Registry.in_memory(), tokens=tokens), base_url=LOCAL)
     assert client.get("/explorer/v1/audit").status_code == 401
-    ok = client.get("/explorer/v1/audit", headers={"Authorization": "Bearer viewer-token-secret-1"})
+    ok = client.get("/explorer/v1/audit", headers={"Authorization": "Bearer viewer-token-secret-1-0123456789abcdef"})
     assert ok.status_code == 200
 
 
@@ -85,19 +86,19 @@ def test_writes_through_the_server_record_the_callers_role_never_the_token() -> 
     tokens = parse_tokens(json.dumps({ADMIN: "admin"}), "test")
     reg = Registry.in_memory()
     reg.create_namespace("t/ns")
-    client = TestClient(create_app(reg, tokens=tokens))
+    client = TestClient(create_app(reg, tokens=tokens), base_url=LOCAL)
     auth = {"Authorization": f"Bearer {ADMIN}"}
     assert client.post("/admin/v2/schemas/t/ns/x/schema", json={"type": "AVRO", "schema": S1}, headers=auth).is_success
     assert client.put("/admin/v2/namespaces/t/ns/schemaCompatibilityStrategy", json="FORWARD", headers=auth).is_success
     users = {entry.user for entry in reg.audit_trail("t/ns") if entry.action != "create_namespace"}  # made above
-    assert len(users) == 1 and users.pop().startswith("admin #")
+    assert len(users) == 1 and users.pop() == "token #1 (admin)"
     assert all(ADMIN not in entry.user for entry in reg.audit_trail())
 
 
 def test_writes_without_tokens_are_audited_as_anonymous() -> None:
     reg = Registry.in_memory()
     reg.create_namespace("t/ns")
-    client = TestClient(create_app(reg))
+    client = TestClient(create_app(reg), base_url=LOCAL)
     assert client.post("/admin/v2/schemas/t/ns/x/schema", json={"type": "AVRO", "schema": S1}).is_success
     assert reg.audit_trail(TOPIC)[0].user == "anonymous"
 
@@ -179,7 +180,7 @@ def _client(**limits: float) -> TestClient:
     reg.create_namespace("t/ns")
     app = create_app(reg)
     app.state.limits = ServerLimits(**limits)  # type: ignore[arg-type]
-    return TestClient(app)
+    return TestClient(app, base_url=LOCAL)
 
 
 def test_server_limit_defaults() -> None:
@@ -254,7 +255,7 @@ def test_state_is_unchanged_by_refused_limits() -> None:
     reg.create_namespace("t/ns")
     before = io.StringIO()
     export_snapshot(reg, before, audit=False)
-    client = TestClient(create_app(reg))
+    client = TestClient(create_app(reg), base_url=LOCAL)
     client.post("/admin/v2/schemas/t/ns/x/schema", json={"type": "AVRO", "schema": "x" * (5 * 1024 * 1024)})
     after = io.StringIO()
     export_snapshot(reg, after, audit=False)

@@ -17,9 +17,14 @@ from registry import Registry, SchemaInfo, SchemaType, export_snapshot
 from registry.notebook import history
 from schemas import S1
 from server import create_app, parse_tokens
+from serving import LOCAL
 
 pytestmark = pytest.mark.timeout(120)
-TOKENS = {"viewer": "viewer-token-secret-1", "producer": "producer-token-secret-1", "admin": "admin-token-secret-01"}
+TOKENS = {
+    "viewer": "viewer-token-secret-1-0123456789abcdef",
+    "producer": "producer-token-secret-1-0123456789abcdef",
+    "admin": "admin-token-secret-01-0123456789abcdef",
+}
 TOKENS_JSON = json.dumps({token: role for role, token in TOKENS.items()})
 VALUES = {"tenant": "t", "namespace": "ns", "topic": "x", "version": "0"}
 BODY = {"type": "AVRO", "schema": S1}
@@ -43,7 +48,7 @@ def test_a_viewer_can_change_nothing_through_any_route(tmp_path: Path) -> None:
     reg = Registry.open(tmp_path / "r.db", create=True)
     reg.create_namespace("t/ns")
     reg.register("persistent://t/ns/x", SchemaInfo(type=SchemaType.AVRO, schema=S1))
-    client = TestClient(create_app(reg, tokens=parse_tokens(TOKENS_JSON, "test")))
+    client = TestClient(create_app(reg, tokens=parse_tokens(TOKENS_JSON, "test")), base_url=LOCAL)
     before = _state(reg)
     viewer = {"Authorization": f"Bearer {TOKENS['viewer']}"}
     changed = []
@@ -116,7 +121,7 @@ def test_cors_is_closed_on_a_live_server(workdir: Path) -> None:
 def test_security_headers_on_every_kind_of_answer(method: str, path: str, body: object, status: int) -> None:
     reg = Registry.in_memory()
     reg.create_namespace("t/ns")
-    client = TestClient(create_app(reg))
+    client = TestClient(create_app(reg), base_url=LOCAL)
     response = client.request(method, path, json=body)
     assert response.status_code == status
     headers = response.headers

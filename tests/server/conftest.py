@@ -12,6 +12,7 @@ from fastapi.testclient import TestClient
 
 from registry import Registry, seed_sample_data
 from server import create_app, parse_tokens
+from serving import LOCAL
 
 # Registry files live in RAM when the machine has /dev/shm: every write is fsynced (synchronous=FULL), and a
 # slow disk would make these tests slow without testing anything more.
@@ -49,7 +50,8 @@ def open_app(db_dir: Path) -> Iterator[Callable[..., TestClient]]:
             with Registry.open(path, create=True) as reg:
                 reg.create_namespace("t/ns")
         reg = Registry.open(path, auto_create=False)
-        client = TestClient(create_app(reg, tokens=parse_tokens(tokens, "test") if tokens else None))
+        app = create_app(reg, tokens=parse_tokens(tokens, "test") if tokens else None)
+        client = TestClient(app, base_url=LOCAL)
         made.append((reg, client))
         return client
 

@@ -10,6 +10,7 @@ from fastapi.testclient import TestClient
 
 from registry import Registry, StorageError
 from server import create_app
+from serving import LOCAL
 
 SECRET = "/srv/registry/secret-path.db: database disk image is malformed"
 
@@ -28,7 +29,7 @@ def test_an_error_answers_a_request_id_and_logs_the_text(
         raise error
 
     monkeypatch.setattr(registry, "tenants", broken)
-    client = TestClient(create_app(registry), raise_server_exceptions=False)
+    client = TestClient(create_app(registry), raise_server_exceptions=False, base_url=LOCAL)
     with caplog.at_level(logging.ERROR, logger="server"):
         answer = client.get("/admin/v2/tenants")
     assert answer.status_code == status

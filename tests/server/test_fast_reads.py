@@ -16,7 +16,7 @@ from fastapi.testclient import TestClient
 from registry import Registry
 from server._fast_reads import _answer
 
-TOKEN = "viewer-token-1"
+TOKEN = "viewer-token-1-0123456789abcdef"
 
 
 @pytest.fixture
@@ -57,7 +57,14 @@ def test_hot_reads_are_served_ahead_of_the_routes(seeded_client: TestClient) -> 
     app = seeded_client.app
 
     def scope(path: str) -> dict[str, object]:
-        return {"type": "http", "method": "GET", "path": path, "query_string": b"", "headers": [], "app": app}
+        return {
+            "type": "http",
+            "method": "GET",
+            "path": path,
+            "query_string": b"",
+            "headers": [(b"host", b"localhost")],
+            "app": app,
+        }
 
     assert _answer(scope("/admin/v2/schemas/acme/orders/order-created/schema")) is not None
     assert _answer(scope("/admin/v2/schemas/acme/orders/no-such-topic/schema")) is None  # the routes' 404

@@ -15,6 +15,7 @@ from fastapi.testclient import TestClient
 
 from registry import Registry
 from server import create_app
+from serving import LOCAL
 
 HOT = "/admin/v2/schemas/acme/orders/order-created/schema"
 
@@ -23,7 +24,7 @@ def _client(seeded_file: Path, tmp_path: Path, **options: object) -> tuple[Regis
     path = tmp_path / "front.db"
     shutil.copyfile(seeded_file, path)
     reg = Registry.open(path, auto_create=False)
-    return reg, TestClient(create_app(reg, **options))  # type: ignore[arg-type]
+    return reg, TestClient(create_app(reg, **options), base_url=LOCAL)  # type: ignore[arg-type]
 
 
 def test_cross_origin_reads_get_cors_answers(seeded_file: Path, tmp_path: Path) -> None:

@@ -25,7 +25,7 @@ _FOLDER = Path(tempfile.mkdtemp(prefix="schema-explorer-fuzz-", dir="/dev/shm" i
 with Registry.open(_FOLDER / "fuzz.db", create=True) as _seeding:
     seed_sample_data(_seeding)
 _REGISTRY = Registry.open(_FOLDER / "fuzz.db", auto_create=False)
-schema = schemathesis.openapi.from_asgi("/openapi.json", create_app(_REGISTRY))
+schema = schemathesis.openapi.from_asgi("/openapi.json", create_app(_REGISTRY, allowed_hosts=["testserver"]))
 
 
 @pytest.fixture(scope="module", autouse=True)

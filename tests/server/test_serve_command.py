@@ -17,7 +17,7 @@ import pytest
 from cli.main import main
 from schemas import S1, S3
 
-ADMIN = "admin-token-e2e"
+ADMIN = "admin-token-e2e-0123456789abcdef"
 
 
 def free_port() -> int:
@@ -29,7 +29,9 @@ def free_port() -> int:
 @pytest.fixture
 def server(db_dir: Path) -> Iterator[str]:
     port = free_port()
-    env = dict(os.environ, SCHEMA_EXPLORER_TOKENS=json.dumps({ADMIN: "admin", "viewer-token-e2e": "viewer"}))
+    env = dict(
+        os.environ, SCHEMA_EXPLORER_TOKENS=json.dumps({ADMIN: "admin", "viewer-token-e2e-0123456789abcdef": "viewer"})
+    )
     command = [sys.executable, "-m", "cli.main", "serve", "--db", str(db_dir / "e2e.db"), "--port", str(port)]
     with subprocess.Popen(
         command, env=env, cwd=Path(__file__).resolve().parents[2], stderr=subprocess.PIPE, text=True
@@ -62,7 +64,10 @@ def test_serve_speaks_pulsar_admin_v2_with_tokens(server: str) -> None:
     posted = admin.post("/admin/v2/schemas/t/ns/x/schema", json={"type": "AVRO", "schema": S1})
     assert posted.json() == {"version": {"version": 0}}
     assert admin.post("/admin/v2/schemas/t/ns/x/schema", json={"type": "AVRO", "schema": S3}).status_code == 409
-    viewer = httpx.get(f"{server}/admin/v2/schemas/t/ns/x/schema", headers={"Authorization": "Bearer viewer-token-e2e"})
+    viewer = httpx.get(
+        f"{server}/admin/v2/schemas/t/ns/x/schema",
+        headers={"Authorization": "Bearer viewer-token-e2e-0123456789abcdef"},
+    )
     assert viewer.json()["version"] == 0
     assert admin.get("/explorer/v1/topics").json()["total"] == 1
     assert "x-required-role" in json.dumps(httpx.get(f"{server}/openapi.json").json())

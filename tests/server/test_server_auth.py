@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
+import io
 import json
 import re
 from collections.abc import Callable
@@ -12,9 +15,14 @@ from fastapi.testclient import TestClient
 from registry import Registry
 from schemas import S1
 from server import Role, create_app, load_tokens, parse_tokens
-from server._auth import TokenError
+from server._auth import TokenError, token_bits
+from serving import LOCAL
 
-TOKENS = {"viewer": "viewer-token-1", "producer": "producer-token-1", "admin": "admin-token-01"}
+TOKENS = {
+    "viewer": "viewer-token-1-0123456789abcdef",
+    "producer": "producer-token-1-0123456789abcdef",
+    "admin": "admin-token-01-0123456789abcdef",
+}
 TOKENS_JSON = json.dumps({token: role for role, token in TOKENS.items()})
 ROLES = [Role.VIEWER, Role.PRODUCER, Role.ADMIN]
 VALUES = {"tenant": "t", "namespace": "ns", "topic": "x", "version": "0"}
@@ -150,7 +158,7 @@ def test_cors_is_closed_by_default(client: TestClient) -> None:
 
 def test_cors_opens_to_listed_origins_only() -> None:
     app = create_app(Registry.in_memory(), cors_origins=["https://ok.example"])
-    with TestClient(app) as client:
+    with TestClient(app, base_url=LOCAL) as client:
         ok = client.get("/admin/v2/tenants", headers={"Origin": "https://ok.example"})
         other = client.get("/admin/v2/tenants", headers={"Origin": "https://evil.example"})
     assert ok.headers["access-control-allow-origin"] == "https://ok.example"
@@ -172,24 +180,77 @@ def test_tokens_from_a_file_and_from_the_environment(tmp_path) -> None:
     assert load_tokens(None, {}) is None
 
 
+STRONG = "0123456789abcdef0123456789abcdef"  # 32 hex characters: 128 bits
+WORDY = "secret-token-secret-token-1"  # 27 characters of a wider alphabet, counted as 6 bits each: 162
+
+
 @pytest.mark.parametrize(
     ("text", "words"),
     [
-        ("not json secret-token-1", "not valid JSON"),
+        (f"not json {STRONG}", "not valid JSON"),
         ("[]", "non-empty JSON object"),
         ("{}", "non-empty JSON object"),
-        ('{"secret-token-1": "root"}', "token #1 has role 'root'"),
-        ('{"secret-token-1": "admin", "short": "viewer"}', "token #2 must be at least 8"),
-        ('{" secret-token-1": "admin"}', "token #1 must be"),
+        (f'{{"{STRONG}": "root"}}', "token #1 has role 'root'"),
+        (f'{{"{STRONG}": "admin", "0123456789abcdef0123456789abcde": "viewer"}}', "token #2 is too weak (about 124"),
+        (f'{{"{WORDY}": "admin", "secret-token-1": "viewer"}}', "token #2 is too weak"),
+        (f'{{" {STRONG}": "admin"}}', "token #1 must be printable ASCII without spaces"),
+        (f'{{"{STRONG}é": "admin"}}', "token #1 must be printable ASCII"),
+        (f'{{"{STRONG}": "admin", "{STRONG}": "viewer"}}', "an entry appears twice"),
+        (f'{{"ci": {{"role": "producer", "token": "{STRONG}"}}, "ops": {{"role": "admin", "token": "{STRONG}"}}}}',
+         "token 'ops' holds the same token as 'ci'"),
+        (f'{{"ci": {{"role": "producer", "token": "{STRONG}"}}, "{WORDY}": "admin"}}', "expected {"),
+        (f'{{"ci": {{"role": "producer", "token": "{STRONG}", "note": "x"}}}}', "unknown keys ['note']"),
+        ('{"ci": {"role": "producer"}}', "token 'ci' has no token"),
+        (f'{{" ci": {{"role": "producer", "token": "{STRONG}"}}}}', "a token name must be"),
     ],
-    ids=["not json", "a list", "empty", "unknown role", "too short", "spaces"],
-)
+    ids=["not json", "a list", "empty", "unknown role", "124 bits", "a word", "spaces", "non-ASCII", "duplicate",
+         "same token twice", "mixed formats", "unknown key", "no token", "bad name"],
+)  # fmt: skip
 def test_bad_tokens_are_refused_without_echoing_them(text: str, words: str) -> None:
     with pytest.raises(TokenError) as caught:
         parse_tokens(text, "tokens file 'x'")
     assert words in str(caught.value)
-    for token in ("secret-token-1", "short"):
+    for token in (STRONG, WORDY, "secret-token-1", STRONG[:-1]):
         assert token not in str(caught.value)
+
+
+def test_named_tokens_give_their_name_to_the_audit_trail(open_app: Callable[..., TestClient]) -> None:
+    named = {"ci-gate": {"role": "producer", "token": STRONG}, "ops": {"role": "admin", "token": WORDY}}
+    client = open_app(tokens=json.dumps(named))
+    ops, ci = {"Authorization": f"Bearer {WORDY}"}, {"Authorization": f"Bearer {STRONG}"}
+    assert client.put("/admin/v2/persistent/t/ns/x", headers=ops).status_code == 204
+    assert client.post("/admin/v2/schemas/t/ns/x/schema", json=SCHEMA, headers=ci).status_code == 200
+    users = [e["user"] for e in client.get("/explorer/v1/audit", headers=ops).json()["entries"]]
+    assert "ci-gate (producer)" in users and "ops (admin)" in users
+    assert not any(STRONG[:8] in user or WORDY[:8] in user for user in users)
+
+
+def test_tokens_are_kept_as_keyed_digests() -> None:
+    one, two = parse_tokens(f'{{"{STRONG}": "admin"}}', "a"), parse_tokens(f'{{"{STRONG}": "admin"}}', "b")
+    assert one.role_of(STRONG) is two.role_of(STRONG) is Role.ADMIN
+    assert one._grants[0][0] != two._grants[0][0]  # a key of its own: a leaked digest says nothing elsewhere
+    assert hashlib.sha256(STRONG.encode()).digest() not in (one._grants[0][0], two._grants[0][0])
+    assert one.role_of(STRONG + "x") is None and one.role_of("\ud800") is None
+
+
+def test_a_tokens_file_that_is_not_utf8_is_one_clear_error(tmp_path) -> None:
+    path = tmp_path / "tokens.json"
+    path.write_bytes(b'{"\xff' + STRONG.encode() + b'": "admin"}')
+    with pytest.raises(TokenError, match=r"not UTF-8 text \(byte 0xff at offset 2\)"):
+        load_tokens(path, {})
+    with pytest.raises(TokenError, match="not UTF-8"):
+        load_tokens(None, {"SCHEMA_EXPLORER_TOKENS": '{"\udcff": "admin"}'})
+
+
+def test_token_new_prints_a_token_the_server_accepts() -> None:
+    from cli.main import main
+
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert main(["token", "new", "--name", "ci", "--role", "producer"]) == 0
+    entry = json.loads(out.getvalue())
+    assert entry["ci"]["role"] == "producer" and token_bits(entry["ci"]["token"]) >= 256
+    assert parse_tokens(out.getvalue(), "new").role_of(entry["ci"]["token"]) is Role.PRODUCER
 
 
 def test_unreadable_tokens_file_is_named(tmp_path) -> None:
@@ -200,5 +261,8 @@ def test_unreadable_tokens_file_is_named(tmp_path) -> None:
 def test_tokens_json_example_in_help_parses() -> None:
     from cli.serve import TOKENS_HELP
 
-    example = next(line.strip() for line in TOKENS_HELP.splitlines() if line.strip().startswith("{"))
-    assert len(parse_tokens(example, "help")) == len(json.loads(example))
+    lines = TOKENS_HELP.splitlines()
+    first = next(i for i, line in enumerate(lines) if line.strip().startswith("{"))
+    last = next(i for i in range(first, len(lines)) if lines[i].rstrip().endswith("}}"))
+    example = "\n".join(lines[first : last + 1])
+    assert len(parse_tokens(example, "help")) == len(json.loads(example)) == 2
