@@ -14,12 +14,14 @@ from typing import Any, Literal, TypeVar, cast
 
 import altair as alt
 import pandas as pd  # type: ignore[import-untyped]
+import vl_convert
 
 from ._model import SchemaVersion
 from ._whatif import WhatIf
 from .tables import history_frame, strategy_frame
 
 __all__ = [
+    "OFFLINE_RENDERER",
     "ACCEPTED_COLOR",
     "REFUSED_COLOR",
     "compatibility_heatmap",
@@ -257,3 +259,24 @@ def strategy_matrix_chart(what_if: WhatIf, *, title: str | None = None) -> alt.L
         height=alt.Step(26),
     )
     return _themed(chart)
+
+
+# --- display -------------------------------------------------------------------------------------------
+
+OFFLINE_RENDERER = "schema-explorer"
+_VEGALITE_MIME = "application/vnd.vegalite.v{}+json".format(alt.SCHEMA_VERSION.lstrip("v").split(".")[0])
+
+
+def offline_renderer(spec: dict[str, Any], **metadata: Any) -> tuple[dict[str, Any], dict[str, Any]]:
+    """A chart's display bundle: its Vega-Lite spec for frontends that draw it with their own bundled Vega
+    (JupyterLab, VS Code), and the same chart as SVG for every other viewer, drawn here by vl-convert
+    (an embedded Vega, no browser and no network), so an executed notebook shows its charts offline."""
+    bundle: dict[str, Any] = {
+        _VEGALITE_MIME: spec,
+        "image/svg+xml": vl_convert.vegalite_to_svg(spec),
+        "text/plain": "<chart: Vega-Lite, with a static SVG>",
+    }
+    return bundle, ({_VEGALITE_MIME: metadata} if metadata else {})
+
+
+alt.renderers.register(OFFLINE_RENDERER, offline_renderer)

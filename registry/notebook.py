@@ -10,6 +10,12 @@
 
 The charts are `registry.charts`' and the tables `registry.tables`', re-exported here: the same ones the app
 draws. Not imported by `registry/__init__.py`: the core must import without pandas or altair.
+
+Importing this module switches altair to the "schema-explorer" renderer (`registry.charts.offline_renderer`):
+each chart output carries its Vega-Lite spec, which JupyterLab and VS Code draw with their bundled Vega, and
+the same chart as a static SVG drawn here (vl-convert, no browser, no network), which every other viewer of
+an executed notebook shows: classic Notebook offline, nbviewer, GitHub, exports. altair's own default loads
+Vega from a CDN and shows nothing offline. `alt.renderers.enable("default")` goes back to it.
 """
 
 from __future__ import annotations
@@ -34,7 +40,7 @@ from ._paths import default_db_path, remote_url
 from ._registry import Registry
 from ._seed import seed_sample_data
 from ._snapshot import export_snapshot, import_snapshot
-from .charts import compatibility_heatmap, strategy_matrix_chart, version_timeline
+from .charts import OFFLINE_RENDERER, compatibility_heatmap, strategy_matrix_chart, version_timeline
 from .tables import (
     advisories_frame,
     changes_frame,
@@ -47,6 +53,8 @@ from .tables import (
     topics_frame,
     upgrade_plan_frame,
 )
+
+alt.renderers.enable(OFFLINE_RENDERER)
 
 __all__ = [
     "AUDIT_ENV",
