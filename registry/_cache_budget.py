@@ -1,0 +1,116 @@
+"""One memory budget for every cache of parsed or read schemas, and a byte-bounded LRU cache to spend it.
+
+Caches bounded by their number of entries let a viewer pin gigabytes: 4,096 parsed 1 MiB schemas posted to
+the diff and check endpoints are 4,096 parses kept (1.9-3.5 GB measured, issue 18). So every cache accounts
+each entry by bytes, estimated from its input (text bytes x a factor measured by bench/bench_cache_factors.py:
+what a kept parse really holds per input byte, rounded up), and drops its least recently used entries to stay
+within its share of the budget. An entry larger than its cache's share is not cached at all: a 1 MiB
+candidate under a small budget is parsed, answered and freed.
+
+The budget is SCHEMA_EXPLORER_CACHE_BYTES (bytes; default 256 MiB, which leaves room for the requests in flight
+in a 1 GB server), read at import and split:
+  3/8 parsed Avro schemas (registry/_avro_schema.py)   1/4 schema histories read (registry/_read_cache.py)
+  1/8 answers of the hot reads (server/_fast_reads.py) 1/8 parsed PROTOBUF_NATIVE schemas, 1/8 their models
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Callable, Hashable, Mapping
+from typing import Final, Generic, TypeVar
+
+CACHE_BYTES_ENV: Final = "SCHEMA_EXPLORER_CACHE_BYTES"
+DEFAULT_CACHE_BYTES: Final = 256 * 1024 * 1024
+_MIN_CACHE_BYTES: Final = 1024 * 1024
+
+
+def cache_bytes(environ: Mapping[str, str] = os.environ) -> int:
+    """The budget: SCHEMA_EXPLORER_CACHE_BYTES, a whole number of bytes (at least 1 MiB), or the default."""
+    text = environ.get(CACHE_BYTES_ENV, "").strip()
+    if not text:
+        return DEFAULT_CACHE_BYTES
+    try:
+        value = int(text.replace("_", ""))
+    except ValueError:
+        raise ValueError(f"${CACHE_BYTES_ENV} must be a whole number of bytes, not {text[:40]!r}") from None
+    if value < _MIN_CACHE_BYTES:
+        raise ValueError(f"${CACHE_BYTES_ENV} must be at least {_MIN_CACHE_BYTES:,} bytes, not {value:,}")
+    return value
+
+
+TOTAL_BYTES: Final = cache_bytes()
+AVRO_PARSED_BYTES: Final = TOTAL_BYTES * 3 // 8
+READ_CACHE_BYTES: Final = TOTAL_BYTES // 4
+FAST_READ_BYTES: Final = TOTAL_BYTES // 8
+PROTOBUF_PARSED_BYTES: Final = TOTAL_BYTES // 8
+PROTOBUF_MODEL_BYTES: Final = TOTAL_BYTES // 8
+
+# Bytes kept per input byte, the maxima measured by bench/bench_cache_factors.py, rounded up. Avro: tracemalloc
+# growth of kept parses plus the key text; PROTOBUF_NATIVE: RSS growth (the descriptor pool lives in C). A model
+# is keyed on its root descriptor, which keeps the descriptor pool alive: its factor counts the pool too.
+# Measured (pure Python build): Avro x13.1 at most (large_record: 1,900 fields 3 deep; 20,000 int fields x11.0,
+# doc-heavy x3.5); PROTOBUF_NATIVE parse x22.0, model x15.0 (+ the pool it keeps: x22.0).
+AVRO_FACTOR: Final = 16
+PROTOBUF_PARSED_FACTOR: Final = 24
+PROTOBUF_MODEL_FACTOR: Final = 40
+
+K = TypeVar("K", bound=Hashable)
+V = TypeVar("V")
+
+
+class ByteLRU(Generic[K, V]):
+    """A thread-safe map of at most `max_bytes` accounted bytes, least recently used entries dropped first."""
+
+    def __init__(self, max_bytes: int) -> None:
+        self.max_bytes = max_bytes
+        self._lock = threading.Lock()
+        self._entries: dict[K, tuple[V, int]] = {}  # in use order, oldest first
+        self._bytes = 0
+
+    @property
+    def bytes(self) -> int:
+        return self._bytes
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._entries
+
+    def get(self, key: K) -> V | None:
+        with self._lock:
+            found = self._entries.pop(key, None)
+            if found is None:
+                return None
+            self._entries[key] = found  # now the most recently used
+            return found[0]
+
+    def put(self, key: K, value: V, size: int) -> None:
+        """Keep `value` as `size` bytes, dropping the oldest entries to make room; not at all if it is larger
+        than the whole budget."""
+        if size > self.max_bytes:
+            return
+        with self._lock:
+            old = self._entries.pop(key, None)
+            if old is not None:
+                self._bytes -= old[1]
+            while self._entries and self._bytes + size > self.max_bytes:
+                self._bytes -= self._entries.pop(next(iter(self._entries)))[1]
+            self._entries[key] = (value, size)
+            self._bytes += size
+
+    def clear(self) -> None:
+        with self._lock:
+            self._entries.clear()
+            self._bytes = 0
+
+
+def cached(cache: ByteLRU[K, V], key: K, make: Callable[[], V], size: Callable[[V], int]) -> V:
+    """`cache`'s value for `key`, made and kept (as `size(value)` bytes) when missing. Two threads missing the
+    same key both make it; the second one's is kept (parses are pure: either is right)."""
+    found = cache.get(key)
+    if found is None:
+        found = make()
+        cache.put(key, found, size(found))
+    return found
