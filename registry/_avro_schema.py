@@ -18,7 +18,6 @@ import itertools
 import json
 import os
 import re
-import sys
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -374,8 +373,10 @@ _SMALL_TEXT: Final = 8192
 # Parsed schemas by text, least recently used first (dicts keep insertion order). A plain dict rather than
 # functools.lru_cache: compiled, a lookup stays native instead of going through a Python call and the cache's
 # linked list, which measurably slowed small cold checks. Bounded by bytes (registry/_cache_budget.py): an entry
-# counts as its key text's size plus AVRO_FACTOR - 1 bytes per character for the parse (measured by
-# bench/bench_cache_factors.py); one larger than the whole share is parsed but not kept.
+# costs `parse_cost`; one larger than the whole share is parsed but not kept.
+# A hit takes no lock (two dict operations, each atomic); adding takes one, so the accounting is exact but
+# for a hit and a miss of the same text racing, which can only count an entry twice: fewer bytes kept, never
+# more, and the count starts again from zero whenever eviction empties the cache.
 _PARSED: Final[dict[str, AvroSchema]] = {}
 _PARSED_MAX_BYTES: Final = AVRO_PARSED_BYTES
 _PARSED_BYTES: Final[list[int]] = [0]  # the accounted bytes of _PARSED (a list: module globals here are Final)
@@ -384,9 +385,12 @@ _PARSED_LOCK: Final = threading.Lock()
 
 def clear_parse_cache() -> None:
     """Forget every parsed schema (benchmarks time cold parses with it)."""
-    with _PARSED_LOCK:
+    _PARSED_LOCK.acquire()
+    try:
         _PARSED.clear()
         _PARSED_BYTES[0] = 0
+    finally:
+        _PARSED_LOCK.release()
 
 
 def parse_cache_bytes() -> int:
@@ -395,29 +399,45 @@ def parse_cache_bytes() -> int:
 
 
 def parse_cost(text: str) -> int:
-    """What keeping the parse of `text` costs the cache, in bytes."""
-    return sys.getsizeof(text) + len(text) * (AVRO_FACTOR - 1)
+    """What keeping the parse of `text` costs the cache, in bytes: AVRO_FACTOR per character (measured by
+    bench/bench_cache_factors.py, the key text included), 3 more where the key takes 4 bytes a character."""
+    return len(text) * (AVRO_FACTOR if text.isascii() else AVRO_FACTOR + 3) + 64
 
 
 def parse_avro(text: str) -> AvroSchema:
     """Parse with Pulsar's lenient names and default validation off. Cached: histories re-parse the same text."""
-    with _PARSED_LOCK:
-        schema = _PARSED.pop(text, None)
-        if schema is not None:
-            _PARSED[text] = schema  # now the most recently used
-            return schema
+    schema = _PARSED.pop(text, None)
+    if schema is not None:
+        _PARSED[text] = schema  # now the most recently used
+        return schema
     schema = _parse_pausing_collector(text)
     cost = parse_cost(text)
     if cost <= _PARSED_MAX_BYTES:
-        with _PARSED_LOCK:
-            if text not in _PARSED:  # another thread may have parsed and kept it meanwhile
-                while _PARSED and _PARSED_BYTES[0] + cost > _PARSED_MAX_BYTES:
-                    oldest = next(iter(_PARSED))
-                    del _PARSED[oldest]
-                    _PARSED_BYTES[0] -= parse_cost(oldest)
-                _PARSED[text] = schema
-                _PARSED_BYTES[0] += cost
+        _PARSED_LOCK.acquire()
+        try:
+            _keep(text, schema, cost)
+        finally:
+            _PARSED_LOCK.release()
     return schema
+
+
+def _keep(text: str, schema: AvroSchema, cost: int) -> None:
+    """Add a parse to the cache, the least recently used going first to make room (under _PARSED_LOCK)."""
+    if text in _PARSED:
+        return  # another thread parsed and kept it meanwhile
+    while _PARSED and _PARSED_BYTES[0] + cost > _PARSED_MAX_BYTES:
+        try:
+            oldest = next(iter(_PARSED))
+        except (RuntimeError, StopIteration):  # a hit moved an entry meanwhile
+            break
+        if _PARSED.pop(oldest, None) is not None:  # else a hit has it in hand, and puts it back
+            _PARSED_BYTES[0] -= parse_cost(oldest)
+    if not _PARSED:
+        _PARSED_BYTES[0] = 0
+    elif _PARSED_BYTES[0] + cost > _PARSED_MAX_BYTES:
+        return  # no room made: not kept
+    _PARSED[text] = schema
+    _PARSED_BYTES[0] += cost
 
 
 def _parse_pausing_collector(text: str) -> AvroSchema:

@@ -11,14 +11,18 @@ The budget is SCHEMA_EXPLORER_CACHE_BYTES (bytes; default 256 MiB, which leaves 
 in a 1 GB server), read at import and split:
   3/8 parsed Avro schemas (registry/_avro_schema.py)   1/4 schema histories read (registry/_read_cache.py)
   1/8 answers of the hot reads (server/_fast_reads.py) 1/8 parsed PROTOBUF_NATIVE schemas, 1/8 their models
+and 1/64 of it (at least 1 MiB) bounds the bytes of large candidate schemas worked on at once (`CANDIDATES`).
 """
 
 from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Callable, Hashable, Mapping
+from collections.abc import Callable, Hashable, Iterator, Mapping
+from contextlib import contextmanager
 from typing import Final, Generic, TypeVar
+
+from ._errors import StorageError
 
 CACHE_BYTES_ENV: Final = "SCHEMA_EXPLORER_CACHE_BYTES"
 DEFAULT_CACHE_BYTES: Final = 256 * 1024 * 1024
@@ -114,3 +118,50 @@ def cached(cache: ByteLRU[K, V], key: K, make: Callable[[], V], size: Callable[[
         found = make()
         cache.put(key, found, size(found))
     return found
+
+
+# Candidate schemas in work at once, by text bytes: a parsed candidate and what a diff or check builds from it
+# weigh some 30 times its text while the request runs (32 viewers posting 1 MiB candidates held 944 MiB with the
+# caches bounded and this gate off), and with one interpreter lock more than a few at once run no faster.
+# Candidates under _SMALL_CANDIDATE bytes pass freely; a larger one waits for room, at most CANDIDATE_WAIT_S.
+CANDIDATE_WORK_BYTES: Final = max(TOTAL_BYTES // 64, 1024 * 1024)  # 4 MiB at the default budget
+_SMALL_CANDIDATE: Final = 64 * 1024
+CANDIDATE_WAIT_S: Final = 60.0
+
+
+class WorkGate:
+    """A semaphore counted in bytes. One entry larger than the whole gate still goes in alone; a thread already
+    inside (a facade call calling another) passes again without waiting for itself."""
+
+    def __init__(self, max_bytes: int, small: int = _SMALL_CANDIDATE, wait_s: float = CANDIDATE_WAIT_S) -> None:
+        self.max_bytes, self.small, self.wait_s = max_bytes, small, wait_s
+        self._ready = threading.Condition()
+        self._bytes = 0
+        self._inside = threading.local()
+
+    @property
+    def bytes(self) -> int:
+        return self._bytes
+
+    @contextmanager
+    def admit(self, size: int) -> Iterator[None]:
+        if size < self.small or getattr(self._inside, "yes", False):
+            yield
+            return
+        with self._ready:
+            if not self._ready.wait_for(lambda: not self._bytes or self._bytes + size <= self.max_bytes, self.wait_s):
+                raise StorageError(
+                    f"too many large schemas are being worked on at once (over {self.wait_s:g} s waiting); try again"
+                )
+            self._bytes += size
+        self._inside.yes = True
+        try:
+            yield
+        finally:
+            self._inside.yes = False
+            with self._ready:
+                self._bytes -= size
+                self._ready.notify_all()
+
+
+CANDIDATES: Final = WorkGate(CANDIDATE_WORK_BYTES)

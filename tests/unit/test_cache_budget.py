@@ -12,13 +12,16 @@ import json
 import os
 import subprocess
 import sys
+import threading
 from pathlib import Path
+from typing import Any
 
 import pytest
 from google.protobuf import descriptor_pb2
 
 from registry import _cache_budget as budget
 from registry._cache_budget import ByteLRU, cache_bytes
+from registry._errors import StorageError
 from registry._protobuf_diff import MODELS, _model_of
 from registry._protobuf_native import PARSED, parse_protobuf_native
 
@@ -121,3 +124,72 @@ def test_a_protobuf_document_larger_than_the_share_is_parsed_but_not_kept() -> N
     assert len(doc) * budget.PROTOBUF_PARSED_FACTOR > PARSED.max_bytes
     assert parse_protobuf_native(doc).root_full_name == "big999.M"
     assert doc not in PARSED and PARSED.bytes == 0
+
+
+def test_the_work_gate_bounds_the_large_candidates_in_work_at_once() -> None:
+    gate = budget.WorkGate(100, small=10, wait_s=0.2)
+    inside: list[int] = []
+    with gate.admit(60):
+        inside.append(gate.bytes)
+        with gate.admit(60):  # the same thread again (a facade call calling another): no wait for itself
+            inside.append(gate.bytes)
+        with gate.admit(5):  # small: passes freely
+            inside.append(gate.bytes)
+        refused: list[BaseException] = []
+
+        def other() -> None:
+            try:
+                with gate.admit(60):
+                    pass
+            except StorageError as exc:
+                refused.append(exc)
+
+        thread = threading.Thread(target=other)
+        thread.start()
+        thread.join()
+        assert refused and "try again" in str(refused[0])  # 60 + 60 > 100: it waited its 0.2 s, then refused
+    assert inside == [60, 60, 60] and gate.bytes == 0
+    with gate.admit(500):  # larger than the gate: goes in alone
+        assert gate.bytes == 500
+    assert gate.bytes == 0
+
+
+def test_a_waiting_candidate_goes_in_when_room_is_made() -> None:
+    gate = budget.WorkGate(100, small=10, wait_s=30)
+    entered = threading.Event()
+    leave = threading.Event()
+
+    def holder() -> None:
+        with gate.admit(80):
+            entered.set()
+            leave.wait(30)
+
+    thread = threading.Thread(target=holder)
+    thread.start()
+    entered.wait(30)
+    timer = threading.Timer(0.1, leave.set)
+    timer.start()
+    with gate.admit(80):  # waits for the holder to leave
+        assert gate.bytes == 80
+    thread.join()
+    timer.join()
+
+
+def test_registry_calls_on_candidates_go_through_the_gate(monkeypatch: pytest.MonkeyPatch) -> None:
+    from registry import Registry, SchemaInfo, SchemaType, _registry
+
+    seen: list[int] = []
+    real = budget.CANDIDATES.admit
+
+    def spy(size: int) -> Any:
+        seen.append(size)
+        return real(size)
+
+    monkeypatch.setattr(_registry.CANDIDATES, "admit", spy)
+    text = json.dumps({"type": "record", "name": "R", "doc": "x" * 100_000, "fields": []})
+    with Registry.in_memory() as reg:
+        reg.create_namespace("a/b")
+        reg.register("persistent://a/b/t", SchemaInfo(type=SchemaType.AVRO, schema=text))
+        reg.check("persistent://a/b/t", SchemaInfo(type=SchemaType.AVRO, schema=text))
+        reg.diff("persistent://a/b/t", 0, SchemaInfo(type=SchemaType.AVRO, schema=text))
+    assert seen == [len(text)] * 3
