@@ -7,10 +7,9 @@ st.dataframe, or HTML built with `html.escape`, so a `<script>` in a schema doc 
 
 from __future__ import annotations
 
-import difflib
 import html
 from collections.abc import Sequence
-from itertools import zip_longest
+from itertools import islice, zip_longest
 
 import pandas as pd
 import streamlit as st
@@ -25,6 +24,7 @@ from registry import (
     WhatIf,
 )
 from registry.tables import changes_frame, problems_frame, upgrade_plan_frame
+from registry.text_diff import COARSE_NOTE, LineDiff, line_diff
 
 EFFECT_BADGE = {Effect.OK: ("ok", "green"), Effect.RISK: ("risk", "orange"), Effect.BREAKS: ("breaks", "red")}
 # Cell shades that read on light and dark backgrounds alike (the text keeps the theme's colour).
@@ -33,6 +33,7 @@ EFFECT_SHADE = {"ok": GOOD, "risk": RISK, "breaks": BAD}
 VERDICT_SHADE = {True: GOOD, False: BAD}  # e.g. a strategy's `accepted`
 ALARM_SHADE = {True: BAD}  # e.g. `latest_refused`, `affected`
 _CONTEXT_LINES = 3
+MAX_ROWS = 20_000  # rows of the side-by-side diff drawn at most: two 1 MiB schemas, whole
 
 
 def shaded(frame: pd.DataFrame, shades: dict[object, str], *columns: str) -> Styler:
@@ -71,13 +72,12 @@ def show_diff(diff: SchemaDiff, *, old_label: str, new_label: str, key: str) -> 
     else:
         st.info("No semantic change: both schemas read and write the same data.")
     whole = st.toggle("Show the whole schemas", key=f"{key}_whole")
-    st.html(side_by_side(diff.old_text, diff.new_text, old_label=old_label, new_label=new_label, whole=whole))
+    lines = line_diff(diff.old_text, diff.new_text)
+    st.html(
+        side_by_side(diff.old_text, diff.new_text, old_label=old_label, new_label=new_label, whole=whole, lines=lines)
+    )
     with st.expander("Unified diff (to copy)"):
-        unified = "\n".join(
-            difflib.unified_diff(
-                diff.old_text.splitlines(), diff.new_text.splitlines(), old_label, new_label, lineterm=""
-            )
-        )
+        unified = "\n".join(lines.unified(old_label, new_label))
         st.code(unified or "(no textual difference)", language="diff")
 
 
@@ -95,21 +95,41 @@ _STYLE = {
 _COLUMNS = '<colgroup><col style="width:3.5em"><col><col style="width:3.5em"><col></colgroup>'
 
 
-def side_by_side(old: str, new: str, *, old_label: str, new_label: str, whole: bool = False) -> str:
-    """An HTML two-column diff with every piece of text escaped; changed lines shaded (works in both themes)."""
-    a, b = old.splitlines(), new.splitlines()
-    matcher = difflib.SequenceMatcher(a=a, b=b, autojunk=False)
-    groups = [matcher.get_opcodes()] if whole else list(matcher.get_grouped_opcodes(_CONTEXT_LINES))
+def side_by_side(
+    old: str,
+    new: str,
+    *,
+    old_label: str,
+    new_label: str,
+    whole: bool = False,
+    lines: LineDiff | None = None,
+    max_rows: int = MAX_ROWS,
+) -> str:
+    """An HTML two-column diff with every piece of text escaped; changed lines shaded (works in both themes).
+    `lines` is the line diff of `old` and `new` when the caller has it already. At most `max_rows` rows are
+    drawn (a browser slows down past that); a last row says how many were left out, and another when the diff
+    itself was cut short (registry/text_diff.py)."""
+    lines = line_diff(old, new) if lines is None else lines
+    a, b = lines.old, lines.new
+    groups = [list(lines.opcodes)] if whole else lines.grouped(_CONTEXT_LINES)
     rows: list[str] = []
+    left_out = 0
     for index, group in enumerate(groups):
-        if index and not whole:
+        if index and not whole and len(rows) < max_rows:
             rows.append(f'<tr><td colspan="4" style="{_STYLE["gap"]}">⋯</td></tr>')
         for tag, i1, i2, j1, j2 in group:
+            count = max(i2 - i1, j2 - j1)
+            room = max(0, min(count, max_rows - len(rows)))
+            left_out += count - room
             pairs = zip_longest(range(i1, i2), range(j1, j2))
-            for i, j in pairs:
+            for i, j in islice(pairs, room):
                 rows.append(_row(a, b, i, j, changed=tag != "equal"))
+    if left_out:
+        rows.append(_note(f"{left_out:,} more rows not shown: only the first {max_rows:,} rows are drawn"))
+    if lines.coarse:
+        rows.append(_note(COARSE_NOTE))
     if not rows:
-        rows.append(f'<tr><td colspan="4" style="{_STYLE["gap"]}">no textual difference</td></tr>')
+        rows.append(_note("no textual difference"))
     head = (
         f'<tr><th colspan="2" style="{_STYLE["th"]}">{html.escape(old_label)}</th>'
         f'<th colspan="2" style="{_STYLE["th"]}">{html.escape(new_label)}</th></tr>'
@@ -118,6 +138,10 @@ def side_by_side(old: str, new: str, *, old_label: str, new_label: str, whole: b
         '<div class="side-by-side-diff" style="max-height:520px;overflow:auto;">'
         f'<table style="{_STYLE["table"]}">{_COLUMNS}{head}{"".join(rows)}</table></div>'
     )
+
+
+def _note(text: str) -> str:
+    return f'<tr><td colspan="4" style="{_STYLE["gap"]}">{html.escape(text)}</td></tr>'
 
 
 def _row(a: Sequence[str], b: Sequence[str], i: int | None, j: int | None, *, changed: bool) -> str:

@@ -205,3 +205,38 @@ def evolving_history(versions: int = 100, fields: int = 200) -> tuple[list[str],
         return to_text(doc)
 
     return [version(k) for k in range(versions)], version(versions)
+
+
+# --------------------------------------------------------------------------------------------------- diff pair
+
+
+def similar_fields_pair(kib: int) -> tuple[str, str]:
+    """(old, new): pretty-printed Avro records of about `kib` KiB each, hundreds of near-identical fields (the
+    lines a text diff finds hardest); the new one changes a type every 23rd field, drops every 31st, adds one
+    after every 37th, renames every field (a naming convention changed: only the repeated lines match, what
+    makes difflib cubic) and moves a block of 5 fields from the front to the end."""
+    fields = []
+    n = 0
+    while len(to_text({"fields": fields})) < kib * 1024 * 0.62:  # pretty-printing adds about 60 %
+        kind = ("string", "long", ["null", "string"], "double")[n % 4]
+        field: dict[str, Any] = {"name": f"field_{n:05d}", "type": kind, "doc": "a field of the record"}
+        if isinstance(kind, list):
+            field["default"] = None
+        fields.append(field)
+        n += 1
+    new_fields = []
+    for index, field in enumerate(fields):
+        if index % 31 == 30:
+            continue
+        if index % 23 == 22:
+            field = {**field, "type": "bytes"}
+        field = {**field, "name": f"renamed_{index:05d}"}
+        new_fields.append(field)
+        if index % 37 == 36:
+            new_fields.append({"name": f"added_{index:05d}", "type": ["null", "long"], "default": None})
+    new_fields = new_fields[5:] + new_fields[:5]
+
+    def record(fields: list[Json]) -> str:
+        return json.dumps({"type": "record", "name": "Wide", "namespace": "acme.bench", "fields": fields}, indent=2)
+
+    return record(fields), record(new_fields)

@@ -7,13 +7,14 @@ document with `--json`, and exits 0 (ok, compatible), 1 (incompatible or refused
 from __future__ import annotations
 
 import argparse
-import difflib
 import json
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from typing import Any
+
+from registry.text_diff import line_diff
 
 from ._common import (
     EXIT_OK,
@@ -364,7 +365,7 @@ def render_diff(old: str, new: str, result: Any, *, text: bool) -> str:
         lines.append(f"     backward {change.backward}, forward {change.forward}")
     if text:
         lines.append("")
-        lines += difflib.unified_diff(result.old_text.splitlines(), result.new_text.splitlines(), old, new, lineterm="")
+        lines += line_diff(result.old_text, result.new_text).unified(old, new)
     return "\n".join(lines)
 
 

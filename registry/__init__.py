@@ -6,6 +6,7 @@ No UI, web or Spark imports here: the app, server, pipeline and notebooks are th
 from typing import TYPE_CHECKING, Any
 
 from ._audit import AuditAction, AuditEntry, AuditOutcome
+from ._cache_budget import CACHE_BYTES_ENV, FAST_READ_BYTES
 from ._catalog import TopicPage, TopicQuery, TopicSummary
 from ._changes import Advisory, AdvisoryCode, Change, ChangeKind, Effect, SchemaDiff, Severity
 from ._errors import (
@@ -82,6 +83,8 @@ def __getattr__(name: str) -> Any:
 
 
 __all__ = [
+    "CACHE_BYTES_ENV",
+    "FAST_READ_BYTES",
     "Admission",
     "Advisory",
     "AdvisoryCode",

@@ -18,12 +18,15 @@ import itertools
 import json
 import os
 import re
+import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, Final
 
 import msgspec
 from mypy_extensions import mypyc_attr
+
+from ._cache_budget import AVRO_FACTOR, AVRO_PARSED_BYTES
 
 PRIMITIVES: Final = frozenset({"null", "boolean", "int", "long", "float", "double", "bytes", "string"})
 NAMED: Final = frozenset({"record", "error", "enum", "fixed"})
@@ -369,28 +372,72 @@ _SMALL_TEXT: Final = 8192
 
 # Parsed schemas by text, least recently used first (dicts keep insertion order). A plain dict rather than
 # functools.lru_cache: compiled, a lookup stays native instead of going through a Python call and the cache's
-# linked list, which measurably slowed small cold checks.
+# linked list, which measurably slowed small cold checks. Bounded by bytes (registry/_cache_budget.py): an entry
+# costs `parse_cost`; one larger than the whole share is parsed but not kept.
+# A hit takes no lock (two dict operations, each atomic); adding takes one, so the accounting is exact but
+# for a hit and a miss of the same text racing, which can only count an entry twice: fewer bytes kept, never
+# more, and the count starts again from zero whenever eviction empties the cache.
 _PARSED: Final[dict[str, AvroSchema]] = {}
-_PARSED_MAX: Final = 4096
+_PARSED_MAX_BYTES: Final = AVRO_PARSED_BYTES
+_PARSED_BYTES: Final[list[int]] = [0]  # the accounted bytes of _PARSED (a list: module globals here are Final)
+_PARSED_LOCK: Final = threading.Lock()
 
 
 def clear_parse_cache() -> None:
     """Forget every parsed schema (benchmarks time cold parses with it)."""
-    _PARSED.clear()
+    _PARSED_LOCK.acquire()
+    try:
+        _PARSED.clear()
+        _PARSED_BYTES[0] = 0
+    finally:
+        _PARSED_LOCK.release()
+
+
+def parse_cache_bytes() -> int:
+    """The bytes the parse cache accounts for now (never more than its share of the budget)."""
+    return _PARSED_BYTES[0]
+
+
+def parse_cost(text: str) -> int:
+    """What keeping the parse of `text` costs the cache, in bytes: AVRO_FACTOR per character (measured by
+    bench/bench_cache_factors.py, the key text included), 3 more where the key takes 4 bytes a character."""
+    return len(text) * (AVRO_FACTOR if text.isascii() else AVRO_FACTOR + 3) + 64
 
 
 def parse_avro(text: str) -> AvroSchema:
     """Parse with Pulsar's lenient names and default validation off. Cached: histories re-parse the same text."""
     schema = _PARSED.pop(text, None)
-    if schema is None:
-        schema = _parse_pausing_collector(text)
-        if len(_PARSED) >= _PARSED_MAX:
-            try:
-                del _PARSED[next(iter(_PARSED))]
-            except (KeyError, RuntimeError, StopIteration):  # another thread changed the cache meanwhile
-                pass
-    _PARSED[text] = schema
+    if schema is not None:
+        _PARSED[text] = schema  # now the most recently used
+        return schema
+    schema = _parse_pausing_collector(text)
+    cost = parse_cost(text)
+    if cost <= _PARSED_MAX_BYTES:
+        _PARSED_LOCK.acquire()
+        try:
+            _keep(text, schema, cost)
+        finally:
+            _PARSED_LOCK.release()
     return schema
+
+
+def _keep(text: str, schema: AvroSchema, cost: int) -> None:
+    """Add a parse to the cache, the least recently used going first to make room (under _PARSED_LOCK)."""
+    if text in _PARSED:
+        return  # another thread parsed and kept it meanwhile
+    while _PARSED and _PARSED_BYTES[0] + cost > _PARSED_MAX_BYTES:
+        try:
+            oldest = next(iter(_PARSED))
+        except (RuntimeError, StopIteration):  # a hit moved an entry meanwhile
+            break
+        if _PARSED.pop(oldest, None) is not None:  # else a hit has it in hand, and puts it back
+            _PARSED_BYTES[0] -= parse_cost(oldest)
+    if not _PARSED:
+        _PARSED_BYTES[0] = 0
+    elif _PARSED_BYTES[0] + cost > _PARSED_MAX_BYTES:
+        return  # no room made: not kept
+    _PARSED[text] = schema
+    _PARSED_BYTES[0] += cost
 
 
 def _parse_pausing_collector(text: str) -> AvroSchema:
@@ -547,6 +594,11 @@ def _typed(value: Any) -> Any:
 
 
 _NAMES: Final[dict[str, str]] = {}
+# The name tables are bounded by count and by the length of what they keep (a hostile stream of schemas with
+# long, ever new names would otherwise grow them without end): at most some 15 MiB and 20 MiB, outside the
+# cache budget. Longer names are not shared, which costs a little speed and nothing else.
+_NAMES_MAX: Final = 65_536
+_SHARED_NAME_CHARS: Final = 64
 
 
 def _name(text: str) -> str | None:
@@ -559,13 +611,16 @@ def _name(text: str) -> str | None:
     found = _NAMES.get(text)
     # `isascii() and isidentifier()` accepts only lenient names and decides most of them quickly.
     if found is None and ((text.isascii() and text.isidentifier()) or _LENIENT_NAME.fullmatch(text) is not None):
-        if len(_NAMES) >= 65_536:
-            _NAMES.clear()
-        found = _NAMES[text] = text
+        found = text
+        if len(text) <= _SHARED_NAME_CHARS:
+            if len(_NAMES) >= _NAMES_MAX:
+                _NAMES.clear()
+            _NAMES[text] = text
     return found
 
 
 _FULL_NAMES: Final[dict[str, dict[str, str]]] = {}
+_FULL_NAMES_COUNT: Final[list[int]] = [0]  # full names kept across all spaces
 
 
 def _full_name(space: str, simple: str) -> str:
@@ -574,12 +629,18 @@ def _full_name(space: str, simple: str) -> str:
     if names is None:
         if len(_FULL_NAMES) >= 4096:
             _FULL_NAMES.clear()
+            _FULL_NAMES_COUNT[0] = 0
         names = _FULL_NAMES[space] = {}
     full = names.get(simple)
     if full is None:
-        if len(names) >= 65_536:
-            names.clear()
-        full = names[simple] = f"{space}.{simple}"
+        full = f"{space}.{simple}"
+        if len(full) <= 2 * _SHARED_NAME_CHARS:
+            if _FULL_NAMES_COUNT[0] >= _NAMES_MAX:
+                _FULL_NAMES.clear()
+                _FULL_NAMES_COUNT[0] = 0
+                names = _FULL_NAMES[space] = {}
+            names[simple] = full
+            _FULL_NAMES_COUNT[0] += 1
     return full
 
 

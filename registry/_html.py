@@ -8,7 +8,6 @@ backgrounds over inherited text colour, so the output reads on light and dark no
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
 from html import escape
@@ -29,6 +28,7 @@ from ._model import (
 from ._schema_data import SchemaData
 from ._upgrade import STRATEGY_UPGRADE_ORDER, UpgradePlan
 from ._whatif import PolicyImpact, WhatIf
+from .text_diff import line_diff
 
 GREEN = "#2f9e5f"
 RED = "#d9473f"
@@ -275,12 +275,20 @@ _HUNK = "opacity:.6"
 
 def text_diff(old: str, new: str) -> str:
     """A unified diff of the two normalised texts, added and removed lines tinted."""
-    lines = list(difflib.unified_diff(old.splitlines(), new.splitlines(), "old", "new", lineterm="", n=3))
+    lines = list(line_diff(old, new).unified("old", "new", context=3))
     if not lines:
         return f"<div>{muted('the normalised texts are identical')}</div>"
     out = []
     for line in lines[2:]:
-        style = _ADD if line.startswith("+") else _DEL if line.startswith("-") else _HUNK if line[:2] == "@@" else ""
+        style = (
+            _ADD
+            if line.startswith("+")
+            else _DEL
+            if line.startswith("-")
+            else _HUNK
+            if line[:2] in ("@@", "# ")
+            else ""
+        )
         out.append(f'<span style="display:block;{style}">{esc(line) or " "}</span>')
     return f'<pre style="{_PRE}">{"".join(out)}</pre>'
 

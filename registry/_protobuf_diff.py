@@ -32,11 +32,11 @@ import math
 import struct
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from functools import lru_cache
 
 from google.protobuf import descriptor_pb2
 from google.protobuf.descriptor import Descriptor, EnumDescriptor, FieldDescriptor, FileDescriptor
 
+from ._cache_budget import PROTOBUF_MODEL_BYTES, PROTOBUF_MODEL_FACTOR, ByteLRU, cached
 from ._changes import Advisory, AdvisoryCode, Change, ChangeKind, Effect, Severity
 from ._model import Direction
 from ._protobuf_native import ProtobufNativeSchema
@@ -230,15 +230,23 @@ class _Model:
     messages: dict[str, _Message] = field(default_factory=dict)
     enums: dict[str, _Enum] = field(default_factory=dict)
     reachable: list[str] = field(default_factory=list)  # root first, then breadth-first through fields
+    source_bytes: int = 0  # the serialized descriptors it was read from (its cost in the model cache)
 
     def package_of(self, full_name: str) -> str:
         item = self.messages.get(full_name) or self.enums.get(full_name)
         return self.files[item.file].package if item else ""
 
 
-@lru_cache(maxsize=256)
+# Models by root descriptor, bounded by bytes (registry/_cache_budget.py): parse_protobuf_native is cached, so
+# one build per stored schema.
+MODELS: ByteLRU[Descriptor, _Model] = ByteLRU(PROTOBUF_MODEL_BYTES)
+
+
 def _model_of(root: Descriptor) -> _Model:
-    """Keyed on the root descriptor: parse_protobuf_native is cached, so one build per stored schema."""
+    return cached(MODELS, root, lambda: _build_model(root), lambda model: model.source_bytes * PROTOBUF_MODEL_FACTOR)
+
+
+def _build_model(root: Descriptor) -> _Model:
     model = _Model(root=root.full_name, root_file=root.file.name)
     seen: set[str] = set()
     pending = [root.file]
@@ -247,6 +255,7 @@ def _model_of(root: Descriptor) -> _Model:
         if file.name in seen:
             continue
         seen.add(file.name)
+        model.source_bytes += len(file.serialized_pb)
         _read_file(model, file)
         pending.extend(file.dependencies)
     model.reachable = _reachable(model)

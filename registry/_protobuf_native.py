@@ -6,12 +6,12 @@ import base64
 import binascii
 import json
 from dataclasses import dataclass
-from functools import lru_cache
 
 from google.protobuf import descriptor_pb2, descriptor_pool
 from google.protobuf.descriptor import Descriptor, FileDescriptor
 from google.protobuf.message import DecodeError
 
+from ._cache_budget import PROTOBUF_PARSED_BYTES, PROTOBUF_PARSED_FACTOR, ByteLRU, cached
 from ._errors import InvalidSchemaError
 
 _KEYS = ("fileDescriptorSet", "rootMessageTypeName", "rootFileDescriptorName")
@@ -35,8 +35,16 @@ def _fail(reason: str) -> InvalidSchemaError:
     return InvalidSchemaError(f"Invalid schema definition data for PROTOBUF_NATIVE schema: {reason}")
 
 
-@lru_cache(maxsize=1024)
+# Parsed schemas by their data, bounded by bytes (registry/_cache_budget.py): histories parse the same data again.
+PARSED: ByteLRU[bytes, ProtobufNativeSchema] = ByteLRU(PROTOBUF_PARSED_BYTES)
+
+
 def parse_protobuf_native(data: bytes) -> ProtobufNativeSchema:
+    """`ProtobufNativeSchemaUtils.deserialize`, cached."""
+    return cached(PARSED, data, lambda: _parse_protobuf_native(data), lambda _: len(data) * PROTOBUF_PARSED_FACTOR)
+
+
+def _parse_protobuf_native(data: bytes) -> ProtobufNativeSchema:
     """`ProtobufNativeSchemaUtils.deserialize`: build the root file with its dependencies, walk to the root."""
     try:
         doc = json.loads(data.decode("utf-8"))

@@ -16,7 +16,8 @@ write) gives that knowledge cheaply: one indexed read instead of a history's row
 - While a transaction of this thread is open, its own uncommitted writes are invisible to other threads and
   the cache only knows committed state: the transaction may use entries it has not touched, and stores none.
 
-Entries are immutable tuples of frozen values, bounded by the bytes of schema text they hold.
+Entries are immutable tuples of frozen values, bounded by the bytes of schema text they hold (a share of the
+one cache budget, registry/_cache_budget.py).
 """
 
 from __future__ import annotations
@@ -25,11 +26,13 @@ import threading
 from collections.abc import Hashable, Iterable
 from typing import Any
 
+from ._cache_budget import READ_CACHE_BYTES
+
 MISSING: Any = object()
 
 
 class ReadCache:
-    def __init__(self, max_bytes: int = 64 * 1024 * 1024) -> None:
+    def __init__(self, max_bytes: int = READ_CACHE_BYTES) -> None:
         self._lock = threading.Lock()
         self._known: int | None = None  # the change token the entries are valid for
         self._announced: tuple[int, frozenset[Hashable]] | None = None  # a commit of this process under way

@@ -7,6 +7,7 @@ Every flow follows pulsar-semantics.md: register = REST POST /schema (§3.3), ch
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import os
 import threading
@@ -16,10 +17,11 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from types import TracebackType
-from typing import Any, Final
+from typing import Any, Final, TypeVar, cast
 
 from ._audit import AuditAction, AuditEntry, AuditOutcome
 from ._avro_schema import AvroSchema
+from ._cache_budget import CANDIDATES
 from ._catalog import (
     Catalog,
     CatalogStorage,
@@ -134,6 +136,22 @@ def _versioned(entries: Sequence[SchemaVersion]) -> list[Versioned]:
     return [Versioned(e.version, SchemaData(e.type, e.data, e.properties)) for e in entries]
 
 
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def _bounded(method: F) -> F:
+    """The facade calls that work on candidate schemas: large candidates in work at once are bounded by bytes
+    (registry/_cache_budget.py), so a storm of them cannot hold the memory of all of them at once."""
+
+    @functools.wraps(method)
+    def bounded(self: Registry, *args: Any, **kwargs: Any) -> Any:
+        size = sum(len(a.schema) for a in (*args, *kwargs.values()) if isinstance(a, SchemaInfo))
+        with CANDIDATES.admit(size):
+            return method(self, *args, **kwargs)
+
+    return cast(F, bounded)
+
+
 class Registry:
     """A Pulsar-faithful schema registry over a storage (embedded SQLite by default)."""
 
@@ -227,6 +245,7 @@ class Registry:
 
     # --- schemas ----------------------------------------------------------------------------------------
 
+    @_bounded
     def register(self, topic: str, info: SchemaInfo, *, user: str = "") -> int:
         """REST POST /schema (§3.3): dedup, check with the admin effective strategy, store. Ignores auto-update.
 
@@ -248,6 +267,7 @@ class Registry:
             note.outcome = AuditOutcome.OK if stored else AuditOutcome.UNCHANGED
         return version
 
+    @_bounded
     def check(
         self, topic: str, info: SchemaInfo, strategy: CompatibilityStrategy | str | None = None
     ) -> CompatibilityResult:
@@ -281,6 +301,7 @@ class Registry:
         entries = self._storage.history(TopicName.parse(topic).schema_id)
         return entries if include_deleted else trim(entries)
 
+    @_bounded
     def find_version(self, topic: str, info: SchemaInfo) -> int | None:
         """REST POST /version (§3.4): the first live version with the same type and identical bytes, or None."""
         name = TopicName.parse(topic)
@@ -466,6 +487,7 @@ class Registry:
 
     # --- admission (§8) ---------------------------------------------------------------------------------
 
+    @_bounded
     def connect_producer(
         self, topic: str, info: SchemaInfo | None, *, name: str, replicator: bool = False, user: str = ""
     ) -> Admission:
@@ -479,6 +501,7 @@ class Registry:
                 self._record(topic_name, ClientRole.PRODUCER, client_name, "", kind, admission.version, replicator)
         return admission
 
+    @_bounded
     def connect_consumer(
         self, topic: str, info: SchemaInfo | None, *, subscription: str, name: str = "", user: str = ""
     ) -> Admission:
@@ -542,12 +565,14 @@ class Registry:
 
     # --- explanations, diffs, what-if (issue "Compatibility explanations…") ------------------------------
 
+    @_bounded
     def diff(self, topic: str, old: int | SchemaInfo, new: int | SchemaInfo | None = None) -> SchemaDiff:
         """Semantic and textual diff between two live versions, or a version and a candidate (new=None:
         the latest live version)."""
         name = TopicName.parse(topic)
         return diff_schemas(self._schema_of(name, old), self._schema_of(name, new))
 
+    @_bounded
     def what_if(self, topic: str, info: SchemaInfo) -> WhatIf:
         """Pulsar's answer to `info` on `topic` under each of the 8 strategies, with the effective verdict,
         simulated registration and admission (nothing is written), advisories, the diff against the latest
@@ -589,6 +614,7 @@ class Registry:
             plan=plan,
         )
 
+    @_bounded
     def upgrade_plan(self, topic: str, target: int | SchemaInfo | None = None) -> UpgradePlan:
         """Order in which to move the topic's recorded clients to `target` (a live version or a candidate;
         default: the latest version) so that every reader can read every writer at each step."""

@@ -24,7 +24,7 @@ from fastapi import FastAPI
 from pydantic import TypeAdapter
 from starlette.types import Receive, Scope, Send
 
-from registry import CompatibilityStrategy, Registry
+from registry import FAST_READ_BYTES, CompatibilityStrategy, Registry
 
 from ._admin_wire import GetAllVersionsSchemaResponse, GetSchemaResponse
 from ._explorer_wire import TopicSummary
@@ -47,10 +47,11 @@ def schema_topic(tenant: str, namespace: str, topic: str) -> str:
 
 class Bodies:
     """Bodies by the identity of the objects they were made from (held here, so their ids stay theirs).
-    Bounded: once the bodies pass `max_bytes` everything goes (replaced objects would otherwise be held
-    forever); the objects they hold weigh about as much again."""
+    Bounded: once the bodies pass `max_bytes` (a share of the cache budget, registry/_cache_budget.py)
+    everything goes (replaced objects would otherwise be held forever); the objects they hold weigh about as
+    much again."""
 
-    def __init__(self, max_bytes: int = 32 * 1024 * 1024) -> None:
+    def __init__(self, max_bytes: int = FAST_READ_BYTES) -> None:
         self._found: dict[tuple[int, ...], tuple[object, bytes]] = {}
         self._bytes = 0
         self._max_bytes = max_bytes

@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from review_helpers import page_test, texts
 
 ORDER_CREATED = "persistent://acme/orders/order-created"
@@ -76,3 +77,40 @@ def test_whole_schemas_toggle_shows_every_line(db: Path) -> None:
     context_rows = at.html[0].value.count("<tr>")
     at.toggle(key="diff_whole").set_value(True).run()
     assert at.html[0].value.count("<tr>") > context_rows
+
+
+def _wide(fields: list[dict[str, str]]) -> str:
+    return json.dumps({"type": "record", "name": "Wide", "fields": fields}, indent=2)
+
+
+@pytest.mark.timeout(20)  # a guard, not a measure: milliseconds now, 30 s and more with difflib
+def test_side_by_side_of_two_100_kib_schemas_shades_the_changed_lines() -> None:
+    """Every field renamed (and some retyped or dropped): difflib's matcher is cubic on that, 31 s for such a
+    pair (issue 18 item 10, bench/bench_diff.py); the shared line diff takes milliseconds."""
+    from app.review import side_by_side
+
+    old_fields = [{"name": f"field_{n:05d}", "type": "string", "doc": "a field"} for n in range(1200)]
+    new_fields = [
+        {**f, "name": f"renamed_{n:05d}", "type": "bytes" if n % 50 == 49 else "string"}
+        for n, f in enumerate(old_fields)
+        if n % 77 != 76
+    ]
+    old, new = _wide(old_fields), _wide(new_fields)
+    assert len(old) > 100 * 1024
+    page = side_by_side(old, new, old_label="v1", new_label="candidate")
+    added = "background:rgba(46,160,67,0.22);"
+    assert page.count(f'{added}">      &quot;name&quot;: &quot;renamed_') == len(new_fields)
+    assert page.count(f'{added}">      &quot;type&quot;: &quot;bytes&quot;') == sum(
+        n % 50 == 49 and n % 77 != 76 for n in range(1200)
+    )
+    assert "more rows not shown" not in page and "cut short" not in page
+
+
+def test_side_by_side_says_how_many_rows_it_left_out() -> None:
+    from app.review import side_by_side
+
+    old = "\n".join(f"line {n}" for n in range(100))
+    new = "\n".join(f"line {n}" for n in range(100) if n != 50)
+    page = side_by_side(old, new, old_label="a", new_label="b", whole=True, max_rows=40)
+    assert "60 more rows not shown: only the first 40 rows are drawn" in page
+    assert page.count("<tr>") == 1 + 40 + 1  # the header, 40 drawn rows, the note

@@ -403,3 +403,59 @@ REST_CASES: list[tuple[str, str, str, Any, dict[str, str], tuple[int, ...], tupl
     ("20 kB of request headers", "GET", "/admin/v2/tenants", None, {"x-padding": "a" * 20_000}, (400, 431), ()),
     ("a 5 MB body of whitespace", *POST, b" " * (5 * MB), {}, (413,), ("limit of 4,194,304 bytes",)),
 ]
+
+
+# --- valid but heavy: answered, within bounded memory and time (issue 18 items 3 and 10) ---------------------
+
+
+def wide_avro(salt: str, fields: int = 9000) -> str:
+    """A record of `fields` fields (some 600 KiB at the default), its doc salted so each text is new to every
+    parse cache."""
+    return json.dumps(
+        {
+            "type": "record",
+            "name": "Wide",
+            "doc": salt,
+            "fields": [{"name": f"field_{n:05d}", "type": ["null", "string"], "default": None} for n in range(fields)],
+        }
+    )
+
+
+def renamed_pair(fields: int = 1200) -> tuple[str, str]:
+    """Two pretty-printed records (some 100 KiB at the default), every field renamed: only repeated lines match,
+    the case that made difflib's text diff cubic (82 s for 46 KiB)."""
+    old = [{"name": f"field_{n:05d}", "type": "string", "doc": "a field"} for n in range(fields)]
+    new = [{**f, "name": f"renamed_{n:05d}"} for n, f in enumerate(old)]
+
+    def text(fields: list[dict[str, str]]) -> str:
+        return json.dumps({"type": "record", "name": "Wide", "fields": fields}, indent=2)
+
+    return text(old), text(new)
+
+
+EXPLORER_TOPIC = "/explorer/v1/topics/acme/tests/topic"
+# (id, method, path, body of the n-th distinct request, status): each sent several times, a new large text each
+# time; answered with `status`, and the server keeps none of them past its cache budget.
+HEAVY_REST_CASES: list[tuple[str, str, str, Any, int]] = [
+    (
+        "distinct 600 KiB candidates to the explorer's diff",
+        "POST",
+        EXPLORER_TOPIC + "/diff",
+        lambda n: {"candidate": schema("AVRO", wide_avro(f"diff {n}"))},
+        200,
+    ),
+    (
+        "distinct 600 KiB candidates to the version lookup",
+        "POST",
+        TOPIC_PATH + "/version",
+        lambda n: schema("AVRO", wide_avro(f"lookup {n}")),
+        200,  # {"version": -1}: no such version, as Pulsar answers
+    ),
+    (
+        "distinct 600 KiB candidates to the upgrade plan",
+        "POST",
+        EXPLORER_TOPIC + "/upgrade-plan",
+        lambda n: schema("AVRO", wide_avro(f"plan {n}")),
+        200,
+    ),
+]

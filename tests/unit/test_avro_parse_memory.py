@@ -15,12 +15,14 @@ import pytest
 
 from registry._avro_schema import (
     _PARSED,
-    _PARSED_MAX,
+    _PARSED_MAX_BYTES,
     Record,
     _LinkingField,
     _parse,
     clear_parse_cache,
     parse_avro,
+    parse_cache_bytes,
+    parse_cost,
     walk,
 )
 
@@ -76,14 +78,49 @@ def test_exactly_the_fields_whose_type_names_a_named_type_can_link_a_cycle() -> 
     assert _linking_fields(SHAPES["no recursion at all"]) == set()
 
 
-def test_the_parse_cache_keeps_the_most_recently_used_schemas_up_to_its_bound() -> None:
+def _big(i: int, doc_chars: int) -> str:
+    return f'{{"type":"fixed","name":"F{i}","size":1,"doc":"{"x" * doc_chars}"}}'
+
+
+def test_the_parse_cache_keeps_the_most_recently_used_schemas_within_its_bytes() -> None:
+    """Bounded by bytes, not entries (issue 18 item 3): 40 distinct 600 KB schemas (some 9.6 MB accounted
+    each) would all have stayed under the old bound of 4,096 entries."""
     clear_parse_cache()
-    texts = [f'{{"type":"fixed","name":"F{i}","size":1}}' for i in range(_PARSED_MAX + 1)]
+    texts = [_big(i, 600_000) for i in range(40)]
+    fit = _PARSED_MAX_BYTES // parse_cost(texts[0])
+    assert 2 < fit < len(texts)
     first = parse_avro(texts[0])
-    for text in texts[1:_PARSED_MAX]:
+    for text in texts[1:fit]:
         parse_avro(text)
     assert parse_avro(texts[0]) is first  # a hit, and now the most recently used
-    parse_avro(texts[_PARSED_MAX])  # one over the bound: the least recently used goes
-    assert len(_PARSED) == _PARSED_MAX
-    assert texts[0] in _PARSED and texts[1] not in _PARSED
+    for text in texts[fit:]:
+        parse_avro(text)
+        assert parse_cache_bytes() == sum(parse_cost(t) for t in _PARSED) <= _PARSED_MAX_BYTES
+    assert len(_PARSED) == fit and texts[-1] in _PARSED
+    assert texts[0] not in _PARSED and texts[1] not in _PARSED  # the least recently used went first
+    clear_parse_cache()
+    assert parse_cache_bytes() == 0
+
+
+def test_a_schema_larger_than_the_whole_share_is_parsed_but_not_kept() -> None:
+    clear_parse_cache()
+    kept = _big(0, 1000)
+    parse_avro(kept)
+    huge = _big(1, _PARSED_MAX_BYTES // 16 + 1)
+    assert parse_cost(huge) > _PARSED_MAX_BYTES
+    assert parse_avro(huge).root.name == "F1"
+    assert huge not in _PARSED and kept in _PARSED  # nothing was evicted for it either
+    assert parse_cache_bytes() == parse_cost(kept)
+    clear_parse_cache()
+
+
+def test_long_names_are_not_kept_in_the_shared_name_tables() -> None:
+    from registry._avro_schema import _FULL_NAMES, _NAMES
+
+    long_name = "N" * 10_000
+    parse_avro(
+        f'{{"type":"record","name":"{long_name}","namespace":"a.b","fields":[{{"name":"{long_name}","type":"int"}}]}}'
+    )
+    assert long_name not in _NAMES
+    assert all(long_name not in full for names in _FULL_NAMES.values() for full in names.values())
     clear_parse_cache()
