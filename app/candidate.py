@@ -20,6 +20,7 @@ from registry import (
     SchemaInfo,
     SchemaType,
     SchemaVersion,
+    current_limits,
     key_value_parts,
     key_value_schema_info,
     to_protobuf_native_data,
@@ -107,11 +108,23 @@ def _load_upload(file_key: str, text_key: str) -> None:
         st.session_state[text_key] = upload.getvalue().decode("utf-8", errors="replace")
 
 
+def upload_limit_mb() -> int:
+    """The uploaders' limit (Streamlit counts whole MiB) from the registry's own schema size limit, so the
+    uploader's "… per file" says what the registry will take rather than Streamlit's 200 MB default."""
+    return max(1, -(-current_limits().max_schema_bytes // 1_048_576))
+
+
+def _limit_text() -> str:
+    size = current_limits().max_schema_bytes
+    return f"{size // 1_048_576} MiB" if size % 1_048_576 == 0 else f"{size:,} bytes"
+
+
 def _text_input(key: str) -> SchemaInfo:
     kind = st.selectbox("Schema type", TEXT_TYPES, key=f"{key}_type")
     st.file_uploader(
-        "…or upload a schema file (.avsc, .json)",
+        f"…or upload a schema file (.avsc, .json; the registry takes at most {_limit_text()})",
         type=["avsc", "json"],
+        max_upload_size=upload_limit_mb(),
         key=f"{key}_file",
         on_change=_load_upload,
         args=(f"{key}_file", f"{key}_text"),
@@ -157,6 +170,7 @@ def _proto_input(key: str) -> SchemaInfo:
         "Upload the .proto file and the files it imports (google/protobuf imports are built in)",
         type=["proto"],
         accept_multiple_files=True,
+        max_upload_size=upload_limit_mb(),
         key=f"{key}_protos",
     )
     pasted = st.text_area(

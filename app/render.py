@@ -3,7 +3,8 @@
 - `show_error(exc)`: a short message that says what went wrong and what to do, never a traceback.
 - User text (schema docs, names, properties) is inert: it reaches the page through `st.code`, `st.text`,
   `st.dataframe`, or markdown escaped with `escape_markdown`; never `unsafe_allow_html`.
-- `show_schema(entry)`: the schema of a version pretty-printed and syntax-highlighted (st.code).
+- `show_schema(entry)`: the schema of a version pretty-printed and syntax-highlighted (st.code); PROTOBUF_NATIVE
+  as `.proto` source rebuilt from its descriptor, never base64.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ from registry import (
     StorageError,
     TenantNotFoundError,
     TopicNotFoundError,
+    schema_text,
 )
 
 # What to do next, by error class; the first match in this order wins (subclasses before their bases).
@@ -109,7 +111,7 @@ def pretty_schema(kind: SchemaType, text: str) -> tuple[str, str]:
     try:
         tree = json.loads(text)
     except ValueError:
-        return text, "protobuf" if kind is SchemaType.PROTOBUF_NATIVE else "text"
+        return text, "text"
     return json.dumps(tree, indent=2, ensure_ascii=False), "json"
 
 
@@ -122,6 +124,10 @@ def show_schema(entry: SchemaVersion) -> None:
         raw = entry.schema
     except RegistryError as exc:
         show_error(exc)
+        return
+    if entry.type is SchemaType.PROTOBUF_NATIVE:
+        # Its stored form is a base64 descriptor set: show the .proto source rebuilt from it instead.
+        st.code(schema_text(entry), language="protobuf", line_numbers=True, wrap_lines=True)
         return
     text, language = pretty_schema(entry.type, raw)
     if not text:

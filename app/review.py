@@ -34,6 +34,7 @@ VERDICT_SHADE = {True: GOOD, False: BAD}  # e.g. a strategy's `accepted`
 ALARM_SHADE = {True: BAD}  # e.g. `latest_refused`, `affected`
 _CONTEXT_LINES = 3
 MAX_ROWS = 20_000  # rows of the side-by-side diff drawn at most: two 1 MiB schemas, whole
+WRAPPED_ROWS = 200  # problems or advisories shown as a wrapping table; more go to a scrolling grid
 
 
 def shaded(frame: pd.DataFrame, shades: dict[object, str], *columns: str) -> Styler:
@@ -162,16 +163,18 @@ def show_problems(result: CompatibilityResult) -> None:
         st.success(f"Compatible under {result.strategy}{_checked(result)}.")
         return
     st.error(f"Incompatible under {result.strategy}{_checked(result)}: {len(result.problems)} problem(s).")
-    st.dataframe(
-        problems_frame(result),
-        hide_index=True,
-        width="stretch",
-        column_order=("code", "direction", "version", "path", "message", "hint"),
-        column_config={
-            "message": st.column_config.TextColumn(width="large"),
-            "hint": st.column_config.TextColumn(width="large"),
-        },
-    )
+    show_wrapped(problems_frame(result), ("code", "direction", "version", "path", "message", "hint"))
+
+
+def show_wrapped(frame: pd.DataFrame, columns: Sequence[str]) -> None:
+    """Rows whose text must be read whole (messages, hints): a static table that wraps long cells, where a
+    dataframe grid would cut them at the column's width. Past WRAPPED_ROWS rows, a scrolling grid instead."""
+    shown = frame[list(columns)]
+    if len(shown) <= WRAPPED_ROWS:
+        st.table(shown, hide_index=True)
+        return
+    st.caption(f"{len(shown):,} rows: long texts are cut in this grid; hover a cell, or widen its column, to read it.")
+    st.dataframe(shown, hide_index=True, width="stretch")
 
 
 def _checked(result: CompatibilityResult) -> str:

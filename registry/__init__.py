@@ -9,6 +9,7 @@ from ._audit import AuditAction, AuditEntry, AuditOutcome
 from ._cache_budget import CACHE_BYTES_ENV, FAST_READ_BYTES
 from ._catalog import TopicPage, TopicQuery, TopicSummary
 from ._changes import Advisory, AdvisoryCode, Change, ChangeKind, Effect, SchemaDiff, Severity
+from ._diff import schema_text
 from ._errors import (
     AuthError,
     IncompatibleSchemaError,
@@ -163,6 +164,7 @@ __all__ = [
     "namespace_validation_enforced",
     "key_value_schema_info",
     "limited",
+    "schema_text",
     "seed_sample_data",
     "set_limits",
     "strategy_order",

@@ -12,6 +12,9 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
+from google.protobuf.descriptor import Descriptor
+
+from ._errors import InvalidSchemaError
 from ._model import (
     ClientRole,
     CompatibilityStrategy,
@@ -21,6 +24,8 @@ from ._model import (
     SchemaType,
     TopicPolicy,
 )
+from ._protobuf_native import parse_protobuf_native
+from ._schema_data import split_key_value
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -39,7 +44,7 @@ class TopicSummary:
     strategy_source: PolicySource
     producers: int
     consumers: int
-    fields: tuple[str, ...] = ()  # field names of the latest AVRO/JSON schema, dotted for nested records
+    fields: tuple[str, ...] = ()  # field names of the latest schema, dotted for nested types (see read_fields)
     error: str = ""  # why the latest schema could not be read, when it could not
 
     @property
@@ -333,35 +338,64 @@ class Catalog:
 FieldsRead = tuple[tuple[str, ...], str]  # (field names, why they could not be read, or "")
 
 
+# Types whose schema data is an Avro-style JSON document (PROTOBUF is the Avro form of a generated class).
+_JSON_FIELD_TYPES = (SchemaType.AVRO, SchemaType.JSON, SchemaType.PROTOBUF)
+
+
 def read_fields(schema_type: SchemaType, data: bytes) -> FieldsRead:
-    """Field names of a stored AVRO/JSON schema for search, and an error text when its JSON is unreadable."""
-    if schema_type not in (SchemaType.AVRO, SchemaType.JSON):
-        return (), ""
+    """Field names of a stored schema for search, dotted through nested types, and an error text when the
+    schema cannot be read: Avro-style JSON (AVRO, JSON, PROTOBUF), each part of a KEY_VALUE (`key.id`,
+    `value.amount`) and the messages of a PROTOBUF_NATIVE descriptor from its root message; () for primitives."""
+    if schema_type in _JSON_FIELD_TYPES:
+        try:
+            tree = json.loads(data.decode("utf-8"))
+        except (ValueError, UnicodeDecodeError) as exc:
+            return (), f"the stored {schema_type} schema is not valid JSON ({exc})"
+        return tuple(dict.fromkeys(_walk(tree, "", 0))), ""
     try:
-        tree = json.loads(data.decode("utf-8"))
-    except (ValueError, UnicodeDecodeError) as exc:
-        return (), f"the stored {schema_type} schema is not valid JSON ({exc})"
-    return tuple(dict.fromkeys(_walk(tree, "", 0))), ""
+        if schema_type is SchemaType.KEY_VALUE:
+            return _key_value_fields(data), ""
+        if schema_type is SchemaType.PROTOBUF_NATIVE:
+            root = parse_protobuf_native(data).root
+            return tuple(dict.fromkeys(_walk_message(root, "", (root.full_name,)))), ""
+    except InvalidSchemaError as exc:
+        return (), f"the stored {schema_type} schema cannot be read ({exc})"
+    return (), ""
+
+
+def _key_value_fields(data: bytes) -> tuple[str, ...]:
+    """Fields of both parts of KEY_VALUE data. A part's type is in the version's properties, which search keys
+    are made without; the JSON walk finds nothing in a primitive part (empty) and needs no type to read a
+    record, so each part is walked as JSON when it is JSON."""
+    names: list[str] = []
+    for which, part in zip(("key", "value"), split_key_value(data), strict=True):
+        try:
+            tree = json.loads(part.decode("utf-8")) if part.strip() else None
+        except (ValueError, UnicodeDecodeError):
+            continue
+        names.extend(_walk(tree, f"{which}.", 0))
+    return tuple(dict.fromkeys(names))
+
+
+def _walk_message(message: Descriptor, prefix: str, path: tuple[str, ...]) -> Iterator[str]:
+    """Fields of a protobuf message, dotted into message-typed fields (a map's values too); a type already on
+    the path (recursion) is not entered again."""
+    if len(path) > 32:
+        return
+    for f in message.fields:
+        name = f"{prefix}{f.name}"
+        yield name
+        inner = f.message_type
+        if inner is not None and inner.GetOptions().map_entry:
+            inner = inner.fields_by_name["value"].message_type
+        if inner is not None and inner.full_name not in path:
+            yield from _walk_message(inner, f"{name}.", (*path, inner.full_name))
 
 
 def stored_fields(schema_type: SchemaType, data: bytes) -> str | None:
     """The `fields` value a storage keeps beside a version: names joined by newlines, None when unreadable."""
     names, error = read_fields(schema_type, data)
     return None if error else "\n".join(names)
-
-
-def field_names(schema_type: SchemaType, schema_text: str) -> tuple[str, ...]:
-    """Field names of an AVRO/JSON schema for search, dotted through nested records; () for other types.
-
-    A plain JSON walk, not an Avro parse: search must stay cheap on 100k topics and tolerate any text.
-    """
-    if schema_type not in (SchemaType.AVRO, SchemaType.JSON):
-        return ()
-    try:
-        tree = json.loads(schema_text)
-    except ValueError:
-        return ()
-    return tuple(dict.fromkeys(_walk(tree, "", 0)))
 
 
 def _walk(node: object, prefix: str, depth: int) -> Iterator[str]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from ._avro_diff import avro_text, diff_avro
 from ._changes import Change, ChangeKind, Effect, SchemaDiff
 from ._errors import InvalidSchemaError
-from ._model import AVRO_PARSED_TYPES, SchemaType
+from ._model import AVRO_PARSED_TYPES, SchemaType, SchemaVersion
 from ._protobuf_diff import diff_protobuf, proto_text
 from ._protobuf_native import parse_protobuf_native
 from ._schema_data import SchemaData, decode_key_value, parse_avro_data, render_schema_text
@@ -102,3 +102,10 @@ def normalised_text(schema: SchemaData) -> str:
     if schema.data in (b"", b"null"):
         return f"{schema.type} (no schema data)"
     return render_schema_text(schema.type, schema.data)
+
+
+def schema_text(version: SchemaVersion) -> str:
+    """A version's schema as people read it: pretty JSON for Avro and JSON, `.proto` source rebuilt from the
+    descriptor for PROTOBUF_NATIVE (never its base64 form), the parts of a KEY_VALUE; the same text the diffs
+    show, so a schema reads alike on every page."""
+    return normalised_text(SchemaData(version.type, version.data, version.properties))

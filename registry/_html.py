@@ -13,7 +13,7 @@ from datetime import UTC, datetime
 from html import escape
 
 from ._changes import Advisory, Change, Effect, SchemaDiff, Severity
-from ._diff import normalised_text
+from ._diff import schema_text
 from ._model import (
     STRATEGIES,
     Admission,
@@ -25,7 +25,6 @@ from ._model import (
     Problem,
     SchemaVersion,
 )
-from ._schema_data import SchemaData
 from ._upgrade import STRATEGY_UPGRADE_ORDER, UpgradePlan
 from ._whatif import PolicyImpact, WhatIf
 from .text_diff import line_diff
@@ -113,11 +112,6 @@ def version_text(version: int | str | None) -> str:
 
 
 # --- schema versions and histories ---------------------------------------------------------------------------
-
-
-def schema_text(version: SchemaVersion) -> str:
-    """The schema as people read it: pretty JSON, `.proto`-like text for descriptors, parts for KEY_VALUE."""
-    return normalised_text(SchemaData(version.type, version.data, version.properties))
 
 
 def schema_version_html(version: SchemaVersion) -> str:

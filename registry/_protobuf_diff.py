@@ -328,7 +328,7 @@ def _read_message(
         full_name=full_name,
         name=proto.name,
         file=file.name,
-        fields=dict(sorted(fields.items())),
+        fields=fields,  # declaration order: texts and reports follow the schema as written
         oneofs=oneofs,
         reserved=tuple((r.start, r.end - 1) for r in proto.reserved_range),  # DescriptorProto ends are exclusive
         reserved_names=tuple(proto.reserved_name),
@@ -1257,8 +1257,9 @@ def proto_text(schema: ProtobufNativeSchema) -> str:
     """A `.proto`-like rendering of the root file and the types reachable from the root, for a side-by-side diff.
 
     Normalised so that only meaningful edits show: the root's top-level message first, then the other top-level
-    types by name, then other files by name; fields by number (oneof members grouped at their first member);
-    enum values in declaration order (the first is the proto2 default); json_name only where it is not protoc's.
+    types by name, then other files by name; fields in declaration order, as the schema reads (oneof members
+    grouped at their first member); enum values in declaration order (the first is the proto2 default);
+    json_name only where it is not protoc's.
     """
     model = _model_of(schema.root)
     shown = {_top_level(model, name) for name in model.reachable}

@@ -148,9 +148,8 @@ def _part_bytes(part: Any) -> bytes:
     return json.dumps(part, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
 
 
-def decode_key_value(schema: SchemaData) -> KeyValueParts:
-    """Split KV bytes and read the sub-types from `key.schema.type` / `value.schema.type` (missing ⇒ BYTES)."""
-    data = schema.data
+def split_key_value(data: bytes) -> tuple[bytes, bytes]:
+    """The key and value parts of KEY_VALUE schema data: each a 4-byte big-endian length, then its bytes."""
     parts: list[bytes] = []
     offset = 0
     for which in ("key", "value"):
@@ -171,6 +170,12 @@ def decode_key_value(schema: SchemaData) -> KeyValueParts:
         raise InvalidSchemaError(
             f"Invalid KEY_VALUE schema data: {len(data) - offset} unexpected bytes after the value part"
         )
+    return parts[0], parts[1]
+
+
+def decode_key_value(schema: SchemaData) -> KeyValueParts:
+    """Split KV bytes and read the sub-types from `key.schema.type` / `value.schema.type` (missing ⇒ BYTES)."""
+    parts = split_key_value(schema.data)
     props = schema.properties
     encoding = props.get(KV_ENCODING) or "INLINE"
     if encoding not in _KV_ENCODINGS:

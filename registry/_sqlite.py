@@ -181,6 +181,7 @@ class SqliteStorage:
                 _migrate(db, int(row[0]))
                 db.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", (str(SCHEMA_VERSION),))
             _forget_stale_equalities(db)
+            _refresh_stale_fields(db)
             db.execute("COMMIT")
         except sqlite3.DatabaseError as exc:
             if db.in_transaction:
@@ -587,6 +588,35 @@ def _forget_stale_equalities(db: sqlite3.Connection) -> None:
         return
     db.execute("UPDATE fingerprints SET equality = NULL WHERE equality IS NOT NULL")
     db.execute("INSERT OR REPLACE INTO meta VALUES ('equality_form', ?)", (EQUALITY_FORM,))
+
+
+# Which search keys (`stored_fields`) the stored `fields` were made with. Bump it whenever read_fields learns
+# to read more; files with another mark have the fields of the types it changed recomputed on opening.
+# 2: fields of KEY_VALUE parts, PROTOBUF and PROTOBUF_NATIVE schemas (before: none).
+FIELDS_FORM = "2"
+_FIELDS_FORM_TYPES = (SchemaType.KEY_VALUE, SchemaType.PROTOBUF, SchemaType.PROTOBUF_NATIVE)
+
+
+def _refresh_stale_fields(db: sqlite3.Connection) -> None:
+    """Inside the opening transaction: recompute the search keys that an older `read_fields` left empty."""
+    row = db.execute("SELECT value FROM meta WHERE key = 'fields_form'").fetchone()
+    if row is not None and str(row[0]) == FIELDS_FORM:
+        return
+    marks = ", ".join("?" * len(_FIELDS_FORM_TYPES))
+    rows = db.execute(
+        f"SELECT schema_id, version, type, data FROM schemas WHERE deleted = 0 AND type IN ({marks})",
+        [str(t) for t in _FIELDS_FORM_TYPES],
+    ).fetchall()
+    db.executemany(
+        "UPDATE schemas SET fields = ? WHERE schema_id = ? AND version = ?",
+        [(stored_fields(SchemaType(str(t)), bytes(d)), sid, v) for sid, v, t, d in rows],
+    )
+    db.execute(
+        "UPDATE heads SET fields = (SELECT s.fields FROM schemas s WHERE s.schema_id = heads.schema_id "
+        f"AND s.version = heads.version) WHERE deleted = 0 AND type IN ({marks})",
+        [str(t) for t in _FIELDS_FORM_TYPES],
+    )
+    db.execute("INSERT OR REPLACE INTO meta VALUES ('fields_form', ?)", (FIELDS_FORM,))
 
 
 def rebuild_heads(db: sqlite3.Connection) -> None:

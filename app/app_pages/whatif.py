@@ -13,7 +13,15 @@ import streamlit as st
 from app import state
 from app.candidate import candidate_input
 from app.render import escape_markdown, show_error
-from app.review import VERDICT_SHADE, shaded, show_admission, show_diff, show_problems, show_upgrade
+from app.review import (
+    VERDICT_SHADE,
+    shaded,
+    show_admission,
+    show_diff,
+    show_problems,
+    show_upgrade,
+    show_wrapped,
+)
 from registry import (
     IncompatibleSchemaError,
     ReadOnlyError,
@@ -123,7 +131,7 @@ def render(reg: Registry, topic: str, *, read_only: bool = False, on_write: Call
     if what_if.advisories:
         st.subheader("Advisories")
         st.caption("Pulsar accepts these, but they will hurt some reader or some data later.")
-        st.dataframe(advisories_frame(what_if), hide_index=True, width="stretch")
+        show_wrapped(advisories_frame(what_if), ("severity", "code", "direction", "version", "path", "message", "hint"))
 
     st.subheader("Producers and consumers")
     show_admission(what_if)

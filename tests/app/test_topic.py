@@ -109,3 +109,13 @@ def test_an_empty_topic_says_it_has_no_schema(make_app: MakeApp, db: Path) -> No
         reg.create_topic("persistent://acme/orders/empty")
     at = topic_app(make_app, db, "persistent://acme/orders/empty")
     assert errors(at) == [] and any("No schema registered" in i.value for i in at.info)
+
+
+def test_a_protobuf_native_schema_reads_as_proto_source_not_base64(make_app: MakeApp, db: Path) -> None:
+    """The stored form is a base64 descriptor set; the page rebuilds the .proto source from it (issue 19)."""
+    at = topic_app(make_app, db, topic="persistent://acme/payments/ledger-entries")
+    assert errors(at) == []
+    schema = at.code[0]
+    assert schema.language == "protobuf"
+    assert 'syntax = "proto3";' in schema.value and "message LedgerEntry {" in schema.value
+    assert "fileDescriptorSet" not in schema.value

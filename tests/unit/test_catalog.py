@@ -20,7 +20,7 @@ from registry import (
 )
 from registry._catalog import page_of
 from registry._sqlite import SCHEMA_VERSION
-from schemas import avro_info, field, json_info, primitive, record
+from schemas import PB_MESSAGE, PB_STRING, avro_info, field, json_info, kv, primitive, protobuf_native, record
 
 S = CompatibilityStrategy
 ORDERS = "persistent://acme/orders"
@@ -250,3 +250,51 @@ def test_a_first_format_file_is_migrated_on_open(tmp_path: Path) -> None:
         assert [e.action.value for e in reg.audit_trail()] == ["register"]
     with sqlite3.connect(path) as db:
         assert db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone() == (str(SCHEMA_VERSION),)
+
+
+def _key_value_and_protobuf(reg: Registry) -> None:
+    """A KEY_VALUE topic with record key and value, one with a primitive key, and a PROTOBUF_NATIVE topic
+    whose root message holds a message field (and refers to itself, which the walk must not follow)."""
+    key, value = _order("customer_id"), _order("cart_id", "sku")
+    reg.register(f"{ORDERS}/carts", kv(key, value))
+    reg.register(f"{ORDERS}/holds", kv(None, _order("hold_id"), key_type=SchemaType.STRING))
+    messages = {
+        "Entry": [
+            ("entry_id", 1, PB_STRING),
+            ("money", 2, PB_MESSAGE, ".ledger.Money"),
+            ("next", 3, PB_MESSAGE, ".ledger.Entry"),
+        ],
+        "Money": [("currency_code", 1, PB_STRING)],
+    }
+    reg.register(f"{ORDERS}/ledger", protobuf_native(messages, "Entry", package="ledger"))
+
+
+def test_fields_inside_key_value_parts_and_protobuf_messages_are_searched(reg: Registry) -> None:
+    """Issue 19: plain and `field:` search reach KEY_VALUE key and value fields and PROTOBUF_NATIVE fields,
+    nested ones by dotted path."""
+    _key_value_and_protobuf(reg)
+    assert reg.topic_summary(f"{ORDERS}/carts").fields == ("key.customer_id", "value.cart_id", "value.sku")
+    assert reg.topic_summary(f"{ORDERS}/holds").fields == ("value.hold_id",)
+    assert reg.topic_summary(f"{ORDERS}/ledger").fields == ("entry_id", "money", "money.currency_code", "next")
+    assert topics(reg, text="field:customer_id") == ["orders/carts"]
+    assert topics(reg, text="field:value.sku") == ["orders/carts"]
+    assert topics(reg, text="hold_id") == ["orders/holds"]
+    assert topics(reg, text="field:money.currency") == ["orders/ledger"]
+    assert topics(reg, text="currency_code type:PROTOBUF_NATIVE") == ["orders/ledger"]
+
+
+def test_a_file_searched_before_it_knew_these_fields_learns_them_on_open(tmp_path: Path) -> None:
+    """Files written before KEY_VALUE and protobuf fields were search keys stored none for them; opening
+    recomputes them once (meta `fields_form`), in `schemas` and in `heads`."""
+    path = tmp_path / "old.db"
+    with Registry.open(path, create=True) as reg:
+        _key_value_and_protobuf(reg)
+    with sqlite3.connect(path) as db:
+        db.execute("UPDATE schemas SET fields = '' WHERE type IN ('KEY_VALUE', 'PROTOBUF_NATIVE')")
+        db.execute("UPDATE heads SET fields = '' WHERE type IN ('KEY_VALUE', 'PROTOBUF_NATIVE')")
+        db.execute("DELETE FROM meta WHERE key = 'fields_form'")
+    with Registry.open(path) as reg:
+        assert topics(reg, text="field:currency_code") == ["orders/ledger"]
+        assert topics(reg, text="field:key.customer_id") == ["orders/carts"]
+    with sqlite3.connect(path) as db:
+        assert db.execute("SELECT count(*) FROM heads WHERE fields = ''").fetchone() == (0,)

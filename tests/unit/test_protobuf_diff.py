@@ -731,19 +731,26 @@ def test_proto_text_renders_the_root_graph() -> None:
     assert "LimitsEntry" not in text  # rendered as map<...>
 
 
-def test_proto_text_is_normalised_against_declaration_order() -> None:
+def test_proto_text_keeps_the_field_order_of_the_schema_and_normalises_type_order() -> None:
+    """Fields read in the order they are declared (issue 19: the Diff text keeps each schema's own order);
+    only the order of top-level types, which protoc does not make meaningful, is normalised."""
     shuffled = base()
     entry = message(shuffled)
     fields = list(entry.field)[::-1]
     del entry.field[:]
     entry.field.extend(fields)
-    for f in entry.field:
-        if f.name == "iban":
-            f.oneof_index = 0
     types = list(shuffled.message_type)[::-1]
     del shuffled.message_type[:]
     shuffled.message_type.extend(types)
-    assert proto_text(to_schema(shuffled)) == proto_text(to_schema(base()))
+    text, plain = proto_text(to_schema(shuffled)), proto_text(to_schema(base()))
+    names = [f.name for f in fields]
+    positions = [text.index(f" {name} = ") for name in names]
+    assert positions == sorted(positions), text
+    plain_positions = [plain.index(f" {name} = ") for name in names]
+    assert plain_positions == sorted(plain_positions, reverse=True), plain
+    assert [line for line in text.splitlines() if line.startswith("message ")] == [
+        line for line in plain.splitlines() if line.startswith("message ")
+    ]
 
 
 def test_proto_text_of_proto2_shows_labels_and_defaults() -> None:
