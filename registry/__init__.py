@@ -53,6 +53,7 @@ from ._model import (
 )
 from ._names import NamespaceName, TopicName
 from ._paths import default_db_path, remote_url
+from ._policy_preview import PolicyPreview, TopicPreview
 from ._protobuf_native import to_protobuf_native_data
 from ._read_only import ReadOnlyRegistry
 from ._registry import Registry, namespace_allow_auto_update, namespace_validation_enforced
@@ -119,6 +120,7 @@ __all__ = [
     "PoisonedHistoryError",
     "PolicyError",
     "PolicyImpact",
+    "PolicyPreview",
     "PolicySource",
     "ReadOnlyError",
     "ReadOnlyRegistry",
@@ -143,6 +145,7 @@ __all__ = [
     "StorageError",
     "TenantNotFoundError",
     "TopicImpact",
+    "TopicPreview",
     "TopicName",
     "TopicNotFoundError",
     "TopicPage",

@@ -32,6 +32,8 @@ READS = frozenset(
         "namespace_policy",
         "namespaces",
         "policy_impact",
+        "preview_namespace_policy",
+        "preview_topic_policy",
         "search_topics",
         "tenants",
         "topic_policy",

@@ -74,6 +74,7 @@ from ._model import (
 )
 from ._names import NamespaceName, TopicName, parse_tenant
 from ._paths import remote_url
+from ._policy_preview import PolicyPreview, StagedPolicies, describe_changes, preview
 from ._read_only import ReadOnlyRegistry
 from ._schema_data import SchemaData, parse_avro_data, to_schema_data
 from ._sqlite import SqliteStorage
@@ -632,6 +633,52 @@ class Registry:
             raise PolicyError("choose one of the 8 strategies to preview; UNDEFINED only clears the namespace value")
         impacts = [self._topic_impact(TopicName.parse(t), proposed) for t in self.topics(str(ns))]
         return PolicyImpact(namespace=str(ns), proposed=proposed, topics=tuple(impacts))
+
+    def preview_namespace_policy(
+        self,
+        namespace: str,
+        *,
+        compatibility: Any = UNSET,
+        auto_update_strategy: Any = UNSET,
+        allow_auto_update: Any = UNSET,
+        allow_auto_update_with_replicator: Any = UNSET,
+        validation_enforced: Any = UNSET,
+    ) -> PolicyPreview:
+        """What `set_namespace_policy` with the same arguments would change and refuse, writing nothing: per
+        topic of the namespace, the values in force now and then, the live registrations the proposed strategy
+        would refuse, the recorded clients that could no longer connect, and the topics it does not reach
+        (registry/_policy_preview.py). Values are checked as saving checks them."""
+        ns = NamespaceName.parse(namespace)
+        staged = self._staged()
+        after = staged._set_namespace_policy(
+            ns,
+            compatibility=compatibility,
+            auto_update_strategy=auto_update_strategy,
+            allow_auto_update=allow_auto_update,
+            allow_auto_update_with_replicator=allow_auto_update_with_replicator,
+            validation_enforced=validation_enforced,
+        )
+        before = self._storage.namespace_policy(str(ns))
+        topics = [] if before is None else self._storage.topics(str(ns))
+        changes = describe_changes(before or NamespacePolicy(), after)
+        return preview(self, staged, target=str(ns), scope="namespace", changes=changes, topics=topics)
+
+    def preview_topic_policy(
+        self, topic: str, *, compatibility: Any = UNSET, validation_enforced: Any = UNSET
+    ) -> PolicyPreview:
+        """What `set_topic_policy` with the same arguments would change and refuse on that topic, writing
+        nothing (see preview_namespace_policy)."""
+        staged = self._staged()
+        after = staged._set_topic_policy(topic, compatibility=compatibility, validation_enforced=validation_enforced)
+        name = self._policy_topic(topic)
+        before = self._storage.topic_policy(str(name)) or TopicPolicy()
+        changes = describe_changes(before, after)
+        return preview(self, staged, target=str(name), scope="topic", changes=changes, topics=[str(name)])
+
+    def _staged(self) -> Registry:
+        """This registry with policy writes kept aside (a preview's "after")."""
+        storage = cast(Storage, StagedPolicies(self._storage))
+        return Registry(storage, broker=self._broker, auto_create=self._auto_create, location=self._location)
 
     def _topic_impact(self, name: TopicName, proposed: CompatibilityStrategy) -> TopicImpact:
         current = self._admin_strategy(name)
@@ -1342,16 +1389,7 @@ def _asked(fields: dict[str, Any]) -> str:
 
 def _policy_change(before: Any, after: Any) -> str:
     """ "field: old → new" for each field that changed, or "no change"."""
-    changed = [
-        f"{f}: {_plain(getattr(before, f))} → {_plain(getattr(after, f))}"
-        for f in before.__dataclass_fields__
-        if getattr(before, f) != getattr(after, f)
-    ]
-    return "; ".join(changed) or "no change"
-
-
-def _plain(value: object) -> str:
-    return "unset" if value is None else str(value)
+    return "; ".join(describe_changes(before, after)) or "no change"
 
 
 def _created(created: bool, kind: str) -> tuple[AuditOutcome, str]:

@@ -64,6 +64,7 @@ from ._model import (
     TopicPolicy,
 )
 from ._names import NamespaceName, TopicName, parse_tenant
+from ._policy_preview import PolicyPreview
 from ._registry import (
     UNSET,
     Registry,
@@ -941,6 +942,14 @@ class RemoteRegistry(Registry):
     def policy_impact(self, namespace: str, strategy: CompatibilityStrategy | str) -> PolicyImpact:
         with self._client.snapshot():
             return super().policy_impact(namespace, strategy)
+
+    def preview_namespace_policy(self, namespace: str, **values: Any) -> PolicyPreview:
+        with self._client.snapshot():
+            return super().preview_namespace_policy(namespace, **values)
+
+    def preview_topic_policy(self, topic: str, **values: Any) -> PolicyPreview:
+        with self._client.snapshot():
+            return super().preview_topic_policy(topic, **values)
 
     def audit_trail(self, target: str | None = None, *, limit: int = 200) -> list[AuditEntry]:
         """The server's trail (`GET /explorer/v1/audit`, `schema-explorer serve` only): at most its newest

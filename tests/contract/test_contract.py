@@ -122,6 +122,22 @@ def test_policy_impact_is_identical(embedded, remote, namespace):
         same(embedded, remote, lambda r, s=strategy: r.policy_impact(namespace, s))
 
 
+@pytest.mark.parametrize("namespace", ["acme/orders", "initech/hr", "initech/analytics"])
+def test_policy_previews_are_identical(embedded, remote, namespace):
+    """Every policy change previews the same on both (issue 19: a preview before every change)."""
+    for values in (
+        {"compatibility": "FULL_TRANSITIVE"},
+        {"compatibility": "UNDEFINED"},
+        {"validation_enforced": True},
+        {"allow_auto_update": False, "auto_update_strategy": "Backward"},
+    ):
+        same(embedded, remote, lambda r, v=values: r.preview_namespace_policy(namespace, **v))
+    for topic in all_topics(embedded):
+        if topic.split("://", 1)[1].startswith(namespace + "/"):
+            same(embedded, remote, lambda r, t=topic: r.preview_topic_policy(t, compatibility="ALWAYS_INCOMPATIBLE"))
+            same(embedded, remote, lambda r, t=topic: r.preview_topic_policy(t, compatibility=None))
+
+
 @pytest.mark.parametrize(
     "call",
     [
@@ -137,6 +153,8 @@ def test_policy_impact_is_identical(embedded, remote, namespace):
         lambda r: r.check(ORDERS, SchemaInfo(type=SchemaType.AVRO, schema="{not json")),
         lambda r: r.what_if(ORDERS, SchemaInfo(type=SchemaType.INT32, schema="12")),
         lambda r: r.policy_impact("acme/orders", "SIDEWAYS"),
+        lambda r: r.preview_namespace_policy("acme/orders", compatibility="SIDEWAYS"),
+        lambda r: r.preview_topic_policy(ORDERS + "-partition-1", compatibility="FULL"),
     ],
     ids=[
         "a version that never existed",
@@ -151,6 +169,8 @@ def test_policy_impact_is_identical(embedded, remote, namespace):
         "checking unparseable Avro",
         "a primitive with schema data",
         "an unknown strategy",
+        "previewing an unknown strategy",
+        "previewing a partition's policy",
     ],
 )
 def test_bad_reads_fail_identically(embedded, remote, call):

@@ -1,0 +1,237 @@
+"""A preview of a policy change before it is saved: what the proposed namespace or topic policy would refuse.
+
+Every schema policy an operator can change (compatibility strategy, allow auto-update, validation enforced,
+the deprecated auto-update strategy, a topic's own strategy) is previewed the same way: the change is applied
+to a staged copy of the policies (`StagedPolicies`, the registry's storage with the policy writes kept in
+memory), through the very code that saves it, so the preview validates the values exactly as saving would.
+Then, per topic in scope, the registry as it is and the staged one answer the same questions:
+
+- would the live registrations still pass under the proposed admin strategy (replayed, each against the
+  versions before it), and is the latest one refused;
+- would each recorded producer and consumer still be let in (its recorded schema version, admitted dry-run
+  under both policies): the ones let in now and refused then "could no longer connect";
+- which topics the change does not reach, and why (their own strategy or validation setting, the broker's
+  enforcement, the system-topic rule): they are listed apart, as shielded.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from ._model import ClientRecord, ClientRole, EffectivePolicy, NamespacePolicy, Problem, TopicPolicy
+from ._names import TopicName
+from ._schema_data import SchemaData
+from ._whatif import RefusedClient
+
+if TYPE_CHECKING:
+    from ._registry import Registry
+    from ._storage import Storage
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TopicPreview:
+    """One topic under a proposed policy: what is in force now and then, and what the change would refuse."""
+
+    topic: str
+    current: EffectivePolicy
+    proposed: EffectivePolicy
+    shielded_by: tuple[str, ...]  # why (part of) the change does not reach this topic; () when it all does
+    refused_versions: tuple[int, ...]  # live registrations the proposed admin strategy would have refused
+    latest_refused: bool
+    first_problem: Problem | None
+    refused_clients: tuple[RefusedClient, ...]  # let in now, refused under the proposed policy
+
+    @property
+    def changed(self) -> bool:
+        """Whether any value in force for this topic changes."""
+        return _values(self.current) != _values(self.proposed)
+
+    @property
+    def affected(self) -> bool:
+        return self.latest_refused or bool(self.refused_clients)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PolicyPreview:
+    """What saving a proposed policy would change and refuse. `target` is a namespace (tenant/ns) or a topic;
+    `changes` says each stored value that changes ("compatibility: BACKWARD → FULL"); empty when nothing would."""
+
+    target: str
+    scope: str  # "namespace" or "topic"
+    changes: tuple[str, ...]
+    topics: tuple[TopicPreview, ...]
+
+    @property
+    def refused_topics(self) -> tuple[TopicPreview, ...]:
+        """Topics whose latest registration the proposed strategy would have refused."""
+        return tuple(t for t in self.topics if t.latest_refused)
+
+    @property
+    def refused_clients(self) -> tuple[RefusedClient, ...]:
+        return tuple(c for t in self.topics for c in t.refused_clients)
+
+    @property
+    def shielded(self) -> tuple[TopicPreview, ...]:
+        """Topics that a part of the change does not reach (their own setting, the broker, system topics)."""
+        return tuple(t for t in self.topics if t.shielded_by)
+
+    def __repr__(self) -> str:
+        return (
+            f"PolicyPreview({self.target!r}, changes={list(self.changes)}, topics={len(self.topics)}, "
+            f"refused_topics={len(self.refused_topics)}, refused_clients={len(self.refused_clients)}, "
+            f"shielded={len(self.shielded)})"
+        )
+
+
+class StagedPolicies:
+    """The registry's storage with policy writes (and the topics or namespaces they would create) kept in this
+    object: reads see them, the storage never does. Every other member is the storage's own."""
+
+    def __init__(self, storage: Storage) -> None:
+        self._storage = storage
+        self._namespaces: dict[str, NamespacePolicy] = {}
+        self._topic_policies: dict[str, TopicPolicy | None] = {}
+        self._topics: set[str] = set()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._storage, name)
+
+    def namespace_policy(self, namespace: str) -> NamespacePolicy | None:
+        if namespace in self._namespaces:
+            return self._namespaces[namespace]
+        return self._storage.namespace_policy(namespace)
+
+    def put_namespace(self, namespace: str, policy: NamespacePolicy, created_at: int) -> None:
+        self._namespaces[namespace] = policy
+
+    def put_tenant(self, tenant: str, created_at: int) -> bool:
+        return False
+
+    def topic_policy(self, topic: str) -> TopicPolicy | None:
+        if topic in self._topic_policies:
+            return self._topic_policies[topic]
+        return self._storage.topic_policy(topic)
+
+    def put_topic_policy(self, topic: str, policy: TopicPolicy | None) -> None:
+        self._topic_policies[topic] = policy
+
+    def has_topic(self, topic: str) -> bool:
+        return topic in self._topics or self._storage.has_topic(topic)
+
+    def put_topic(self, topic: str, namespace: str, created_at: int) -> bool:
+        self._topics.add(topic)
+        return True
+
+    @contextlib.contextmanager
+    def transaction(self) -> Iterator[None]:
+        yield
+
+
+def preview(
+    reg: Registry, staged: Registry, *, target: str, scope: str, changes: tuple[str, ...], topics: list[str]
+) -> PolicyPreview:
+    """Compare `reg` (as it is) with `staged` (the same storage with the proposed policy) on `topics`."""
+    return PolicyPreview(
+        target=target,
+        scope=scope,
+        changes=changes,
+        topics=tuple(_topic(reg, staged, TopicName.parse(t), scope) for t in topics) if changes else (),
+    )
+
+
+def _topic(reg: Registry, staged: Registry, name: TopicName, scope: str) -> TopicPreview:
+    current, proposed = reg.effective_policy(str(name)), staged.effective_policy(str(name))
+    refused: list[int] = []
+    first: Problem | None = None
+    live = reg._live(name)
+    strategy = proposed.admin_compatibility.value
+    if strategy is not current.admin_compatibility.value:
+        for i in range(1, len(live)):
+            verdict = reg._check(live[:i], SchemaData(live[i].type, live[i].data, live[i].properties), strategy)
+            if not verdict.compatible:
+                refused.append(live[i].version)
+                first = first or verdict.problems[0]
+    clients: list[RefusedClient] = []
+    if _admission_values(current) != _admission_values(proposed):
+        for client in reg._storage.clients([str(name.base)]):
+            now, then = _admit(reg, name, client, live), _admit(staged, name, client, live)
+            if now is not None and then is not None and now[0] and not then[0]:
+                clients.append(RefusedClient(client=client, reason=then[1]))
+    return TopicPreview(
+        topic=str(name.base),
+        current=current,
+        proposed=proposed,
+        shielded_by=_shields(reg, staged, name, current) if scope == "namespace" else (),
+        refused_versions=tuple(refused),
+        latest_refused=len(live) > 1 and live[-1].version in refused,
+        first_problem=first,
+        refused_clients=tuple(clients),
+    )
+
+
+def _admit(reg: Registry, name: TopicName, client: ClientRecord, live: list[Any]) -> tuple[bool, str] | None:
+    """(accepted, reason) for a recorded client coming back with its recorded schema, written nowhere;
+    None when that schema is no longer live (nothing can say how it would connect)."""
+    info = None
+    if client.version is not None:
+        entry = next((e for e in live if e.version == client.version), None)
+        if entry is None:
+            return None
+        info = entry.info
+    if client.role is ClientRole.PRODUCER:
+        admission, _ = reg._admit_producer(name, info, client.replicator, "", dry_run=True)
+    else:
+        admission, _ = reg._admit_consumer(name, info, (client.name, client.subscription), "", dry_run=True)
+    return admission.accepted, admission.reason
+
+
+def _shields(reg: Registry, staged: Registry, name: TopicName, current: EffectivePolicy) -> tuple[str, ...]:
+    """Which parts of a namespace change stop short of this topic, and why."""
+    namespace = str(name.namespace_name)
+    before = reg._storage.namespace_policy(namespace) or NamespacePolicy()
+    after = staged._storage.namespace_policy(namespace) or NamespacePolicy()
+    own = reg._storage.topic_policy(str(name.base)) or TopicPolicy()
+    reasons: list[str] = []
+    strategy_changed = (before.compatibility, before.auto_update_strategy) != (
+        after.compatibility,
+        after.auto_update_strategy,
+    )
+    if strategy_changed and own.compatibility is not None:
+        reasons.append(f"its own strategy {own.compatibility}")
+    if before.validation_enforced != after.validation_enforced:
+        if reg.broker.validation_enforced:
+            reasons.append("the broker enforces validation (isSchemaValidationEnforced=true)")
+        elif own.validation_enforced is not None:
+            reasons.append(f"its own validation setting ({str(own.validation_enforced).lower()})")
+    if current.is_system_topic and (strategy_changed or before.allow_auto_update != after.allow_auto_update):
+        reasons.append("a system topic: producers and consumers meet the broker's system-topic policy")
+    return tuple(reasons)
+
+
+def _values(policy: EffectivePolicy) -> tuple[object, ...]:
+    return (
+        policy.compatibility.value,
+        policy.admin_compatibility.value,
+        policy.allow_auto_update.value,
+        policy.validation_enforced.value,
+    )
+
+
+def _admission_values(policy: EffectivePolicy) -> tuple[object, ...]:
+    return policy.compatibility.value, policy.allow_auto_update.value, policy.validation_enforced.value
+
+
+def describe_changes(before: Any, after: Any) -> tuple[str, ...]:
+    """`field: old → new` for each field of two policy dataclasses that differs (the audit trail's form too)."""
+    return tuple(
+        f"{f}: {_plain(getattr(before, f))} → {_plain(getattr(after, f))}"
+        for f in before.__dataclass_fields__
+        if getattr(before, f) != getattr(after, f)
+    )
+
+
+def _plain(value: object) -> str:
+    return "unset" if value is None else str(value)
