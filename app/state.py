@@ -32,7 +32,7 @@ import logging
 import os
 import sys
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import cast
@@ -81,16 +81,21 @@ def connection_from_argv(argv: list[str], environ: dict[str, str] | None = None)
     return Connection(target=str(target or default_db_path()), token=token, read_only=read_only)
 
 
+def start_connection() -> Connection:
+    """The connection the app was started with (arguments and environment), before any session switched it."""
+    return connection_from_argv(sys.argv[1:])
+
+
 def server_read_only() -> bool:
     """True when the server was started read-only (--read-only or SCHEMA_EXPLORER_READ_ONLY): final, for every
     session; read from the process's start-up arguments and environment, never from session state."""
-    return connection_from_argv(sys.argv[1:]).read_only
+    return start_connection().read_only
 
 
 def connection() -> Connection:
-    """The session's connection (the start-up one until the sidebar changes it)."""
+    """The session's connection (the start-up one until the sidebar or a link's `registry=` changes it)."""
     if CONNECTION not in st.session_state:
-        st.session_state[CONNECTION] = connection_from_argv(sys.argv[1:])
+        st.session_state[CONNECTION] = start_connection()
     current: Connection = st.session_state[CONNECTION]
     wanted = server_read_only() or bool(st.session_state.get(READ_ONLY, current.read_only))
     if wanted != current.read_only:
@@ -177,26 +182,40 @@ def cache_key() -> tuple[str, int]:
     return conn.target, registry().change_token()
 
 
-def topic_page(render: Callable[[Registry, str], None], *, empty: str = "") -> None:
-    """Run a page that works on one topic: pick it (shared with every page), then `render(reg, topic)`.
+def topic_page(render: Callable[[Registry, str], Mapping[str, object] | None], *, empty: str = "") -> None:
+    """Run a page that works on one topic: open its link, pick the topic (shared with every page), then
+    `render(reg, topic)`, which returns the page's own link parameters (app/links.py) besides `topic`.
 
     Errors from the registry become short messages (app.render.show_error), never tracebacks.
     """
-    from app.render import show_error, topic_picker  # late: render imports this module
+    from app import links  # late: links and render import this module
+    from app.render import show_error, topic_picker
 
+    params = links.opened()
     try:
         reg = registry()
     except RegistryError as exc:
         show_error(exc)
         return
-    topic = topic_picker(reg)
+    if "topic" in params:
+        linked = links.resolve_topic(reg, params["topic"])
+        if linked is not None:
+            select_topic(linked)
+    picker, share = st.columns([6, 1], vertical_alignment="bottom")
+    with picker:
+        topic = topic_picker(reg)
     if topic is None:
+        links.keep({})
         st.info(empty or "Pick a topic on Browse, or type its full name above.")
         return
+    extra: Mapping[str, object] = {}
     try:
-        render(reg, topic)
+        extra = render(reg, topic) or {}
     except RegistryError as exc:
         show_error(exc)
+    links.keep({"topic": links.short_topic(topic), **extra})
+    with share:
+        links.copy_link()
 
 
 def warm_up(conn: Connection) -> None:

@@ -1,7 +1,8 @@
 """Pulsar Schema Explorer: the Streamlit shell. `schema-explorer ui` runs `streamlit run` on this file.
 
 Declares the pages (st.Page / st.navigation; files in app/app_pages/) and the sidebar shared by all of them:
-the connection, read-only mode and the policy defaults in force. Pages get the registry from app.state.
+the connection, read-only mode and the policy defaults in force. Pages get the registry from app.state, and
+keep their state in the URL (app/links.py); a link's `registry=` is followed before anything else runs.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ _ROOT = str(Path(__file__).resolve().parent.parent)
 if _ROOT not in sys.path:
     sys.path.insert(0, _ROOT)
 
+from app.links import follow_connection  # noqa: E402
 from app.widgets import connection_sidebar  # noqa: E402
 
 _PAGES_DIR = Path(__file__).resolve().parent / "app_pages"
@@ -25,7 +27,10 @@ def _page(file: str, title: str, icon: str, *, default: bool = False) -> st.Page
     """A page of app_pages/, or None while its file does not exist yet."""
     if not (_PAGES_DIR / file).is_file():
         return None
-    return st.Page(f"app_pages/{file}", title=title, icon=icon, url_path=file.removesuffix(".py"), default=default)
+    # The default page is served at `/` but still reserves its path name, which Streamlit then does not serve:
+    # it gets "index", so that `/browse` can be the alias that links use.
+    path = "index" if default else file.removesuffix(".py")
+    return st.Page(f"app_pages/{file}", title=title, icon=icon, url_path=path, default=default)
 
 
 # The one list of pages, in menu order. To add a page: create app/app_pages/<name>.py and append
@@ -41,7 +46,15 @@ PAGES: list[st.Page | None] = [
     _page("audit.py", "Audit", ":material/history:"),
 ]
 
+
+def _browse_link() -> None:
+    """`/browse?...` (the form links use) opens Browse, which Streamlit serves at `/` as the default page."""
+    st.switch_page(PAGES[0], query_params=st.query_params.to_dict())  # type: ignore[arg-type]
+
+
 st.set_page_config(page_title="Pulsar Schema Explorer", page_icon=":material/schema:", layout="wide")
-navigation = st.navigation([page for page in PAGES if page is not None])
+alias = st.Page(_browse_link, title="Browse", url_path="browse", visibility="hidden")
+navigation = st.navigation([*(page for page in PAGES if page is not None), alias])
+follow_connection()
 connection_sidebar()
 navigation.run()

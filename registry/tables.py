@@ -16,6 +16,7 @@ from ._changes import Advisory, SchemaDiff
 from ._compatibility import pair_verdict
 from ._model import STRATEGIES, ClientRecord, CompatibilityResult, Problem, SchemaVersion
 from ._names import TopicName
+from ._policy_preview import PolicyPreview
 from ._registry import Registry
 from ._schema_data import SchemaData
 from ._upgrade import STRATEGY_UPGRADE_ORDER, UpgradePlan
@@ -83,6 +84,18 @@ PROBLEM_COLUMNS = ("code", "direction", "version", "path", "reader_path", "write
 ADVISORY_COLUMNS = ("code", "severity", "direction", "version", "path", "message", "hint", "source")
 CHANGE_COLUMNS = ("kind", "path", "backward", "forward", "breaking", "before", "after", "message")
 CLIENT_COLUMNS = ("topic", "role", "name", "subscription", "schema_type", "version", "connected_at", "replicator")
+PREVIEW_COLUMNS = (
+    "topic",
+    "compatibility",
+    "admin_compatibility",
+    "allow_auto_update",
+    "validation_enforced",
+    "latest_refused",
+    "refused_versions",
+    "refused_clients",
+    "rule_code",
+    "message",
+)
 IMPACT_COLUMNS = (
     "topic",
     "current",
@@ -293,6 +306,68 @@ def policy_impact_frame(impact: PolicyImpact) -> pd.DataFrame:
         ),
         IMPACT_COLUMNS,
     )
+
+
+def policy_preview_frame(preview: PolicyPreview) -> pd.DataFrame:
+    """A previewed policy change, one row per topic it reaches: the values in force now → then, and what it
+    would refuse. Topics it does not reach are in `shielded_frame`."""
+    return _frame(
+        (
+            {
+                "topic": t.topic,
+                "compatibility": _now_then(t.current.compatibility.value, t.proposed.compatibility.value),
+                "admin_compatibility": _now_then(
+                    t.current.admin_compatibility.value, t.proposed.admin_compatibility.value
+                ),
+                "allow_auto_update": _now_then(t.current.allow_auto_update.value, t.proposed.allow_auto_update.value),
+                "validation_enforced": _now_then(
+                    t.current.validation_enforced.value, t.proposed.validation_enforced.value
+                ),
+                "latest_refused": t.latest_refused,
+                "refused_versions": ", ".join(str(v) for v in t.refused_versions),
+                "refused_clients": len(t.refused_clients),
+                "rule_code": t.first_problem.code.value if t.first_problem else None,
+                "message": t.first_problem.message if t.first_problem else "",
+            }
+            for t in preview.topics
+            if t.changed
+        ),
+        PREVIEW_COLUMNS,
+    )
+
+
+def preview_clients_frame(preview: PolicyPreview) -> pd.DataFrame:
+    """The recorded producers and consumers a previewed change would keep out, with the broker's reason."""
+    return _frame(
+        (
+            {
+                "topic": c.client.topic,
+                "role": c.client.role.value,
+                "client": c.client.name,
+                "subscription": c.client.subscription,
+                "version": c.client.version,
+                "reason": c.reason,
+            }
+            for c in preview.refused_clients
+        ),
+        ("topic", "role", "client", "subscription", "version", "reason"),
+        ints=("version",),
+    )
+
+
+def shielded_frame(preview: PolicyPreview) -> pd.DataFrame:
+    """The topics a previewed namespace change does not (fully) reach, and why."""
+    return _frame(
+        ({"topic": t.topic, "kept_by": "; ".join(t.shielded_by)} for t in preview.shielded),
+        ("topic", "kept_by"),
+    )
+
+
+def _now_then(now: object, then: object) -> str:
+    def text(value: object) -> str:
+        return str(value).lower() if isinstance(value, bool) else str(value)
+
+    return text(now) if now == then else f"{text(now)} → {text(then)}"
 
 
 def upgrade_plan_frame(plan: UpgradePlan) -> pd.DataFrame:

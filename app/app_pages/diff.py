@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from app import state
+from app import links, state
 from app.candidate import candidate_input
 from app.render import show_error, when
 from app.review import show_diff
@@ -28,13 +28,32 @@ def _keep_valid(key: str, options: list[int | str], default: int | str) -> None:
         st.session_state[key] = default
 
 
-def render(reg: Registry, topic: str) -> None:
+def _open_link(versions: list[int | str]) -> None:
+    """A link's `from=` and `to=` (live versions; `to=candidate` opens the candidate editor)."""
+    for name, key in (("from", "diff_old"), ("to", "diff_new")):
+        value = links.current().get(name)
+        if value is None:
+            continue
+        if key == "diff_new" and value == CANDIDATE:
+            st.session_state[key] = CANDIDATE
+            continue
+        number = links.whole_number(name, value)
+        if number is not None and number not in versions:
+            live = ", ".join(str(v) for v in versions)
+            links.bad_value(name, value, f"not a live version of this topic (live: {live})")
+        elif number is not None:
+            st.session_state[key] = number
+
+
+def render(reg: Registry, topic: str) -> dict[str, object]:
+    """The page; returns its link parameters (the two sides)."""
     history = reg.history(topic)
     if not history:
         st.info("This topic has no live schema version to diff. Pick another topic, or register one on What-if.")
-        return
+        return {}
     labels = {e.version: version_label(e) for e in history}
     versions: list[int | str] = list(labels)
+    _open_link(versions)
     _keep_valid("diff_old", versions, versions[-2] if len(versions) > 1 else versions[-1])
     _keep_valid("diff_new", [*versions, CANDIDATE], versions[-1])
     left, right = st.columns(2)
@@ -44,20 +63,22 @@ def render(reg: Registry, topic: str) -> None:
         new = st.selectbox(
             "New", [*versions, CANDIDATE], key="diff_new", format_func=lambda v: labels.get(v, "a candidate schema")
         )
+    sides: dict[str, object] = {"from": old, "to": new}
     target = new
     if new == CANDIDATE:
         with st.expander("Candidate schema", expanded=True):
             target = candidate_input("diff_cand", start=history[-1])
         if target is None:
-            return
+            return sides
     try:
         diff = reg.diff(topic, old, target)
     except RegistryError as exc:
         show_error(exc)
-        return
+        return sides
     new_label = "candidate" if new == CANDIDATE else f"v{new}"
     st.subheader(f"v{old} → {new_label}")
     show_diff(diff, old_label=f"v{old}", new_label=new_label, key="diff")
+    return sides
 
 
 st.title("Diff")

@@ -1,19 +1,23 @@
-"""Policies: a namespace's schema policies and a topic's strategy, with a preview before saving.
+"""Policies: a namespace's schema policies and a topic's own strategy, each change previewed and confirmed.
 
-The preview is `Registry.policy_impact` (which live registrations and recorded consumers the proposed
-strategy would refuse); saving is `set_namespace_policy` / `set_topic_policy` (pulsar-admin's
+Every change (compatibility strategy, allow auto-update, validation enforced, the deprecated auto-update
+strategy, a topic's own strategy set or cleared) is previewed with `Registry.preview_namespace_policy` /
+`preview_topic_policy` as soon as a value differs from the stored one: the topics whose latest change would
+be refused, the recorded producers and consumers that could no longer connect, and apart, the topics the
+change does not reach. Saving asks for a confirmation that repeats the change, and saves exactly that change,
+only if nobody changed the stored policy since (`set_namespace_policy` / `set_topic_policy`, pulsar-admin's
 set-schema-compatibility-strategy, set-is-allow-auto-update-schema, set-schema-validation-enforce).
+The page opens from `/policies?namespace=tenant/ns` or `/policies?topic=tenant/ns/name` (app/links.py).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 import pandas as pd
 import streamlit as st
 
-from app import state
+from app import links, state
 from app.render import escape_markdown, show_error, when
 from app.review import ALARM_SHADE, BAD, shaded
 from registry import (
@@ -22,12 +26,12 @@ from registry import (
     AutoUpdateStrategy,
     CompatibilityStrategy,
     NamespacePolicy,
-    PolicyImpact,
+    PolicyPreview,
     Registry,
     RegistryError,
     TopicName,
 )
-from registry.tables import policy_impact_frame
+from registry.tables import policy_preview_frame, preview_clients_frame, shielded_frame
 
 UNDEFINED = CompatibilityStrategy.UNDEFINED
 STRATEGY_CHOICES = (UNDEFINED, *STRATEGIES)
@@ -37,6 +41,9 @@ AUTO_UPDATE_CHOICES = (NOT_SET, *(s.value for s in AutoUpdateStrategy))
 ALLOW_VALUES = {"not set (broker default)": None, "allowed": True, "refused": False}
 ALLOW_LABELS = {value: label for label, value in ALLOW_VALUES.items()}
 OUTCOME = "policies_outcome"
+
+
+PENDING = "policies_pending"  # the change waiting for its confirmation: (scope, target, values, stored before)
 
 
 def _strategy_label(value: CompatibilityStrategy) -> str:
@@ -57,19 +64,6 @@ def _load(prefix: str, ident: object, values: dict[str, Any]) -> None:
         st.session_state[key] = value
 
 
-def _save(action: Callable[[], object], done: str, on_write: Callable[[], None]) -> None:
-    """Button callback: write, then forget the loaded values so the widgets show what is stored now."""
-    try:
-        action()
-    except RegistryError as exc:
-        st.session_state[OUTCOME] = ("error", exc)
-        return
-    on_write()
-    st.session_state.pop("pol_ns_loaded", None)
-    st.session_state.pop("pol_topic_loaded", None)
-    st.session_state[OUTCOME] = ("saved", done)
-
-
 def _show_outcome() -> None:
     outcome = st.session_state.pop(OUTCOME, None)
     if outcome is None:
@@ -77,6 +71,8 @@ def _show_outcome() -> None:
     kind, value = outcome
     if kind == "saved":
         st.success(escape_markdown(value), icon=":material/check_circle:")
+    elif kind == "stale":
+        st.warning(escape_markdown(value), icon=":material/sync_problem:")
     else:
         show_error(value)
 
@@ -95,38 +91,126 @@ def policy_frame(policy: NamespacePolicy) -> pd.DataFrame:
     )
 
 
-def show_impact(impact: PolicyImpact) -> None:
-    refused, clients = impact.refused_topics, impact.refused_clients
-    columns = st.columns(3)
-    columns[0].metric("Topics in the namespace", len(impact.topics))
-    columns[1].metric("Latest change would be refused", len(refused))
-    columns[2].metric("Consumers that would be refused", len(clients))
-    if not refused and not clients:
-        st.success(f"Under {impact.proposed}, every topic's history and every recorded consumer still pass.")
-    frame = policy_impact_frame(impact)
-    order = ("topic", "latest_refused", "refused_versions", "refused_clients", "current", "current_source")
-    st.dataframe(
-        shaded(frame, ALARM_SHADE, "affected", "latest_refused"),
-        hide_index=True,
-        width="stretch",
-        column_order=(*order, "overridden", "affected", "rule_code", "message"),
+# --- preview and confirmation -------------------------------------------------------------------------
+
+
+def show_preview(preview: PolicyPreview) -> None:
+    """What the change would do: the values that change, then refusals, then the topics it does not reach."""
+    st.markdown("**Preview**: " + escape_markdown("; ".join(preview.changes)))
+    reached = [t for t in preview.topics if t.changed]
+    columns = st.columns(4)
+    columns[0].metric("Topics the change reaches", len(reached))
+    columns[1].metric("Latest change would be refused", len(preview.refused_topics))
+    columns[2].metric("Clients that could no longer connect", len(preview.refused_clients))
+    columns[3].metric("Topics it does not reach", len(preview.shielded))
+    if not preview.refused_topics and not preview.refused_clients:
+        st.success("Nothing would be refused: every topic's history and every recorded client still pass.")
+    if reached:
+        st.dataframe(
+            shaded(policy_preview_frame(preview), ALARM_SHADE, "latest_refused"),
+            hide_index=True,
+            width="stretch",
+        )
+    if preview.refused_clients:
+        st.markdown("**Producers and consumers that could no longer connect**")
+        st.dataframe(preview_clients_frame(preview), hide_index=True, width="stretch")
+    if preview.shielded:
+        st.markdown("**Not reached by this change** (their own setting, or the broker's, keeps it out)")
+        st.dataframe(shielded_frame(preview), hide_index=True, width="stretch")
+
+
+def _ask(scope: str, target: str, values: dict[str, Any], before: object) -> None:
+    st.session_state[PENDING] = (scope, target, values, before)
+
+
+def _confirm(
+    reg: Registry, scope: str, target: str, values: dict[str, Any], preview: PolicyPreview, *, read_only: bool
+) -> None:
+    """The Save button, then the confirmation that repeats the change and what it refuses. A pending change
+    that no longer matches the widgets (edited since) is dropped: only what is on screen can be saved."""
+    pending = st.session_state.get(PENDING)
+    if pending is not None and pending[:3] != (scope, target, values):
+        if pending[0] == scope:
+            st.session_state.pop(PENDING, None)
+        pending = None
+    key = f"pol_save_{'ns' if scope == 'namespace' else 'topic'}"
+    label = (
+        f"Save… policies of {target}"
+        if scope == "namespace"
+        else f"Save… strategy of {TopicName.parse(target).local_name}"
     )
-    if clients:
-        st.markdown("**Consumers that could no longer subscribe**")
-        rows = [
-            {
-                "topic": c.client.topic,
-                "client": c.client.name,
-                "subscription": c.client.subscription,
-                "version": c.client.version,
-                "reason": c.reason,
-            }
-            for c in clients
-        ]
-        st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
+    stored = _stored(reg, scope, target)
+    st.button(
+        label,
+        key=key,
+        type="primary",
+        disabled=read_only or pending is not None,
+        help="The app is read-only." if read_only else "Shows the change once more before it is saved.",
+        on_click=_ask,
+        args=(scope, target, values, stored),
+    )
+    if pending is None or read_only:
+        return
+    refusals = f"{len(preview.refused_topics)} topic(s) whose latest change would be refused, " + (
+        f"{len(preview.refused_clients)} client(s) that could no longer connect"
+    )
+    with st.container(border=True):
+        st.warning(
+            escape_markdown(f"Save on {target}: {'; '.join(preview.changes)}? {refusals}."),
+            icon=":material/help:",
+        )
+        yes, no = st.columns(2)
+        yes.button(
+            "Confirm and save",
+            key=f"{key}_confirm",
+            type="primary",
+            on_click=_save,
+            args=(reg, pending),
+        )
+        no.button("Cancel", key=f"{key}_cancel", on_click=lambda: st.session_state.pop(PENDING, None))
 
 
-def namespace_section(reg: Registry, namespace: str, *, read_only: bool, on_write: Callable[[], None]) -> None:
+def _stored(reg: Registry, scope: str, target: str) -> object:
+    return reg.namespace_policy(target) if scope == "namespace" else reg.topic_policy(target)
+
+
+def _save(reg: Registry, pending: tuple[str, str, dict[str, Any], object]) -> None:
+    """Confirm's callback: save the pending change, unless the stored policy changed since it was previewed
+    (another person, another tab): then nothing is saved and the page shows the policy as it is now."""
+    scope, target, values, before = pending
+    st.session_state.pop(PENDING, None)
+    st.session_state.pop("pol_ns_loaded", None)
+    st.session_state.pop("pol_topic_loaded", None)
+    try:
+        if _stored(reg, scope, target) != before:
+            st.session_state[OUTCOME] = (
+                "stale",
+                f"Not saved: the policies of {target} changed since this preview (someone else saved). "
+                "The page now shows them as they are; review the change again.",
+            )
+            return
+        if scope == "namespace":
+            reg.set_namespace_policy(target, **values, user=state.user() or "")
+        else:
+            reg.set_topic_policy(target, **values, user=state.user() or "")
+    except RegistryError as exc:
+        st.session_state[OUTCOME] = ("error", exc)
+        return
+    state.clear_caches()
+    done = "; ".join(f"{k.replace('_', ' ')} {_shown(v)}" for k, v in values.items())
+    st.session_state[OUTCOME] = ("saved", f"Saved on {target}: {done}.")
+
+
+def _shown(value: object) -> str:
+    if value is None:
+        return "not set"
+    return str(value).lower() if isinstance(value, bool) else str(value)
+
+
+# --- sections -----------------------------------------------------------------------------------------
+
+
+def namespace_section(reg: Registry, namespace: str, *, read_only: bool) -> None:
     policy = reg.namespace_policy(namespace)
     st.dataframe(policy_frame(policy), hide_index=True, width="content")
     _load(
@@ -152,39 +236,37 @@ def namespace_section(reg: Registry, namespace: str, *, read_only: bool, on_writ
             key="pol_auto_strategy",
         )
         validation = st.toggle("Schema validation enforced (producers must declare a schema)", key="pol_validation")
-
-    st.markdown("**Preview: what this strategy would refuse**")
+    wanted = {
+        "compatibility": compat,
+        "allow_auto_update": ALLOW_VALUES[allow],
+        "validation_enforced": validation,
+        "auto_update_strategy": None if auto_strategy == NOT_SET else AutoUpdateStrategy.parse(auto_strategy),
+    }
+    stored = {
+        "compatibility": policy.compatibility,
+        "allow_auto_update": policy.allow_auto_update,
+        "validation_enforced": policy.validation_enforced,
+        "auto_update_strategy": policy.auto_update_strategy,
+    }
+    values = {k: v for k, v in wanted.items() if v != stored[k]}
+    if not values:
+        st.caption("Change a value above to preview what it would refuse before saving it.")
+        return
     try:
-        show_impact(reg.policy_impact(namespace, compat))
+        preview = reg.preview_namespace_policy(namespace, **values)
     except RegistryError as exc:
         show_error(exc)
-
-    def save() -> object:
-        return reg.set_namespace_policy(
-            namespace,
-            compatibility=compat,
-            auto_update_strategy=None if auto_strategy == NOT_SET else auto_strategy,
-            allow_auto_update=ALLOW_VALUES[allow],
-            validation_enforced=validation,
-            user=state.user() or "",
-        )
-
-    st.button(
-        f"Save policies of {namespace}",
-        key="pol_save_ns",
-        type="primary",
-        disabled=read_only,
-        help="The app is read-only." if read_only else None,
-        on_click=_save,
-        args=(save, f"Saved the schema policies of {namespace}.", on_write),
-    )
+        return
+    show_preview(preview)
+    _confirm(reg, "namespace", namespace, values, preview, read_only=read_only)
 
 
-def topic_section(reg: Registry, namespace: str, *, read_only: bool, on_write: Callable[[], None]) -> None:
+def topic_section(reg: Registry, namespace: str, *, read_only: bool) -> str | None:
+    """A topic's own strategy, previewed and confirmed like the namespace's; returns the topic shown."""
     topics = reg.topics(namespace)
     if not topics:
         st.info("This namespace has no topic yet.")
-        return
+        return None
     selected = state.selected_topic()
     if st.session_state.get("pol_topic") not in topics:
         st.session_state["pol_topic"] = selected if selected in topics else topics[0]
@@ -204,17 +286,18 @@ def topic_section(reg: Registry, namespace: str, *, read_only: bool, on_write: C
         key="pol_topic_compat",
         format_func=lambda v: "not set: use the namespace's (UNDEFINED)" if v is UNDEFINED else str(v),
     )
-    st.button(
-        f"Save the strategy of {TopicName.parse(topic).local_name}",
-        key="pol_save_topic",
-        disabled=read_only,
-        on_click=_save,
-        args=(
-            lambda: reg.set_topic_policy(topic, compatibility=choice, user=state.user() or ""),
-            f"Saved the topic strategy of {topic}: {_strategy_label(choice)}.",
-            on_write,
-        ),
-    )
+    if choice == stored:
+        st.caption("Choose another strategy for this topic (or clear it) to preview it before saving.")
+        return topic
+    values = {"compatibility": None if choice is UNDEFINED else choice}
+    try:
+        preview = reg.preview_topic_policy(topic, **values)
+    except RegistryError as exc:
+        show_error(exc)
+        return topic
+    show_preview(preview)
+    _confirm(reg, "topic", topic, values, preview, read_only=read_only)
+    return topic
 
 
 def audit_frame(entries: list[AuditEntry]) -> pd.DataFrame:
@@ -241,28 +324,50 @@ def audit_section(reg: Registry, namespace: str) -> None:
     st.dataframe(shaded(audit_frame(entries), {"refused": BAD}, "outcome"), hide_index=True, width="stretch")
 
 
-def render(reg: Registry, *, read_only: bool, on_write: Callable[[], None]) -> None:
+def _open_link(reg: Registry, options: list[str]) -> None:
+    """`namespace=` or `topic=` (the topic's namespace then opens, with the topic chosen below)."""
+    params = links.opened()
+    if "topic" in params:
+        topic = links.resolve_topic(reg, params["topic"])
+        if topic is not None:
+            state.select_topic(topic)
+            st.session_state["pol_namespace"] = str(TopicName.parse(topic).namespace_name)
+            st.session_state["pol_topic"] = topic
+    elif "namespace" in params:
+        if params["namespace"] in options:
+            st.session_state["pol_namespace"] = params["namespace"]
+        else:
+            links.bad_value("namespace", params["namespace"], "no such namespace in this registry")
+
+
+def render(reg: Registry, *, read_only: bool) -> None:
     _show_outcome()
     options = namespaces(reg)
     if not options:
         st.info("This registry has no namespace yet. Seed the sample data with `schema-explorer seed`.")
+        links.keep({})
         return
+    share = st.container()
+    _open_link(reg, options)
     selected = state.selected_topic()
     if st.session_state.get("pol_namespace") not in options:
         home = str(TopicName.parse(selected).namespace_name) if selected else options[0]
         st.session_state["pol_namespace"] = home if home in options else options[0]
     namespace = st.selectbox("Namespace", options, key="pol_namespace")
     st.subheader(f"Namespace {escape_markdown(namespace)}")
-    namespace_section(reg, namespace, read_only=read_only, on_write=on_write)
+    namespace_section(reg, namespace, read_only=read_only)
     st.subheader("Topic strategy")
-    topic_section(reg, namespace, read_only=read_only, on_write=on_write)
+    topic = topic_section(reg, namespace, read_only=read_only)
     st.subheader("Audit trail")
     audit_section(reg, namespace)
+    links.keep({"namespace": namespace, "topic": links.short_topic(topic) if topic else None})
+    with share:
+        links.copy_link()
 
 
 st.title("Policies")
-st.caption("Change a namespace's schema policies or a topic's strategy; see what it would refuse before saving.")
+st.caption("Change a namespace's schema policies or a topic's strategy: each change is previewed, then confirmed.")
 try:
-    render(state.registry(), read_only=state.read_only(), on_write=state.clear_caches)
+    render(state.registry(), read_only=state.read_only())
 except RegistryError as exc:
     show_error(exc)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from app import state
+from app import links, state
 from app.render import escape_markdown, show_error, show_schema, when
 from registry import Registry, RegistryError, SchemaVersion
 from registry.charts import version_timeline
@@ -39,7 +39,8 @@ def _policies(reg: Registry, topic: str) -> pd.DataFrame:
     return pd.DataFrame([{"policy": k, "value": str(v.value), "from": str(v.source)} for k, v in rows])
 
 
-def render(reg: Registry, topic: str) -> None:
+def render(reg: Registry, topic: str) -> dict[str, object]:
+    """The page; returns its link parameters (the version shown)."""
     summary = reg.topic_summary(topic)
     st.title(escape_markdown(summary.short_name))
     st.caption(escape_markdown(topic))
@@ -56,11 +57,12 @@ def render(reg: Registry, topic: str) -> None:
     if summary.deleted:
         st.info("The schema of this topic was deleted: its history ends with a deletion marker.")
     tabs = st.tabs(["Versions", "Policies", "Producers and consumers"])
+    shown: int | None = None
     with tabs[0]:
         if not entries:
             st.info("No schema registered on this topic yet. Producers with a schema will register one.")
         else:
-            _versions(entries, live)
+            shown = _versions(entries, live)
     with tabs[1]:
         st.dataframe(_policies(reg, topic), hide_index=True, width="stretch")
         st.caption("Change them on the Policies page.")
@@ -68,12 +70,21 @@ def render(reg: Registry, topic: str) -> None:
         _clients(reg, topic)
     if entries and not state.read_only() and not summary.deleted:
         _delete(reg, topic)
+    return {"version": shown}
 
 
-def _versions(entries: list[SchemaVersion], live: set[int]) -> None:
+def _versions(entries: list[SchemaVersion], live: set[int]) -> int:
+    """The timeline and the chosen version (a link's `version=` first); returns that version."""
     st.altair_chart(version_timeline(entries), width="stretch")
     by_version = {e.version: e for e in entries}
     versions = list(reversed(by_version))
+    linked = links.current().get("version")
+    if linked is not None:
+        number = links.whole_number("version", linked)
+        if number is not None and number not in by_version:
+            links.bad_value("version", linked, f"this topic has versions {versions[-1]} to {versions[0]}")
+        elif number is not None:
+            st.session_state["topic_version"] = number
     if st.session_state.get("topic_version") not in versions:
         shown = [v for v in versions if not by_version[v].deleted]  # newest first: the last real schema
         st.session_state["topic_version"] = max(live) if live else (shown or versions)[0]
@@ -92,6 +103,7 @@ def _versions(entries: list[SchemaVersion], live: set[int]) -> None:
         )
     with st.expander("Every version"):
         st.dataframe(history_frame(entries).drop(columns=["topic"]), hide_index=True, width="stretch")
+    return int(version)
 
 
 def _clients(reg: Registry, topic: str) -> None:

@@ -114,3 +114,28 @@ def test_side_by_side_says_how_many_rows_it_left_out() -> None:
     page = side_by_side(old, new, old_label="a", new_label="b", whole=True, max_rows=40)
     assert "60 more rows not shown: only the first 40 rows are drawn" in page
     assert page.count("<tr>") == 1 + 40 + 1  # the header, 40 drawn rows, the note
+
+
+def test_the_page_opens_from_a_link_and_keeps_its_sides_in_the_url(db: Path) -> None:
+    at = page_test("diff", db)
+    at.query_params.update({"topic": "acme/orders/order-created", "from": "3", "to": "5"})
+    at.run()
+    assert not at.exception and not at.warning
+    assert (at.selectbox(key="diff_old").value, at.selectbox(key="diff_new").value) == (3, 5)
+    assert "v3 → v5" in texts(at)
+    at.selectbox(key="diff_new").set_value(6).run()
+    assert (at.query_params["from"], at.query_params["to"]) == ("3", "6")
+    assert at.query_params["topic"] == "acme/orders/order-created"
+
+
+def test_a_link_to_versions_that_do_not_exist_says_so(db: Path) -> None:
+    at = page_test("diff", db)
+    at.query_params.update({"topic": "persistent://acme/orders/order-created", "from": "99", "to": "two"})
+    at.run()
+    assert not at.exception
+    shown = " ".join(w.value for w in at.warning).replace("\\", "")
+    assert "`99`" in shown and "`two`" in shown
+    at = page_test("diff", db)
+    at.query_params["topic"] = "acme/orders/never-was"
+    at.run()
+    assert not at.exception and "never-was" in " ".join(w.value for w in at.warning).replace("\\", "")

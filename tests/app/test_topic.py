@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from shell_helpers import TOPIC_PAGE, errors
 from streamlit.testing.v1 import AppTest
@@ -16,6 +17,11 @@ from registry import Registry, SchemaInfo, SchemaType
 MakeApp = Callable[..., AppTest]
 TOPIC = "persistent://acme/orders/order-created"
 SCRIPT = "<script>alert('pwned')</script>"
+
+
+def schema_code(at: AppTest) -> Any:
+    """The schema's code block (the Copy link popover holds another, the page's link)."""
+    return next(c for c in at.code if not c.value.startswith(("?", "http")))
 
 
 def topic_app(make_app: MakeApp, db: Path, topic: str = TOPIC, **kwargs: object) -> AppTest:
@@ -29,7 +35,7 @@ def test_the_topic_page_shows_versions_schema_policies_and_clients(make_app: Mak
     metrics = {m.label: m.value for m in at.metric}
     assert metrics["Schema type"] == "AVRO" and int(metrics["Live versions"]) >= 2
     assert at.get("arrow_vega_lite_chart") or at.get("vega_lite_chart")  # the version timeline
-    schema = at.code[0]
+    schema = schema_code(at)
     assert schema.language == "json" and json.loads(schema.value)["type"] == "record"
     assert "\n  " in schema.value  # pretty-printed
     policies = next(d.value for d in at.dataframe if "from" in d.value.columns)
@@ -41,9 +47,9 @@ def test_any_version_can_be_shown(make_app: MakeApp, db: Path) -> None:
     at = topic_app(make_app, db)
     versions = at.selectbox(key="topic_version").options
     assert len(versions) >= 2 and versions[0].startswith("v")
-    latest = at.code[0].value
+    latest = schema_code(at).value
     at.selectbox(key="topic_version").select_index(len(versions) - 1).run()
-    assert at.code[0].value != latest and errors(at) == []
+    assert schema_code(at).value != latest and errors(at) == []
 
 
 def test_a_script_in_a_schema_doc_stays_text(make_app: MakeApp, db: Path) -> None:
@@ -53,7 +59,7 @@ def test_a_script_in_a_schema_doc_stays_text(make_app: MakeApp, db: Path) -> Non
         reg.register(topic, SchemaInfo(type=SchemaType.AVRO, schema=json.dumps(doc), properties={"note": SCRIPT}))
     at = topic_app(make_app, db, topic)
     assert errors(at) == []
-    assert SCRIPT in at.code[0].value  # shown as code, exactly as stored
+    assert SCRIPT in schema_code(at).value  # shown as code, exactly as stored
     properties = next(d.value for d in at.dataframe if "property" in d.value.columns)
     assert list(properties["value"]) == [SCRIPT]  # properties table: a cell, not HTML
     for element in [*at.markdown, *at.caption, *at.title]:
@@ -115,7 +121,29 @@ def test_a_protobuf_native_schema_reads_as_proto_source_not_base64(make_app: Mak
     """The stored form is a base64 descriptor set; the page rebuilds the .proto source from it (issue 19)."""
     at = topic_app(make_app, db, topic="persistent://acme/payments/ledger-entries")
     assert errors(at) == []
-    schema = at.code[0]
+    schema = schema_code(at)
     assert schema.language == "protobuf"
     assert 'syntax = "proto3";' in schema.value and "message LedgerEntry {" in schema.value
     assert "fileDescriptorSet" not in schema.value
+
+
+def test_a_link_opens_the_topic_at_its_version_and_a_reload_keeps_it(make_app: MakeApp, db: Path) -> None:
+    at = make_app(db, page=TOPIC_PAGE)
+    at.query_params.update({"topic": "acme/orders/order-created", "version": "2"})
+    at.run()
+    assert errors(at) == [] and not at.warning
+    assert at.selectbox(key="topic_version").value == 2
+    at.selectbox(key="topic_version").set_value(4).run()
+    assert (at.query_params["topic"], at.query_params["version"]) == ("acme/orders/order-created", "4")
+    reloaded = make_app(db, page=TOPIC_PAGE)  # a new session on the URL the page wrote
+    reloaded.query_params.update(dict(at.query_params))
+    reloaded.run()
+    assert reloaded.selectbox(key="topic_version").value == 4
+
+
+def test_a_link_with_a_version_the_topic_lacks_is_named(make_app: MakeApp, db: Path) -> None:
+    at = make_app(db, page=TOPIC_PAGE)
+    at.query_params.update({"topic": "acme/orders/order-created", "version": "77"})
+    at.run()
+    assert not at.exception
+    assert "`77`" in " ".join(w.value for w in at.warning).replace("\\", "")

@@ -1,0 +1,132 @@
+"""Links you can share: every page keeps what is on screen in its URL's query parameters and opens from them.
+
+    /browse?q=amount&type=AVRO,JSON&strategy=BACKWARD&tenant=acme&namespace=acme/orders&page=2
+    /topic?topic=acme/orders/order-created&version=3
+    /diff?topic=acme/orders/order-created&from=2&to=3
+    /whatif?topic=acme/orders/order-created
+    /policies?namespace=acme/orders   or   /policies?topic=acme/orders/order-created
+    /audit
+    any of them &registry=PATH-or-URL when the session was switched to another registry than the app's own
+
+A page calls `opened()` first, every run: it returns the link's parameters in the run that first sees them (a
+cold open, a reload, a pasted link, Browse opening a topic) so the page can seed its widgets from them, and {}
+in later runs, so the widgets then keep what the person does. At the end of the run the page calls
+`keep(params)`: the URL then says what is on screen (a reload keeps it), and `copy_link()` offers that URL
+with a copy button. A value a link gets wrong is reported with `bad_value()` as a short message naming the
+parameter, never an exception, and the page goes on with its own default.
+
+Topic names in links may be short (`tenant/ns/name`) or full (`persistent://tenant/ns/name`); pages write
+the short form for persistent topics.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from urllib.parse import urlencode
+
+import streamlit as st
+
+from app import state
+from app.render import code_span, escape_markdown
+from registry import Registry, RegistryError, TopicName
+
+_SEEN = "link_seen"  # session key: the query parameters this session has already opened or written
+_CURRENT = "link_current"  # session key: the parameters `opened()` returned in this run
+_REGISTRY_SEEN = "link_registry_seen"  # session key: the `registry=` value already followed
+REGISTRY = "registry"
+
+
+def _params() -> dict[str, str]:
+    return {key: value for key, value in st.query_params.to_dict().items() if value != ""}
+
+
+def opened() -> dict[str, str]:
+    """The link's parameters when this run is the first to see them, else {} (see the module docstring)."""
+    params = _params()
+    params.pop(REGISTRY, None)  # followed by follow_connection(), before any page runs
+    fresh = bool(params) and params != st.session_state.get(_SEEN)
+    if fresh:
+        st.session_state[_SEEN] = params
+    st.session_state[_CURRENT] = params if fresh else {}
+    return dict(st.session_state[_CURRENT])
+
+
+def current() -> dict[str, str]:
+    """What `opened()` returned in this run (for the parts of a page that run after it)."""
+    return dict(st.session_state.get(_CURRENT, {}))
+
+
+def keep(params: Mapping[str, object]) -> None:
+    """Make the URL say what is on screen: `params` (empty values left out), plus `registry=` when the session
+    is connected to another registry than the one the app started with."""
+    wanted = {key: str(value) for key, value in params.items() if value not in (None, "", (), [])}
+    st.session_state[_SEEN] = dict(wanted)
+    if state.connection().target != state.start_connection().target:
+        wanted[REGISTRY] = state.connection().target
+    if _params() != wanted:
+        st.query_params.from_dict(wanted)
+
+
+def link(params: Mapping[str, str] | None = None) -> str:
+    """The URL of this page with `params` (default: what the URL says now)."""
+    query = urlencode(_params() if params is None else dict(params), safe="/:,")
+    base = st.context.url or ""
+    return f"{base}?{query}" if query else base
+
+
+def copy_link() -> None:
+    """A "Copy link" popover: the URL of what is on screen, in a code block with its copy button."""
+    with st.popover("Copy link", icon=":material/link:"):
+        st.caption("A teammate who opens this link sees the same view (the token is never in a link).")
+        st.code(link(), language=None, wrap_lines=True)
+
+
+def bad_value(name: str, value: str, why: str) -> None:
+    """A link parameter that cannot be used: say which and why; the page goes on with its default."""
+    st.warning(
+        f"The link's {code_span(name)} is {code_span(value)}: {escape_markdown(why)}. Showing the page without it.",
+        icon=":material/link_off:",
+    )
+
+
+def short_topic(topic: str) -> str:
+    """`tenant/ns/name` for a persistent topic (what a person types), else the full name."""
+    name = TopicName.parse(topic)
+    return topic.split("://", 1)[1] if name.domain == "persistent" and "://" in topic else topic
+
+
+def resolve_topic(reg: Registry, value: str, name: str = "topic") -> str | None:
+    """The full name of the topic a link names (short or full), or None after saying why it cannot be used."""
+    try:
+        return reg.topic_summary(value).topic
+    except RegistryError as exc:
+        bad_value(name, value, " ".join(str(exc).split()).rstrip("."))
+        return None
+
+
+def whole_number(name: str, value: str, *, minimum: int = 0) -> int | None:
+    try:
+        number = int(value)
+    except ValueError:
+        number = None
+    if number is None or number < minimum:
+        bad_value(name, value, f"expected a whole number, {minimum} or more")
+        return None
+    return number
+
+
+def follow_connection() -> None:
+    """Before the sidebar and the page: a link's `registry=` switches the session to that registry, once.
+    An embedded path that does not exist is reported, never created (creating needs the sidebar's confirmation)."""
+    target = st.query_params.get(REGISTRY, "").strip()
+    if not target or st.session_state.get(_REGISTRY_SEEN) == target:
+        return
+    st.session_state[_REGISTRY_SEEN] = target
+    if target == state.connection().target:
+        return
+    remote = target.startswith(("http://", "https://"))
+    if not remote and not Path(target).expanduser().exists():
+        bad_value(REGISTRY, target, "no registry file there (create one from the sidebar's Connection)")
+        return
+    state.connect(target)
