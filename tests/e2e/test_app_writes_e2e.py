@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 from browser_helpers import wait_idle
+from playwright import sync_api
 from playwright.sync_api import expect
 
 from conftest import WAIT_MS, seed_e2e
@@ -211,3 +212,71 @@ def test_the_sidebar_asks_before_creating_a_registry(
     assert missing.exists()
     with Registry.open(missing) as reg:
         assert reg.tenants() == []
+
+
+def choose(page: Any, label: str, option: str) -> None:
+    """Pick `option` in the select box `label`; a rerun that lands while the list opens closes it, so open it
+    again until the option shows."""
+    box = main(page).get_by_role("combobox", name=label, exact=True)
+    choice = page.get_by_role("option", name=option, exact=True)
+    for _ in range(3):
+        wait_idle(page)
+        box.click()
+        try:
+            choice.wait_for(timeout=5_000)
+            break
+        except sync_api.TimeoutError:
+            page.keyboard.press("Escape")
+    choice.click()
+    wait_idle(page)
+
+
+def save_after_preview(page: Any, change: str, button: str, target: str) -> None:
+    """The preview names the change; Save… asks once more; only Confirm writes."""
+    expect(main(page).get_by_text(change).first).to_be_visible()
+    main(page).get_by_role("button", name=button).click()
+    wait_idle(page)
+    expect(main(page).get_by_test_id("stAlert").filter(has_text=f"Save on {target}")).to_be_visible()
+    main(page).get_by_role("button", name="Confirm and save").click()
+    wait_idle(page)
+    expect(main(page).get_by_test_id("stAlert").filter(has_text=f"Saved on {target}")).to_be_visible()
+
+
+def test_every_policy_control_is_previewed_then_confirmed(browser: Any, start_app: Any, db: Path, shot: Any) -> None:
+    url = start_app(db, "--user-header", HEADER)
+    page = new_page(browser, extra_http_headers={HEADER: "ops@example.com"})
+    page.goto(f"{url}/policies?namespace=initech/hr")
+    wait_idle(page)
+    choose(page, "Compatibility strategy", "FULL_TRANSITIVE")
+    expect(main(page).get_by_text("Latest change would be refused")).to_be_visible()
+    shot(page, "policies-preview")
+    with Registry.open(db) as reg:
+        assert str(reg.namespace_policy("initech/hr").compatibility) == "ALWAYS_COMPATIBLE"  # a preview writes nothing
+    main(page).get_by_role("button", name="Save… policies of initech/hr").click()
+    wait_idle(page)
+    shot(page, "policies-confirm")
+    with Registry.open(db) as reg:
+        assert str(reg.namespace_policy("initech/hr").compatibility) == "ALWAYS_COMPATIBLE"  # asked, not saved
+    main(page).get_by_role("button", name="Confirm and save").click()
+    wait_idle(page)
+    expect(main(page).get_by_test_id("stAlert").filter(has_text="Saved on initech/hr")).to_be_visible()
+    allow = "Allow auto-update (clients may register new schemas on connect)"
+    choose(page, allow, "refused")
+    save_after_preview(page, "allow_auto_update", "Save… policies of initech/hr", "initech/hr")
+    choose(page, "Auto-update strategy (deprecated; applies only when the strategy is not set)", "Backward")
+    save_after_preview(page, "auto_update_strategy", "Save… policies of initech/hr", "initech/hr")
+    main(page).get_by_text("Schema validation enforced (producers must declare a schema)").click()
+    wait_idle(page)
+    save_after_preview(page, "validation_enforced", "Save… policies of initech/hr", "initech/hr")
+    topic_label = "Topic strategy (overrides the namespace's)"
+    choose(page, topic_label, "FORWARD")
+    save_after_preview(page, "compatibility: unset → FORWARD", "Save… strategy of", "persistent://initech/hr/")
+    with Registry.open(db) as reg:
+        policy = reg.namespace_policy("initech/hr")
+        topic = reg.topics("initech/hr")[0]
+        trail = [(e.action.value, e.user) for e in reg.audit_trail("initech/hr", limit=5)]
+        assert str(reg.topic_policy(topic).compatibility) == "FORWARD"
+    assert str(policy.compatibility) == "FULL_TRANSITIVE" and policy.allow_auto_update is False
+    assert str(policy.auto_update_strategy) == "Backward" and policy.validation_enforced is True
+    assert trail[0] == ("set_topic_policy", "ops@example.com")
+    assert [action for action, _ in trail[1:5]] == ["set_namespace_policy"] * 4
