@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from pathlib import Path
 from typing import Any
 
 from ._common import EXIT_OK, UserError, add_source_arguments, check_url
@@ -60,6 +61,12 @@ def _common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--out", required=True, metavar="DIR", help="folder for the Parquet tables")
     parser.add_argument("--master", default="local[*]", metavar="URL", help="Spark master (default: local[*])")
     parser.add_argument("--partitions", type=_positive, metavar="N", help="Spark partitions for the topic rows")
+    parser.add_argument(
+        "--progress",
+        choices=("text", "json", "none"),
+        default="text",
+        help="progress from Spark's status tracker on stderr: a line (default), JSON lines (for tools), or none",
+    )
 
 
 def _positive(text: str) -> int:
@@ -82,6 +89,7 @@ def run_audit(args: argparse.Namespace) -> int:
     from pipeline._source import SourceError, load_source
     from pipeline._spark import SparkUnavailable, check_java, spark_session
     from pipeline.jobs import candidate_schema, check_out, run_compat_matrix, run_data_audit, run_policy_impact
+    from pipeline.progress import SparkProgress, write_run_record
 
     if args.snapshot and (args.db or args.url):
         raise UserError("give one source: --db PATH, --url URL or --snapshot FILE")
@@ -102,6 +110,7 @@ def run_audit(args: argparse.Namespace) -> int:
             CompatibilityStrategy.parse(args.strategy)
         print(f"reading {args.snapshot or args.url or db} ...", file=sys.stderr, flush=True)
         url = check_url(args.url) if args.url is not None else None
+        change_token = None if args.snapshot else _change_token(db if url is None else url, args)
         source = load_source(db=db if url is None else None, url=url, snapshot=args.snapshot, token=args.token)
         if args.job == "data" and args.reader is not None:
             candidate_schema(source, args.topic, args.reader)
@@ -112,27 +121,50 @@ def run_audit(args: argparse.Namespace) -> int:
     started = time.perf_counter()
     spark = spark_session(args.master, app_name=f"schema-explorer audit {args.job}")
     try:
-        if args.job == "compat-matrix":
-            report = run_compat_matrix(
-                spark,
-                source,
-                args.out,
-                tenant=args.tenant,
-                namespace=args.namespace,
-                max_versions=args.max_versions,
-                partitions=args.partitions,
-            )
-        elif args.job == "policy-impact":
-            report = run_policy_impact(
-                spark, source, args.out, strategy=args.strategy, namespace=args.namespace, partitions=args.partitions
-            )
-        else:
-            assert archive is not None
-            report = run_data_audit(spark, source, args.out, archive, reader=args.reader, topic=args.topic)
+        with SparkProgress(spark, args.progress):
+            if args.job == "compat-matrix":
+                report = run_compat_matrix(
+                    spark,
+                    source,
+                    args.out,
+                    tenant=args.tenant,
+                    namespace=args.namespace,
+                    max_versions=args.max_versions,
+                    partitions=args.partitions,
+                )
+            elif args.job == "policy-impact":
+                report = run_policy_impact(
+                    spark,
+                    source,
+                    args.out,
+                    strategy=args.strategy,
+                    namespace=args.namespace,
+                    partitions=args.partitions,
+                )
+            else:
+                assert archive is not None
+                report = run_data_audit(spark, source, args.out, archive, reader=args.reader, topic=args.topic)
     except SourceError as exc:
         raise UserError(str(exc)) from None
     finally:
         spark.stop()
+    seconds = time.perf_counter() - started
+    location = str(Path(args.snapshot).resolve()) if args.snapshot else (url or str(Path(db).expanduser().resolve()))
+    write_run_record(report.out, args.job, location=location, change_token=change_token, seconds=seconds)
     print(report)
-    print(f"done in {time.perf_counter() - started:.1f} s on {args.master}")
+    print(f"done in {seconds:.1f} s on {args.master}")
     return EXIT_OK
+
+
+def _change_token(target: str, args: argparse.Namespace) -> int | None:
+    """The registry file's change token before it is read: a later write makes the tables older than the
+    registry. None for a remote registry, whose admin API cannot say whether anything changed."""
+    from registry import Registry, RegistryError
+
+    if args.url is not None:
+        return None
+    try:
+        with Registry.open(target) as reg:
+            return reg.change_token()
+    except RegistryError:
+        return None

@@ -1,8 +1,11 @@
-"""Audit: charts and tables of the Spark pipeline's Parquet outputs (`schema-explorer audit …`).
+"""Audit: run the Spark audits on the connected registry and read their Parquet tables.
 
-Reads the tables documented in pipeline/compat_matrix.py, policy_impact.py and data_audit.py from a folder
-chosen here (default: $SCHEMA_EXPLORER_AUDIT_DIR, else `audit/` next to the default registry file). When a
-table is missing, the page says which command writes it.
+Each tab has a Run button that starts the same job as `schema-explorer audit …` in the background
+(app/audit_runs.py), with a progress bar fed by Spark's status tracker and a Cancel button. Tables are read
+from a folder chosen here (default: $SCHEMA_EXPLORER_AUDIT_DIR, else `audit/` next to the default registry
+file), as documented in pipeline/compat_matrix.py, policy_impact.py and data_audit.py. Each job records its
+source and time (pipeline/progress.py); the page says when tables come from another registry or predate its
+last write, and which command writes a table that is missing.
 """
 
 from __future__ import annotations
@@ -14,13 +17,15 @@ from pathlib import Path
 import pandas as pd
 import streamlit as st
 
-from app import state
-from app.render import escape_markdown
+from app import audit_runs, links, state
+from app.render import code_span, escape_markdown, when
 from app.review import ALARM_SHADE, shaded
-from registry import default_db_path
+from pipeline.progress import read_run_record
+from registry import STRATEGIES, CompatibilityStrategy, RegistryError, default_db_path
 from registry.charts import compatibility_heatmap
 
 ENV_VAR = "SCHEMA_EXPLORER_AUDIT_DIR"
+SAMPLE_MESSAGES = Path(__file__).resolve().parents[2] / "sample_data" / "messages"
 JOBS = {
     "compat-matrix": ("compat_matrix", "compat_topics"),
     "policy-impact": ("policy_impact", "policy_impact_clients"),
@@ -57,14 +62,107 @@ def how_to_produce(job: str, folder: Path) -> None:
     extra = {"policy-impact": " --strategy FULL_TRANSITIVE", "data": " --messages sample_data/messages"}.get(job, "")
     command = f"schema-explorer audit {job} {source} {shlex.quote(target)}{extra} --out {shlex.quote(str(folder))}"
     st.info(
-        f"No `{escape_markdown(JOBS[job][0])}` table in this folder yet. Run the Spark job from the project's "
-        "folder (a minute on a laptop), then reload this page:",
+        f"No {code_span(JOBS[job][0])} table in this folder yet. Press Run above, or run the Spark job from the "
+        "project's folder (a minute on a laptop):",
         icon=":material/info:",
     )
     st.code(command, language="bash", wrap_lines=True)
 
 
+def _source_args() -> tuple[list[str], str | None, str]:
+    """The CLI's source arguments for the connected registry, its token, and its location as runs record it."""
+    conn = state.connection()
+    if conn.is_remote:
+        return ["--url", conn.target], conn.token, conn.target
+    path = str(Path(conn.target).expanduser().resolve())
+    return ["--db", path], None, path
+
+
+def run_controls(job: str, folder: Path, extra: list[str]) -> None:
+    """The Run button, then the run's progress (Cancel while it runs), then where the tables come from."""
+    source, token, location = _source_args()
+    run = audit_runs.latest(job, folder)
+    running = run is not None and run.running
+    if st.button(
+        f"Run {job}",
+        key=f"audit_run_{job}",
+        icon=":material/play_arrow:",
+        disabled=running,
+        help=f"Runs `schema-explorer audit {job}` on the connected registry in the background (Spark, local[2]).",
+    ):
+        audit_runs.start(job, folder, source, extra, token)
+        st.rerun()
+    if run is not None and run.running:
+        _run_progress(job, folder)
+    elif run is not None:
+        _run_outcome(run)
+    provenance(job, folder, location)
+
+
+@st.fragment(run_every=1.0)
+def _run_progress(job: str, folder: Path) -> None:
+    """Redrawn every second while the run lasts; when it ends, the whole page reruns to show its tables."""
+    run = audit_runs.latest(job, folder)
+    if run is None or not run.running:
+        st.rerun(scope="app")
+        return
+    done, total = run.progress
+    text = f"{job}: Spark tasks {done:,} of {total:,}" if total else f"{job}: starting Spark…"
+    st.progress(run.fraction, text=text)
+    if st.button("Cancel", key=f"audit_cancel_{job}", icon=":material/stop:"):
+        run.cancel()
+
+
+def _run_outcome(run: audit_runs.AuditRun) -> None:
+    outcome = run.outcome
+    if outcome == "done":
+        st.success(f"{run.job} finished at {when(int(run.ended * 1000))}.", icon=":material/check_circle:")
+    elif outcome == "cancelled":
+        st.warning(
+            f"{run.job} was cancelled: the tables below are from an earlier run, if any.", icon=":material/stop:"
+        )
+    else:
+        st.error(f"{run.job} failed (exit {run.process.returncode}):", icon=":material/error:")
+        st.code("\n".join(run.log) or "(no output)", language=None)
+
+
+def provenance(job: str, folder: Path, location: str) -> None:
+    """Where and when the tables of `job` in `folder` were computed, and whether that is the registry shown."""
+    record = read_run_record(folder, job)
+    if record is None:
+        if any((folder / table).exists() for table in JOBS[job]):
+            st.warning(
+                "These tables carry no record of their source or time (an older version or another tool wrote "
+                "them): run the job again to know what they describe.",
+                icon=":material/help:",
+            )
+        return
+    computed = when(int(record.get("computed_at") or 0))
+    st.caption(f"Computed from {code_span(str(record.get('location')))} at {computed}.")
+    if record.get("location") != location:
+        st.warning(
+            f"These tables come from another registry ({code_span(str(record.get('location')))}), not the "
+            f"connected one ({code_span(location)}).",
+            icon=":material/swap_horiz:",
+        )
+        return
+    token = record.get("change_token")
+    if token is None:
+        st.caption("A remote registry cannot say whether it changed since: run the job again for current answers.")
+        return
+    try:
+        current = state.registry().change_token()
+    except RegistryError:
+        return
+    if isinstance(token, int) and current != token:
+        st.warning(
+            "The registry has changed since these tables were computed: run the job again for current answers.",
+            icon=":material/update:",
+        )
+
+
 def compat_tab(folder: Path) -> None:
+    run_controls("compat-matrix", folder, [])
     pairs, topics = read_table(folder, "compat_matrix"), read_table(folder, "compat_topics")
     if pairs is None or topics is None:
         how_to_produce("compat-matrix", folder)
@@ -94,6 +192,11 @@ def compat_tab(folder: Path) -> None:
 
 
 def policy_tab(folder: Path) -> None:
+    choices = list(STRATEGIES)
+    strategy = st.selectbox(
+        "Proposed strategy", choices, index=choices.index(CompatibilityStrategy.FULL_TRANSITIVE), key="audit_strategy"
+    )
+    run_controls("policy-impact", folder, ["--strategy", str(strategy)])
     impact, clients = read_table(folder, "policy_impact"), read_table(folder, "policy_impact_clients")
     if impact is None:
         how_to_produce("policy-impact", folder)
@@ -120,6 +223,9 @@ def policy_tab(folder: Path) -> None:
 
 
 def data_tab(folder: Path) -> None:
+    default = str(SAMPLE_MESSAGES) if SAMPLE_MESSAGES.is_dir() else ""
+    messages = st.text_input("Message archive folder (.jsonl / .parquet)", value=default, key="audit_messages")
+    run_controls("data", folder, ["--messages", messages.strip()])
     versions, failures = read_table(folder, "data_versions"), read_table(folder, "data_failures")
     if versions is None:
         how_to_produce("data", folder)
@@ -162,4 +268,7 @@ def render() -> None:
 st.title("Audit")
 st.caption("Fleet-wide results of the Spark pipeline: who reads whom, what a strategy would refuse, bad data.")
 st.session_state.setdefault("audit_dir", str(default_audit_dir()))
+links.opened()
 render()
+links.keep({})
+links.copy_link()

@@ -137,3 +137,50 @@ def test_a_damaged_table_is_a_short_message(tmp_path: Path) -> None:
     at = audit_page(folder, tmp_path)
     assert not at.exception
     assert any("Cannot read the tables" in e.value for e in at.error)
+
+
+def test_the_missing_table_name_shows_without_a_stray_backslash(tmp_path: Path) -> None:
+    at = audit_page(tmp_path / "nothing-here", tmp_path)
+    info = " ".join(i.value for i in at.info)
+    assert "`compat_matrix`" in info and "compat\\_matrix" not in info
+
+
+def _with_record(outputs: Path, tmp_path: Path, **record: object) -> Path:
+    import json
+    import shutil
+
+    folder = tmp_path / "out"
+    shutil.copytree(outputs, folder)
+    (folder / "_runs").mkdir()
+    (folder / "_runs" / "compat-matrix.json").write_text(json.dumps({"job": "compat-matrix", **record}))
+    return folder
+
+
+def test_tables_say_where_and_when_they_were_computed(outputs: Path, tmp_path: Path, db: Path) -> None:
+    with Registry.open(db) as reg:
+        token = reg.change_token()
+    location = str(db.resolve())
+    current = _with_record(outputs, tmp_path, location=location, change_token=token, computed_at=1_700_000_000_000)
+    at = page_test("audit", db)
+    at.session_state["audit_dir"] = str(current)
+    at.run()
+    assert not at.exception
+    captions = " ".join(c.value for c in at.caption)
+    assert "2023-11-14 22:13:20 UTC" in captions and location in captions
+    assert not [w for w in at.warning if "compat" in w.value or "registry" in w.value]
+    with Registry.open(db) as reg:  # a write after the run: the tables now predate the registry
+        reg.set_namespace_policy("acme/orders", validation_enforced=True, user="test")
+    at.run()
+    assert any("changed since these tables were computed" in w.value for w in at.warning)
+
+
+def test_tables_of_another_registry_or_of_unknown_source_are_flagged(outputs: Path, tmp_path: Path, db: Path) -> None:
+    other = _with_record(outputs, tmp_path, location="/elsewhere/registry.db", change_token=1, computed_at=1)
+    at = page_test("audit", db)
+    at.session_state["audit_dir"] = str(other)
+    at.run()
+    assert any("come from another registry" in w.value for w in at.warning)
+    at = page_test("audit", db)
+    at.session_state["audit_dir"] = str(outputs)  # tables without a run record
+    at.run()
+    assert any("no record of their source" in w.value for w in at.warning)

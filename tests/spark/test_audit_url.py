@@ -56,3 +56,30 @@ def test_audits_over_url_answer_as_over_the_served_file(
               "data": ("data_versions", "data_failures", "data_field_stats", "data_enum_counts")}  # fmt: skip
     for folder, name in ((folder, name) for folder, names in tables.items() for name in names):
         assert _table(remote / folder, name) == _table(embedded / folder, name), name
+
+
+def test_progress_lines_and_the_run_record(
+    spark: Any, served_file: tuple[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: Any
+) -> None:
+    """`--progress json` reports Spark's status tracker on stderr, one JSON object per line, ending with every
+    task done; the run record names the source, its change token and the time (pipeline/progress.py)."""
+    import json
+
+    from pipeline.progress import read_run_record
+    from registry import Registry
+
+    monkeypatch.setattr("pipeline._spark.spark_session", lambda *args, **kwargs: _SharedSession(spark))
+    url, db = served_file
+    out = tmp_path / "matrix"
+    assert main(["audit", "compat-matrix", "--url", url, "--out", str(out), "--progress", "json"]) == 0
+    lines = [json.loads(line) for line in capsys.readouterr().err.splitlines() if line.startswith("{")]
+    last = lines[-1]["progress"]
+    assert last["tasks"] > 0 and last["tasks_done"] == last["tasks"] and last["stages_done"] == last["stages"]
+    record = read_run_record(out, "compat-matrix")
+    assert record is not None and record["location"] == url and record["computed_at"] > 0
+    assert record["change_token"] is None  # an admin API cannot say whether anything changed since
+    assert main(["audit", "compat-matrix", "--db", str(db), "--out", str(out), "--progress", "none"]) == 0
+    record = read_run_record(out, "compat-matrix")
+    with Registry.open(db) as reg:
+        assert record is not None and record["change_token"] == reg.change_token()
+    assert record["location"] == str(db.resolve())
