@@ -170,6 +170,12 @@ def _confirm(
         no.button("Cancel", key=f"{key}_cancel", on_click=lambda: st.session_state.pop(PENDING, None))
 
 
+def _drop_pending(scope: str) -> None:
+    pending = st.session_state.get(PENDING)
+    if pending is not None and pending[0] == scope:
+        st.session_state.pop(PENDING, None)
+
+
 def _stored(reg: Registry, scope: str, target: str) -> object:
     return reg.namespace_policy(target) if scope == "namespace" else reg.topic_policy(target)
 
@@ -250,6 +256,7 @@ def namespace_section(reg: Registry, namespace: str, *, read_only: bool) -> None
     }
     values = {k: v for k, v in wanted.items() if v != stored[k]}
     if not values:
+        _drop_pending("namespace")  # edited back to the stored values: nothing is waiting to be saved
         st.caption("Change a value above to preview what it would refuse before saving it.")
         return
     try:
@@ -287,6 +294,7 @@ def topic_section(reg: Registry, namespace: str, *, read_only: bool) -> str | No
         format_func=lambda v: "not set: use the namespace's (UNDEFINED)" if v is UNDEFINED else str(v),
     )
     if choice == stored:
+        _drop_pending("topic")
         st.caption("Choose another strategy for this topic (or clear it) to preview it before saving.")
         return topic
     values = {"compatibility": None if choice is UNDEFINED else choice}

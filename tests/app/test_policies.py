@@ -88,6 +88,10 @@ def test_cancel_and_an_edit_after_save_store_nothing(db: Path) -> None:
     at.button(key="pol_save_ns").click().run()
     at.selectbox(key="pol_compat").set_value(CompatibilityStrategy.FORWARD).run()  # edited after Save…
     assert "pol_save_ns_confirm" not in keys(at)  # the confirmation of BACKWARD is gone with it
+    at.button(key="pol_save_ns").click().run()
+    at.selectbox(key="pol_compat").set_value(CompatibilityStrategy.ALWAYS_COMPATIBLE).run()  # back to stored
+    at.selectbox(key="pol_compat").set_value(CompatibilityStrategy.FORWARD).run()  # and to the asked value
+    assert "pol_save_ns_confirm" not in keys(at)  # asking again takes another Save…
     with Registry.open(db) as reg:
         assert reg.namespace_policy(HR).compatibility is CompatibilityStrategy.ALWAYS_COMPATIBLE
 
