@@ -80,8 +80,7 @@ def test_browse_to_topic_keeps_the_script_doc_inert(page: object, app_url: str, 
     shot(page, "review-browse")
     grid = main(page).get_by_test_id("stDataFrame").first
     box = grid.bounding_box()
-    page.mouse.click(box["x"] + 18, box["y"] + 35 + 18)  # type: ignore[attr-defined]  # the first row's selector
-    main(page).get_by_role("button", name=f"Open {TOPIC}").click()
+    page.mouse.click(box["x"] + 120, box["y"] + 35 + 18)  # type: ignore[attr-defined]  # a click on the row opens it
     expect(main(page).get_by_role("heading", name="product-catalog")).to_be_visible()
     expect(main(page).get_by_text(SCRIPT).first).to_be_visible()
     assert page.locator("script", has_text="alert(1)").count() == 0  # type: ignore[attr-defined]
@@ -121,8 +120,9 @@ def test_a_policy_toggle_is_previewed_saved_and_takes_effect(page: object, e2e_d
     choose(page, "Compatibility strategy", "ALWAYS_INCOMPATIBLE")
     expect(main(page).get_by_text("Latest change would be refused")).to_be_visible()
     shot(page, "review-policies")
-    main(page).get_by_role("button", name=f"Save policies of {NAMESPACE}").click()
-    expect(main(page).get_by_text(f"Saved the schema policies of {NAMESPACE}.")).to_be_visible()
+    main(page).get_by_role("button", name=f"Save… policies of {NAMESPACE}").click()
+    main(page).get_by_role("button", name="Confirm and save").click()
+    expect(main(page).get_by_text(f"Saved on {NAMESPACE}")).to_be_visible()
     with Registry.open(e2e_db, create=True) as reg:
         assert str(reg.namespace_policy(NAMESPACE).compatibility) == "ALWAYS_INCOMPATIBLE"
 
