@@ -39,7 +39,7 @@ def nav(page: Any, name: str) -> None:
     link = page.get_by_test_id("stSidebarNav").get_by_role("link", name=name, exact=True)
     target = link.get_attribute("href")
     link.click()
-    page.wait_for_url(target)
+    page.wait_for_url(lambda url: url.split("?")[0] == target)  # pages write their state into the query
     wait_idle(page)
 
 
