@@ -23,7 +23,6 @@ from typing import TYPE_CHECKING, Any
 
 from ._model import ClientRecord, ClientRole, EffectivePolicy, NamespacePolicy, Problem, TopicPolicy
 from ._names import TopicName
-from ._schema_data import SchemaData
 from ._whatif import RefusedClient
 
 if TYPE_CHECKING:
@@ -144,16 +143,10 @@ def preview(
 
 def _topic(reg: Registry, staged: Registry, name: TopicName, scope: str) -> TopicPreview:
     current, proposed = reg.effective_policy(str(name)), staged.effective_policy(str(name))
-    refused: list[int] = []
-    first: Problem | None = None
     live = reg._live(name)
     strategy = proposed.admin_compatibility.value
-    if strategy is not current.admin_compatibility.value:
-        for i in range(1, len(live)):
-            verdict = reg._check(live[:i], SchemaData(live[i].type, live[i].data, live[i].properties), strategy)
-            if not verdict.compatible:
-                refused.append(live[i].version)
-                first = first or verdict.problems[0]
+    unchanged = strategy is current.admin_compatibility.value  # then nothing registered before is refused now
+    refused, first = ((), None) if unchanged else reg._replay(live, strategy)
     clients: list[RefusedClient] = []
     if _admission_values(current) != _admission_values(proposed):
         for client in reg._storage.clients([str(name.base)]):
@@ -165,7 +158,7 @@ def _topic(reg: Registry, staged: Registry, name: TopicName, scope: str) -> Topi
         current=current,
         proposed=proposed,
         shielded_by=_shields(reg, staged, name, current) if scope == "namespace" else (),
-        refused_versions=tuple(refused),
+        refused_versions=refused,
         latest_refused=len(live) > 1 and live[-1].version in refused,
         first_problem=first,
         refused_clients=tuple(clients),

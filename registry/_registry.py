@@ -680,19 +680,26 @@ class Registry:
         storage = cast(Storage, StagedPolicies(self._storage))
         return Registry(storage, broker=self._broker, auto_create=self._auto_create, location=self._location)
 
+    def _replay(
+        self, live: Sequence[SchemaVersion], strategy: CompatibilityStrategy
+    ) -> tuple[tuple[int, ...], Problem | None]:
+        """Each live registration checked again, under `strategy`, against the versions before it: the versions
+        that would have been refused, and the first problem found."""
+        refused: list[int] = []
+        first: Problem | None = None
+        for i in range(1, len(live)):
+            verdict = self._check(live[:i], SchemaData(live[i].type, live[i].data, live[i].properties), strategy)
+            if not verdict.compatible:
+                refused.append(live[i].version)
+                first = first or verdict.problems[0]
+        return tuple(refused), first
+
     def _topic_impact(self, name: TopicName, proposed: CompatibilityStrategy) -> TopicImpact:
         current = self._admin_strategy(name)
         overridden = current.source is PolicySource.TOPIC
         strategy = current.value if overridden else proposed
         live = self._live(name)
-        refused: list[int] = []
-        first: Problem | None = None
-        for i in range(1, len(live)):
-            data = SchemaData(live[i].type, live[i].data, live[i].properties)
-            verdict = self._check(live[:i], data, strategy)
-            if not verdict.compatible:
-                refused.append(live[i].version)
-                first = first or verdict.problems[0]
+        refused, first = self._replay(live, strategy)
         clients = []
         for client in self._storage.clients([str(name.base)]):
             if client.role is not ClientRole.CONSUMER or client.version is None:
@@ -708,7 +715,7 @@ class Registry:
             current=current,
             proposed=proposed,
             overridden=overridden,
-            refused_versions=tuple(refused),
+            refused_versions=refused,
             first_problem=first,
             latest_refused=bool(live) and len(live) > 1 and live[-1].version in refused,
             refused_clients=tuple(clients),
