@@ -140,17 +140,32 @@ def show_schema(entry: SchemaVersion) -> None:
 
 
 def topic_picker(reg: Registry, *, key: str = "topic_name") -> str | None:
-    """A text box with the shared selected topic; returns it once it names an existing topic, else None."""
+    """A text box with the shared selected topic; returns it once it names an existing topic, else None.
+
+    Every page that works on a topic has this box under the same key, and Streamlit drops a widget's state
+    when another page runs (with st.navigation, the same key on two pages is two widgets), so the box could
+    come up empty after a move between pages. Its text therefore lives in a plain session key (`<key>_text`,
+    written by the box's on_change) and is put back into the box before every run.
+    """
     from app import state
 
     shown = f"{key}_shown"
+    text = f"{key}_text"
     selected = state.selected_topic()
-    # Re-seed when the shared topic changed, or when Streamlit dropped the widget's state (another page ran).
-    if st.session_state.get(shown) != selected or key not in st.session_state:
-        st.session_state[key] = selected or ""
+    if st.session_state.get(shown) != selected:  # another page (Browse, a link) picked a topic
+        st.session_state[text] = selected or ""
         st.session_state[shown] = selected
+    st.session_state[key] = st.session_state.get(text, selected or "")
+
+    def remember() -> None:
+        st.session_state[text] = st.session_state[key]
+
     typed = st.text_input(
-        "Topic", key=key, placeholder="persistent://tenant/namespace/topic", help="Pick one on Browse, or type it."
+        "Topic",
+        key=key,
+        on_change=remember,
+        placeholder="persistent://tenant/namespace/topic",
+        help="Pick one on Browse, or type it.",
     ).strip()
     if not typed:
         return None

@@ -10,7 +10,6 @@ wait is for an element or a condition.
 
 from __future__ import annotations
 
-import json
 import subprocess
 import sys
 import time
@@ -20,9 +19,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from browser_helpers import PROBE_TOPIC, SCRIPT, wait_idle
+from browser_helpers import WAIT_MS, seed_e2e, wait_idle
 
-from registry import Registry, SchemaInfo, SchemaType, seed_sample_data
 from serving import free_port
 
 sync_api = pytest.importorskip("playwright.sync_api")
@@ -30,18 +28,7 @@ sync_api = pytest.importorskip("playwright.sync_api")
 ROOT = Path(__file__).resolve().parents[2]
 CHROMIUM = Path("/usr/bin/chromium")
 ARTIFACTS = Path(__file__).resolve().parent / "artifacts"
-WAIT_MS = 30_000
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update"]
-
-
-def seed_e2e(path: Path) -> Path:
-    """The sample registry plus a topic whose schema docs and properties carry a `<script>`."""
-    with Registry.open(path, create=True) as reg:
-        seed_sample_data(reg)
-        field = {"name": "a", "type": "string", "doc": SCRIPT}
-        doc = json.dumps({"type": "record", "name": "Probe", "doc": SCRIPT, "fields": [field]})
-        reg.register(PROBE_TOPIC, SchemaInfo(type=SchemaType.AVRO, schema=doc, properties={"note": SCRIPT}))
-    return path
 
 
 class AppServer:

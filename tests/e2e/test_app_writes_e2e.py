@@ -15,11 +15,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from browser_helpers import wait_idle
+from browser_helpers import WAIT_MS, seed_e2e, wait_idle
 from playwright import sync_api
 from playwright.sync_api import expect
 
-from conftest import WAIT_MS, seed_e2e
 from registry import Registry, export_snapshot
 
 TOPIC = "persistent://acme/inventory/product-catalog"

@@ -8,10 +8,8 @@ import re
 from pathlib import Path
 from typing import Any
 
-from browser_helpers import wait_idle
+from browser_helpers import WAIT_MS, seed_e2e, wait_idle
 from playwright.sync_api import expect
-
-from conftest import WAIT_MS, seed_e2e
 
 RUN_MS = 240_000  # a Spark job on two cores, JVM start included, with CI's other work beside it
 

@@ -11,10 +11,9 @@ from typing import Any
 from urllib.parse import parse_qs, urlparse
 
 import pytest
-from browser_helpers import wait_idle
+from browser_helpers import WAIT_MS, wait_idle
 from playwright.sync_api import expect
 
-from conftest import WAIT_MS
 from registry import Registry, SchemaType, TopicQuery
 
 ORDERS = "acme/orders/order-created"
