@@ -19,6 +19,7 @@ class AuditAction(enum.StrEnum):
     CREATE_TENANT = "create_tenant"
     CREATE_NAMESPACE = "create_namespace"
     CREATE_TOPIC = "create_topic"
+    SET_PULSAR_VERSION = "set_pulsar_version"
 
 
 class AuditOutcome(enum.StrEnum):

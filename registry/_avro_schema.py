@@ -20,7 +20,7 @@ import os
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Any, Final, cast
 
 import msgspec
 from mypy_extensions import mypyc_attr
@@ -290,13 +290,25 @@ class InvalidDefault:
 class AvroSchema:
     """A parsed schema: the root node, its equality key (Java `Schema.equals`) and any invalid defaults."""
 
-    __slots__ = ("root", "named", "_defaulted", "_has_aliases", "_invalid_defaults", "_aliases", "_equality_key")
+    __slots__ = (
+        "root",
+        "named",
+        "repeated",
+        "_defaulted",
+        "_has_aliases",
+        "_invalid_defaults",
+        "_aliases",
+        "_equality_key",
+    )
 
     def __init__(
         self, root: Node, named: dict[str, Named], defaulted: list[tuple[Field, Any]], has_aliases: bool
     ) -> None:
         self.root = root
         self.named = named
+        # Full names of enums and fixeds defined twice, identically (Avro 1.12 accepts that, 1.11 does not:
+        # registry/_pulsar_version.py decides by the profile in force).
+        self.repeated: tuple[str, ...] = ()
         self._defaulted = defaulted
         self._has_aliases = has_aliases
         self._invalid_defaults: tuple[InvalidDefault, ...] | None = None
@@ -454,13 +466,60 @@ def _parse(text: str) -> AvroSchema:
         try:
             doc = _decode_json(text)
         except msgspec.MsgspecError:
-            doc = json.loads(text)
+            doc = _decode_like_jackson(text)
     except (json.JSONDecodeError, RecursionError) as exc:
         raise AvroParseError(f"not valid JSON: {exc}") from None
     try:
         return _Parser().parse_document(doc)
     except RecursionError:
         raise AvroParseError("schema nesting is too deep") from None
+
+
+def _no_constant(name: str) -> Any:
+    raise json.JSONDecodeError(f"{name} is not a JSON value (Jackson refuses non-numeric numbers)", name, 0)
+
+
+def _decode_like_jackson(text: str) -> Any:
+    """What msgspec refused, read as Avro's Jackson parser reads schema text: `//` and `/* */` comments are
+    allowed (`Schema.FACTORY` enables `JsonParser.Feature.ALLOW_COMMENTS`, Avro 1.11 and 1.12), bare `NaN` and
+    `Infinity` are not (Python's json module would take them)."""
+    try:
+        return json.loads(text, parse_constant=_no_constant)
+    except json.JSONDecodeError:
+        if "/" not in text:
+            raise
+    return json.loads(_without_comments(text), parse_constant=_no_constant)
+
+
+def _without_comments(text: str) -> str:
+    """`text` with its JSON comments blanked out (strings left alone); an unterminated block comment is an
+    error, as in Jackson."""
+    out: list[str] = []
+    i, n, start = 0, len(text), 0
+    while i < n:
+        c = text[i]
+        if c == '"':
+            i += 1
+            while i < n and text[i] != '"':
+                i += 2 if text[i] == "\\" else 1
+            i += 1
+        elif c == "/" and text.startswith("//", i):
+            out.append(text[start:i])
+            end = text.find("\n", i)
+            i = n if end < 0 else end
+            start = i
+        elif c == "/" and text.startswith("/*", i):
+            out.append(text[start:i])
+            end = text.find("*/", i + 2)
+            if end < 0:
+                raise json.JSONDecodeError("unterminated /* comment", text, i)
+            i = end + 2
+            out.append(" ")
+            start = i
+        else:
+            i += 1
+    out.append(text[start:])
+    return "".join(out)
 
 
 _INTERNED: Final[dict[tuple[Any, ...], int]] = {}
@@ -552,6 +611,9 @@ def _equality_form(node: Node, seen: set[str]) -> Any:
 
 # Java's Double.valueOf on decimal text (hex floats left out): surrounding whitespace, a sign, NaN, Infinity,
 # digits with an optional point and exponent, and an optional f/d suffix.
+_JAVA_HEX_DOUBLE = re.compile(
+    r"[\x00-\x20]*([+-]?0[xX](?:[0-9a-fA-F]+\.?[0-9a-fA-F]*|\.[0-9a-fA-F]+)[pP][+-]?\d+)[fFdD]?[\x00-\x20]*", re.ASCII
+)
 _JAVA_DOUBLE = re.compile(
     r"[\x00-\x20]*([+-]?(?:NaN|Infinity|(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?))[fFdD]?[\x00-\x20]*", re.ASCII
 )
@@ -560,13 +622,23 @@ _JAVA_DOUBLE = re.compile(
 def _number_text_default(fld: Field, default: str) -> Any:
     """Schema.parse turns a text default of a float or double field into a DoubleNode
     (`new DoubleNode(Double.valueOf(defaultValue.textValue()))`, Avro 1.11 and 1.12 Schema.java) before it
-    validates or compares it: `"1.5"` is the number 1.5 there. Other text is left for default validation."""
+    validates or compares it: `"1.5"` (or `"0x1p3"`, `"2f"`) is the number there, and text that Java cannot
+    read as a number fails the parse."""
     if fld.type.kind not in ("float", "double"):
         return default
     match = _JAVA_DOUBLE.fullmatch(default)
-    if match is None:
-        return default
-    number = float(match[1].replace("Infinity", "inf"))
+    if match is not None:
+        number = float(match[1].replace("Infinity", "inf"))
+    else:
+        hexa = _JAVA_HEX_DOUBLE.fullmatch(default)
+        if hexa is None:
+            # Double.valueOf throws NumberFormatException, which Pulsar's validator turns into an invalid schema.
+            raise AvroParseError(
+                f"the default {json.dumps(default)} of {fld.type.kind} field {fld.name!r} is text that is not a "
+                "number (Avro reads a text default of a float or double field with Java's Double.valueOf)",
+                fld.pointer,
+            )
+        number = float.fromhex(hexa[1])
     fld.default = _typed(number)
     return number
 
@@ -612,6 +684,11 @@ def _name(text: str) -> str | None:
     return found
 
 
+def is_name(text: str) -> bool:
+    """Whether `text` is a name by Pulsar's lenient rule (letters, digits, `_`, `$`; not starting with a digit)."""
+    return _name(text) is not None
+
+
 _FULL_NAMES: Final[dict[str, dict[str, str]]] = {}
 _FULL_NAMES_COUNT: Final[list[int]] = [0]  # full names kept across all spaces
 
@@ -648,6 +725,8 @@ class _Parser:
 
     def __init__(self) -> None:
         self.named: dict[str, Named] = {}
+        self.repeated: list[str] = []
+        self.repeat_of: Named | None = None  # set by define() for an enum or fixed whose name is taken
         self.defaulted: list[tuple[Field, Any]] = []
         self.has_refs = False
         self.recursive = False
@@ -664,6 +743,8 @@ class _Parser:
             for fld, default in self.defaulted
         ]
         schema = AvroSchema(root, self.named, self.defaulted, self.has_aliases)
+        if self.repeated:
+            schema.repeated = tuple(self.repeated)
         if self.has_refs or self.recursive:
             # A recursive record's default can send Avro's default validation round the cycle for ever;
             # such schemas were refused as too deep when defaults were validated while parsing.
@@ -805,9 +886,12 @@ class _Parser:
         full = _full_name(space, simple) if space else simple
         if full in PRIMITIVES:
             raise AvroParseError(f"schemas may not be named after primitives: {full}", named.pointer)
-        if full in self.named:
-            raise AvroParseError(f"can't redefine: {full}", named.pointer)
         named.name, named.namespace, named.fullname = simple, space, full
+        if full in self.named:
+            taken = self.named[full]
+            if taken.kind != named.kind or named.kind not in ("enum", "fixed"):
+                raise AvroParseError(f"can't redefine: {full}", named.pointer)
+            self.repeat_of = taken  # parse_enum/parse_fixed compare once the definition is read
         doc = spec.get("doc", NO_DEFAULT)
         if doc is NO_DEFAULT:
             named.doc = None
@@ -824,8 +908,22 @@ class _Parser:
         else:
             named.aliases = _NO_ALIASES
         named.props = _NO_PROPS if len(spec) == known else _props(spec, reserved)
-        self.named[full] = named
+        if self.repeat_of is None:
+            self.named[full] = named
         return space
+
+    def repeat(self, named: Named, same: bool) -> Named:
+        """After an enum or fixed is read: a definition under a name already taken is the earlier node when
+        the two are equal as Java's `Schema.equals` has them (names, symbols or size, properties; not docs,
+        aliases or an enum default), else "can't redefine"."""
+        taken = self.repeat_of
+        if taken is None:
+            return named
+        self.repeat_of = None
+        if not same or json.dumps(taken.props, sort_keys=True) != json.dumps(named.props, sort_keys=True):
+            raise AvroParseError(f"can't redefine: {named.fullname}", named.pointer)
+        self.repeated.append(named.fullname)
+        return taken
 
     def parse_record(self, spec: dict[str, Any], kind: str, space: str | None, site: Site | None) -> Record:
         rec = Record()
@@ -935,6 +1033,9 @@ class _Parser:
             )
         enum.default = default
         enum.sid = _intern(("enum", enum.fullname, tuple(known), default))
+        if self.repeat_of is not None:
+            taken = self.repeat_of
+            return cast(Enum, self.repeat(enum, isinstance(taken, Enum) and taken.symbols == known))
         return enum
 
     def parse_fixed(self, spec: dict[str, Any], space: str | None, site: Site | None) -> Fixed:
@@ -946,6 +1047,9 @@ class _Parser:
             raise AvroParseError(f"fixed {fixed.fullname} has an invalid or no size: {json.dumps(size)}", fixed.pointer)
         fixed.size = size
         fixed.sid = _intern(("fixed", fixed.fullname, size))
+        if self.repeat_of is not None:
+            taken = self.repeat_of
+            return cast(Fixed, self.repeat(fixed, isinstance(taken, Fixed) and taken.size == size))
         return fixed
 
     def parse_union(self, specs: list[Any], space: str | None, site: Site | None) -> Union:

@@ -14,9 +14,11 @@ from ._avro_resolution import InvalidDefaultHit, Note, resolve_with_notes
 from ._avro_schema import AvroSchema
 from ._changes import Advisory, AdvisoryCode, Severity
 from ._errors import InvalidSchemaError
+from ._json_legacy import jackson_id, jackson_schema
 from ._model import CompatibilityResult, CompatibilityStrategy, Direction, Problem, RuleCode, SchemaType
 from ._protobuf_diff import protobuf_advisories
 from ._protobuf_native import parse_protobuf_native
+from ._pulsar_version import in_force
 from ._schema_data import SchemaData, decode_key_value, parse_avro_data
 
 S = CompatibilityStrategy
@@ -198,6 +200,10 @@ def check_avro(existing: Sequence[Versioned], candidate: SchemaData, strategy: C
     """AVRO and JSON: Avro 1.12 reader/writer resolution in the strategy's directions (§4.2, §4.3)."""
     if strategy is S.ALWAYS_COMPATIBLE:
         return Outcome([], [])
+    if candidate.type is SchemaType.JSON and in_force().legacy_json:
+        legacy = _check_legacy_json(existing, candidate, strategy)
+        if legacy is not None:
+            return legacy
     try:
         new = parse_avro_data(candidate.type, candidate.data)
     except InvalidSchemaError as exc:
@@ -365,6 +371,44 @@ def invalid_default_advisories(schema: AvroSchema) -> list[Advisory]:
         )
         for bad in schema.invalid_defaults
     ]
+
+
+def _avro_or_none(data: SchemaData) -> AvroSchema | None:
+    try:
+        return parse_avro_data(data.type, data.data)
+    except InvalidSchemaError:
+        return None
+
+
+def _check_legacy_json(
+    existing: Sequence[Versioned], candidate: SchemaData, strategy: CompatibilityStrategy
+) -> Outcome | None:
+    """Pulsar 3.0/4.0 `JsonSchemaCompatibilityCheck` when the old Jackson JSON-Schema form is involved
+    (registry/_json_legacy.py): Avro then Jackson, or Jackson then Avro, is accepted (the new one overwrites);
+    Jackson then Jackson needs equal `id`s. None when every schema involved is Avro (the Avro rules apply)."""
+    new_avro = _avro_or_none(candidate) is not None
+    olds = [(old, _avro_or_none(old.schema) is not None) for old in existing]
+    if new_avro and all(avro for _, avro in olds):
+        return None
+    if strategy is S.ALWAYS_INCOMPATIBLE and existing:
+        return _refuse(_forbidden(strategy, existing[-1].version))
+    new_doc = None if new_avro else jackson_schema(candidate.data)
+    for old, old_avro in olds if strategy.is_transitive else olds[-1:]:
+        if old_avro or new_avro:
+            continue
+        old_doc = jackson_schema(old.schema.data)
+        same = old_doc is not None and new_doc is not None and jackson_id(old_doc) is not None
+        if not same or jackson_id(old_doc or {}) != jackson_id(new_doc or {}):
+            return _refuse(
+                Problem(
+                    code=RuleCode.JSON_SCHEMA_ID_CHANGED,
+                    version=old.version,
+                    message=f"both version {old.version} and the new schema are Jackson JSON-Schema documents "
+                    "(the form Pulsar 3.0/4.0 still accept), and their ids differ or are missing",
+                    hint="keep the JSON-Schema `id`, or move to an Avro-form JSON schema (accepted after it)",
+                )
+            )
+    return Outcome([], [])
 
 
 def check_protobuf_native(

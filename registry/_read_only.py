@@ -34,7 +34,11 @@ READS = frozenset(
         "policy_impact",
         "preview_namespace_policy",
         "preview_topic_policy",
+        "pulsar_profile",
+        "pulsar_version",
+        "pulsar_version_source",
         "search_topics",
+        "stored_pulsar_version",
         "tenants",
         "topic_policy",
         "topic_summary",
@@ -56,6 +60,7 @@ WRITES = frozenset(
         "disconnect",
         "register",
         "set_namespace_policy",
+        "set_pulsar_version",
         "set_topic_policy",
     }
 )

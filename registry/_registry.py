@@ -75,6 +75,7 @@ from ._model import (
 from ._names import NamespaceName, TopicName, parse_tenant
 from ._paths import remote_url
 from ._policy_preview import PolicyPreview, StagedPolicies, describe_changes, preview
+from ._pulsar_version import PROFILES, PulsarProfile, profile, using
 from ._read_only import ReadOnlyRegistry
 from ._schema_data import SchemaData, parse_avro_data, to_schema_data
 from ._sqlite import SqliteStorage
@@ -142,15 +143,19 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 def _bounded(method: F) -> F:
     """The facade calls that work on candidate schemas: large candidates in work at once are bounded by bytes
-    (registry/_cache_budget.py), so a storm of them cannot hold the memory of all of them at once."""
+    (registry/_cache_budget.py), so a storm of them cannot hold the memory of all of them at once; and they
+    answer with the rules of the registry's Pulsar version profile (registry/_pulsar_version.py)."""
 
     @functools.wraps(method)
     def bounded(self: Registry, *args: Any, **kwargs: Any) -> Any:
         size = sum(len(a.schema) for a in (*args, *kwargs.values()) if isinstance(a, SchemaInfo))
-        with CANDIDATES.admit(size):
+        with CANDIDATES.admit(size), using(self.pulsar_profile):
             return method(self, *args, **kwargs)
 
     return cast(F, bounded)
+
+
+PULSAR_VERSION = "pulsar_version"  # the storage setting that names the registry's profile
 
 
 class Registry:
@@ -164,8 +169,18 @@ class Registry:
         auto_create: bool = True,
         location: str = ":memory:",
         clock: Callable[[], int] | None = None,
+        pulsar_version: str | None = None,
     ) -> None:
         self._storage = storage
+        # The profile this handle answers as: the one asked for, else the one stored with the registry.
+        self._profile = profile(pulsar_version) if pulsar_version else self._stored_profile()
+        self._profile_source = (
+            "asked when opened"
+            if pulsar_version
+            else "stored with the registry"
+            if storage.setting(PULSAR_VERSION)
+            else "the default (none stored)"
+        )
         self._broker = broker or BrokerConfig()
         self._auto_create = auto_create
         self._location = location
@@ -186,18 +201,25 @@ class Registry:
         auto_create: bool = True,
         token: str | None = None,
         create: bool = False,
+        pulsar_version: str | None = None,
     ) -> Registry:
         """Open an embedded registry file, or a remote admin endpoint named by an http(s) URL (a broker's web
         service or `schema-explorer serve`, reached with `token` as a bearer token).
 
         A file that does not exist raises RegistryNotFoundError unless `create=True`: reading, checking or
-        diffing against a registry made on the spot would answer from an empty history (fail closed)."""
+        diffing against a registry made on the spot would answer from an empty history (fail closed).
+
+        `pulsar_version` ("3.0", "4.0", "master") is the broker line to answer as; None takes the one stored with
+        the registry (default "master"), or for a URL the one the broker reports. A new file stores it; an
+        existing file keeps its own (`set_pulsar_version` changes that) and this handle answers as asked."""
         text = os.fspath(target)
         url = remote_url(text)
         if url is not None:
             from ._remote import RemoteRegistry  # httpx is only imported when a URL is opened
 
-            return RemoteRegistry(url, token=token, broker=broker, auto_create=auto_create)
+            return RemoteRegistry(
+                url, token=token, broker=broker, auto_create=auto_create, pulsar_version=pulsar_version
+            )
         if token is not None:
             raise StorageError("a token only applies to remote registries (http:// or https:// URLs)")
         if not text.strip():
@@ -205,13 +227,66 @@ class Registry:
         path = Path(text).expanduser()
         if path.is_dir():
             raise StorageError(f"cannot open {text!r}: it is a directory, not a registry file")
-        if not create and not path.exists():
+        new = not path.exists()
+        if not create and new:
             raise RegistryNotFoundError(f"no registry at {text}: pass create=True to make a new one")
-        return cls(SqliteStorage(path), broker=broker, auto_create=auto_create, location=str(path))
+        chosen = profile(pulsar_version).name if pulsar_version else None  # a bad name stores nothing
+        storage = SqliteStorage(path)
+        if new and chosen:
+            storage.put_setting(PULSAR_VERSION, chosen)
+        return cls(storage, broker=broker, auto_create=auto_create, location=str(path), pulsar_version=chosen)
 
     @classmethod
-    def in_memory(cls, *, broker: BrokerConfig | None = None, auto_create: bool = True) -> Registry:
-        return cls(MemoryStorage(), broker=broker, auto_create=auto_create)
+    def in_memory(
+        cls, *, broker: BrokerConfig | None = None, auto_create: bool = True, pulsar_version: str | None = None
+    ) -> Registry:
+        storage = MemoryStorage()
+        if pulsar_version:
+            storage.put_setting(PULSAR_VERSION, profile(pulsar_version).name)
+        return cls(storage, broker=broker, auto_create=auto_create)
+
+    # --- which Pulsar -------------------------------------------------------------------------------------
+
+    def _stored_profile(self) -> PulsarProfile:
+        stored = self._storage.setting(PULSAR_VERSION)
+        try:
+            return profile(stored)
+        except InvalidArgumentError:  # written by a newer release with a profile this one lacks
+            raise StorageError(
+                f"this registry answers as the Pulsar version profile {stored!r}, which this release does not "
+                f"know (it knows {', '.join(PROFILES)}): open it with pulsar_version=... or upgrade"
+            ) from None
+
+    @property
+    def pulsar_profile(self) -> PulsarProfile:
+        """The Pulsar release line whose rules this handle answers with (README "Which Pulsar")."""
+        return self._profile
+
+    @property
+    def pulsar_version(self) -> str:
+        return self._profile.name
+
+    @property
+    def pulsar_version_source(self) -> str:
+        """Where the profile comes from: asked when opened, stored with the registry, the default, or (remote)
+        what the broker reports."""
+        return self._profile_source
+
+    def stored_pulsar_version(self) -> str:
+        """The profile stored with the registry (what a handle opened without `pulsar_version` answers as)."""
+        return self._stored_profile().name
+
+    def set_pulsar_version(self, version: str, *, user: str = "") -> str:
+        """Store the Pulsar version profile the registry answers as, for every handle opened after (and this one)."""
+        with self._audited(AuditAction.SET_PULSAR_VERSION, "registry", user) as note:
+            before = self.stored_pulsar_version()
+            chosen = profile(version)
+            self._storage.put_setting(PULSAR_VERSION, chosen.name)
+            note.detail = f"Pulsar version profile {before} → {chosen.name}"
+            note.outcome = AuditOutcome.OK if before != chosen.name else AuditOutcome.UNCHANGED
+        self._profile = chosen  # once stored: a failed write leaves the handle as it was
+        self._profile_source = "stored with the registry"
+        return chosen.name
 
     @property
     def broker(self) -> BrokerConfig:

@@ -65,6 +65,7 @@ from ._model import (
 )
 from ._names import NamespaceName, TopicName, parse_tenant
 from ._policy_preview import PolicyPreview
+from ._pulsar_version import profile, profile_for_broker
 from ._registry import (
     UNSET,
     Registry,
@@ -509,6 +510,15 @@ class RemoteStorage:
     def remove_clients(self, topic: str, name: str, role: str | None) -> int:
         return 0
 
+    def setting(self, key: str) -> str | None:
+        return None  # the broker keeps no settings of ours; its version is read by RemoteRegistry
+
+    def put_setting(self, key: str, value: str) -> None:
+        raise StorageError(
+            "a remote registry answers as the broker's own Pulsar version: open it with pulsar_version=... to "
+            "answer as another line"
+        )
+
     def close(self) -> None:
         self.client.close()
 
@@ -626,6 +636,19 @@ def tombstone(schema_id: str, version: int) -> SchemaVersion:
     )
 
 
+def fetch_broker_version(client: AdminClient) -> str | None:
+    """What GET /brokers/version says (`4.0.7`, or the profile name a `schema-explorer serve` answers as), or
+    None when the broker does not say (an old broker, a token without the right)."""
+    try:
+        response = client.get(f"{_ADMIN}/brokers/version")
+    except RegistryError:
+        return None
+    if response.status_code != 200:
+        return None
+    text = response.text.strip().strip('"').strip()
+    return text or None
+
+
 def fetch_broker_config(client: AdminClient) -> BrokerConfig:
     """The broker's schema settings from GET /brokers/configuration/runtime; Pulsar's defaults for any the
     broker does not report (or when the call is not allowed, e.g. a non-superuser token)."""
@@ -671,18 +694,36 @@ class RemoteRegistry(Registry):
         timeout: float = DEFAULT_TIMEOUT,
         attempts: int = DEFAULT_ATTEMPTS,
         verify: bool | str = True,
+        pulsar_version: str | None = None,
     ) -> None:
         client = AdminClient(url, token=token, timeout=timeout, attempts=attempts, verify=verify)
         try:
             probe(client)
             config = broker or fetch_broker_config(client)
+            reported = fetch_broker_version(client)
+            if pulsar_version:
+                chosen = profile(pulsar_version)
+                source = f"asked (the broker reports {reported})" if reported else "asked"
+            elif reported:
+                try:
+                    chosen = profile_for_broker(reported)
+                    source = f"the broker reports {reported}"
+                except InvalidArgumentError:
+                    chosen = profile(None)
+                    source = f"the broker reports {reported[:40]!r}, which is no Pulsar version: the default profile"
+            else:
+                chosen = profile(None)
+                source = "the broker does not report its version: the default profile"
         except BaseException:
             client.close()
             raise
         self._client = client
         self._remote = RemoteStorage(client, config)
         # auto_create is the server's business remotely: it decides whether a write may create a namespace.
-        super().__init__(self._remote, broker=config, auto_create=auto_create, location=client.url)
+        super().__init__(
+            self._remote, broker=config, auto_create=auto_create, location=client.url, pulsar_version=chosen.name
+        )
+        self._profile_source = source
 
     def __repr__(self) -> str:
         return f"RemoteRegistry({self._client.url!r})"

@@ -11,17 +11,19 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ._avro_schema import AvroParseError, AvroSchema, Union, parse_avro
+from ._avro_schema import AvroParseError, AvroSchema, Enum, Fixed, Record, Union, is_name, parse_avro, walk
 from ._errors import InvalidSchemaError
+from ._json_legacy import jackson_schema
 from ._limits import check_json_depth, check_schema_input
 from ._model import PRIMITIVE_TYPES, SchemaInfo, SchemaType
 from ._protobuf_native import parse_protobuf_native
+from ._pulsar_version import PulsarProfile, avro_111_name_problem, in_force
 from ._text import check_mapping
 
 KV_ENCODING = "kv.encoding.type"
 _KV_ENCODINGS = ("INLINE", "SEPARATED")
 # Types whose data is not validated at all (§3.7).
-_UNVALIDATED = frozenset({SchemaType.NONE, SchemaType.BYTES, SchemaType.EXTERNAL})
+_UNVALIDATED = frozenset({SchemaType.NONE, SchemaType.BYTES})
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,6 +63,15 @@ def validate_schema_data(schema: SchemaData) -> None:
         raise InvalidSchemaError(f"Schema {kind} is a client-side schema type and cannot be registered")
     if kind in _UNVALIDATED:
         return
+    if kind is SchemaType.EXTERNAL:
+        rules = in_force()
+        if not rules.external:
+            # 3.0/4.0 have no EXTERNAL validator or checker: the broker fails with an internal error (500).
+            raise InvalidSchemaError(
+                f"Schema type EXTERNAL is not supported by {rules.title}: it came with Pulsar 4.2 "
+                "(this registry answers as the broker's profile; an older broker answers with an internal error)"
+            )
+        return
     if kind is SchemaType.STRING:
         # The Python client sends the 4 bytes `null` for a STRING schema (§3.7).
         if schema.data not in (b"", b"null"):
@@ -77,7 +88,13 @@ def validate_schema_data(schema: SchemaData) -> None:
             )
         return
     if kind in (SchemaType.AVRO, SchemaType.JSON, SchemaType.PROTOBUF):
-        parsed = parse_avro_data(schema.type, schema.data)
+        rules = in_force()
+        try:
+            parsed = parse_avro_data(schema.type, schema.data)
+        except InvalidSchemaError:
+            if kind is SchemaType.JSON and rules.legacy_json and jackson_schema(schema.data) is not None:
+                return  # 3.0/4.0: the old Jackson JSON-Schema form (registry/_json_legacy.py)
+            raise
         if kind is SchemaType.AVRO and isinstance(parsed.root, Union):
             raise InvalidSchemaError(
                 "Invalid schema definition data for AVRO schema: Avro schema typed [UNION] is not supported"
@@ -97,8 +114,9 @@ def validate_schema_data(schema: SchemaData) -> None:
     raise InvalidSchemaError(f"schema type {kind} is not supported by this registry")
 
 
-def parse_avro_data(kind: SchemaType, data: bytes) -> AvroSchema:
-    """Parse AVRO/JSON/PROTOBUF data as Avro (lenient names, defaults not validated); InvalidSchemaError if not."""
+def parse_avro_data(kind: SchemaType, data: bytes, *, profile: PulsarProfile | None = None) -> AvroSchema:
+    """Parse AVRO/JSON/PROTOBUF data as Avro with the name rules of the Pulsar profile in force (or `profile`),
+    defaults not validated; InvalidSchemaError if not."""
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError:
@@ -106,9 +124,50 @@ def parse_avro_data(kind: SchemaType, data: bytes) -> AvroSchema:
     if not text.strip():
         raise InvalidSchemaError(f"Invalid schema definition data for {kind} schema: the schema is empty")
     try:
-        return parse_avro(text)
+        parsed = parse_avro(text)
     except AvroParseError as exc:
         raise InvalidSchemaError(f"Invalid schema definition data for {kind} schema: {exc}") from None
+    problem = profile_problem(parsed, profile or in_force())
+    if problem is not None:
+        raise InvalidSchemaError(f"Invalid schema definition data for {kind} schema: {problem}")
+    return parsed
+
+
+def profile_problem(parsed: AvroSchema, rules: PulsarProfile) -> str | None:
+    """What the profile's Avro refuses in a schema our parser took (it takes the union of every line's rules):
+    on Avro 1.11 (3.0, 4.0) a `$` in a name, field name or symbol, or an enum/fixed defined twice; on Avro 1.12
+    with Pulsar's validator (master) a namespace part that is not a name."""
+    if not rules.repeated_definitions and parsed.repeated:
+        return f"can't redefine: {parsed.repeated[0]} (Avro {rules.avro} refuses a second definition of a name)"
+    if rules.namespaces_validated:
+        for named in parsed.named.values():
+            space = named.namespace
+            if space and any(not part or not is_name(part) for part in space.split(".")):
+                return (
+                    f"illegal namespace {json.dumps(space)} of {named.name}: each part must be a name (letters, "
+                    f"digits, '_' or '$', not starting with a digit), as Avro {rules.avro} requires"
+                )
+    if not rules.dollar_in_names:
+        for name in _names(parsed):
+            problem = avro_111_name_problem(name)
+            if problem is not None:
+                return f"{problem} (Avro {rules.avro} names take letters, digits and '_', not '$')"
+    return None
+
+
+def _names(parsed: AvroSchema) -> list[str]:
+    """Every name Avro 1.11's validateName sees: named types' simple names, field names, enum symbols."""
+    names: list[str] = []
+    for node in walk(parsed.root):
+        if isinstance(node, Record):
+            names.append(node.name)
+            names.extend(f.name for f in node.fields)
+        elif isinstance(node, Enum):
+            names.append(node.name)
+            names.extend(node.symbols)
+        elif isinstance(node, Fixed):
+            names.append(node.name)
+    return names
 
 
 def _preview(data: bytes, limit: int = 60) -> str:

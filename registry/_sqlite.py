@@ -430,6 +430,15 @@ class SqliteStorage:
                 raw = {"compatibility": policy.compatibility, "validation_enforced": policy.validation_enforced}
                 db.execute("INSERT OR REPLACE INTO topic_policies VALUES (?, ?)", (topic, json.dumps(raw)))
 
+    def setting(self, key: str) -> str | None:
+        """A registry-wide setting (the Pulsar version profile), kept in `meta` under `setting.<key>`."""
+        rows = self._read("SELECT value FROM meta WHERE key = ?", (f"setting.{key}",))
+        return str(rows[0][0]) if rows else None
+
+    def put_setting(self, key: str, value: str) -> None:
+        with self._write() as db:
+            db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (f"setting.{key}", value))
+
     def clients(self, topics: Sequence[str] | None) -> list[ClientRecord]:
         sql = "SELECT topic, role, name, subscription, schema_type, version, connected_at, replicator FROM clients"
         params: list[object] = []

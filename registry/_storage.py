@@ -95,6 +95,8 @@ class Storage(Protocol):
     def clients(self, topics: Sequence[str] | None) -> list[ClientRecord]: ...
     def put_client(self, client: ClientRecord) -> None: ...
     def remove_clients(self, topic: str, name: str, role: str | None) -> int: ...
+    def setting(self, key: str) -> str | None: ...
+    def put_setting(self, key: str, value: str) -> None: ...
     def close(self) -> None: ...
 
 
@@ -150,6 +152,7 @@ class MemoryStorage:
         self._clients: dict[tuple[str, str, str, str], ClientRecord] = {}
         self._changes = 0
         self._audit: list[AuditEntry] = []
+        self._settings: dict[str, str] = {}
 
     def history(self, schema_id: str) -> list[SchemaVersion]:
         with self._lock:
@@ -271,6 +274,15 @@ class MemoryStorage:
             for key in doomed:
                 del self._clients[key]
             return len(doomed)
+
+    def setting(self, key: str) -> str | None:
+        with self._lock:
+            return self._settings.get(key)
+
+    def put_setting(self, key: str, value: str) -> None:
+        with self._lock:
+            self._changes += 1
+            self._settings[key] = value
 
     def change_token(self) -> int:
         with self._lock:

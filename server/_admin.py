@@ -9,6 +9,7 @@ from collections.abc import Callable
 from typing import Annotated, Any, TypeVar
 
 from fastapi import APIRouter, Body, Depends, Query, Request, Response
+from fastapi.responses import PlainTextResponse
 from pydantic import StrictBool
 
 from registry import (
@@ -408,6 +409,13 @@ async def create_namespace(tenant: str, namespace: str, registry: Reg) -> None:
     body is accepted and ignored: set schema policies with their own endpoints."""
     if not await written(registry, registry.create_namespace, f"{tenant}/{namespace}"):
         raise ApiError(409, "Namespace already exists")
+
+
+@router.get("/brokers/version", tags=["brokers"], response_class=PlainTextResponse, **auth.READ.route_options())
+async def broker_version(registry: Reg) -> str:
+    """The Pulsar version this server answers as: its profile's name (`3.0`, `4.0`, `master`) where a broker
+    reports its release (`4.0.7`); a remote explorer reads either and answers with that line's rules."""
+    return str(registry.pulsar_version)
 
 
 @router.get("/brokers/configuration/runtime", tags=["brokers"], **auth.READ.route_options())

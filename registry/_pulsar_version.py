@@ -1,0 +1,140 @@
+"""Which Pulsar broker the registry answers as: one profile per release line whose schema rules differ.
+
+Pulsar's verdicts are not the same on every line: Pulsar 3.0 and 4.0 ship Avro 1.11 (no `$` in names,
+namespaces not validated, a repeated definition of a named type refused, JSON schemas in the old Jackson
+JSON-Schema form accepted, no EXTERNAL type), while current master ships Avro 1.12 with Pulsar's own name
+validator (`$` allowed, every namespace part validated, an identical repeat of an enum or fixed accepted),
+PIP-464's strict JSON, and EXTERNAL schemas. A registry answers as one profile, stored with it
+(`Registry.pulsar_version`); a remote one reads its broker's version (`GET /admin/v2/brokers/version`).
+
+The rules in force during a facade call are a context variable (`using`), so that the parsing and checking
+code deep below reads them without every signature carrying them, and two registries of different profiles
+in one process (a server, a test) never see each other's.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import re
+import unicodedata
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from ._errors import InvalidArgumentError
+
+
+@dataclass(frozen=True, slots=True)
+class PulsarProfile:
+    """The schema rules of one Pulsar release line (README "Which Pulsar", pulsar-semantics.md §0)."""
+
+    name: str
+    title: str
+    avro: str
+    dollar_in_names: bool  # Avro 1.12 + Pulsar's validator: `$` is a name character; Avro 1.11: it is not
+    namespaces_validated: bool  # Avro 1.12 `ParseContext.requireValidFullName`: every namespace part is a name
+    repeated_definitions: bool  # Avro 1.12 `ParseContext.put`: an identical enum/fixed may be defined twice
+    legacy_json: bool  # before PIP-464: a JSON schema may be a Jackson JSON-Schema document, not Avro
+    external: bool  # the EXTERNAL schema type (its checker and validator exist)
+
+
+PROFILES: dict[str, PulsarProfile] = {
+    p.name: p
+    for p in (
+        PulsarProfile(
+            name="3.0",
+            title="Pulsar 3.0 LTS",
+            avro="1.11",
+            dollar_in_names=False,
+            namespaces_validated=False,
+            repeated_definitions=False,
+            legacy_json=True,
+            external=False,
+        ),
+        PulsarProfile(
+            name="4.0",
+            title="Pulsar 4.0 LTS",
+            avro="1.11.4",
+            dollar_in_names=False,
+            namespaces_validated=False,
+            repeated_definitions=False,
+            legacy_json=True,
+            external=False,
+        ),
+        PulsarProfile(
+            name="master",
+            title="Pulsar master (4.2 and later lines)",
+            avro="1.12",
+            dollar_in_names=True,
+            namespaces_validated=True,
+            repeated_definitions=True,
+            legacy_json=False,
+            external=True,
+        ),
+    )
+}
+DEFAULT_PROFILE = "master"
+_VERSION = re.compile(r"\s*v?(\d+)\.(\d+)(?:[.\-+].*)?\s*")
+
+
+def profile(name: str | PulsarProfile | None) -> PulsarProfile:
+    """The profile called `name` ("3.0", "4.0", "master"; None: the default), or InvalidArgumentError."""
+    if isinstance(name, PulsarProfile):
+        return name
+    if name is None:
+        return PROFILES[DEFAULT_PROFILE]
+    found = PROFILES.get(str(name).strip().lower())
+    if found is None:
+        known = ", ".join(PROFILES)
+        raise InvalidArgumentError(f"unknown Pulsar version profile {name!r}: choose one of {known}")
+    return found
+
+
+def profile_for_broker(version: str) -> PulsarProfile:
+    """The profile nearest to a broker's reported version (`4.0.7`, `3.0.12`, `4.2.0-SNAPSHOT`, or a profile
+    name): 2.x and 3.x answer as 3.0, 4.0.x as 4.0, anything newer as master; InvalidArgumentError for text that
+    is no version."""
+    if version.strip().lower() in PROFILES:  # `schema-explorer serve` reports the profile it answers as
+        return PROFILES[version.strip().lower()]
+    match = _VERSION.fullmatch(version)
+    if match is None:
+        raise InvalidArgumentError(f"the broker reported the version {version!r}, which is not a Pulsar version")
+    major, minor = int(match[1]), int(match[2])
+    if major <= 3:
+        return PROFILES["3.0"]
+    if (major, minor) == (4, 0):
+        return PROFILES["4.0"]
+    return PROFILES["master"]
+
+
+_IN_FORCE: contextvars.ContextVar[PulsarProfile] = contextvars.ContextVar(
+    "pulsar_profile", default=PROFILES[DEFAULT_PROFILE]
+)
+
+
+def in_force() -> PulsarProfile:
+    """The profile of the facade call running in this context (the default profile outside any)."""
+    return _IN_FORCE.get()
+
+
+@contextlib.contextmanager
+def using(chosen: PulsarProfile) -> Iterator[PulsarProfile]:
+    token = _IN_FORCE.set(chosen)
+    try:
+        yield chosen
+    finally:
+        _IN_FORCE.reset(token)
+
+
+def avro_111_name_problem(name: str) -> str | None:
+    """Why Avro 1.11's `Schema.validateName` refuses `name` (first a letter or `_`, then letters, digits or
+    `_`: Java's `Character.isLetter`/`isLetterOrDigit`), or None."""
+    if not name:
+        return "Empty name"
+    first = name[0]
+    if not (first.isalpha() or first == "_"):
+        return f"Illegal initial character: {name}"
+    for c in name[1:]:
+        if not (c.isalpha() or c == "_" or unicodedata.category(c) == "Nd"):
+            return f"Illegal character in: {name}"
+    return None
