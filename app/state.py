@@ -56,6 +56,7 @@ class Connection:
     target: str
     token: str | None = None
     read_only: bool = False
+    pulsar_version: str | None = None  # None: the one stored with the registry, or the one the broker reports
 
     @property
     def is_remote(self) -> bool:
@@ -74,11 +75,13 @@ def connection_from_argv(argv: list[str], environ: dict[str, str] | None = None)
     parser.add_argument("--url")
     parser.add_argument("--token")
     parser.add_argument("--read-only", action="store_true")
+    parser.add_argument("--pulsar-version")
     args, _ = parser.parse_known_args(argv)
     target = args.url or args.db or env.get("SCHEMA_EXPLORER_URL") or env.get("SCHEMA_EXPLORER_DB")
     token = args.token or env.get("SCHEMA_EXPLORER_TOKEN") or None
     read_only = bool(args.read_only) or env.get("SCHEMA_EXPLORER_READ_ONLY", "") not in ("", "0", "false")
-    return Connection(target=str(target or default_db_path()), token=token, read_only=read_only)
+    version = args.pulsar_version or env.get("SCHEMA_EXPLORER_PULSAR_VERSION") or None
+    return Connection(target=str(target or default_db_path()), token=token, read_only=read_only, pulsar_version=version)
 
 
 def start_connection() -> Connection:
@@ -110,17 +113,22 @@ def connect(target: str, token: str | None = None) -> None:
     st.session_state.pop(TOPIC, None)
 
 
+def answer_as(version: str | None) -> None:
+    """Answer as another Pulsar release line in this session (the sidebar's choice; None: the registry's own)."""
+    st.session_state[CONNECTION] = replace(connection(), pulsar_version=version)
+
+
 @st.cache_resource(show_spinner=False, max_entries=8)
-def _open(target: str, token: str | None) -> Registry:
-    # One handle per registry for every session: its catalog cache then serves all of them.
-    return Registry.open(target, token=token) if token else Registry.open(target)
+def _open(target: str, token: str | None, pulsar_version: str | None = None) -> Registry:
+    # One handle per registry and profile for every session: its catalog cache then serves all of them.
+    return Registry.open(target, token=token, pulsar_version=pulsar_version)
 
 
 def registry() -> Registry:
     """The cached registry handle of the session's connection, or in read-only mode a view of it that refuses
     every write (ReadOnlyError), so no page or widget can write. Raises RegistryError when it cannot open."""
     conn = connection()
-    reg = _open(conn.target, conn.token)
+    reg = _open(conn.target, conn.token, conn.pulsar_version)
     if read_only():
         # The view answers every read Registry answers; pages only need those.
         return cast(Registry, reg.read_only())
@@ -235,7 +243,7 @@ def warm_up(conn: Connection) -> None:
         from registry.tables import topics_frame
 
         gc.freeze()  # the modules: the catalog's build then does not walk them in each collection either
-        reg = _open(conn.target, conn.token)
+        reg = _open(conn.target, conn.token, conn.pulsar_version)
         if not conn.is_remote:
             topics_frame(reg.search_topics(TopicQuery(), limit=50))
     except Exception:  # noqa: BLE001  # the first visit shows whatever went wrong, with its message

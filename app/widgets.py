@@ -9,7 +9,7 @@ import streamlit as st
 
 from app import state
 from app.render import code_span, show_error
-from registry import Registry, RegistryError
+from registry import PROFILES, Registry, RegistryError
 
 EMBEDDED, REMOTE = "Embedded file", "Remote admin URL"
 
@@ -46,8 +46,34 @@ def connection_sidebar() -> Registry | None:
         )
         _attribution()
         if reg is not None:
+            _pulsar_version(reg)
             _broker_defaults(reg)
     return reg
+
+
+OWN = "the registry's own"  # the profile choice that follows the registry (stored, or the broker's version)
+
+
+def _pulsar_version(reg: Registry) -> None:
+    """Which Pulsar release line the verdicts follow, where that comes from, and a choice to answer as another
+    line in this session (never stored: `schema-explorer` with `--pulsar-version` on a new file stores one)."""
+    profile = reg.pulsar_profile
+    st.caption(f"Answers as **{profile.title}** (Avro {profile.avro}): {reg.pulsar_version_source}")
+    choices = [OWN, *PROFILES]
+    asked = state.connection().pulsar_version
+    chosen = st.selectbox(
+        "Answer as Pulsar",
+        choices,
+        index=choices.index(asked) if asked in choices else 0,
+        key="pulsar_version",
+        help="Verdicts differ by release line: Avro 1.11 (3.0, 4.0) refuses '$' in names and a repeated "
+        "enum or fixed, and still takes Jackson JSON-Schema documents as JSON schemas; master validates "
+        "namespaces, takes EXTERNAL schemas and is strict about JSON. This choice holds for this session only.",
+    )
+    wanted = None if chosen == OWN else chosen
+    if wanted != asked:
+        state.answer_as(wanted)
+        st.rerun()
 
 
 def _connection_form(conn: state.Connection) -> None:

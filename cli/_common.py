@@ -31,7 +31,9 @@ class UserError(Exception):
 
 
 def add_source_arguments(parser: argparse.ArgumentParser, *, remote: bool = True) -> None:
-    """`--db PATH`, and unless `remote=False`, `--url URL` and `--token T` (or $SCHEMA_EXPLORER_TOKEN)."""
+    """`--db PATH`, and unless `remote=False`, `--url URL` and `--token T` (or $SCHEMA_EXPLORER_TOKEN); and
+    `--pulsar-version` everywhere."""
+    add_pulsar_version_argument(parser)
     if not remote:
         parser.add_argument("--db", metavar="PATH", help=DB_HELP)
         return
@@ -41,6 +43,17 @@ def add_source_arguments(parser: argparse.ArgumentParser, *, remote: bool = True
     parser.add_argument(
         "--token", metavar="T", help="bearer token for --url (default: $SCHEMA_EXPLORER_TOKEN when set)"
     )
+
+
+PULSAR_VERSION_HELP = (
+    "the Pulsar release line to answer as: 3.0, 4.0 or master (default: the one stored with the registry, "
+    "master for a new one; with --url, the version the broker reports). Verdicts differ by line: Avro name "
+    "rules, JSON strictness, EXTERNAL schemas (README: Which Pulsar)"
+)
+
+
+def add_pulsar_version_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--pulsar-version", metavar="LINE", help=PULSAR_VERSION_HELP)
 
 
 def open_source(args: argparse.Namespace, *, create: bool = False) -> Registry:
@@ -53,11 +66,27 @@ def open_source(args: argparse.Namespace, *, create: bool = False) -> Registry:
 
     url = getattr(args, "url", None)
     token = getattr(args, "token", None)
+    version = pulsar_version(args)
     if url is not None:
-        return Registry.open(check_url(url), token=token or os.environ.get("SCHEMA_EXPLORER_TOKEN") or None)
+        return Registry.open(
+            check_url(url), token=token or os.environ.get("SCHEMA_EXPLORER_TOKEN") or None, pulsar_version=version
+        )
     if token:
         raise UserError("--token only applies with --url")
-    return open_registry(resolve_db_path(getattr(args, "db", None)), create=create)
+    return open_registry(resolve_db_path(getattr(args, "db", None)), create=create, pulsar_version=version)
+
+
+def pulsar_version(args: argparse.Namespace) -> str | None:
+    """`--pulsar-version` checked (a usage error naming the known lines), or None when not given."""
+    from registry import RegistryError, pulsar_profile
+
+    raw = getattr(args, "pulsar_version", None)
+    if raw is None:
+        return None
+    try:
+        return pulsar_profile(raw).name
+    except RegistryError as exc:
+        raise UserError(f"--pulsar-version: {exc}") from None
 
 
 def check_url(text: str) -> str:
@@ -92,7 +121,7 @@ def resolve_db_path(raw: str | None) -> Path:
     return path
 
 
-def open_registry(path: Path, *, create: bool = False) -> Registry:
+def open_registry(path: Path, *, create: bool = False, pulsar_version: str | None = None) -> Registry:
     """The registry file at `path`. Missing: exit 2 "no registry at PATH", unless `create` (a command that
     writes), which makes it and says so on stderr."""
     from registry import Registry
@@ -101,7 +130,7 @@ def open_registry(path: Path, *, create: bool = False) -> Registry:
         if not create:
             raise UserError(f"no registry at {path} (create one with `{PROG} seed --db PATH` or `{PROG} upload`)")
         print(f"{PROG}: created new registry {path}", file=sys.stderr, flush=True)
-    return Registry.open(str(path), create=create)
+    return Registry.open(str(path), create=create, pulsar_version=pulsar_version)
 
 
 def close_registry(reg: Registry) -> None:

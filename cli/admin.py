@@ -150,10 +150,12 @@ def run_check(args: argparse.Namespace) -> int:
     info = read_schema_info(args)
     with _registry(args) as reg:
         result = reg.check(args.topic, info, strategy=args.strategy)
+        line = reg.pulsar_profile
     if args.json:
-        _print_json({"topic": _topic_text(args.topic), **result_json(result)})
+        _print_json({"topic": _topic_text(args.topic), "pulsar_version": line.name, **result_json(result)})
     else:
         say(render_result(_topic_text(args.topic), result))
+        say(f"answered as {line.title} (Avro {line.avro})")
     return EXIT_OK if result.compatible else EXIT_REFUSED
 
 

@@ -31,6 +31,7 @@ from ._common import (
     open_registry,
     package_version,
     port_number,
+    pulsar_version,
     report_error,
     resolve_db_path,
 )
@@ -166,6 +167,7 @@ def run_ui(args: argparse.Namespace) -> int:
         "--port", str(args.port),
         "--host", args.host,
         *source, *(["--read-only"] if args.read_only else []),
+        *(["--pulsar-version", version] if (version := pulsar_version(args)) else []),
         *(["--user-header", args.user_header] if args.user_header else []),
     ]  # fmt: skip
     # Run from the project root so Streamlit reads .streamlit/config.toml, and put the root on the path so

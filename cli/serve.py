@@ -13,7 +13,15 @@ import ipaddress
 import sys
 from typing import Any
 
-from ._common import PROG, UserError, add_source_arguments, close_registry, port_number, resolve_db_path
+from ._common import (
+    PROG,
+    UserError,
+    add_source_arguments,
+    close_registry,
+    port_number,
+    pulsar_version,
+    resolve_db_path,
+)
 
 TOKENS_HELP = """\
 authentication:
@@ -138,7 +146,7 @@ def run_serve(args: argparse.Namespace) -> int:
     # Strict: unknown tenants and namespaces answer Pulsar's 404s instead of being created.
     if not path.exists():
         print(f"{PROG}: created new registry {path}", file=sys.stderr, flush=True)
-    registry = Registry.open(str(path), auto_create=False, create=True)
+    registry = Registry.open(str(path), auto_create=False, create=True, pulsar_version=pulsar_version(args))
     try:
         if args.db is None and not registry.tenants():
             print(f"Seeded empty registry {path}: {seed_sample_data(registry)}", flush=True)

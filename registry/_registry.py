@@ -75,7 +75,8 @@ from ._model import (
 from ._names import NamespaceName, TopicName, parse_tenant
 from ._paths import remote_url
 from ._policy_preview import PolicyPreview, StagedPolicies, describe_changes, preview
-from ._pulsar_version import PROFILES, PulsarProfile, profile, using
+from ._json_legacy import jackson_schema
+from ._pulsar_version import PROFILES, PulsarProfile, in_force, profile, using
 from ._read_only import ReadOnlyRegistry
 from ._schema_data import SchemaData, parse_avro_data, to_schema_data
 from ._sqlite import SqliteStorage
@@ -111,6 +112,17 @@ _NO_SCHEMA_ENFORCED = (
     "when SchemaValidationEnforced is enabled"
 )
 _AUTO_UPDATE_DISABLED = "Schema not found and schema auto updating is disabled."
+
+
+def _parse_stored(kind: SchemaType, data: bytes) -> AvroSchema | None:
+    """A stored AVRO/JSON/PROTOBUF version as the duplicate check parses it; None for a JSON version in the
+    legacy Jackson form under a profile that took it (3.0/4.0): it equals no Avro schema."""
+    try:
+        return parse_avro_data(kind, data)
+    except InvalidSchemaError:
+        if kind is SchemaType.JSON and in_force().legacy_json and jackson_schema(data) is not None:
+            return None
+        raise
 
 
 def stored_type(kind: SchemaType) -> SchemaType:
@@ -1106,12 +1118,14 @@ class Registry:
                 return chosen
         return self._admin_strategy(name).value
 
-    @staticmethod
-    def _check(live: Sequence[SchemaVersion], data: SchemaData, strategy: CompatibilityStrategy) -> CompatibilityResult:
+    def _check(
+        self, live: Sequence[SchemaVersion], data: SchemaData, strategy: CompatibilityStrategy
+    ) -> CompatibilityResult:
         existing = _versioned(live)
-        if strategy.is_transitive:
-            return check_with_all(existing, data, strategy)
-        return check_with_latest(existing, data, strategy)
+        with using(self._profile):  # also for the calls that replay a history (policy impact, previews)
+            if strategy.is_transitive:
+                return check_with_all(existing, data, strategy)
+            return check_with_latest(existing, data, strategy)
 
     def _plan_put(
         self, name: TopicName, entries: Sequence[SchemaVersion], data: SchemaData, strategy: CompatibilityStrategy
@@ -1168,7 +1182,7 @@ class Registry:
             try:
                 parsed = parse_avro_data(data.type, data.data)
             except InvalidSchemaError as exc:
-                parsed = exc
+                parsed = self._legacy_json_refusal(data, exc)
             else:
                 equality = _equality_digest(parsed)
         for _ in range(_MAX_ATTEMPTS):
@@ -1230,7 +1244,9 @@ class Registry:
                 stored = storage.history_range(name.schema_id, found.version, found.version)
                 if not stored:
                     raise StaleHistory(name.schema_id)
-                old = parse_avro_data(found.type, stored[0].data)
+                old = _parse_stored(found.type, stored[0].data)
+                if old is None:  # the legacy Jackson form: equal to no Avro schema, and never remembered
+                    continue
                 if old.invalid_defaults:
                     raise _poisoned_error(name, found.version, old)
                 digest = learned[found.version] = _equality_digest(old)
@@ -1241,8 +1257,7 @@ class Registry:
             storage.put_equalities(name.schema_id, learned)
         return match
 
-    @staticmethod
-    def _dedup(name: TopicName, live: Sequence[SchemaVersion], data: SchemaData) -> int | None:
+    def _dedup(self, name: TopicName, live: Sequence[SchemaVersion], data: SchemaData) -> int | None:
         """getSchemaVersionBySchemaData (§3.3): the first live version equal to the candidate, or None.
 
         AVRO/JSON/PROTOBUF compare parsed Avro schemas, parsed with default validation on; Pulsar then fails
@@ -1252,12 +1267,17 @@ class Registry:
             return None
         if data.type not in AVRO_PARSED_TYPES:
             return next((e.version for e in live if e.type is data.type and e.data == data.data), None)
-        new = parse_avro_data(data.type, data.data)
+        try:
+            new = parse_avro_data(data.type, data.data)
+        except InvalidSchemaError as exc:
+            raise self._legacy_json_refusal(data, exc) from None
         if new.invalid_defaults:
             raise _invalid_default_error(data.type, new)
         for entry in live:
             if entry.type in AVRO_PARSED_TYPES:
-                old = parse_avro_data(entry.type, entry.data)
+                old = _parse_stored(entry.type, entry.data)
+                if old is None:
+                    continue
                 if old.invalid_defaults:
                     raise _poisoned_error(name, entry.version, old)
                 if entry.type is data.type and old == new:
@@ -1265,6 +1285,18 @@ class Registry:
             elif entry.type is data.type and entry.data == data.data:
                 return entry.version
         return None
+
+    def _legacy_json_refusal(self, data: SchemaData, exc: InvalidSchemaError) -> InvalidSchemaError:
+        """The duplicate check's refusal of a candidate that does not parse as Avro; for the legacy Jackson
+        JSON-Schema form (3.0/4.0), said plainly (inferred: the broker's dedup parse fails with an internal
+        error, so the form is only ever taken by a topic without a schema)."""
+        if data.type is not SchemaType.JSON or not self._profile.legacy_json or jackson_schema(data.data) is None:
+            return exc
+        return InvalidSchemaError(
+            f"{exc}. A Jackson JSON-Schema document is taken by {self._profile.title} on a topic without a "
+            "schema, but once the topic has one the broker's duplicate check parses every new JSON schema as "
+            "Avro and fails (an internal error there): register the Avro form instead"
+        )
 
     def _client_schema(self, info: SchemaInfo, *, validate: bool = True) -> SchemaData:
         info = _info(info)

@@ -77,7 +77,14 @@ def breaking_avsc(tmp_path: Path) -> Path:
 def test_check_compatible_exits_0(cli, sample_db):
     code, out, err = cli("check", "--db", str(sample_db), "--topic", ORDERS, "--file", str(LATEST_ORDER))
     assert (code, err) == (0, "")
-    assert out.strip() == f"{ORDERS}: compatible under BACKWARD (checked against version 13)"
+    assert out.strip().splitlines() == [
+        f"{ORDERS}: compatible under BACKWARD (checked against version 13)",
+        "answered as Pulsar master (4.2 and later lines) (Avro 1.12)",
+    ]
+    code, out, _ = cli(
+        "check", "--db", str(sample_db), "-t", ORDERS, "-f", str(LATEST_ORDER), "--pulsar-version", "4.0"
+    )
+    assert (code, out.strip().splitlines()[-1]) == (0, "answered as Pulsar 4.0 LTS (Avro 1.11.4)")
 
 
 def test_check_incompatible_exits_1_and_explains(cli, sample_db, breaking_avsc):
@@ -93,8 +100,21 @@ def test_check_json_is_stable(cli, sample_db, breaking_avsc):
     code, out, _ = cli("check", "--db", str(sample_db), "-t", ORDERS, "-f", str(breaking_avsc), "--json")
     doc = json.loads(out)
     assert code == 1
-    assert list(doc) == ["topic", "compatible", "strategy", "checked_versions", "problems", "advisories"]
-    assert doc["compatible"] is False and doc["strategy"] == "BACKWARD" and doc["checked_versions"] == [13]
+    assert list(doc) == [
+        "topic",
+        "pulsar_version",
+        "compatible",
+        "strategy",
+        "checked_versions",
+        "problems",
+        "advisories",
+    ]
+    assert (
+        doc["compatible"] is False
+        and doc["pulsar_version"] == "master"
+        and doc["strategy"] == "BACKWARD"
+        and doc["checked_versions"] == [13]
+    )
     problem = doc["problems"][0]
     assert list(problem) == [
         "code", "direction", "direction_text", "version", "path", "reader_path", "writer_path", "message", "hint"

@@ -1,0 +1,177 @@
+"""Pulsar version profiles (issue 21): the rules that differ between Pulsar 3.0/4.0 (Avro 1.11, legacy JSON, no
+EXTERNAL) and master (Avro 1.12 with Pulsar's name validator, PIP-464 strict JSON, EXTERNAL); the profile stored
+with a registry file; and the Jackson/Java reading of schema text that every line shares."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from registry import (
+    AuditAction,
+    CompatibilityStrategy,
+    InvalidArgumentError,
+    InvalidSchemaError,
+    ReadOnlyError,
+    Registry,
+    RuleCode,
+    SchemaInfo,
+    SchemaType,
+    profile_for_broker,
+    pulsar_profile,
+)
+
+TOPIC = "persistent://t/n/orders"
+LINES = ("3.0", "4.0", "master")
+
+
+def record(name: str = "Order", namespace: str | None = None, fields: list[dict[str, object]] | None = None) -> str:
+    doc: dict[str, object] = {"type": "record", "name": name, "fields": fields or [{"name": "id", "type": "long"}]}
+    if namespace is not None:
+        doc["namespace"] = namespace
+    return json.dumps(doc)
+
+
+def avro(text: str) -> SchemaInfo:
+    return SchemaInfo(type=SchemaType.AVRO, schema=text)
+
+
+def accepted(line: str, info: SchemaInfo) -> bool:
+    reg = Registry.in_memory(pulsar_version=line)
+    try:
+        reg.register(TOPIC, info)
+    except InvalidSchemaError:
+        return False
+    return True
+
+
+def test_profiles_and_broker_versions() -> None:
+    assert [pulsar_profile(n).name for n in ("3.0", "4.0", "MASTER", None)] == ["3.0", "4.0", "master", "master"]
+    with pytest.raises(InvalidArgumentError, match="unknown Pulsar version profile '3.1'.*3.0, 4.0, master"):
+        pulsar_profile("3.1")
+    reported = {"2.11.4": "3.0", "3.0.12": "3.0", "3.3.1": "3.0", "4.0.7": "4.0", "4.1.0": "master"}
+    reported |= {"4.2.0-SNAPSHOT": "master", "5.0.0": "master", "master": "master", "4.0": "4.0"}
+    assert {v: profile_for_broker(v).name for v in reported} == reported
+    with pytest.raises(InvalidArgumentError, match="not a Pulsar version"):
+        profile_for_broker("[]")
+
+
+def test_dollar_in_names_is_an_avro_1_12_name() -> None:
+    """Avro 1.11 `Schema.validateName` takes letters, digits and `_`; master's validator also `$`."""
+    for info in (
+        avro(record("Order$Line")),
+        avro(record(fields=[{"name": "a$b", "type": "int"}])),
+        avro(record(fields=[{"name": "e", "type": {"type": "enum", "name": "E", "symbols": ["A$"]}}])),
+    ):
+        assert [accepted(line, info) for line in LINES] == [False, False, True]
+    with pytest.raises(InvalidSchemaError, match=r"Illegal character in: Order\$Line .*Avro 1.11.4"):
+        Registry.in_memory(pulsar_version="4.0").register(TOPIC, avro(record("Order$Line")))
+
+
+def test_namespaces_are_validated_on_master_only() -> None:
+    """Avro 1.12 `requireValidFullName` checks every namespace part; 1.11 never looks at the namespace."""
+    info = avro(record(namespace="com.my-company.orders"))
+    assert [accepted(line, info) for line in LINES] == [True, True, False]
+    with pytest.raises(InvalidSchemaError, match='illegal namespace "com.my-company.orders" of Order'):
+        Registry.in_memory(pulsar_version="master").register(TOPIC, info)
+    assert all(accepted(line, avro(record(namespace="com.acme.v2"))) for line in LINES)
+
+
+def test_an_identical_repeated_enum_or_fixed_is_master_only() -> None:
+    enum = {"type": "enum", "name": "Status", "symbols": ["NEW", "PAID"]}
+    fixed = {"type": "fixed", "name": "Hash", "size": 16}
+    for kind in (enum, fixed):
+        # docs and (for an enum) the default are outside Java's Schema.equals: still the same definition
+        again = {**kind, "doc": "the same type again"}
+        info = avro(record(fields=[{"name": "a", "type": kind}, {"name": "b", "type": again}]))
+        assert [accepted(line, info) for line in LINES] == [False, False, True]
+    different = {**enum, "symbols": ["NEW"]}
+    info = avro(record(fields=[{"name": "a", "type": enum}, {"name": "b", "type": different}]))
+    assert not any(accepted(line, info) for line in LINES)
+    again_record = record(
+        fields=[{"name": "a", "type": json.loads(record("Inner"))}, {"name": "b", "type": json.loads(record("Inner"))}]
+    )
+    assert not any(accepted(line, avro(again_record)) for line in LINES)  # records: refused on every line
+
+
+def test_external_schemas_exist_on_master_only() -> None:
+    info = SchemaInfo(type=SchemaType.EXTERNAL, schema="")
+    assert [accepted(line, info) for line in LINES] == [False, False, True]
+    with pytest.raises(InvalidSchemaError, match="EXTERNAL is not supported by Pulsar 4.0 LTS"):
+        Registry.in_memory(pulsar_version="4.0").register(TOPIC, info)
+
+
+JACKSON = {"type": "object", "id": "urn:jsonschema:com:acme:Order", "properties": {"id": {"type": "integer"}}}
+
+
+def test_legacy_jackson_json_schemas_before_pip_464() -> None:
+    info = SchemaInfo(type=SchemaType.JSON, schema=json.dumps(JACKSON))
+    assert [accepted(line, info) for line in LINES] == [True, True, False]
+    not_a_schema = SchemaInfo(type=SchemaType.JSON, schema=json.dumps({"type": "thing"}))
+    assert not any(accepted(line, not_a_schema) for line in LINES)
+
+
+def test_legacy_json_compatibility_follows_jsonschemacompatibilitycheck() -> None:
+    reg = Registry.in_memory(pulsar_version="4.0")
+    jackson = SchemaInfo(type=SchemaType.JSON, schema=json.dumps(JACKSON))
+    as_avro = SchemaInfo(type=SchemaType.JSON, schema=record())
+    assert reg.register(TOPIC, jackson) == 0
+    # Jackson then Avro: accepted (the Avro form overwrites), under FULL
+    assert reg.check(TOPIC, as_avro, CompatibilityStrategy.FULL).compatible
+    renamed = SchemaInfo(type=SchemaType.JSON, schema=json.dumps({**JACKSON, "id": "urn:other"}))
+    verdict = reg.check(TOPIC, renamed, CompatibilityStrategy.FULL)
+    assert not verdict.compatible and [p.code for p in verdict.problems] == [RuleCode.JSON_SCHEMA_ID_CHANGED]
+    same_id = SchemaInfo(type=SchemaType.JSON, schema=json.dumps({**JACKSON, "properties": {}}))
+    assert reg.check(TOPIC, same_id, CompatibilityStrategy.BACKWARD).compatible
+    assert not reg.check(TOPIC, same_id, CompatibilityStrategy.ALWAYS_INCOMPATIBLE).compatible
+    # the duplicate check parses a new JSON schema as Avro once the topic has one (§3.3): a 4xx, not Pulsar's 500
+    with pytest.raises(InvalidSchemaError, match="register the Avro form instead"):
+        reg.register(TOPIC, same_id)
+    assert reg.register(TOPIC, as_avro) == 1  # Jackson then Avro: stored
+    # Avro then Jackson, on a topic whose history is Avro: accepted too
+    other = "persistent://t/n/other"
+    reg.register(other, as_avro)
+    assert reg.check(other, jackson, CompatibilityStrategy.FULL_TRANSITIVE).compatible
+
+
+@pytest.mark.parametrize("line", LINES)
+def test_schema_text_is_read_as_jackson_reads_it(line: str) -> None:
+    """Every line: comments allowed (Avro's parser enables ALLOW_COMMENTS), bare NaN refused, a text default
+    of a float/double read with Java's Double.valueOf (a number, a hex float; other text fails the parse)."""
+    commented = '{"type": "record", /* a block */ "name": "C", // a line\n "fields": [{"name": "a", "type": "int"}]}'
+    assert accepted(line, avro(commented))
+    assert not accepted(line, avro('{"type": "record", "name": "C", "fields": [], "x": NaN}'))
+    assert not accepted(line, avro('{"type": "record", "name": "C", /* open "fields": []}'))
+    double = [{"name": "d", "type": "double", "default": "0x1p3"}]
+    assert accepted(line, avro(record(fields=double)))
+    bad = [{"name": "d", "type": "double", "default": "ten"}]
+    with pytest.raises(InvalidSchemaError, match="text that is not a number"):
+        Registry.in_memory(pulsar_version=line).register(TOPIC, avro(record(fields=bad)))
+    slash_in_text = record(fields=[{"name": "a", "type": "string", "doc": "a // not a comment /* either */"}])
+    assert accepted(line, avro(slash_in_text))
+
+
+def test_the_profile_is_stored_with_a_new_file_and_changed_only_on_purpose(tmp_path: Path) -> None:
+    db = tmp_path / "r.db"
+    with Registry.open(db, create=True, pulsar_version="4.0") as reg:
+        assert (reg.pulsar_version, reg.stored_pulsar_version()) == ("4.0", "4.0")
+    with Registry.open(db) as reg:
+        assert reg.pulsar_version == "4.0" and reg.pulsar_version_source == "stored with the registry"
+    with Registry.open(db, pulsar_version="master") as reg:  # this handle only: a read never stores
+        assert (reg.pulsar_version, reg.stored_pulsar_version()) == ("master", "4.0")
+        assert reg.pulsar_version_source == "asked when opened"
+        with pytest.raises(ReadOnlyError):
+            reg.read_only().set_pulsar_version("3.0")
+        assert reg.set_pulsar_version("3.0", user="ops") == "3.0"
+        assert reg.audit_trail()[0].action is AuditAction.SET_PULSAR_VERSION
+        with pytest.raises(InvalidArgumentError):
+            reg.set_pulsar_version("9.9")
+    with Registry.open(db) as reg:
+        assert reg.pulsar_version == "3.0"
+    with pytest.raises(InvalidArgumentError), Registry.open(tmp_path / "new.db", create=True, pulsar_version="x"):
+        pass
+    assert not (tmp_path / "new.db").exists()  # a bad profile name makes no file
+    with Registry.open(tmp_path / "plain.db", create=True) as reg:
+        assert reg.pulsar_version == "master" and reg.pulsar_version_source == "the default (none stored)"
