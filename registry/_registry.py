@@ -49,6 +49,7 @@ from ._errors import (
     TenantNotFoundError,
     TopicNotFoundError,
 )
+from ._json_legacy import jackson_schema
 from ._model import (
     AVRO_PARSED_TYPES,
     SCHEMALESS_CLIENT_TYPES,
@@ -75,7 +76,6 @@ from ._model import (
 from ._names import NamespaceName, TopicName, parse_tenant
 from ._paths import remote_url
 from ._policy_preview import PolicyPreview, StagedPolicies, describe_changes, preview
-from ._json_legacy import jackson_schema
 from ._pulsar_version import PROFILES, PulsarProfile, in_force, profile, using
 from ._read_only import ReadOnlyRegistry
 from ._schema_data import SchemaData, parse_avro_data, to_schema_data
