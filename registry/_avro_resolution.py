@@ -251,6 +251,11 @@ class Resolver:
             self.notes.append(Note("record_renamed", r.pointer, w.pointer, r.fullname, w.fullname))
         renames = self.field_aliases.get(name)
         renamed = None if renames is None else {renames.get(f.name, f.name) for f in w.fields}
+        if renamed is not None and len(renamed) < len(w.fields):
+            self.report_duplicate(w, r, renames or {})
+            verdict = _VERDICTS[7]
+            self.cache[key] = verdict
+            return verdict
         # Without aliases, a field with the same structure on both sides reads as it is: only the others need a
         # walk (same verdicts, far fewer steps on wide records).
         skip_same = self.by_structure
@@ -288,6 +293,30 @@ class Resolver:
         ]
         self.cache[key] = verdict
         return verdict
+
+    def report_duplicate(self, w: Record, r: Record, renames: dict[str, str]) -> None:
+        """`Schema.applyAliases` renames the writer's fields by the reader's field aliases before anything is
+        resolved; when a rename lands on a name the writer already has, `setFields` throws "Duplicate field"
+        (Pulsar: 500 under BACKWARD/FULL, 409 under the transitive strategies; refused either way)."""
+        seen: dict[str, str] = {}
+        for wf in w.fields:
+            new = renames.get(wf.name, wf.name)
+            if new in seen:
+                first = seen[new]
+                renamed = wf.name if new != wf.name else first
+                self.report(
+                    True,
+                    Finding(
+                        RuleCode.DUPLICATE_FIELD,
+                        f"Duplicate field {new} in record {r.fullname}: the reader's alias {renamed!r} of field "
+                        f"{new!r} renames the writer's field {renamed!r}, and the writer has a field {new!r} too",
+                        r.by_name[new].pointer if new in r.by_name else r.pointer,
+                        w.pointer,
+                        f"drop the alias {renamed!r} from field {new!r}: the writer still has both fields",
+                    ),
+                )
+                return
+            seen[new] = wf.name
 
     def check_default(self, rf: Field, where: str, w: Record) -> None:
         value = default_json(rf)

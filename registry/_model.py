@@ -308,6 +308,7 @@ class RuleCode(enum.StrEnum):
     NOT_KEY_VALUE = "NOT_KEY_VALUE"
     NO_SCHEMA_ON_ACTIVE_TOPIC = "NO_SCHEMA_ON_ACTIVE_TOPIC"
     JSON_SCHEMA_ID_CHANGED = "JSON_SCHEMA_ID_CHANGED"
+    DUPLICATE_FIELD = "DUPLICATE_FIELD"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -377,7 +377,7 @@ class Registry:
             if not entries or entries[-1].deleted:
                 raise SchemaNotFoundError(f"Schema not found: topic {name} has no schema")
             return entries[-1]
-        wanted = _version_number(version)
+        wanted = _version_number(version, negative=True)
         for entry in trim(entries):
             if entry.version == wanted:
                 return entry
@@ -1535,14 +1535,21 @@ def _info(info: SchemaInfo) -> SchemaInfo:
     return info
 
 
-def _version_number(version: object) -> int:
+_LONG = range(-(2**63), 2**63)  # a version is a Java long (`Long.parseLong` in SchemasResourceBase)
+
+
+def _version_number(version: object, *, negative: bool = False) -> int:
+    """A version number from an int or text; `negative` lets a negative long through (a GET of version -1
+    finds nothing in Pulsar: 404). A number that is no long is a 400 here (Pulsar: 500 from parseLong)."""
     if isinstance(version, bool):
         raise InvalidVersionError(f"invalid schema version {version!r}: expected a whole number >= 0")
     try:
         number = int(str(version).strip()) if not isinstance(version, int) else version
     except ValueError:
         raise InvalidVersionError(f"invalid schema version {version!r}: expected a whole number >= 0") from None
-    if number < 0:
+    if number not in _LONG:
+        raise InvalidVersionError(f"invalid schema version {version!r}: it does not fit a 64-bit version number")
+    if number < 0 and not negative:
         raise InvalidVersionError(f"invalid schema version {version!r}: expected a whole number >= 0")
     return number
 

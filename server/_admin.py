@@ -96,8 +96,9 @@ async def get_schema(tenant: str, namespace: str, topic: str, registry: Reg) -> 
 
 @router.get(SCHEMAS + "/schema/{version}", tags=["schemas"], **LOOKUP.route_options(400, 404, 412))
 async def get_schema_version(tenant: str, namespace: str, topic: str, version: str, registry: Reg) -> GetSchemaResponse:
-    """One live version; 404 when it is not after the last delete. A version that is not a whole number
-    >= 0 is a 400 here (Pulsar answers 500 for a non-numeric one, a bug)."""
+    """One live version; 404 when it is not after the last delete, and for a negative version (-1), as in
+    Pulsar. A version that is not a whole number, or does not fit a long, is a 400 here (Pulsar answers 500
+    from `Long.parseLong`, a bug)."""
     return GetSchemaResponse.of(registry.get(schema_topic(tenant, namespace, topic), version))
 
 

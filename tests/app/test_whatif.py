@@ -131,3 +131,22 @@ def test_the_uploaders_say_the_registry_limit_not_streamlits_default(db: Path) -
     uploader = at.get("file_uploader")[0]
     assert uploader.proto.max_upload_size_mb == 1
     assert "at most 1 MiB" in uploader.proto.label
+
+
+def test_the_sidebar_answers_as_another_pulsar_line_for_the_session(db: Path, make_app) -> None:  # noqa: ANN001
+    """Toggle then try: the same candidate (a `$` in a record name) is valid as master and invalid as Pulsar 4.0
+    (Avro 1.11), and the sidebar says which line answers; the registry's stored profile is untouched."""
+    at = make_app(db, topic=ORDER_CREATED, page="app_pages/whatif.py").run()
+    assert not at.exception
+    assert any("Answers as **Pulsar master" in c.value for c in at.sidebar.caption)
+    dollar = latest_with(db, ORDER_CREATED, {"name": "note", "type": ["null", "string"], "default": None})
+    dollar = dollar.replace('"OrderCreated"', '"Order$Created"')
+    at.text_area(key="whatif_cand_text").set_value(dollar).run()
+    assert not at.exception
+    assert "Illegal character" not in texts(at)
+    at.sidebar.selectbox(key="pulsar_version").set_value("4.0").run()
+    assert not at.exception
+    assert any("Answers as **Pulsar 4.0 LTS** (Avro 1.11.4): asked when opened" in c.value for c in at.sidebar.caption)
+    assert r"Illegal character in\: Order\$Created" in texts(at)  # markdown-escaped
+    with Registry.open(db) as reg:
+        assert reg.pulsar_version == "master"

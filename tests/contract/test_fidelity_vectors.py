@@ -11,7 +11,14 @@ from typing import Any
 import httpx
 import pytest
 
-from registry import IncompatibleSchemaError, NamespaceNotFoundError, Registry, SchemaInfo, SchemaType
+from registry import (
+    IncompatibleSchemaError,
+    InvalidSchemaError,
+    NamespaceNotFoundError,
+    Registry,
+    SchemaInfo,
+    SchemaType,
+)
 
 VECTORS = json.loads((Path(__file__).parent.parent / "vectors" / "fidelity.json").read_text(encoding="utf-8"))
 AVRO_TEXT = '{"type": "record", "name": "R", "fields": [{"name": "a", "type": "int"}]}'
@@ -111,3 +118,39 @@ def test_dedup_is_schema_equals(case: dict[str, Any], http: httpx.Client, embedd
         assert response.json()["version"]["version"] == 0
     else:
         assert response.status_code == 409, response.text
+
+
+@pytest.fixture(scope="module")
+def profile_servers(start_server, tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:  # noqa: ANN001
+    """One `serve` per Pulsar version profile, each over a new file made with that profile (tenant t, namespace
+    t/n)."""
+    urls = {}
+    for line in ("3.0", "4.0", "master"):
+        db = tmp_path_factory.mktemp(f"profile-{line}") / "registry.db"
+        with Registry.open(db, create=True, pulsar_version=line) as reg:
+            reg.create_tenant("t")
+            reg.create_namespace("t/n")
+        urls[line] = start_server(db)
+    return urls
+
+
+@pytest.mark.parametrize("case", VECTORS["profiles"], ids=_ids(VECTORS["profiles"], "id"))
+def test_profiles(case: dict[str, Any], profile_servers: dict[str, str]) -> None:
+    """The same schema, accepted or refused as the case's Pulsar line does: embedded, over REST (422 when
+    refused), and through the remote facade, which reads the line from GET /brokers/version."""
+    info = SchemaInfo(type=SchemaType(case["type"]), schema=case["schema"])
+    topic = f"persistent://t/n/{case['id']}"
+    embedded = Registry.in_memory(pulsar_version=case["profile"])
+    url = profile_servers[case["profile"]]
+    with Registry.open(url) as remote:
+        assert remote.pulsar_version == case["profile"]
+        for reg, suffix in ((embedded, ""), (remote, "-remote")):
+            try:
+                reg.register(topic + suffix, info)
+                accepted = True
+            except InvalidSchemaError:
+                accepted = False
+            assert accepted is case["accepted"], (suffix or "embedded", case["source"])
+    body = {"type": case["type"], "schema": case["schema"], "properties": {}}
+    answer = httpx.post(f"{url}/admin/v2/schemas/t/n/{case['id']}-rest/schema", json=body, timeout=10.0)
+    assert answer.status_code == (200 if case["accepted"] else 422), answer.text

@@ -175,3 +175,27 @@ def test_the_profile_is_stored_with_a_new_file_and_changed_only_on_purpose(tmp_p
     assert not (tmp_path / "new.db").exists()  # a bad profile name makes no file
     with Registry.open(tmp_path / "plain.db", create=True) as reg:
         assert reg.pulsar_version == "master" and reg.pulsar_version_source == "the default (none stored)"
+
+
+def test_a_reader_alias_that_lands_on_an_existing_writer_field_is_a_duplicate_field() -> None:
+    """Avro's `Schema.applyAliases` renames writer field `a` to `b` (the reader's alias), the writer has a `b`
+    too, and `setFields` throws "Duplicate field": refused where the new schema reads (BACKWARD, FULL and their
+    transitive forms; Pulsar answers 500 or 409), accepted where it does not. A reformatted copy of such a
+    stored schema is a duplicate (equality ignores aliases) and returns its version without any resolution."""
+    old = record(fields=[{"name": "a", "type": "int", "default": 0}, {"name": "b", "type": "int"}])
+    new = record(fields=[{"name": "b", "type": "int", "aliases": ["a"]}])
+    for strategy in ("BACKWARD", "BACKWARD_TRANSITIVE", "FULL", "FULL_TRANSITIVE", "FORWARD", "ALWAYS_COMPATIBLE"):
+        reg = Registry.in_memory()
+        reg.register(TOPIC, avro(old))
+        verdict = reg.check(TOPIC, avro(new), strategy)
+        refused = strategy.startswith(("BACKWARD", "FULL"))
+        assert verdict.compatible is not refused, strategy
+        if refused:
+            assert verdict.problems[0].code is RuleCode.DUPLICATE_FIELD  # FULL also finds `a` missing, forward
+            assert "Duplicate field b in record Order" in verdict.problems[0].message
+    reg = Registry.in_memory()
+    reg.register(TOPIC, avro(old))
+    reg.set_namespace_policy("t/n", compatibility="FORWARD")
+    assert reg.register(TOPIC, avro(new)) == 1
+    reg.set_namespace_policy("t/n", compatibility="FULL")
+    assert reg.register(TOPIC, avro(json.dumps(json.loads(new), indent=4))) == 1  # dedup, no resolution
