@@ -778,7 +778,7 @@ class RemoteRegistry(Registry):
     def get(self, topic: str, version: int | None = None) -> SchemaVersion:
         """GET /schema or /schema/{version} (§3.6)."""
         name = TopicName.parse(topic)
-        wanted = None if version is None else _version_number(version)
+        wanted = None if version is None else _version_number(version, negative=True)
         path = f"{_schemas_path(name.schema_id)}/schema" + ("" if wanted is None else f"/{wanted}")
         response = self._client.get(path)
         if response.status_code == 404 and "namespace" not in reason_of(response).lower():

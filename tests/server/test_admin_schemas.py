@@ -124,8 +124,15 @@ def test_get_latest_without_schema_is_404_schema_not_found(client: TestClient) -
 
 @pytest.mark.parametrize(
     ("version", "status"),
-    [("0", 200), ("1", 200), ("7", 404), ("abc", 400), ("-1", 400)],
-    ids=["first", "latest", "future version is 404", "non-numeric is 400 (Pulsar: 500)", "negative is 400"],
+    [("0", 200), ("1", 200), ("7", 404), ("abc", 400), ("-1", 404), ("9" * 20, 400)],
+    ids=[
+        "first",
+        "latest",
+        "future version is 404",
+        "non-numeric is 400 (Pulsar: 500)",
+        "negative is 404, as in Pulsar",
+        "beyond a long is 400 (Pulsar: 500)",
+    ],
 )
 def test_get_by_version(client: TestClient, version: str, status: int) -> None:
     post(client, avro(S1))
