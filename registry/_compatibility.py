@@ -200,13 +200,13 @@ def check_avro(existing: Sequence[Versioned], candidate: SchemaData, strategy: C
     """AVRO and JSON: Avro 1.12 reader/writer resolution in the strategy's directions (§4.2, §4.3)."""
     if strategy is S.ALWAYS_COMPATIBLE:
         return Outcome([], [])
-    if candidate.type is SchemaType.JSON and in_force().legacy_json:
-        legacy = _check_legacy_json(existing, candidate, strategy)
-        if legacy is not None:
-            return legacy
+    # Only a schema that does not parse as Avro brings in the 3.0/4.0 JSON rules for the other forms.
+    legacy = candidate.type is SchemaType.JSON and in_force().legacy_json
     try:
         new = parse_avro_data(candidate.type, candidate.data)
     except InvalidSchemaError as exc:
+        if legacy:
+            return _check_legacy_json(existing, candidate, strategy)
         return _refuse(
             Problem(
                 code=RuleCode.UNPARSEABLE_SCHEMA,
@@ -219,6 +219,8 @@ def check_avro(existing: Sequence[Versioned], candidate: SchemaData, strategy: C
         try:
             parsed[old.version] = parse_avro_data(old.schema.type, old.schema.data)
         except InvalidSchemaError as exc:
+            if legacy:
+                return _check_legacy_json(existing, candidate, strategy)
             return _refuse(
                 Problem(
                     code=RuleCode.UNPARSEABLE_SCHEMA,
@@ -382,14 +384,12 @@ def _avro_or_none(data: SchemaData) -> AvroSchema | None:
 
 def _check_legacy_json(
     existing: Sequence[Versioned], candidate: SchemaData, strategy: CompatibilityStrategy
-) -> Outcome | None:
-    """Pulsar 3.0/4.0 `JsonSchemaCompatibilityCheck` when the old Jackson JSON-Schema form is involved
-    (registry/_json_legacy.py): Avro then Jackson, or Jackson then Avro, is accepted (the new one overwrites);
-    Jackson then Jackson needs equal `id`s. None when every schema involved is Avro (the Avro rules apply)."""
+) -> Outcome:
+    """Pulsar 3.0/4.0 `JsonSchemaCompatibilityCheck` once a schema involved does not parse as Avro (the old
+    Jackson JSON-Schema form, registry/_json_legacy.py): Avro then Jackson, or Jackson then Avro, is accepted
+    (the new one overwrites); Jackson then Jackson needs equal `id`s."""
     new_avro = _avro_or_none(candidate) is not None
     olds = [(old, _avro_or_none(old.schema) is not None) for old in existing]
-    if new_avro and all(avro for _, avro in olds):
-        return None
     if strategy is S.ALWAYS_INCOMPATIBLE and existing:
         return _refuse(_forbidden(strategy, existing[-1].version))
     new_doc = None if new_avro else jackson_schema(candidate.data)

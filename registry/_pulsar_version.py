@@ -19,7 +19,7 @@ import contextvars
 import re
 import unicodedata
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ._errors import InvalidArgumentError
 
@@ -38,29 +38,22 @@ class PulsarProfile:
     external: bool  # the EXTERNAL schema type (its checker and validator exist)
 
 
+# The 4.0 LTS line ships Avro 1.11.4; 3.0 has the same schema rules on an older Avro 1.11.
+_LTS_4_0 = PulsarProfile(
+    name="4.0",
+    title="Pulsar 4.0 LTS",
+    avro="1.11.4",
+    dollar_in_names=False,
+    namespaces_validated=False,
+    repeated_definitions=False,
+    legacy_json=True,
+    external=False,
+)
 PROFILES: dict[str, PulsarProfile] = {
     p.name: p
     for p in (
-        PulsarProfile(
-            name="3.0",
-            title="Pulsar 3.0 LTS",
-            avro="1.11",
-            dollar_in_names=False,
-            namespaces_validated=False,
-            repeated_definitions=False,
-            legacy_json=True,
-            external=False,
-        ),
-        PulsarProfile(
-            name="4.0",
-            title="Pulsar 4.0 LTS",
-            avro="1.11.4",
-            dollar_in_names=False,
-            namespaces_validated=False,
-            repeated_definitions=False,
-            legacy_json=True,
-            external=False,
-        ),
+        replace(_LTS_4_0, name="3.0", title="Pulsar 3.0 LTS", avro="1.11"),
+        _LTS_4_0,
         PulsarProfile(
             name="master",
             title="Pulsar master (4.2 and later lines)",

@@ -114,6 +114,17 @@ _NO_SCHEMA_ENFORCED = (
 _AUTO_UPDATE_DISABLED = "Schema not found and schema auto updating is disabled."
 
 
+def _stored_profile(stored: str | None) -> PulsarProfile:
+    """The profile a registry's stored setting names (the default when none is stored)."""
+    try:
+        return profile(stored)
+    except InvalidArgumentError:  # written by a newer release with a profile this one lacks
+        raise StorageError(
+            f"this registry answers as the Pulsar version profile {stored!r}, which this release does not "
+            f"know (it knows {', '.join(PROFILES)}): open it with pulsar_version=... or upgrade"
+        ) from None
+
+
 def _parse_stored(kind: SchemaType, data: bytes) -> AvroSchema | None:
     """A stored AVRO/JSON/PROTOBUF version as the duplicate check parses it; None for a JSON version in the
     legacy Jackson form under a profile that took it (3.0/4.0): it equals no Avro schema."""
@@ -185,14 +196,12 @@ class Registry:
     ) -> None:
         self._storage = storage
         # The profile this handle answers as: the one asked for, else the one stored with the registry.
-        self._profile = profile(pulsar_version) if pulsar_version else self._stored_profile()
-        self._profile_source = (
-            "asked when opened"
-            if pulsar_version
-            else "stored with the registry"
-            if storage.setting(PULSAR_VERSION)
-            else "the default (none stored)"
-        )
+        if pulsar_version:
+            self._profile, self._profile_source = profile(pulsar_version), "asked when opened"
+        else:
+            stored = storage.setting(PULSAR_VERSION)
+            self._profile = _stored_profile(stored)
+            self._profile_source = "stored with the registry" if stored else "the default (none stored)"
         self._broker = broker or BrokerConfig()
         self._auto_create = auto_create
         self._location = location
@@ -259,16 +268,6 @@ class Registry:
 
     # --- which Pulsar -------------------------------------------------------------------------------------
 
-    def _stored_profile(self) -> PulsarProfile:
-        stored = self._storage.setting(PULSAR_VERSION)
-        try:
-            return profile(stored)
-        except InvalidArgumentError:  # written by a newer release with a profile this one lacks
-            raise StorageError(
-                f"this registry answers as the Pulsar version profile {stored!r}, which this release does not "
-                f"know (it knows {', '.join(PROFILES)}): open it with pulsar_version=... or upgrade"
-            ) from None
-
     @property
     def pulsar_profile(self) -> PulsarProfile:
         """The Pulsar release line whose rules this handle answers with (README "Which Pulsar")."""
@@ -286,7 +285,7 @@ class Registry:
 
     def stored_pulsar_version(self) -> str:
         """The profile stored with the registry (what a handle opened without `pulsar_version` answers as)."""
-        return self._stored_profile().name
+        return _stored_profile(self._storage.setting(PULSAR_VERSION)).name
 
     def set_pulsar_version(self, version: str, *, user: str = "") -> str:
         """Store the Pulsar version profile the registry answers as, for every handle opened after (and this one)."""

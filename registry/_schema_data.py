@@ -127,16 +127,16 @@ def parse_avro_data(kind: SchemaType, data: bytes, *, profile: PulsarProfile | N
         parsed = parse_avro(text)
     except AvroParseError as exc:
         raise InvalidSchemaError(f"Invalid schema definition data for {kind} schema: {exc}") from None
-    problem = profile_problem(parsed, profile or in_force())
+    problem = profile_problem(parsed, profile or in_force(), text)
     if problem is not None:
         raise InvalidSchemaError(f"Invalid schema definition data for {kind} schema: {problem}")
     return parsed
 
 
-def profile_problem(parsed: AvroSchema, rules: PulsarProfile) -> str | None:
+def profile_problem(parsed: AvroSchema, rules: PulsarProfile, text: str) -> str | None:
     """What the profile's Avro refuses in a schema our parser took (it takes the union of every line's rules):
     on Avro 1.11 (3.0, 4.0) a `$` in a name, field name or symbol, or an enum/fixed defined twice; on Avro 1.12
-    with Pulsar's validator (master) a namespace part that is not a name."""
+    with Pulsar's validator (master) a namespace part that is not a name. `text` is what was parsed."""
     if not rules.repeated_definitions and parsed.repeated:
         return f"can't redefine: {parsed.repeated[0]} (Avro {rules.avro} refuses a second definition of a name)"
     if rules.namespaces_validated:
@@ -147,7 +147,9 @@ def profile_problem(parsed: AvroSchema, rules: PulsarProfile) -> str | None:
                     f"illegal namespace {json.dumps(space)} of {named.name}: each part must be a name (letters, "
                     f"digits, '_' or '$', not starting with a digit), as Avro {rules.avro} requires"
                 )
-    if not rules.dollar_in_names:
+    # Among ASCII names, Avro 1.11's rule refuses only what holds a `$`: the walk is for texts that may (a `$`,
+    # a JSON `\u` escape that could spell one, or non-ASCII letters, where the two rules differ too).
+    if not rules.dollar_in_names and ("$" in text or "\\u" in text or not text.isascii()):
         for name in _names(parsed):
             problem = avro_111_name_problem(name)
             if problem is not None:

@@ -199,3 +199,8 @@ def test_a_reader_alias_that_lands_on_an_existing_writer_field_is_a_duplicate_fi
     assert reg.register(TOPIC, avro(new)) == 1
     reg.set_namespace_policy("t/n", compatibility="FULL")
     assert reg.register(TOPIC, avro(json.dumps(json.loads(new), indent=4))) == 1  # dedup, no resolution
+
+
+def test_a_dollar_spelled_as_a_json_escape_is_still_a_dollar() -> None:
+    escaped = '{"type": "record", "name": "A\\u0024B", "fields": []}'
+    assert [accepted(line, avro(escaped)) for line in LINES] == [False, False, True]
