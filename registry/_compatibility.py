@@ -197,47 +197,52 @@ def check_protobuf(existing: Sequence[Versioned], candidate: SchemaData, strateg
 
 
 def check_avro(existing: Sequence[Versioned], candidate: SchemaData, strategy: CompatibilityStrategy) -> Outcome:
-    """AVRO and JSON: Avro 1.12 reader/writer resolution in the strategy's directions (§4.2, §4.3)."""
+    """AVRO and JSON: Avro 1.12 reader/writer resolution in the strategy's directions (§4.2, §4.3); on 3.0/4.0 a
+    JSON schema that does not parse as Avro is judged by the legacy JSON rules instead (`_legacy_json_pair`)."""
     if strategy is S.ALWAYS_COMPATIBLE:
         return Outcome([], [])
-    # Only a schema that does not parse as Avro brings in the 3.0/4.0 JSON rules for the other forms.
     legacy = candidate.type is SchemaType.JSON and in_force().legacy_json
     try:
-        new = parse_avro_data(candidate.type, candidate.data)
+        new: AvroSchema | None = parse_avro_data(candidate.type, candidate.data)
     except InvalidSchemaError as exc:
-        if legacy:
-            return _check_legacy_json(existing, candidate, strategy)
-        return _refuse(
-            Problem(
-                code=RuleCode.UNPARSEABLE_SCHEMA,
-                message=f"the new schema does not parse: {exc}",
-                hint="fix the new schema so that it parses as Avro",
+        if not legacy:
+            return _refuse(
+                Problem(
+                    code=RuleCode.UNPARSEABLE_SCHEMA,
+                    message=f"the new schema does not parse: {exc}",
+                    hint="fix the new schema so that it parses as Avro",
+                )
             )
-        )
-    parsed: dict[int, AvroSchema] = {}
+        new = None
+    parsed: dict[int, AvroSchema | None] = {}
     for old in existing:
         try:
             parsed[old.version] = parse_avro_data(old.schema.type, old.schema.data)
         except InvalidSchemaError as exc:
-            if legacy:
-                return _check_legacy_json(existing, candidate, strategy)
-            return _refuse(
-                Problem(
-                    code=RuleCode.UNPARSEABLE_SCHEMA,
-                    version=old.version,
-                    message=f"version {old.version} does not parse as Avro, so nothing is compatible with it: {exc}",
-                    hint="delete the schema to start a new history",
+            if not legacy:
+                return _refuse(
+                    Problem(
+                        code=RuleCode.UNPARSEABLE_SCHEMA,
+                        version=old.version,
+                        message=f"version {old.version} does not parse as Avro, so nothing is compatible with it: "
+                        f"{exc}",
+                        hint="delete the schema to start a new history",
+                    )
                 )
-            )
+            parsed[old.version] = None
     reads = STRATEGY_READS.get(strategy)
     if reads is None:  # ALWAYS_INCOMPATIBLE, UNDEFINED: fail iff there is an existing schema
         return _refuse(_forbidden(strategy, existing[-1].version)) if existing else Outcome([], [])
     outcome = Outcome([], [])
     for target in _targets(existing, strategy):
+        old_avro = parsed[target.version]
+        if new is None or old_avro is None:
+            outcome += _legacy_json_pair(target, candidate, old_avro is not None, new is not None)
+            continue
         if reads.backward:
-            outcome += read_outcome(new, parsed[target.version], Direction.BACKWARD, target.version)
+            outcome += read_outcome(new, old_avro, Direction.BACKWARD, target.version)
         if reads.forward:
-            outcome += read_outcome(parsed[target.version], new, Direction.FORWARD, target.version)
+            outcome += read_outcome(old_avro, new, Direction.FORWARD, target.version)
     return outcome
 
 
@@ -375,39 +380,37 @@ def invalid_default_advisories(schema: AvroSchema) -> list[Advisory]:
     ]
 
 
-def _avro_or_none(data: SchemaData) -> AvroSchema | None:
-    try:
-        return parse_avro_data(data.type, data.data)
-    except InvalidSchemaError:
-        return None
-
-
-def _check_legacy_json(
-    existing: Sequence[Versioned], candidate: SchemaData, strategy: CompatibilityStrategy
-) -> Outcome:
-    """Pulsar 3.0/4.0 `JsonSchemaCompatibilityCheck` once a schema involved does not parse as Avro (the old
-    Jackson JSON-Schema form, registry/_json_legacy.py): Avro then Jackson, or Jackson then Avro, is accepted
-    (the new one overwrites); Jackson then Jackson needs equal `id`s."""
-    new_avro = _avro_or_none(candidate) is not None
-    olds = [(old, _avro_or_none(old.schema) is not None) for old in existing]
-    if strategy is S.ALWAYS_INCOMPATIBLE and existing:
-        return _refuse(_forbidden(strategy, existing[-1].version))
+def _legacy_json_pair(old: Versioned, candidate: SchemaData, old_avro: bool, new_avro: bool) -> Outcome:
+    """Pulsar 3.0/4.0 `JsonSchemaCompatibilityCheck.checkCompatible` for one existing version, when one side
+    does not parse as Avro (registry/_json_legacy.py): Avro then Jackson, or Jackson then Avro, is accepted (the
+    new one overwrites); Jackson then Jackson needs equal `id`s; a new schema in neither form is an "Unknown
+    schema format"; an existing one in neither form is overwritten (accepted)."""
+    old_doc = None if old_avro else jackson_schema(old.schema.data)
+    if not old_avro and old_doc is None:
+        return Outcome([], [])
     new_doc = None if new_avro else jackson_schema(candidate.data)
-    for old, old_avro in olds if strategy.is_transitive else olds[-1:]:
-        if old_avro or new_avro:
-            continue
-        old_doc = jackson_schema(old.schema.data)
-        same = old_doc is not None and new_doc is not None and jackson_id(old_doc) is not None
-        if not same or jackson_id(old_doc or {}) != jackson_id(new_doc or {}):
-            return _refuse(
-                Problem(
-                    code=RuleCode.JSON_SCHEMA_ID_CHANGED,
-                    version=old.version,
-                    message=f"both version {old.version} and the new schema are Jackson JSON-Schema documents "
-                    "(the form Pulsar 3.0/4.0 still accept), and their ids differ or are missing",
-                    hint="keep the JSON-Schema `id`, or move to an Avro-form JSON schema (accepted after it)",
-                )
+    if not new_avro and new_doc is None:
+        return _refuse(
+            Problem(
+                code=RuleCode.UNPARSEABLE_SCHEMA,
+                version=old.version,
+                message="Unknown schema format: the new JSON schema is neither Avro nor a Jackson JSON-Schema document",
+                hint="give the JSON schema in Avro form",
             )
+        )
+    if old_doc is None or new_doc is None:
+        return Outcome([], [])
+    old_id = jackson_id(old_doc)
+    if old_id is None or old_id != jackson_id(new_doc):
+        return _refuse(
+            Problem(
+                code=RuleCode.JSON_SCHEMA_ID_CHANGED,
+                version=old.version,
+                message=f"both version {old.version} and the new schema are Jackson JSON-Schema documents "
+                "(the form Pulsar 3.0/4.0 still accept), and their ids differ or are missing",
+                hint="keep the JSON-Schema `id`, or move to an Avro-form JSON schema (accepted after it)",
+            )
+        )
     return Outcome([], [])
 
 

@@ -204,3 +204,20 @@ def test_a_reader_alias_that_lands_on_an_existing_writer_field_is_a_duplicate_fi
 def test_a_dollar_spelled_as_a_json_escape_is_still_a_dollar() -> None:
     escaped = '{"type": "record", "name": "A\\u0024B", "fields": []}'
     assert [accepted(line, avro(escaped)) for line in LINES] == [False, False, True]
+
+
+def test_legacy_json_judges_each_version_by_its_own_form() -> None:
+    """JsonSchemaCompatibilityCheck branches per existing version: a new JSON schema in neither form is an
+    "Unknown schema format" (a consumer never validated as a new schema is refused, not admitted), and in a
+    mixed history an Avro candidate is still resolved against the Avro versions a transitive strategy reaches."""
+    reg = Registry.in_memory(pulsar_version="4.0")
+    reg.register(TOPIC, SchemaInfo(type=SchemaType.JSON, schema=record()))
+    unknown = SchemaInfo(type=SchemaType.JSON, schema=json.dumps({"type": "thing"}))
+    admission = reg.connect_consumer(TOPIC, unknown, subscription="s")
+    assert not admission.accepted and "Unknown schema format" in admission.reason
+    mixed = "persistent://t/n/mixed"
+    reg.register(mixed, SchemaInfo(type=SchemaType.JSON, schema=json.dumps(JACKSON)))
+    reg.register(mixed, SchemaInfo(type=SchemaType.JSON, schema=record()))
+    required = SchemaInfo(type=SchemaType.JSON, schema=record(fields=[{"name": "x", "type": "string"}]))
+    verdict = reg.check(mixed, required, CompatibilityStrategy.BACKWARD_TRANSITIVE)
+    assert not verdict.compatible and [p.version for p in verdict.problems] == [1]
