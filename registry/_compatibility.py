@@ -466,7 +466,17 @@ def check_key_value(existing: Sequence[Versioned], candidate: SchemaData, strate
                 hint="register a KEY_VALUE schema",
             )
         )
-    new = decode_key_value(candidate)
+    try:
+        new = decode_key_value(candidate, exact=True)
+    except InvalidSchemaError as exc:
+        # KeyValueSchemaInfo.decodeSubSchemaInfo throws while the broker checks: refused, never admitted.
+        return _refuse(
+            Problem(
+                code=RuleCode.UNPARSEABLE_SCHEMA,
+                message=f"the new KEY_VALUE schema does not decode: {exc}",
+                hint="give each part's type by its exact name (AVRO, JSON, STRING, ...)",
+            )
+        )
     keys: list[Versioned] = []
     values: list[Versioned] = []
     for old in existing:

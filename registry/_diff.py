@@ -45,6 +45,15 @@ def _changes(old: SchemaData, new: SchemaData) -> list[Change]:
     return []  # primitives carry no schema data: same type, same schema
 
 
+def _encoding_effect(encoding: str) -> str:
+    # The broker stores any kv.encoding.type; clients read it with KeyValueEncodingType.valueOf.
+    if encoding == "SEPARATED":
+        return "the key moves into the message key"
+    if encoding == "INLINE":
+        return "the key moves into the payload"
+    return "Pulsar's clients know only INLINE and SEPARATED and cannot read this schema"
+
+
 def _diff_key_value(old: SchemaData, new: SchemaData) -> list[Change]:
     before, after = decode_key_value(old), decode_key_value(new)
     changes = []
@@ -53,8 +62,7 @@ def _diff_key_value(old: SchemaData, new: SchemaData) -> list[Change]:
             Change(
                 kind=ChangeKind.KEY_VALUE_ENCODING_CHANGED,
                 path="(root)",
-                message=f"KEY_VALUE encoding {before.encoding} → {after.encoding}: the key moves "
-                f"{'into the message key' if after.encoding == 'SEPARATED' else 'into the payload'}",
+                message=f"KEY_VALUE encoding {before.encoding} → {after.encoding}: {_encoding_effect(after.encoding)}",
                 backward=Effect.BREAKS,
                 forward=Effect.BREAKS,
                 before=before.encoding,
@@ -98,10 +106,10 @@ def normalised_text(schema: SchemaData) -> str:
                 ]
             )
     except (InvalidSchemaError, UnicodeDecodeError):
-        return render_schema_text(schema.type, schema.data)
+        return render_schema_text(schema.type, schema.data, schema.properties)
     if schema.data in (b"", b"null"):
         return f"{schema.type} (no schema data)"
-    return render_schema_text(schema.type, schema.data)
+    return render_schema_text(schema.type, schema.data, schema.properties)
 
 
 def schema_text(version: SchemaVersion) -> str:

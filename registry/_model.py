@@ -267,7 +267,7 @@ class SchemaVersion:
         """The schema text as Pulsar's REST API renders it (KEY_VALUE as `{"key":…,"value":…}`, §5)."""
         from ._schema_data import render_schema_text
 
-        return render_schema_text(self.type, self.data)
+        return render_schema_text(self.type, self.data, self.properties)
 
     @property
     def info(self) -> SchemaInfo:

@@ -21,7 +21,6 @@ from ._pulsar_version import PulsarProfile, avro_111_name_problem, in_force
 from ._text import check_mapping
 
 KV_ENCODING = "kv.encoding.type"
-_KV_ENCODINGS = ("INLINE", "SEPARATED")
 # Types whose data is not validated at all (§3.7).
 _UNVALIDATED = frozenset({SchemaType.NONE, SchemaType.BYTES})
 
@@ -104,7 +103,7 @@ def validate_schema_data(schema: SchemaData) -> None:
         parse_protobuf_native(schema.data)
         return
     if kind is SchemaType.KEY_VALUE:
-        parts = decode_key_value(schema)
+        parts = decode_key_value(schema, exact=True)
         for part, which in ((parts.key, "key"), (parts.value, "value")):
             try:
                 validate_schema_data(part)
@@ -234,22 +233,23 @@ def split_key_value(data: bytes) -> tuple[bytes, bytes]:
     return parts[0], parts[1]
 
 
-def decode_key_value(schema: SchemaData) -> KeyValueParts:
-    """Split KV bytes and read the sub-types from `key.schema.type` / `value.schema.type` (missing ⇒ BYTES)."""
+def decode_key_value(schema: SchemaData, *, exact: bool = False) -> KeyValueParts:
+    """Split KV bytes and read the sub-types from `key.schema.type` / `value.schema.type` (missing ⇒ BYTES).
+
+    `exact` reads a part type as Pulsar's `KeyValueSchemaInfo.decodeSubSchemaInfo` does, with Java's
+    `SchemaType.valueOf`: the exact upper-case name, so `avro` or an empty value is refused (Pulsar's broker
+    answers those with an internal error, 500; we answer 422). Registrations and candidates are read
+    `exact`; stored versions are read leniently, so a file written by an older release still reads back.
+    `kv.encoding.type` is kept as given: the broker never reads it (only clients do, in
+    `KeyValueSchemaInfo.decodeKeyValueEncodingType`), so any value is stored; empty or missing means INLINE.
+    """
     parts = split_key_value(schema.data)
     props = schema.properties
     encoding = props.get(KV_ENCODING) or "INLINE"
-    if encoding not in _KV_ENCODINGS:
-        raise InvalidSchemaError(f"Invalid KEY_VALUE property {KV_ENCODING}={encoding!r}: expected INLINE or SEPARATED")
     sub = []
     for which, part in zip(("key", "value"), parts, strict=True):
-        type_name = props.get(f"{which}.schema.type") or "BYTES"
-        try:
-            sub_type = SchemaType.parse(type_name)
-        except InvalidSchemaError:
-            raise InvalidSchemaError(
-                f"Invalid KEY_VALUE property {which}.schema.type={type_name!r}: not a schema type"
-            ) from None
+        type_name = props.get(f"{which}.schema.type", "BYTES")
+        sub_type = _part_type(which, type_name, exact)
         if sub_type is SchemaType.KEY_VALUE:
             raise InvalidSchemaError(f"Invalid KEY_VALUE property {which}.schema.type: nested KEY_VALUE")
         sub_props_text = props.get(f"{which}.schema.properties") or "{}"
@@ -266,20 +266,43 @@ def decode_key_value(schema: SchemaData) -> KeyValueParts:
     return KeyValueParts(sub[0], sub[1], encoding)
 
 
-def render_schema_text(kind: SchemaType, data: bytes) -> str:
-    """The `data` text of Pulsar's GetSchemaResponse (KEY_VALUE as compact `{"key":…,"value":…}`, §5)."""
+def _part_type(which: str, type_name: str, exact: bool) -> SchemaType:
+    problem = f"Invalid KEY_VALUE property {which}.schema.type={type_name!r}"
+    if exact:
+        try:
+            return SchemaType(type_name)
+        except ValueError:
+            raise InvalidSchemaError(
+                f"{problem}: not a schema type name (Pulsar reads it with SchemaType.valueOf: an exact upper-case "
+                "name such as AVRO or STRING; the broker answers 500 to this)"
+            ) from None
+    try:
+        return SchemaType.parse(type_name or "BYTES")
+    except InvalidSchemaError:
+        raise InvalidSchemaError(f"{problem}: not a schema type") from None
+
+
+def render_schema_text(kind: SchemaType, data: bytes, properties: Mapping[str, str] | None = None) -> str:
+    """The `data` text of Pulsar's GetSchemaResponse (KEY_VALUE as compact `{"key":…,"value":…}`, §5).
+
+    As `SchemaUtils.convertKeyValueSchemaInfoDataToString`, a KEY_VALUE part whose type (from the
+    properties) is primitive renders as `""` whatever bytes it holds; other parts as their JSON.
+    """
     if kind is not SchemaType.KEY_VALUE:
         return data.decode("utf-8", errors="replace")
     try:
-        parts = decode_key_value(SchemaData(kind, data, {}))
+        parts = decode_key_value(SchemaData(kind, data, properties or {}))
     except InvalidSchemaError:
         return data.decode("utf-8", errors="replace")
     rendered = {}
-    for which, part in (("key", parts.key.data), ("value", parts.value.data)):
+    for which, part in (("key", parts.key), ("value", parts.value)):
+        if properties is not None and part.type.is_primitive:
+            rendered[which] = ""
+            continue
         try:
-            rendered[which] = json.loads(part.decode("utf-8")) if part else ""
+            rendered[which] = json.loads(part.data.decode("utf-8")) if part.data else ""
         except (UnicodeDecodeError, json.JSONDecodeError):
-            rendered[which] = part.decode("utf-8", errors="replace")
+            rendered[which] = part.data.decode("utf-8", errors="replace")
     return json.dumps(rendered, separators=(",", ":"), ensure_ascii=False)
 
 

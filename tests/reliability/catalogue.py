@@ -221,12 +221,20 @@ REST_CASES: list[tuple[str, str, str, Any, dict[str, str], tuple[int, ...], tupl
         ('"value"',),
     ),
     (
-        "a KEY_VALUE encoding that does not exist",
+        "a KEY_VALUE part type in lower case (Pulsar: 500 from SchemaType.valueOf)",
         *POST,
-        schema("KEY_VALUE", json.dumps({"key": "", "value": ""}), **{"kv.encoding.type": "ZIPPED"}),
+        schema("KEY_VALUE", json.dumps({"key": "", "value": ""}), **{"key.schema.type": "string"}),
         {},
         (422,),
-        ("ZIPPED",),
+        ("key.schema.type='string'", "SchemaType.valueOf"),
+    ),
+    (
+        "an empty KEY_VALUE part type (Pulsar: 500 from SchemaType.valueOf)",
+        *POST,
+        schema("KEY_VALUE", json.dumps({"key": "", "value": ""}), **{"value.schema.type": ""}),
+        {},
+        (422,),
+        ("value.schema.type=''",),
     ),
     (
         "a KEY_VALUE part type that does not exist",
