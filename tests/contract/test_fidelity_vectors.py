@@ -181,3 +181,27 @@ def test_key_value(case: dict[str, Any], http: httpx.Client, embedded: Registry,
     assert response.status_code == 200, response.text
     got = http.get(path).json()
     assert (json.loads(got["data"]), got["properties"]) == (case["data"], case["properties"])
+
+
+@pytest.mark.parametrize("case", VECTORS["sequences"], ids=_ids(VECTORS["sequences"], "id"))
+def test_sequences(case: dict[str, Any], http: httpx.Client, embedded: Registry, remote: Registry) -> None:
+    """A first registration, a strategy, then a second: accepted (a new version) or refused (409), nothing else
+    stored; embedded, through the remote facade, and over REST."""
+    first, second = (
+        SchemaInfo(type=SchemaType(case[k]["type"]), schema=case[k]["schema"]) for k in ("first", "second")
+    )
+    for where, reg in (("embedded", embedded), ("remote", remote), ("rest", None)):
+        topic = f"persistent://acme/orders/fidelity-seq-{case['id']}-{where}"
+        setter = reg or remote
+        assert setter.register(topic, first) == 0
+        setter.set_topic_policy(topic, compatibility=case["strategy"])
+        if reg is None:
+            body = {"type": case["second"]["type"], "schema": case["second"]["schema"], "properties": {}}
+            response = http.post(f"/admin/v2/schemas/{topic.removeprefix('persistent://')}/schema", json=body)
+            assert response.status_code == (200 if case["accepted"] else 409), (response.text, case["source"])
+        elif case["accepted"]:
+            assert reg.register(topic, second) == 1, case["source"]
+        else:
+            with pytest.raises(IncompatibleSchemaError):
+                reg.register(topic, second)
+        assert len(setter.history(topic)) == (2 if case["accepted"] else 1)
