@@ -20,6 +20,7 @@ from ._errors import (
     NamespaceNotFoundError,
     NotFoundError,
     PoisonedHistoryError,
+    PartitionPolicyError,
     PolicyError,
     ReadOnlyError,
     RegistryError,
@@ -28,6 +29,7 @@ from ._errors import (
     StorageError,
     TenantNotFoundError,
     TopicNotFoundError,
+    TopicPoliciesDisabledError,
 )
 from ._limits import Limits, SchemaTooLargeError, current_limits, limited, set_limits
 from ._model import (
@@ -125,6 +127,7 @@ __all__ = [
     "NamespacePolicy",
     "NotFoundError",
     "PoisonedHistoryError",
+    "PartitionPolicyError",
     "PolicyError",
     "PolicyImpact",
     "PolicyPreview",
@@ -155,6 +158,7 @@ __all__ = [
     "TopicPreview",
     "TopicName",
     "TopicNotFoundError",
+    "TopicPoliciesDisabledError",
     "TopicPage",
     "TopicPolicy",
     "TopicQuery",

@@ -66,6 +66,16 @@ class PolicyError(RegistryError, ValueError):
     """A policy value or combination Pulsar refuses (e.g. an unknown strategy)."""
 
 
+class TopicPoliciesDisabledError(PolicyError):
+    """Topic policies asked of a broker with `topicLevelPoliciesEnabled=false`: Pulsar's
+    `AdminResource.checkTopicLevelPolicyEnable` answers 405 Method Not Allowed."""
+
+
+class PartitionPolicyError(PolicyError):
+    """A topic policy asked of one partition (`...-partition-N`): Pulsar's `PersistentTopicsBase.preValidation`
+    answers 412 Precondition Failed; policies belong to the partitioned topic."""
+
+
 class StorageError(RegistryError):
     """The embedded store failed (corrupt file, disk full, too much contention)."""
 

@@ -40,6 +40,7 @@ from ._errors import (
     InvalidSchemaError,
     InvalidVersionError,
     NamespaceNotFoundError,
+    PartitionPolicyError,
     PoisonedHistoryError,
     PolicyError,
     RegistryError,
@@ -48,6 +49,7 @@ from ._errors import (
     StorageError,
     TenantNotFoundError,
     TopicNotFoundError,
+    TopicPoliciesDisabledError,
 )
 from ._json_legacy import jackson_schema
 from ._model import (
@@ -1097,9 +1099,11 @@ class Registry:
     def _policy_topic(self, topic: str) -> TopicName:
         name = TopicName.parse(topic)
         if not self._broker.topic_level_policies_enabled:
-            raise PolicyError("Topic level policies is disabled, to enable the topic level policy and retry.")
+            raise TopicPoliciesDisabledError(
+                "Topic level policies is disabled, to enable the topic level policy and retry."
+            )
         if name.partition is not None:
-            raise PolicyError(f"Not allowed to set/get topic policy for a partition: {name}")
+            raise PartitionPolicyError(f"Not allowed to set/get topic policy for a partition: {name}")
         return name
 
     def _live(self, name: TopicName) -> list[SchemaVersion]:

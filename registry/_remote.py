@@ -36,6 +36,7 @@ from ._errors import (
     InvalidNameError,
     InvalidSchemaError,
     NamespaceNotFoundError,
+    PartitionPolicyError,
     NotFoundError,
     PoisonedHistoryError,
     PolicyError,
@@ -44,6 +45,7 @@ from ._errors import (
     StorageError,
     TenantNotFoundError,
     TopicNotFoundError,
+    TopicPoliciesDisabledError,
 )
 from ._model import (
     Admission,
@@ -311,6 +313,10 @@ def raise_for(response: httpx.Response, what: str, *, url: str) -> None:
         raise InvalidSchemaError(message)
     if status == 412 and "name" in reason.lower():
         raise InvalidNameError(message)
+    if status == 412 and "partition" in reason.lower():
+        raise PartitionPolicyError(message)
+    if status == 405 and "disabled" in reason.lower():
+        raise TopicPoliciesDisabledError(message)
     if status in (400, 405, 412):
         raise PolicyError(message)
     raise StorageError(message)

@@ -299,7 +299,8 @@ def _add_topic_routes(domain: str) -> None:
     topic_path = base + "/{topic}"
     tags = ["topics"]
     policy_tags = ["topic policies"]
-    write = auth.topic_policy("SCHEMA_COMPATIBILITY_STRATEGY").route_options(400, 404, 412)
+    # 405: topic policies disabled on the broker; 412: a partition (policies belong to the partitioned topic).
+    write = auth.topic_policy("SCHEMA_COMPATIBILITY_STRATEGY").route_options(400, 404, 405, 412)
 
     @router.get(base, tags=tags, name=f"list_{domain}_topics", **auth.READ.route_options(404, 412))
     async def list_topics(tenant: str, namespace: str, registry: Reg) -> list[str]:
@@ -323,7 +324,7 @@ def _add_topic_routes(domain: str) -> None:
         tags=policy_tags,
         name=f"get_{domain}_topic_strategy",
         response_model=CompatibilityStrategy,
-        **auth.READ.route_options(400, 404, 412, empty="no topic-level value"),
+        **auth.READ.route_options(400, 404, 405, 412, empty="no topic-level value"),
     )
     async def get_topic_strategy(
         tenant: str, namespace: str, topic: str, registry: Reg, applied: Applied = False
@@ -350,7 +351,7 @@ def _add_topic_routes(domain: str) -> None:
         topic_path + "/schemaValidationEnforced",
         tags=policy_tags,
         name=f"get_{domain}_topic_validation",
-        **auth.READ.route_options(400, 404, 412),
+        **auth.READ.route_options(400, 404, 405, 412),
     )
     async def get_topic_validation(
         tenant: str, namespace: str, topic: str, registry: Reg, applied: Applied = False

@@ -25,10 +25,12 @@ from registry import (
     InvalidSchemaError,
     InvalidVersionError,
     NotFoundError,
+    PartitionPolicyError,
     PoisonedHistoryError,
     PolicyError,
     RegistryError,
     StorageError,
+    TopicPoliciesDisabledError,
 )
 
 log = logging.getLogger("server")
@@ -43,6 +45,8 @@ STATUS: Mapping[type[RegistryError], int] = {
     PoisonedHistoryError: 409,
     InvalidNameError: 412,  # Pulsar: "Topic name is not valid" / "Namespace name is not valid"
     PolicyError: 400,
+    PartitionPolicyError: 412,  # PersistentTopicsBase.preValidation: PRECONDITION_FAILED
+    TopicPoliciesDisabledError: 405,  # AdminResource.checkTopicLevelPolicyEnable: METHOD_NOT_ALLOWED
     InvalidVersionError: 400,  # Pulsar answers 500 (NumberFormatException) for a non-numeric version
     InvalidArgumentError: 400,
     AuthError: 401,
@@ -51,13 +55,23 @@ STATUS: Mapping[type[RegistryError], int] = {
 }
 
 
+# A deliberate difference (issue 21): Jackson reads an unknown enum name in the body of a strategy PUT as
+# null (READ_UNKNOWN_ENUM_VALUES_AS_NULL in Pulsar's ObjectMapperFactory), so Pulsar clears the policy and
+# answers 204 to a typo. We refuse it and keep the stored value.
+STRATEGY_PUT_DIFFERENCE = (
+    "a deliberate difference: Pulsar reads an unknown or lower-case strategy name as no value, clears the "
+    "stored strategy and answers 204; this server refuses it and keeps the stored value"
+)
+
+
 DESCRIPTIONS: Mapping[int, str] = {
     400: "Invalid request: a body, path or query value the route cannot use",
     401: "Authentication required, or (Pulsar's convention) the token's role may not do this",
     403: "The token's role may not do this",
     404: "Tenant, namespace, topic or schema not found",
+    405: "Topic policies are disabled on this broker (topicLevelPoliciesEnabled=false)",
     409: "Refused: incompatible schema, or the resource already exists",
-    412: "Invalid tenant, namespace or topic name",
+    412: "Invalid tenant, namespace or topic name, or a topic policy asked of one partition",
     422: "Invalid schema data",
 }
 
@@ -124,7 +138,10 @@ async def _invalid_request(request: Request, exc: Exception) -> JSONResponse:
     for error in exc.errors():
         where = ".".join(str(p) for p in error.get("loc", ()) if p != "body") or "body"
         problems.append(f"{where}: {error.get('msg', 'invalid')}")
-    return reason(400, "Invalid request: " + "; ".join(problems))
+    text = "Invalid request: " + "; ".join(problems)
+    if request.method == "PUT" and request.url.path.endswith("CompatibilityStrategy"):
+        text += f" ({STRATEGY_PUT_DIFFERENCE})"
+    return reason(400, text)
 
 
 async def _http_error(request: Request, exc: Exception) -> JSONResponse:

@@ -271,3 +271,54 @@ def test_broker_runtime_configuration_reports_schema_defaults(client: TestClient
 
 def _json() -> dict[str, str]:
     return {"content-type": "application/json"}
+
+
+# --- status codes as Pulsar's (issue 21 item 8) -----------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "body"),
+    [
+        ("GET", "schemaCompatibilityStrategy", None),
+        ("PUT", "schemaCompatibilityStrategy", "FULL"),
+        ("DELETE", "schemaCompatibilityStrategy", None),
+        ("GET", "schemaValidationEnforced", None),
+        ("POST", "schemaValidationEnforced", True),
+    ],
+)
+def test_a_topic_policy_of_one_partition_is_412_and_changes_nothing(
+    with_topic: TestClient, method: str, path: str, body: object
+) -> None:
+    """PersistentTopicsBase.preValidation: PRECONDITION_FAILED for a partition."""
+    response = with_topic.request(method, f"{TOPIC}-partition-2/{path}", json=body)
+    assert response.status_code == 412, response.text
+    assert "partition" in response.json()["reason"]
+    assert with_topic.get(f"{TOPIC}/schemaCompatibilityStrategy").status_code == 204
+
+
+def test_topic_policies_disabled_on_the_broker_are_405(tmp_path) -> None:  # noqa: ANN001
+    """AdminResource.checkTopicLevelPolicyEnable: METHOD_NOT_ALLOWED with Pulsar's reason."""
+    from registry import BrokerConfig, Registry
+    from server import create_app
+    from serving import LOCAL
+
+    reg = Registry.open(tmp_path / "r.db", create=True, broker=BrokerConfig(topic_level_policies_enabled=False))
+    reg.create_tenant("t")
+    reg.create_namespace("t/ns")
+    reg.create_topic("t/ns/orders")
+    with TestClient(create_app(reg), base_url=LOCAL) as client:
+        for method, body in (("GET", None), ("PUT", "FULL"), ("DELETE", None)):
+            response = client.request(method, f"{TOPIC}/schemaCompatibilityStrategy", json=body)
+            assert response.status_code == 405, response.text
+            assert response.json()["reason"].startswith("Topic level policies is disabled")
+    reg.close()
+
+
+def test_an_unknown_strategy_says_it_is_a_deliberate_difference(with_topic: TestClient) -> None:
+    """Pulsar would clear the policy and answer 204 to a lower-case name; we refuse, keep the value, and say so."""
+    assert with_topic.put(f"{TOPIC}/schemaCompatibilityStrategy", json="FULL").status_code == 204
+    for path in (f"{TOPIC}/schemaCompatibilityStrategy", f"{NS}/schemaCompatibilityStrategy"):
+        response = with_topic.put(path, json="backward")
+        assert response.status_code == 400
+        assert "deliberate difference" in response.json()["reason"]
+    assert with_topic.get(f"{TOPIC}/schemaCompatibilityStrategy").json() == "FULL"
