@@ -39,7 +39,7 @@ from google.protobuf.descriptor import Descriptor, EnumDescriptor, FieldDescript
 from ._cache_budget import PROTOBUF_MODEL_BYTES, PROTOBUF_MODEL_FACTOR, ByteLRU, cached
 from ._changes import Advisory, AdvisoryCode, Change, ChangeKind, Effect, Severity
 from ._model import Direction
-from ._protobuf_native import ProtobufNativeSchema
+from ._protobuf_native import ProtobufNativeSchema, is_synthetic_zero
 
 F = descriptor_pb2.FieldDescriptorProto
 
@@ -397,7 +397,7 @@ def _read_enum(
         full_name=full_name,
         name=proto.name,
         file=file.name,
-        values=tuple((v.name, v.number) for v in proto.value),
+        values=tuple((v.name, v.number) for v in proto.value if not is_synthetic_zero(v.name)),
         reserved=tuple((r.start, r.end) for r in proto.reserved_range),  # EnumReservedRange ends are inclusive
         reserved_names=tuple(proto.reserved_name),
         json_allowed=_json_allowed(json, proto.options.features),

@@ -36,6 +36,7 @@ class PulsarProfile:
     repeated_definitions: bool  # Avro 1.12 `ParseContext.put`: an identical enum/fixed may be defined twice
     legacy_json: bool  # before PIP-464: a JSON schema may be a Jackson JSON-Schema document, not Avro
     external: bool  # the EXTERNAL schema type (its checker and validator exist)
+    protobuf_root_exact: bool  # ProtobufNativeSchemaUtils.deserialize's rewrite: the root named exactly
 
 
 # The 4.0 LTS line ships Avro 1.11.4; 3.0 has the same schema rules on an older Avro 1.11.
@@ -48,6 +49,7 @@ _LTS_4_0 = PulsarProfile(
     repeated_definitions=False,
     legacy_json=True,
     external=False,
+    protobuf_root_exact=False,
 )
 PROFILES: dict[str, PulsarProfile] = {
     p.name: p
@@ -63,6 +65,7 @@ PROFILES: dict[str, PulsarProfile] = {
             repeated_definitions=True,
             legacy_json=False,
             external=True,
+            protobuf_root_exact=True,
         ),
     )
 }

@@ -112,7 +112,8 @@ def test_the_protobuf_parse_and_model_caches_stay_within_their_bytes() -> None:
         schema = parse_protobuf_native(doc)
         _model_of(schema.root)
         assert PARSED.bytes <= PARSED.max_bytes and MODELS.bytes <= MODELS.max_bytes
-    assert docs[0] not in PARSED and docs[-1] in PARSED
+    # Keyed by data and the line's root rule (the default line: master, exact).
+    assert (docs[0], True) not in PARSED and (docs[-1], True) in PARSED
     assert len(MODELS) < len(docs)
     assert parse_protobuf_native(docs[-1]) is parse_protobuf_native(docs[-1])  # still a cache
 
@@ -123,7 +124,7 @@ def test_a_protobuf_document_larger_than_the_share_is_parsed_but_not_kept() -> N
     doc = proto_doc(999, 2000, messages)
     assert len(doc) * budget.PROTOBUF_PARSED_FACTOR > PARSED.max_bytes
     assert parse_protobuf_native(doc).root_full_name == "big999.M"
-    assert doc not in PARSED and PARSED.bytes == 0
+    assert (doc, True) not in PARSED and PARSED.bytes == 0
 
 
 def test_the_work_gate_bounds_the_large_candidates_in_work_at_once() -> None:
