@@ -6,7 +6,8 @@
     /whatif?topic=acme/orders/order-created
     /policies?namespace=acme/orders   or   /policies?topic=acme/orders/order-created
     /audit
-    any of them &registry=PATH-or-URL when the session was switched to another registry than the app's own
+    any of them &registry=PATH-or-URL when the session was switched to another registry than the app's own,
+    and &pulsar=3.0|4.0|master when the session answers as another Pulsar line than the app's own
 
 A page calls `opened()` first, every run: it returns the link's parameters in the run that first sees them (a
 cold open, a reload, a pasted link, Browse opening a topic) so the page can seed its widgets from them, and {}
@@ -29,12 +30,15 @@ import streamlit as st
 
 from app import state
 from app.render import code_span, escape_markdown
-from registry import Registry, RegistryError, TopicName
+from registry import PROFILES, Registry, RegistryError, TopicName
 
 _SEEN = "link_seen"  # session key: the query parameters this session has already opened or written
 _CURRENT = "link_current"  # session key: the parameters `opened()` returned in this run
 _REGISTRY_SEEN = "link_registry_seen"  # session key: the `registry=` value already followed
+_PULSAR_SEEN = "link_pulsar_seen"  # session key: the `pulsar=` value already followed
 REGISTRY = "registry"
+PULSAR = "pulsar"
+_FOLLOWED = (REGISTRY, PULSAR)  # connection parameters, followed by follow_connection() before any page runs
 
 
 def _params() -> dict[str, str]:
@@ -43,8 +47,7 @@ def _params() -> dict[str, str]:
 
 def opened() -> dict[str, str]:
     """The link's parameters when this run is the first to see them, else {} (see the module docstring)."""
-    params = _params()
-    params.pop(REGISTRY, None)  # followed by follow_connection(), before any page runs
+    params = {key: value for key, value in _params().items() if key not in _FOLLOWED}
     fresh = bool(params) and params != st.session_state.get(_SEEN)
     if fresh:
         st.session_state[_SEEN] = params
@@ -64,6 +67,8 @@ def keep(params: Mapping[str, object]) -> None:
     st.session_state[_SEEN] = dict(wanted)
     if state.connection().target != state.start_connection().target:
         wanted[REGISTRY] = state.connection().target
+    if state.connection().pulsar_version != state.start_connection().pulsar_version:
+        wanted[PULSAR] = state.connection().pulsar_version or "own"
     if _params() != wanted:
         st.query_params.from_dict(wanted)
 
@@ -117,8 +122,10 @@ def whole_number(name: str, value: str, *, minimum: int = 0) -> int | None:
 
 
 def follow_connection() -> None:
-    """Before the sidebar and the page: a link's `registry=` switches the session to that registry, once.
-    An embedded path that does not exist is reported, never created (creating needs the sidebar's confirmation)."""
+    """Before the sidebar and the page: a link's `registry=` switches the session to that registry, and its
+    `pulsar=` to that Pulsar line, each once. An embedded path that does not exist is reported, never created
+    (creating needs the sidebar's confirmation); an unknown line is reported and the registry's own is kept."""
+    _follow_pulsar()
     target = st.query_params.get(REGISTRY, "").strip()
     if not target or st.session_state.get(_REGISTRY_SEEN) == target:
         return
@@ -130,3 +137,18 @@ def follow_connection() -> None:
         bad_value(REGISTRY, target, "no registry file there (create one from the sidebar's Connection)")
         return
     state.connect(target)
+
+
+def _follow_pulsar() -> None:
+    value = st.query_params.get(PULSAR, "").strip()
+    if not value or st.session_state.get(_PULSAR_SEEN) == value:
+        return
+    st.session_state[_PULSAR_SEEN] = value
+    if value == "own":  # the sender answered as the registry's own line while the app was started with another
+        wanted = None
+    elif value.lower() in PROFILES:
+        wanted = value.lower()
+    else:
+        bad_value(PULSAR, value, f"not a Pulsar line this app knows ({', '.join(PROFILES)})")
+        return
+    state.answer_as(wanted, from_link=True)

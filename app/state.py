@@ -113,9 +113,15 @@ def connect(target: str, token: str | None = None) -> None:
     st.session_state.pop(TOPIC, None)
 
 
-def answer_as(version: str | None) -> None:
-    """Answer as another Pulsar release line in this session (the sidebar's choice; None: the registry's own)."""
+PULSAR_CHOICE = "pulsar_version"  # the sidebar's "Answer as Pulsar" widget key
+
+
+def answer_as(version: str | None, *, from_link: bool = False) -> None:
+    """Answer as another Pulsar release line in this session (the sidebar's choice or a link's `pulsar=`;
+    None: the registry's own). A link's choice drops the widget's state, so the sidebar shows it."""
     st.session_state[CONNECTION] = replace(connection(), pulsar_version=version)
+    if from_link:
+        st.session_state.pop(PULSAR_CHOICE, None)
 
 
 @st.cache_resource(show_spinner=False, max_entries=8)

@@ -58,17 +58,22 @@ def _pulsar_version(reg: Registry) -> None:
     """Which Pulsar release line the verdicts follow, where that comes from, and a choice to answer as another
     line in this session (never stored: `schema-explorer` with `--pulsar-version` on a new file stores one)."""
     profile = reg.pulsar_profile
-    st.caption(f"Answers as **{profile.title}** (Avro {profile.avro}): {reg.pulsar_version_source}")
-    choices = [OWN, *PROFILES]
     asked = state.connection().pulsar_version
+    source = reg.pulsar_version_source
+    if asked is not None:
+        started = asked == state.start_connection().pulsar_version
+        source = "the app was started with --pulsar-version" if started else "chosen for this session"
+    st.caption(f"Answers as **{profile.title}** (Avro {profile.avro}): {source}")
+    choices = [OWN, *PROFILES]
     chosen = st.selectbox(
         "Answer as Pulsar",
         choices,
         index=choices.index(asked) if asked in choices else 0,
-        key="pulsar_version",
+        key=state.PULSAR_CHOICE,
         help="Verdicts differ by release line: Avro 1.11 (3.0, 4.0) refuses '$' in names and a repeated "
         "enum or fixed, and still takes Jackson JSON-Schema documents as JSON schemas; master validates "
-        "namespaces, takes EXTERNAL schemas and is strict about JSON. This choice holds for this session only.",
+        "namespaces, takes EXTERNAL schemas and is strict about JSON. This choice holds for this session, and "
+        "links copied from it carry it (pulsar=).",
     )
     wanted = None if chosen == OWN else chosen
     if wanted != asked:

@@ -146,7 +146,34 @@ def test_the_sidebar_answers_as_another_pulsar_line_for_the_session(db: Path, ma
     assert "Illegal character" not in texts(at)
     at.sidebar.selectbox(key="pulsar_version").set_value("4.0").run()
     assert not at.exception
-    assert any("Answers as **Pulsar 4.0 LTS** (Avro 1.11.4): asked when opened" in c.value for c in at.sidebar.caption)
+    assert any(
+        "Answers as **Pulsar 4.0 LTS** (Avro 1.11.4): chosen for this session" in c.value for c in at.sidebar.caption
+    )
     assert r"Illegal character in\: Order\$Created" in texts(at)  # markdown-escaped
+    assert at.query_params["pulsar"] == "4.0"  # a link copied now carries the line
     with Registry.open(db) as reg:
         assert reg.pulsar_version == "master"
+
+
+def test_a_link_answers_as_the_pulsar_line_it_names(db: Path, make_app) -> None:  # noqa: ANN001
+    """A teammate's link with pulsar=4.0 opens answering as 4.0 (the sidebar says so and shows the choice);
+    a line the app does not know is a warning naming the parameter, and the registry's own line answers."""
+    at = make_app(db, topic=ORDER_CREATED, page="app_pages/whatif.py")
+    at.query_params.update({"topic": "acme/orders/order-created", "pulsar": "4.0"})
+    at.run()
+    assert not at.exception
+    assert any(
+        "Answers as **Pulsar 4.0 LTS**" in c.value and "chosen for this session" in c.value for c in at.sidebar.caption
+    )
+    assert at.sidebar.selectbox(key="pulsar_version").value == "4.0"
+    assert at.query_params["pulsar"] == "4.0"
+    at.sidebar.selectbox(key="pulsar_version").set_value("the registry's own").run()
+    assert any("Answers as **Pulsar master" in c.value for c in at.sidebar.caption)
+    assert "pulsar" not in at.query_params
+
+    bad = make_app(db, topic=ORDER_CREATED, page="app_pages/whatif.py")
+    bad.query_params.update({"pulsar": "9.9"})
+    bad.run()
+    assert not bad.exception
+    assert any("pulsar" in w.value and "9.9" in w.value for w in bad.warning)
+    assert any("Answers as **Pulsar master" in c.value for c in bad.sidebar.caption)
