@@ -25,7 +25,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from registry import RegistryError
+from registry import RegistryError, answering_as
 from registry._compatibility import pair_verdict as core_pair_verdict
 from registry._schema_data import SchemaData
 
@@ -55,6 +55,7 @@ def topic_rows(registry: Any, tenant: str, namespace: str, topic: str, max_versi
     """The pair rows and the topic row for one topic (kind = "pair" / "topic"), from the core's verdicts."""
     base = {"tenant": tenant, "namespace": namespace, "topic": topic}
     live = registry.history(topic)
+    line = registry.pulsar_version
     checked = live[-max_versions:] if max_versions > 0 else live
     schemas = [SchemaData(e.type, e.data, e.properties) for e in checked]
     rows: list[dict[str, Any]] = []
@@ -64,7 +65,7 @@ def topic_rows(registry: Any, tenant: str, namespace: str, topic: str, max_versi
         for w, writer in enumerate(checked):
             if r == w:
                 continue
-            compatible, reads, verdict = pair_verdict(schemas[r], schemas[w], writer.version)
+            compatible, reads, verdict = pair_verdict(schemas[r], schemas[w], writer.version, line)
             readable[(r, w)] = reads
             incompatible += not compatible
             unreadable += not reads
@@ -106,10 +107,13 @@ _VERDICTS: dict[tuple[Any, ...], tuple[bool, bool, dict[str, Any]]] = {}
 VERDICT_CACHE = 200_000
 
 
-def pair_verdict(reader: SchemaData, writer: SchemaData, writer_version: int) -> tuple[bool, bool, dict[str, Any]]:
-    """(compatible, readable, the pair row's verdict columns) from the core, once per identical pair. The writer
-    version is part of the key: the core's problems name the version they fail against."""
-    key = (writer_version, reader.type, reader.data, tuple(sorted(reader.properties.items())),
+def pair_verdict(
+    reader: SchemaData, writer: SchemaData, writer_version: int, line: str
+) -> tuple[bool, bool, dict[str, Any]]:
+    """(compatible, readable, the pair row's verdict columns) from the core, once per identical pair and Pulsar
+    line (run under `answering_as(line)`). The writer version is part of the key: the core's problems name the
+    version they fail against."""
+    key = (line, writer_version, reader.type, reader.data, tuple(sorted(reader.properties.items())),
            writer.type, writer.data, tuple(sorted(writer.properties.items())))  # fmt: skip
     found = _VERDICTS.get(key)
     if found is not None:
@@ -150,16 +154,18 @@ def make_mapper(header: dict[str, Any], max_versions: int) -> Any:
                 except ValueError as exc:
                     rows.append(error_row(tenant, namespace, topic, f"bad bundle: {exc}"))
             registry, errors = batch_registry(header, bundles)
-            for tenant, namespace, topic in zip(batch["tenant"], batch["namespace"], batch["topic"], strict=True):
-                if topic not in bundles:
-                    continue
-                if topic in errors:
-                    rows.append(error_row(tenant, namespace, topic, errors[topic]))
-                    continue
-                try:
-                    rows += topic_rows(registry, tenant, namespace, topic, max_versions)
-                except (RegistryError, ValueError, KeyError) as exc:
-                    rows.append(error_row(tenant, namespace, topic, f"{type(exc).__name__}: {exc}"))
+            # The verdicts of the registry's Pulsar line (pair_verdict calls the core's checkers directly).
+            with answering_as(registry.pulsar_version):
+                for tenant, namespace, topic in zip(batch["tenant"], batch["namespace"], batch["topic"], strict=True):
+                    if topic not in bundles:
+                        continue
+                    if topic in errors:
+                        rows.append(error_row(tenant, namespace, topic, errors[topic]))
+                        continue
+                    try:
+                        rows += topic_rows(registry, tenant, namespace, topic, max_versions)
+                    except (RegistryError, ValueError, KeyError) as exc:
+                        rows.append(error_row(tenant, namespace, topic, f"{type(exc).__name__}: {exc}"))
             yield from batches(rows, OUTPUT)
 
     return run

@@ -52,7 +52,7 @@ import fastavro
 import pyarrow as pa
 from fastavro.read import SchemaResolutionError
 
-from registry import CompatibilityStrategy, RegistryError, SchemaType, TopicName
+from registry import CompatibilityStrategy, RegistryError, SchemaType, TopicName, answering_as
 from registry._compatibility import Versioned, check_with_latest
 from registry._schema_data import SchemaData
 
@@ -80,7 +80,7 @@ def schema_table(registry: Any, topics: list[str], candidate: tuple[str, SchemaD
     `candidate` = (schema id, schema) replaces the reader of that topic."""
     import uuid
 
-    table: dict[str, Any] = {"_token": uuid.uuid4().hex}
+    table: dict[str, Any] = {"_token": uuid.uuid4().hex, "_pulsar_version": registry.pulsar_version}
     for topic in topics:
         name = TopicName.parse(topic)
         live = registry.history(topic)
@@ -688,10 +688,14 @@ def make_mapper(shared: Any) -> Any:
     failure key, field and symbol."""
 
     def run(inputs: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        audit = PartitionAudit(getattr(shared, "value", shared))
-        for batch in inputs:
-            audit.add(batch)
-        yield from batches(audit.rows(), OUTPUT)
+        table = getattr(shared, "value", shared)
+        audit = PartitionAudit(table)
+        # The registry's Pulsar line for the checks and parses below (they call the core directly).
+        with answering_as(table.get("_pulsar_version")):
+            for batch in inputs:
+                audit.add(batch)
+            rows = audit.rows()
+        yield from batches(rows, OUTPUT)
 
     return run
 

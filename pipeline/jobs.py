@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from registry import CompatibilityStrategy, InvalidSchemaError, SchemaInfo, SchemaType, TopicName
+from registry import CompatibilityStrategy, InvalidSchemaError, SchemaInfo, SchemaType, TopicName, answering_as
 
 from . import compat_matrix, data_audit, policy_impact
 from ._archive import Archive, read_archive
@@ -175,7 +175,8 @@ def candidate_schema(source: Source, topic: str, path: str) -> tuple[str, Any]:
     except (OSError, UnicodeDecodeError) as exc:
         raise SourceError(f"--reader {path!r}: cannot read it ({exc})") from None
     try:
-        data = to_schema_data(SchemaInfo(type=kind, schema=text))
+        with answering_as(source.header.get("pulsar_version")):
+            data = to_schema_data(SchemaInfo(type=kind, schema=text))
     except InvalidSchemaError as exc:
         raise SourceError(f"--reader {path!r}: {exc}") from None
     return name.schema_id, data

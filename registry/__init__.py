@@ -57,7 +57,7 @@ from ._names import NamespaceName, TopicName
 from ._paths import default_db_path, remote_url
 from ._policy_preview import PolicyPreview, TopicPreview
 from ._protobuf_native import to_protobuf_native_data
-from ._pulsar_version import DEFAULT_PROFILE, PROFILES, PulsarProfile, profile_for_broker
+from ._pulsar_version import DEFAULT_PROFILE, PROFILES, PulsarProfile, answering_as, profile_for_broker
 from ._pulsar_version import profile as pulsar_profile
 from ._read_only import ReadOnlyRegistry
 from ._registry import Registry, namespace_allow_auto_update, namespace_validation_enforced
@@ -93,6 +93,7 @@ __all__ = [
     "DEFAULT_PROFILE",
     "PROFILES",
     "PulsarProfile",
+    "answering_as",
     "profile_for_broker",
     "pulsar_profile",
     "FAST_READ_BYTES",

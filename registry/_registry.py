@@ -78,7 +78,7 @@ from ._model import (
 from ._names import NamespaceName, TopicName, parse_tenant
 from ._paths import remote_url
 from ._policy_preview import PolicyPreview, StagedPolicies, describe_changes, preview
-from ._pulsar_version import PROFILES, PulsarProfile, in_force, profile, using
+from ._pulsar_version import PROFILES, SETTING, PulsarProfile, in_force, profile, using
 from ._read_only import ReadOnlyRegistry
 from ._schema_data import SchemaData, parse_avro_data, to_schema_data
 from ._sqlite import SqliteStorage
@@ -180,7 +180,7 @@ def _bounded(method: F) -> F:
     return cast(F, bounded)
 
 
-PULSAR_VERSION = "pulsar_version"  # the storage setting that names the registry's profile
+PULSAR_VERSION = SETTING  # the storage setting that names the registry's profile
 
 
 class Registry:
@@ -198,12 +198,11 @@ class Registry:
     ) -> None:
         self._storage = storage
         # The profile this handle answers as: the one asked for, else the one stored with the registry.
+        self._profile_source = ""
         if pulsar_version:
             self._profile, self._profile_source = profile(pulsar_version), "asked when opened"
         else:
-            stored = storage.setting(PULSAR_VERSION)
-            self._profile = _stored_profile(stored)
-            self._profile_source = "stored with the registry" if stored else "the default (none stored)"
+            self._follow_stored_profile()
         self._broker = broker or BrokerConfig()
         self._auto_create = auto_create
         self._location = location
@@ -284,6 +283,15 @@ class Registry:
         """Where the profile comes from: asked when opened, stored with the registry, the default, or (remote)
         what the broker reports."""
         return self._profile_source
+
+    def _follow_stored_profile(self) -> None:
+        """Answer as the profile stored with the registry (at open, and after a snapshot import stored one),
+        unless this handle was opened asking for a line."""
+        if self._profile_source == "asked when opened":
+            return
+        stored = self._storage.setting(PULSAR_VERSION)
+        self._profile = _stored_profile(stored)
+        self._profile_source = "stored with the registry" if stored else "the default (none stored)"
 
     def stored_pulsar_version(self) -> str:
         """The profile stored with the registry (what a handle opened without `pulsar_version` answers as)."""

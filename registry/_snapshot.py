@@ -63,6 +63,8 @@ from ._model import (
     TopicPolicy,
 )
 from ._names import NamespaceName, TopicName, parse_tenant
+from ._pulsar_version import SETTING as PULSAR_VERSION
+from ._pulsar_version import profile
 from ._storage import AuditLog, MemoryStorage, StaleHistory
 from ._text import readable
 
@@ -88,7 +90,12 @@ class SnapshotError(InvalidArgumentError):
 def snapshot_records(registry: Registry, *, audit: bool = True) -> Iterator[Record]:
     """The registry as snapshot records, in file order (header first); read through the public facade only,
     so it works on any registry the facade opens. `audit=False` leaves out the audit trail."""
-    yield {"kind": "snapshot", "format": SNAPSHOT_FORMAT, "broker": _broker_record(registry.broker)}
+    yield {
+        "kind": "snapshot",
+        "format": SNAPSHOT_FORMAT,
+        "broker": _broker_record(registry.broker),
+        "pulsar_version": registry.pulsar_version,  # the line the registry answers as: a restore answers alike
+    }
     tenants = registry.tenants()
     namespaces = [ns for tenant in tenants for ns in registry.namespaces(tenant)]
     for tenant in tenants:
@@ -311,19 +318,29 @@ def registry_from_records(records: Iterable[Mapping[str, Any]], *, into: Registr
     header = next(items, None)
     if header is None or header.get("kind") != "snapshot":
         raise SnapshotError("snapshot records must start with the snapshot header")
+    line = _field(header, "pulsar_version", str, default="")  # snapshots before profiles have none
+    try:
+        chosen = profile(line).name if line else None
+    except RegistryError as exc:
+        raise SnapshotError(f"{_where(header)}: {exc}") from None
     if into is None:
         broker = _field(header, "broker", dict, default={})
         try:
             config = BrokerConfig(**broker)
         except (TypeError, RegistryError) as exc:
             raise SnapshotError(f"{_where(header)}: invalid broker settings {broker!r}: {exc}") from None
-        registry = Registry(MemoryStorage(), broker=config)
+        memory = MemoryStorage()
+        if chosen:
+            memory.put_setting(PULSAR_VERSION, chosen)
+        registry = Registry(memory, broker=config)
     else:
         registry = into
         if registry.tenants():
             raise StorageError(f"cannot import a snapshot into {registry.location}: the registry is not empty")
     storage = registry._storage
     with registry.batch():  # one transaction: a bad record leaves `into` as it was
+        if into is not None and chosen:
+            storage.put_setting(PULSAR_VERSION, chosen)
         for record in items:
             try:
                 _load(storage, record)
@@ -331,6 +348,8 @@ def registry_from_records(records: Iterable[Mapping[str, Any]], *, into: Registr
                 raise
             except (RegistryError, KeyError, TypeError, ValueError) as exc:
                 raise SnapshotError(f"{_where(record)}: invalid {record.get('kind')} record: {exc}") from None
+    if into is not None and chosen:
+        into._follow_stored_profile()
     return registry
 
 
