@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from ._common import EXIT_OK, UserError, add_source_arguments, check_url
+from ._common import EXIT_OK, UserError, add_source_arguments, check_url, pulsar_version
 
 JOBS = ("compat-matrix", "policy-impact", "data")
 
@@ -111,7 +111,13 @@ def run_audit(args: argparse.Namespace) -> int:
         print(f"reading {args.snapshot or args.url or db} ...", file=sys.stderr, flush=True)
         url = check_url(args.url) if args.url is not None else None
         change_token = None if args.snapshot else _change_token(db if url is None else url, args)
-        source = load_source(db=db if url is None else None, url=url, snapshot=args.snapshot, token=args.token)
+        source = load_source(
+            db=db if url is None else None,
+            url=url,
+            snapshot=args.snapshot,
+            token=args.token,
+            pulsar_version=pulsar_version(args),
+        )
         if args.job == "data" and args.reader is not None:
             candidate_schema(source, args.topic, args.reader)
         check_out(args.out)

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from registry import Registry, RegistryError, TopicName
+from registry import Registry, RegistryError, TopicName, pulsar_profile
 from registry._snapshot import read_records, registry_from_records, snapshot_records
 
 Record = dict[str, Any]
@@ -100,23 +100,32 @@ class Source:
 
 
 def load_source(
-    *, db: str | None = None, url: str | None = None, snapshot: str | None = None, token: str | None = None
+    *,
+    db: str | None = None,
+    url: str | None = None,
+    snapshot: str | None = None,
+    token: str | None = None,
+    pulsar_version: str | None = None,
 ) -> Source:
     """Read exactly one of an embedded registry file, a remote admin URL or a snapshot; SourceError if it
-    cannot be read (missing file, not a registry, malformed snapshot, unreachable endpoint)."""
+    cannot be read (missing file, not a registry, malformed snapshot, unreachable endpoint). The audits judge
+    as the source's Pulsar line, or as `pulsar_version` when given."""
     given = [x for x in (db, url, snapshot) if x]
     if len(given) != 1:
         raise SourceError("give exactly one source: --db PATH, --url URL or --snapshot FILE")
     try:
         if snapshot:
-            return Source.from_records(read_records(snapshot), f"snapshot {snapshot}")
+            source = Source.from_records(read_records(snapshot), f"snapshot {snapshot}")
+            if pulsar_version:
+                source.header["pulsar_version"] = pulsar_profile(pulsar_version).name
+            return source
         if db:
             path = Path(db).expanduser()
             if not path.is_file():
                 raise SourceError(f"--db {db!r}: no registry file there (create one with `schema-explorer seed`)")
-            return _from_registry(Registry.open(path), f"registry {path}")
+            return _from_registry(Registry.open(path, pulsar_version=pulsar_version), f"registry {path}")
         assert url is not None
-        return _from_registry(Registry.open(url, token=token), f"registry {url}")
+        return _from_registry(Registry.open(url, token=token, pulsar_version=pulsar_version), f"registry {url}")
     except RegistryError as exc:
         raise SourceError(str(exc)) from None
 

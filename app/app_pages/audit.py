@@ -70,12 +70,14 @@ def how_to_produce(job: str, folder: Path) -> None:
 
 
 def _source_args() -> tuple[list[str], str | None, str]:
-    """The CLI's source arguments for the connected registry, its token, and its location as runs record it."""
+    """The CLI's source arguments for the connected registry (and the Pulsar line the session answers as), its
+    token, and its location as runs record it."""
     conn = state.connection()
+    line = ["--pulsar-version", conn.pulsar_version] if conn.pulsar_version else []  # the session's line
     if conn.is_remote:
-        return ["--url", conn.target], conn.token, conn.target
+        return ["--url", conn.target, *line], conn.token, conn.target
     path = str(Path(conn.target).expanduser().resolve())
-    return ["--db", path], None, path
+    return ["--db", path, *line], None, path
 
 
 def run_controls(job: str, folder: Path, extra: list[str]) -> None:

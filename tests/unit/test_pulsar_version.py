@@ -282,3 +282,17 @@ def test_the_compat_matrix_audit_answers_as_the_registrys_line() -> None:
     assert len(master) == len(lts) == 2
     assert not any("Illegal character" in (row["message"] or "") for row in master)
     assert any("Illegal character" in (row["message"] or "") for row in lts)
+
+
+def test_an_audit_source_answers_as_the_line_asked(tmp_path: Path) -> None:
+    """`audit --pulsar-version` reaches the Spark jobs through the source's header (file and snapshot)."""
+    from pipeline._source import SourceError, load_source
+    from registry import export_snapshot
+
+    with Registry.open(tmp_path / "r.db", create=True) as reg:
+        export_snapshot(reg, tmp_path / "s.jsonl")
+    assert load_source(db=str(tmp_path / "r.db")).header["pulsar_version"] == "master"
+    assert load_source(db=str(tmp_path / "r.db"), pulsar_version="3.0").header["pulsar_version"] == "3.0"
+    assert load_source(snapshot=str(tmp_path / "s.jsonl"), pulsar_version="4.0").header["pulsar_version"] == "4.0"
+    with pytest.raises(SourceError, match="9.9"):
+        load_source(snapshot=str(tmp_path / "s.jsonl"), pulsar_version="9.9")
