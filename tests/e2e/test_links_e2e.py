@@ -83,6 +83,19 @@ def test_a_reload_keeps_what_is_on_screen_and_copy_link_gives_it(browser: Any, a
     expect(version_box(again)).to_have_value(re.compile(r"^v5 · AVRO"))
 
 
+def test_a_link_with_a_pulsar_line_answers_as_it_and_a_reload_keeps_it(browser: Any, app_url: str) -> None:
+    """A reviewer who answered as Pulsar 4.0 sends the link: the teammate's session answers as 4.0 too."""
+    page = cold(browser, f"{app_url}/whatif?topic={ORDERS}&pulsar=4.0")
+    sidebar = page.get_by_test_id("stSidebar")
+    expect(sidebar.get_by_text(re.compile(r"Pulsar 4\.0 LTS.*chosen for this session"))).to_be_visible()
+    expect(sidebar.get_by_role("combobox", name="Answer as Pulsar")).to_have_value("4.0")
+    page.reload()
+    wait_idle(page)
+    expect(sidebar.get_by_text(re.compile(r"Pulsar 4\.0 LTS"))).to_be_visible()
+    assert params(page).get("pulsar") == "4.0"
+    no_traceback(page)
+
+
 def test_a_browse_search_survives_a_reload(browser: Any, app_url: str) -> None:
     page = cold(browser, app_url)
     search = main(page).get_by_role("textbox", name="Search", exact=True)
@@ -103,8 +116,9 @@ def test_a_browse_search_survives_a_reload(browser: Any, app_url: str) -> None:
         ("/browse?type=NOPE&page=zero", "NOPE"),
         ("/policies?namespace=nobody/home", "nobody/home"),
         (f"/topic?topic={ORDERS}&registry=/no/such/registry.db", "/no/such/registry.db"),
+        (f"/whatif?topic={ORDERS}&pulsar=9.9", "9.9"),
     ],
-    ids=["unknown-topic", "missing-version", "bad-filters", "unknown-namespace", "missing-registry"],
+    ids=["unknown-topic", "missing-version", "bad-filters", "unknown-namespace", "missing-registry", "unknown-line"],
 )
 def test_a_bad_link_value_is_a_message(browser: Any, app_url: str, path: str, named: str) -> None:
     page = cold(browser, app_url + path)
