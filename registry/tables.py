@@ -17,6 +17,7 @@ from ._compatibility import pair_verdict
 from ._model import STRATEGIES, ClientRecord, CompatibilityResult, Problem, SchemaVersion
 from ._names import TopicName
 from ._policy_preview import PolicyPreview
+from ._pulsar_version import using
 from ._registry import Registry
 from ._schema_data import SchemaData
 from ._upgrade import STRATEGY_UPGRADE_ORDER, UpgradePlan
@@ -408,7 +409,8 @@ def compatibility_matrix(registry: Registry, topic: str, *, max_versions: int = 
         for w, writer in enumerate(checked):
             if r == w:
                 continue
-            verdict = pair_verdict(schemas[r], schemas[w], writer.version)
+            with using(registry.pulsar_profile):  # the verdicts of the line the registry answers as
+                verdict = pair_verdict(schemas[r], schemas[w], writer.version)
             first = verdict.first
             rows.append(
                 {

@@ -296,3 +296,15 @@ def test_an_audit_source_answers_as_the_line_asked(tmp_path: Path) -> None:
     assert load_source(snapshot=str(tmp_path / "s.jsonl"), pulsar_version="4.0").header["pulsar_version"] == "4.0"
     with pytest.raises(SourceError, match="9.9"):
         load_source(snapshot=str(tmp_path / "s.jsonl"), pulsar_version="9.9")
+
+
+def test_the_notebook_compat_matrix_answers_as_the_registrys_line(tmp_path: Path) -> None:
+    from registry.tables import compatibility_matrix
+
+    with Registry.open(tmp_path / "r.db", create=True) as reg:
+        reg.register(TOPIC, avro(record()))
+        reg.set_topic_policy(TOPIC, compatibility="ALWAYS_COMPATIBLE")
+        reg.register(TOPIC, avro(record("Order$V2")))
+        assert not compatibility_matrix(reg, TOPIC)["message"].fillna("").str.contains("Illegal character").any()
+    with Registry.open(tmp_path / "r.db", pulsar_version="4.0") as lts:
+        assert compatibility_matrix(lts, TOPIC)["message"].fillna("").str.contains("Illegal character").any()
