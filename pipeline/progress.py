@@ -16,6 +16,7 @@ import json
 import sys
 import threading
 import time
+import uuid
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
@@ -41,19 +42,29 @@ class Progress:
 
 
 class SparkProgress:
-    """A thread reporting `Progress` every `interval` seconds while the `with` block runs."""
+    """A thread reporting `Progress` every `interval` seconds while the `with` block runs.
+
+    The block's jobs run under a job group of their own, and each poll reads every stage of every job of that
+    group (`getJobIdsForGroup`, `getJobInfo`, `getStageInfo`: the status store keeps finished stages), so a stage
+    that starts and ends between two polls is still counted; polling only the active stages missed those and a
+    quick job ended at "0 of 0 tasks". A stage of a finished job that ran no task was skipped (its output was
+    reused) and is left out."""
 
     def __init__(self, spark: SparkSession, mode: str, *, stream: IO[str] | None = None, interval: float = 0.5):
-        self._tracker = spark.sparkContext.statusTracker()
+        self._context = spark.sparkContext
+        self._tracker = self._context.statusTracker()
         self._mode = mode
         self._stream = stream or sys.stderr
         self._interval = interval
+        self._group = f"schema-explorer-audit-{uuid.uuid4().hex}"
         self._stop = threading.Event()
-        self._stages: dict[int, tuple[int, int]] = {}  # stage id -> (tasks done, tasks)
         self._thread = threading.Thread(target=self._run, name="spark-progress", daemon=True)
 
     def __enter__(self) -> SparkProgress:
         if self._mode != "none":
+            # Job groups are per thread (PySpark pins Python threads to JVM threads): the jobs started by this
+            # thread inside the block carry it.
+            self._context.setJobGroup(self._group, "schema-explorer audit")
             self._thread.start()
         return self
 
@@ -63,20 +74,25 @@ class SparkProgress:
         self._stop.set()
         self._thread.join()
         self._report(final=True)
+        self._context.setLocalProperty("spark.jobGroup.id", None)  # type: ignore[arg-type]
+        self._context.setLocalProperty("spark.job.description", None)  # type: ignore[arg-type]
 
     def current(self) -> Progress:
-        for stage in self._tracker.getActiveStageIds():
-            info = self._tracker.getStageInfo(stage)
-            if info is not None:
-                self._stages[stage] = (info.numCompletedTasks, info.numTasks)
-        active = set(self._tracker.getActiveStageIds())
-        for stage, (_, total) in list(self._stages.items()):
-            if stage not in active:  # finished (or skipped): all its tasks count as done
-                self._stages[stage] = (total, total)
-        done = sum(d for d, _ in self._stages.values())
-        total = sum(t for _, t in self._stages.values())
-        finished = sum(1 for stage in self._stages if stage not in active)
-        return Progress(tasks_done=done, tasks=total, stages_done=finished, stages=len(self._stages))
+        stages: dict[int, tuple[int, int]] = {}  # stage id -> (tasks done, tasks)
+        for job_id in self._tracker.getJobIdsForGroup(self._group):
+            job = self._tracker.getJobInfo(job_id)
+            if job is None:
+                continue
+            finished = job.status in ("SUCCEEDED", "FAILED")
+            for stage_id in job.stageIds:
+                stage = self._tracker.getStageInfo(stage_id)
+                if stage is None or (finished and stage.numCompletedTasks == 0 and stage.numTasks > 0):
+                    continue  # no longer known, or skipped
+                stages[stage_id] = (min(stage.numCompletedTasks, stage.numTasks), stage.numTasks)
+        done = sum(d for d, _ in stages.values())
+        total = sum(t for _, t in stages.values())
+        finished_stages = sum(1 for d, t in stages.values() if d == t)
+        return Progress(tasks_done=done, tasks=total, stages_done=finished_stages, stages=len(stages))
 
     def _run(self) -> None:
         while not self._stop.wait(self._interval):
