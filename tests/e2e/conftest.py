@@ -24,6 +24,9 @@ from browser_helpers import WAIT_MS, seed_e2e, wait_idle
 from serving import free_port
 
 sync_api = pytest.importorskip("playwright.sync_api")
+# Assertions wait as long as actions do (Playwright's default for `expect` is 5 s, which a loaded 2-core CI
+# machine can exceed while Streamlit renders a page: a proto source block once took longer).
+sync_api.expect.set_options(timeout=WAIT_MS)
 
 ROOT = Path(__file__).resolve().parents[2]
 CHROMIUM = Path("/usr/bin/chromium")
