@@ -70,7 +70,7 @@ PROFILES: dict[str, PulsarProfile] = {
     )
 }
 DEFAULT_PROFILE = "master"
-SETTING = "pulsar_version"  # the storage setting that names the profile stored with a registry
+PULSAR_VERSION_SETTING = "pulsar_version"  # the storage setting that names the profile stored with a registry
 _VERSION = re.compile(r"\s*v?(\d+)\.(\d+)(?:[.\-+].*)?\s*")
 
 

@@ -78,7 +78,7 @@ from ._model import (
 from ._names import NamespaceName, TopicName, parse_tenant
 from ._paths import remote_url
 from ._policy_preview import PolicyPreview, StagedPolicies, describe_changes, preview
-from ._pulsar_version import PROFILES, SETTING, PulsarProfile, in_force, profile, using
+from ._pulsar_version import PROFILES, PULSAR_VERSION_SETTING, PulsarProfile, in_force, profile, using
 from ._read_only import ReadOnlyRegistry
 from ._schema_data import SchemaData, parse_avro_data, to_schema_data
 from ._sqlite import SqliteStorage
@@ -180,9 +180,6 @@ def _bounded(method: F) -> F:
     return cast(F, bounded)
 
 
-PULSAR_VERSION = SETTING  # the storage setting that names the registry's profile
-
-
 class Registry:
     """A Pulsar-faithful schema registry over a storage (embedded SQLite by default)."""
 
@@ -198,7 +195,7 @@ class Registry:
     ) -> None:
         self._storage = storage
         # The profile this handle answers as: the one asked for, else the one stored with the registry.
-        self._profile_source = ""
+        self._asked = bool(pulsar_version)
         if pulsar_version:
             self._profile, self._profile_source = profile(pulsar_version), "asked when opened"
         else:
@@ -255,7 +252,7 @@ class Registry:
         chosen = profile(pulsar_version).name if pulsar_version else None  # a bad name stores nothing
         storage = SqliteStorage(path)
         if new and chosen:
-            storage.put_setting(PULSAR_VERSION, chosen)
+            storage.put_setting(PULSAR_VERSION_SETTING, chosen)
         return cls(storage, broker=broker, auto_create=auto_create, location=str(path), pulsar_version=chosen)
 
     @classmethod
@@ -264,7 +261,7 @@ class Registry:
     ) -> Registry:
         storage = MemoryStorage()
         if pulsar_version:
-            storage.put_setting(PULSAR_VERSION, profile(pulsar_version).name)
+            storage.put_setting(PULSAR_VERSION_SETTING, profile(pulsar_version).name)
         return cls(storage, broker=broker, auto_create=auto_create)
 
     # --- which Pulsar -------------------------------------------------------------------------------------
@@ -287,22 +284,22 @@ class Registry:
     def _follow_stored_profile(self) -> None:
         """Answer as the profile stored with the registry (at open, and after a snapshot import stored one),
         unless this handle was opened asking for a line."""
-        if self._profile_source == "asked when opened":
+        if self._asked:
             return
-        stored = self._storage.setting(PULSAR_VERSION)
+        stored = self._storage.setting(PULSAR_VERSION_SETTING)
         self._profile = _stored_profile(stored)
         self._profile_source = "stored with the registry" if stored else "the default (none stored)"
 
     def stored_pulsar_version(self) -> str:
         """The profile stored with the registry (what a handle opened without `pulsar_version` answers as)."""
-        return _stored_profile(self._storage.setting(PULSAR_VERSION)).name
+        return _stored_profile(self._storage.setting(PULSAR_VERSION_SETTING)).name
 
     def set_pulsar_version(self, version: str, *, user: str = "") -> str:
         """Store the Pulsar version profile the registry answers as, for every handle opened after (and this one)."""
         with self._audited(AuditAction.SET_PULSAR_VERSION, "registry", user) as note:
             before = self.stored_pulsar_version()
             chosen = profile(version)
-            self._storage.put_setting(PULSAR_VERSION, chosen.name)
+            self._storage.put_setting(PULSAR_VERSION_SETTING, chosen.name)
             note.detail = f"Pulsar version profile {before} → {chosen.name}"
             note.outcome = AuditOutcome.OK if before != chosen.name else AuditOutcome.UNCHANGED
         self._profile = chosen  # once stored: a failed write leaves the handle as it was

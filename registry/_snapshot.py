@@ -63,8 +63,7 @@ from ._model import (
     TopicPolicy,
 )
 from ._names import NamespaceName, TopicName, parse_tenant
-from ._pulsar_version import SETTING as PULSAR_VERSION
-from ._pulsar_version import profile
+from ._pulsar_version import PULSAR_VERSION_SETTING, profile
 from ._storage import AuditLog, MemoryStorage, StaleHistory
 from ._text import readable
 
@@ -331,7 +330,7 @@ def registry_from_records(records: Iterable[Mapping[str, Any]], *, into: Registr
             raise SnapshotError(f"{_where(header)}: invalid broker settings {broker!r}: {exc}") from None
         memory = MemoryStorage()
         if chosen:
-            memory.put_setting(PULSAR_VERSION, chosen)
+            memory.put_setting(PULSAR_VERSION_SETTING, chosen)
         registry = Registry(memory, broker=config)
     else:
         registry = into
@@ -340,7 +339,7 @@ def registry_from_records(records: Iterable[Mapping[str, Any]], *, into: Registr
     storage = registry._storage
     with registry.batch():  # one transaction: a bad record leaves `into` as it was
         if into is not None and chosen:
-            storage.put_setting(PULSAR_VERSION, chosen)
+            storage.put_setting(PULSAR_VERSION_SETTING, chosen)
         for record in items:
             try:
                 _load(storage, record)

@@ -9,6 +9,14 @@ from schemas import S1
 
 NS = "/admin/v2/namespaces/t/ns"
 TOPIC = "/admin/v2/persistent/t/ns/orders"
+# Every topic policy route: (method, path under the topic, JSON body).
+TOPIC_POLICY_CALLS = [
+    ("GET", "schemaCompatibilityStrategy", None),
+    ("PUT", "schemaCompatibilityStrategy", "FULL"),
+    ("DELETE", "schemaCompatibilityStrategy", None),
+    ("GET", "schemaValidationEnforced", None),
+    ("POST", "schemaValidationEnforced", True),
+]
 
 
 @pytest.fixture
@@ -198,16 +206,7 @@ def test_null_topic_validation_sets_false_and_keeps_a_topic_value(with_topic: Te
     assert client.get(f"{TOPIC}/schemaValidationEnforced", params={"applied": "true"}).json() is False
 
 
-@pytest.mark.parametrize(
-    ("method", "path", "body"),
-    [
-        ("GET", "schemaCompatibilityStrategy", None),
-        ("PUT", "schemaCompatibilityStrategy", "FULL"),
-        ("DELETE", "schemaCompatibilityStrategy", None),
-        ("GET", "schemaValidationEnforced", None),
-        ("POST", "schemaValidationEnforced", True),
-    ],
-)
+@pytest.mark.parametrize(("method", "path", "body"), TOPIC_POLICY_CALLS)
 def test_topic_policies_need_an_existing_topic_and_create_none(
     client: TestClient, method: str, path: str, body: object
 ) -> None:
@@ -276,16 +275,7 @@ def _json() -> dict[str, str]:
 # --- status codes as Pulsar's (issue 21 item 8) -----------------------------------------------------------------
 
 
-@pytest.mark.parametrize(
-    ("method", "path", "body"),
-    [
-        ("GET", "schemaCompatibilityStrategy", None),
-        ("PUT", "schemaCompatibilityStrategy", "FULL"),
-        ("DELETE", "schemaCompatibilityStrategy", None),
-        ("GET", "schemaValidationEnforced", None),
-        ("POST", "schemaValidationEnforced", True),
-    ],
-)
+@pytest.mark.parametrize(("method", "path", "body"), TOPIC_POLICY_CALLS)
 def test_a_topic_policy_of_one_partition_is_412_and_changes_nothing(
     with_topic: TestClient, method: str, path: str, body: object
 ) -> None:
