@@ -1,6 +1,7 @@
 # `make run` and `make test` do all set-up from a fresh clone: a local .venv with the project installed.
 #   make run  [PORT=8501] [HOST=127.0.0.1] [DB=path/registry.db]   start the app (seeds an empty registry first)
 #   make test [PYTEST_ARGS="-k cli"]                                run the test suite
+#   make check [PYTEST_ARGS=...]   the tests that need neither Java nor a browser, minus the slow ones, on 2 workers
 #   make lint | seed [DB=...] [FORCE=1] | speedups | clean | distclean
 
 PYTHON ?= python3
@@ -17,11 +18,12 @@ SPEEDUPS := $(VENV)/.speedups
 DB_ARG  := $(if $(DB),--db "$(DB)")
 
 .DEFAULT_GOAL := help
-.PHONY: help install speedups run seed test lint clean distclean
+.PHONY: help install speedups run seed test check lint clean distclean
 
 help:
 	@echo "make run    start the Streamlit app on http://$(HOST):$(PORT) (PORT=, HOST=, DB= to override)"
 	@echo "make test   run the tests (PYTEST_ARGS= to pass pytest options)"
+	@echo "make check  the quick loop: tests needing neither Java nor a browser, minus the slow ones (tests/needs.py)"
 	@echo "make lint   ruff check, ruff format --check, mypy registry"
 	@echo "make speedups  recompile the Avro core with mypyc (optional; make run/test do it when its sources change)"
 	@echo "make seed   load sample_data/ into the registry (DB=, FORCE=1 to seed a non-empty one)"
@@ -60,11 +62,19 @@ run: $(STAMP) $(SPEEDUPS)
 seed: $(STAMP) $(SPEEDUPS)
 	$(BIN)/schema-explorer seed $(DB_ARG) $(if $(FORCE),--force)
 
-# pytest exits 5 when it collects no tests; that is not a failure for this target.
+# pytest exits 5 when it collects no tests; that is not a failure for this target. Bytecode is written even
+# where PYTHONDONTWRITEBYTECODE is set: pytest caches its assertion rewriting there (about 10 s per run).
+PYTEST := PYTHONDONTWRITEBYTECODE= $(BIN)/python -m pytest
+
 test: $(STAMP) $(SPEEDUPS)
 	@java -version >/dev/null 2>&1 || { echo "error: no Java runtime (PySpark needs Java 17+ for tests/spark); install one: sudo apt-get install -y openjdk-17-jre-headless, or set JAVA_HOME"; exit 1; }
-	@$(BIN)/python -m pytest $(PYTEST_ARGS); rc=$$?; \
+	@$(PYTEST) $(PYTEST_ARGS); rc=$$?; \
 		if [ $$rc -eq 5 ]; then echo "==> no tests collected"; exit 0; fi; exit $$rc
+
+# Markers (tests/needs.py): java, browser, server, slow. Two workers (pytest-xdist), one per core; a module
+# stays on one worker (loadfile), so its module fixtures (a seeded file, a live server) are built once.
+check: $(STAMP) $(SPEEDUPS)
+	@$(PYTEST) -q -n 2 --dist loadfile -m "not java and not browser and not slow" $(PYTEST_ARGS)
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

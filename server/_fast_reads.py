@@ -3,10 +3,10 @@
 Four reads make up nearly all of a client's traffic (bench/bench_server.py): the latest schema, all live
 versions, a namespace's strategy and a topic's catalog row. Each is one cheap facade call (10-80 µs on
 SQLite); FastAPI's middleware (body limit, telemetry, error pages), our limits middleware, routing,
-dependency solving and response validation around it cost several times that. `FastReadsApp` is the app
-`create_app` builds: a FastAPI whose `__call__` first recognises exactly these four GETs, calls the same
-answer functions as the FastAPI routes (so the bytes are the same) and answers on the event loop with the
-headers the middleware would have added. Anything else, or anything these functions cannot answer with a 200
+dependency solving and response validation around it cost several times that. `FastReads` is the outermost
+ASGI middleware `create_app` installs: it first recognises exactly these four GETs, calls the same answer
+functions as the FastAPI routes (so the bytes are the same) and answers on the event loop with the headers
+the middleware it passes would have added. Anything else, or anything these functions cannot answer with a 200
 (an error, a refused token, a query string, a body, oversized headers, a cross-origin request that CORS must
 see), goes on to the full stack, which answers it as before: errors, limits, CORS and auth refusals keep one
 code path.
@@ -22,7 +22,7 @@ from typing import Any
 
 from fastapi import FastAPI
 from pydantic import TypeAdapter
-from starlette.types import Receive, Scope, Send
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from registry import FAST_READ_BYTES, CompatibilityStrategy, Registry
 
@@ -111,19 +111,22 @@ def topic_summary(registry: Registry, domain: str, tenant: str, namespace: str, 
 _FAST_HEADERS = (*JSON_HEADERS, *API_EXTRA)
 
 
-class FastReadsApp(FastAPI):
-    """FastAPI with the hot reads answered before its middleware stack runs."""
+class FastReads:
+    """ASGI middleware answering the hot reads before the rest of the stack runs; add it last (outermost)."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "http" and scope["method"] == "GET" and not scope["query_string"] and _plain(self, scope):
-            scope["app"] = self  # as Starlette sets it
-            body = _answer(scope)
+        if scope["type"] == "http" and scope["method"] == "GET" and not scope["query_string"]:
+            app: FastAPI = scope["app"]  # set by Starlette before its middleware stack runs
+            body = _answer(scope) if _plain(app, scope) else None
             if body is not None:
                 headers = [(b"content-length", str(len(body)).encode()), *_FAST_HEADERS]
                 await send({"type": "http.response.start", "status": 200, "headers": headers})
                 await send({"type": "http.response.body", "body": body})
                 return
-        await super().__call__(scope, receive, send)
+        await self.app(scope, receive, send)
 
 
 def _plain(app: FastAPI, scope: Scope) -> bool:

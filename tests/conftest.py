@@ -15,8 +15,30 @@ for _p in (str(_TESTS.parent), str(_TESTS)):
     if _p not in sys.path:
         sys.path.insert(0, _p)
 
+import needs  # noqa: E402
 from registry import BrokerConfig, Registry  # noqa: E402
 from schemas import TOPIC  # noqa: E402
+
+# Folders whose every test needs the same thing; other tests carry their markers themselves.
+_FOLDER_MARKERS = {"spark": ("java",), "e2e": ("browser", "server"), "contract": ("server",), "notebook": ("slow",)}
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    for name, meaning in needs.MARKERS.items():
+        config.addinivalue_line("markers", f"{name}: {meaning}")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        folder = Path(str(item.path)).relative_to(_TESTS).parts[0]
+        for marker in _FOLDER_MARKERS.get(folder, ()):
+            item.add_marker(marker)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    needs.current = frozenset(mark.name for mark in item.iter_markers())
+
 
 STORAGES = ("memory", "sqlite")
 

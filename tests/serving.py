@@ -14,6 +14,7 @@ from pathlib import Path
 
 import httpx
 
+import needs
 from registry import Registry, seed_sample_data
 
 PROJECT_ROOT = Path(__file__).resolve().parents[1]
@@ -50,6 +51,7 @@ def serve_command(db: Path, port: int) -> list[str]:
 def served(db: Path, *, log_dir: Path, env: Mapping[str, str] | None = None) -> Iterator[str]:
     """The URL of a `schema-explorer serve` child over `db`, ready to answer; stopped on exit. Its output goes
     to `log_dir/serve-PORT.log`, quoted when it fails to start."""
+    needs.require("server")
     port = free_port()
     log_path = log_dir / f"serve-{port}.log"
     environment = {**os.environ, **(env or {})}

@@ -310,11 +310,13 @@ def test_policy_set_refuses_bad_combinations(cli, db, args, message):
     ],
     ids=["check", "check json", "diff", "get", "namespace policy", "topic policy", "policy preview", "missing version"],
 )
+@pytest.mark.server
 def test_url_answers_as_the_file_does(cli, sample_db, server_url, breaking_avsc, args):
     args = [str(breaking_avsc) if a == "BREAKING" else a for a in args]
     assert cli(*args, "--url", server_url) == cli(*args, "--db", str(sample_db))
 
 
+@pytest.mark.server
 def test_the_console_script_over_url_writes_and_exits_1_on_refusal(server_url, breaking_avsc):
     script = Path(sys.executable).with_name("schema-explorer")
     command = [str(script)] if script.is_file() else [sys.executable, "-m", "cli.main"]

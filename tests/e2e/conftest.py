@@ -21,6 +21,7 @@ from typing import Any
 import pytest
 from browser_helpers import WAIT_MS, seed_e2e, wait_idle
 
+import needs
 from serving import free_port
 
 sync_api = pytest.importorskip("playwright.sync_api")
@@ -39,6 +40,7 @@ class AppServer:
     `--db PATH` (e.g. `["--url", URL]`); the log goes beside `db` either way."""
 
     def __init__(self, db: Path, *args: str, source: Sequence[str] | None = None) -> None:
+        needs.require("server")
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.log_path = db.parent / f"ui-{self.port}.log"
@@ -101,6 +103,7 @@ def start_app() -> Iterator[Callable[..., str]]:
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
+    needs.require("browser")
     if not CHROMIUM.exists():
         pytest.skip("Debian's Chromium (/usr/bin/chromium) is not installed; CI installs it with apt")
     with sync_api.sync_playwright() as playwright:

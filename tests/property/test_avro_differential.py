@@ -892,6 +892,7 @@ ROW_EXAMPLES: list[tuple[str, dict[str, Any], dict[str, Any]]] = [
 # --------------------------------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 @SETTINGS
 @given(pair=schema_pairs())
 @example(pair=(ROW_EXAMPLES[0][2], ROW_EXAMPLES[0][1]))

@@ -34,6 +34,10 @@ from pathlib import Path
 from typing import Any
 
 HERE = Path(__file__).resolve().parent
+if str(HERE.parent) not in sys.path:  # run as a script (workers, bench/): tests/ holds `needs`
+    sys.path.insert(0, str(HERE.parent))
+import needs  # noqa: E402
+
 PROJECT_ROOT = HERE.parents[1]
 NAMESPACE = "storm/ns"
 STRATEGY = "BACKWARD"
@@ -108,6 +112,7 @@ class Server:
     def start(self) -> Server:
         import httpx
 
+        needs.require("server")
         port = free_port()
         script = Path(sys.executable).with_name("schema-explorer")
         head = [str(script)] if script.is_file() else [sys.executable, "-m", "cli.main"]

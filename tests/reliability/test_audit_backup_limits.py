@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+import threading
 import time
 from pathlib import Path
 
@@ -158,6 +159,7 @@ def test_import_never_touches_an_existing_registry_on_a_bad_snapshot(tmp_path: P
     assert main(["import", "--db", str(tmp_path / "a.db"), str(good)]) == 2  # not empty: refused
 
 
+@pytest.mark.server
 def test_export_over_rest_reads_what_the_file_holds(workdir: Path) -> None:
     db = workdir / "r.db"
     with Registry.open(db, create=True) as reg:
@@ -219,19 +221,24 @@ def test_schema_size_and_depth_limits_are_configurable_and_answer_413_and_422() 
 
 def test_a_slow_request_times_out_with_503_and_the_server_goes_on(monkeypatch: pytest.MonkeyPatch) -> None:
     """Routes that run in a thread (what-if, diffs, checks) are timed; the answer is a 503 at the deadline. A
-    read answered on the event loop cannot be interrupted by a timer, so it is not a case here."""
+    read answered on the event loop cannot be interrupted by a timer, so it is not a case here. The slow call
+    waits until the test has its answer: had the server waited for the call, it would answer only after the
+    call's own 60 s, with a 200."""
     client = _client(request_timeout_s=0.2)
     original = Registry.what_if
-    monkeypatch.setattr(Registry, "what_if", lambda self, *a: time.sleep(1.0) or original(self, *a))
+    answered = threading.Event()
+    monkeypatch.setattr(Registry, "what_if", lambda self, *a: answered.wait(60) and original(self, *a))
     what_if = "/explorer/v1/topics/t/ns/x/what-if"
-    started = time.perf_counter()
-    slow = client.post(what_if, json={"type": "AVRO", "schema": S1})
-    assert time.perf_counter() - started < 0.9
+    try:
+        slow = client.post(what_if, json={"type": "AVRO", "schema": S1})
+    finally:
+        answered.set()
     assert slow.status_code == 503 and "within 0.2 s" in slow.json()["reason"]
     monkeypatch.setattr(Registry, "what_if", original)
     assert client.post(what_if, json={"type": "AVRO", "schema": S1}).status_code == 200
 
 
+@pytest.mark.server
 def test_limits_from_the_environment_on_a_live_server(workdir: Path) -> None:
     db = workdir / "r.db"
     with Registry.open(db, create=True) as reg:

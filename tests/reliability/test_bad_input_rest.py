@@ -16,7 +16,7 @@ from catalogue import REST_CASES
 from registry import Registry, SchemaInfo, SchemaType, export_snapshot
 from schemas import S1
 
-pytestmark = pytest.mark.timeout(120)
+pytestmark = [pytest.mark.timeout(120), pytest.mark.server]
 
 
 @pytest.fixture(scope="module")

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 import storm
 
-pytestmark = pytest.mark.timeout(150)
+pytestmark = [pytest.mark.timeout(150), pytest.mark.server, pytest.mark.slow]
 ROUNDS = 3
 
 

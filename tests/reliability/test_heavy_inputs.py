@@ -19,7 +19,7 @@ from catalogue import HEAVY_REST_CASES, renamed_pair, wide_avro
 from cli.main import main
 from registry import Registry, SchemaInfo, SchemaType
 
-pytestmark = pytest.mark.timeout(300)
+pytestmark = [pytest.mark.timeout(300), pytest.mark.server, pytest.mark.slow]
 TOPIC = "persistent://acme/tests/topic"
 TOKEN = secrets.token_hex(16)
 

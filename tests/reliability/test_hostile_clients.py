@@ -15,10 +15,11 @@ import httpx
 import pytest
 import storm
 
+import needs
 from registry import Registry, SchemaInfo, SchemaType
 from schemas import S1
 
-pytestmark = pytest.mark.timeout(120)
+pytestmark = [pytest.mark.timeout(120), pytest.mark.server, pytest.mark.slow]
 
 ADMIN = "0123456789abcdef0123456789abcdef"
 VIEWER = "fedcba9876543210fedcba9876543210"
@@ -149,6 +150,7 @@ def test_allow_host_adds_a_name(tmp_path: Path) -> None:
     import subprocess
     import sys
 
+    needs.require("server")
     port = storm.free_port()
     command = [sys.executable, "-m", "cli.main", "serve", "--db", str(_registry(tmp_path)), "--port", str(port),
                "--allow-host", "registry.internal", "--no-access-log"]  # fmt: skip

@@ -66,6 +66,7 @@ def test_a_viewer_can_change_nothing_through_any_route(tmp_path: Path) -> None:
     reg.close()
 
 
+@pytest.mark.server
 def test_tokens_never_reach_the_server_log(workdir: Path) -> None:
     db = workdir / "r.db"
     with Registry.open(db, create=True) as reg:
@@ -89,6 +90,7 @@ def test_tokens_never_reach_the_server_log(workdir: Path) -> None:
         assert token not in text
 
 
+@pytest.mark.server
 def test_cors_is_closed_on_a_live_server(workdir: Path) -> None:
     db = workdir / "r.db"
     Registry.open(db, create=True).close()

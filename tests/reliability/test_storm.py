@@ -13,7 +13,7 @@ import storm
 
 from registry import Registry, SchemaInfo, SchemaType
 
-pytestmark = pytest.mark.timeout(120)
+pytestmark = [pytest.mark.timeout(120), pytest.mark.server, pytest.mark.slow]
 
 
 def test_a_mixed_storm_loses_and_duplicates_nothing(workdir: Path) -> None:
@@ -21,7 +21,7 @@ def test_a_mixed_storm_loses_and_duplicates_nothing(workdir: Path) -> None:
     names = storm.prepare(db, 2)
     server = storm.Server(db, workdir / "serve.log").start()
     try:
-        files, seconds, problems = storm.storm(
+        files, _, problems = storm.storm(
             db=db, url=server.url, workdir=workdir, rest_workers=2, facade_workers=2, ops=40,
             topic_names=names, deadline_s=60,
         )  # fmt: skip
@@ -38,7 +38,6 @@ def test_a_mixed_storm_loses_and_duplicates_nothing(workdir: Path) -> None:
     kinds = {(r["mode"], r["kind"], r["status"]) for r in results}
     for mode in ("rest", "facade"):
         assert {(mode, "compatible", "ok"), (mode, "delete", "ok")} <= kinds
-    assert seconds < 60
 
 
 # --- the checker catches damage --------------------------------------------------------------------------------

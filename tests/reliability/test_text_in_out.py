@@ -60,6 +60,7 @@ def test_a_property_that_is_not_valid_text_is_refused_and_nothing_stored(propert
     assert reg.history(TOPIC) == []
 
 
+@pytest.mark.server
 def test_a_surrogate_property_over_rest_is_a_422_naming_it(workdir: Path) -> None:
     db = workdir / "r.db"
     Registry.open(db, create=True).close()
@@ -87,6 +88,7 @@ def _legacy_file(path: Path) -> None:
         assert changed == 1
 
 
+@pytest.mark.server
 def test_a_file_from_before_the_check_still_reads_serves_exports_and_imports(workdir: Path) -> None:
     db = workdir / "legacy.db"
     _legacy_file(db)

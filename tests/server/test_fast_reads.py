@@ -72,6 +72,15 @@ def test_hot_reads_are_served_ahead_of_the_routes(seeded_client: TestClient) -> 
     assert _answer(scope("/admin/v2/schemas/acme//order-created/schema")) is None
 
 
+def test_the_app_answers_a_hot_read_before_its_routes(
+    seeded_client: TestClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import server._admin as admin
+
+    monkeypatch.setattr(admin, "latest_schema", lambda *_: pytest.fail("the route answered a hot read"))
+    assert seeded_client.get("/admin/v2/schemas/acme/orders/order-created/schema").status_code == 200
+
+
 def test_fast_answers_carry_the_security_headers(seeded_client: TestClient) -> None:
     response = seeded_client.get("/admin/v2/schemas/acme/orders/order-created/schema")
     assert response.status_code == 200

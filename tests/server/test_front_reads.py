@@ -1,6 +1,6 @@
 """The hot reads answered in front of FastAPI's stack still get what that stack gives every request.
 
-Why: `FastReadsApp` answers four GETs before any middleware runs, so it must hand every request that a
+Why: `FastReads` answers four GETs before any other middleware runs, so it must hand every request that a
 middleware would treat differently (a body, oversized headers, a cross-origin request) to the full stack, and
 see writes made through the routes at once.
 """

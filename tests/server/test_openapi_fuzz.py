@@ -28,6 +28,9 @@ _REGISTRY = Registry.open(_FOLDER / "fuzz.db", auto_create=False)
 schema = schemathesis.openapi.from_asgi("/openapi.json", create_app(_REGISTRY, allowed_hosts=["testserver"]))
 
 
+pytestmark = pytest.mark.slow  # seconds of generated requests; `make check` leaves it out
+
+
 @pytest.fixture(scope="module", autouse=True)
 def _cleanup() -> Iterator[None]:
     yield

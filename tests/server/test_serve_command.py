@@ -14,10 +14,13 @@ from pathlib import Path
 import httpx
 import pytest
 
+import needs
 from cli.main import main
 from schemas import S1, S3
 
 ADMIN = "admin-token-e2e-0123456789abcdef"
+
+pytestmark = pytest.mark.server  # `serve` as a child process
 
 
 def free_port() -> int:
@@ -28,6 +31,7 @@ def free_port() -> int:
 
 @pytest.fixture
 def server(db_dir: Path) -> Iterator[str]:
+    needs.require("server")
     port = free_port()
     env = dict(
         os.environ, SCHEMA_EXPLORER_TOKENS=json.dumps({ADMIN: "admin", "viewer-token-e2e-0123456789abcdef": "viewer"})

@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+import needs
 from registry import Registry, seed_sample_data
 
 
@@ -15,6 +16,7 @@ from registry import Registry, seed_sample_data
 def spark() -> Iterator[Any]:
     from pipeline._spark import SparkUnavailable, spark_session
 
+    needs.require("java")
     try:
         session = spark_session(
             "local[2]", app_name="schema-explorer tests", shuffle_partitions=2, ui=False, progress=False

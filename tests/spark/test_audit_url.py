@@ -13,6 +13,8 @@ import pytest
 from cli.main import main
 from serving import PROJECT_ROOT, seeded, served
 
+pytestmark = pytest.mark.server  # `serve` as a child process
+
 
 @pytest.fixture(scope="module")
 def served_file(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path]]:

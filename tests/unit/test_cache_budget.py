@@ -102,6 +102,7 @@ def proto_doc(salt: int, fields: int, messages: int = 1) -> bytes:
     return json.dumps(doc).encode()
 
 
+@pytest.mark.slow
 def test_the_protobuf_parse_and_model_caches_stay_within_their_bytes() -> None:
     PARSED.clear()
     MODELS.clear()

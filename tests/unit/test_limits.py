@@ -161,12 +161,9 @@ def test_limits_must_be_positive_whole_numbers(value: object) -> None:
         Limits(max_depth=value)  # type: ignore[arg-type]
 
 
-def test_a_one_megabyte_schema_is_scanned_quickly() -> None:
-    import time
-
+def test_a_schema_just_under_the_size_limit_passes_the_scan() -> None:
+    """Its speed against json.loads is bench/bench_limits.py's."""
     fields = [{"name": f"f{i}", "type": ["null", {"type": "map", "values": "string"}]} for i in range(12_000)]
     text = json.dumps({"type": "record", "name": "R", "fields": fields})
     assert 500_000 < len(text) < current_limits().max_schema_bytes
-    started = time.perf_counter()
     check_schema_input(SchemaType.AVRO, text)
-    assert time.perf_counter() - started < 0.5

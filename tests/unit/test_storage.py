@@ -45,6 +45,7 @@ def _register_many(
     out.put(acked)
 
 
+@pytest.mark.slow
 def test_processes_registering_at_once_never_duplicate_or_skip_a_version(tmp_path: Path) -> None:
     path = str(tmp_path / "registry.db")
     reg = Registry.open(path, create=True)
