@@ -23,8 +23,8 @@ from registry import (
     SchemaDiff,
     WhatIf,
 )
-from registry.tables import changes_frame, problems_frame, upgrade_plan_frame
 from registry.text_diff import COARSE_NOTE, LineDiff, line_diff
+from registry.views.tables import changes_frame, problems_frame, upgrade_plan_frame
 
 EFFECT_BADGE = {Effect.OK: ("ok", "green"), Effect.RISK: ("risk", "orange"), Effect.BREAKS: ("breaks", "red")}
 # Cell shades that read on light and dark backgrounds alike (the text keeps the theme's colour).

@@ -246,7 +246,7 @@ def warm_up(conn: Connection) -> None:
         import app.render  # noqa: F401
         import app.widgets  # noqa: F401
         from registry import TopicQuery
-        from registry.tables import topics_frame
+        from registry.views.tables import topics_frame
 
         gc.freeze()  # the modules: the catalog's build then does not walk them in each collection either
         reg = _open(conn.target, conn.token, conn.pulsar_version)

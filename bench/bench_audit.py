@@ -43,10 +43,10 @@ TARGET = 0.60
 def fastavro_rate(snapshot: Path, archive: Path, limit: int = 200_000) -> tuple[float, int, float]:
     """Messages/s of fastavro's decode-and-resolve (writer -> latest version) in one process: per second of
     wall-clock time, how many it decoded, and per CPU-second (the same unless the machine is shared)."""
-    from registry._snapshot import read_records
+    from registry import read_snapshot_records
 
     schemas: dict[str, dict[int, str]] = {}
-    for record in read_records(snapshot):
+    for record in read_snapshot_records(snapshot):
         if record["kind"] == "version":
             schemas.setdefault(record["topic"], {})[record["version"]] = record["schema"]
     rows: list[tuple[str, int, bytes]] = []
@@ -135,11 +135,11 @@ def main(argv: list[str] | None = None) -> int:
     from pipeline._source import Source
     from pipeline._spark import spark_session
     from pipeline.jobs import run_compat_matrix, run_data_audit, spark_cores
-    from registry._snapshot import read_records
+    from registry import read_snapshot_records
 
     spark = spark_session(args.master, app_name="bench audit", ui=False, progress=False)
     cores = spark_cores(spark)
-    source = Source.from_records(read_records(snapshot), f"snapshot {snapshot}")
+    source = Source.from_records(read_snapshot_records(snapshot), f"snapshot {snapshot}")
     # (limit, data audit rate, seconds, 1-min load average, fastavro msgs per CPU-s, audit msgs per CPU-s)
     runs: list[tuple[float, float, float, float, float, float]] = []
     rows: list[tuple[str, str, str]] = []

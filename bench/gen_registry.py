@@ -197,11 +197,11 @@ def write_archive(snapshot: Path, out: Path, messages: int, archive_topics: int,
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from registry._snapshot import read_records
+    from registry import read_snapshot_records
 
     rng = random.Random(seed)
     histories: dict[str, list[tuple[int, str]]] = {}
-    for record in read_records(snapshot):
+    for record in read_snapshot_records(snapshot):
         if record["kind"] == "version" and record.get("type") == "AVRO" and not record.get("deleted"):
             if record["topic"] in histories or len(histories) < archive_topics:
                 histories.setdefault(record["topic"], []).append((record["version"], record["schema"]))

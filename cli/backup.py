@@ -83,18 +83,17 @@ def run_export(args: argparse.Namespace) -> int:
 
 
 def run_import(args: argparse.Namespace) -> int:
-    from registry import Registry, SnapshotError
-    from registry._snapshot import read_records, registry_from_records
+    from registry import Registry, SnapshotError, read_snapshot_records, registry_from_records
 
     source = "stdin" if args.input == "-" else args.input
     try:
         if args.input == "-":
-            records = read_records(sys.stdin)
+            records = read_snapshot_records(sys.stdin)
         else:
             path = Path(args.input).expanduser()
             if not path.exists():
                 raise UserError(f"snapshot file {args.input!r} does not exist")
-            records = read_records(path)
+            records = read_snapshot_records(path)
         # Load into memory first: every line is checked before the registry file is touched.
         registry_from_records(records)
     except SnapshotError as exc:

@@ -14,8 +14,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from registry import Registry, RegistryError, TopicName, pulsar_profile
-from registry._snapshot import read_records, registry_from_records, snapshot_records
+from registry import (
+    Registry,
+    RegistryError,
+    TopicName,
+    pulsar_profile,
+    read_snapshot_records,
+    registry_from_records,
+    snapshot_records,
+)
 
 Record = dict[str, Any]
 
@@ -115,7 +122,7 @@ def load_source(
         raise SourceError("give exactly one source: --db PATH, --url URL or --snapshot FILE")
     try:
         if snapshot:
-            source = Source.from_records(read_records(snapshot), f"snapshot {snapshot}")
+            source = Source.from_records(read_snapshot_records(snapshot), f"snapshot {snapshot}")
             if pulsar_version:
                 source.header["pulsar_version"] = pulsar_profile(pulsar_version).name
             return source

@@ -25,9 +25,8 @@ from typing import Any
 
 import pyarrow as pa
 
-from registry import RegistryError, answering_as
-from registry._compatibility import pair_verdict as core_pair_verdict
-from registry._schema_data import SchemaData
+from registry import RegistryError, SchemaData, answering_as
+from registry import pair_verdict as core_pair_verdict
 
 from ._arrow import batches, schema
 from ._source import batch_registry

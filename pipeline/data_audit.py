@@ -52,9 +52,15 @@ import fastavro
 import pyarrow as pa
 from fastavro.read import SchemaResolutionError
 
-from registry import CompatibilityStrategy, RegistryError, SchemaType, TopicName, answering_as
-from registry._compatibility import Versioned, check_with_latest
-from registry._schema_data import SchemaData
+from registry import (
+    RegistryError,
+    SchemaData,
+    SchemaType,
+    TopicName,
+    answering_as,
+    pair_verdict,
+    parse_protobuf_native,
+)
 
 from ._arrow import batches, schema
 
@@ -170,13 +176,13 @@ def pair_plan(writer: SchemaData, reader: SchemaData, version: int) -> Plan:
     plan = Plan(topic="", version=version, schema_type=str(writer.type))
     # The core's verdict on the pair: can the reader read data written with this version (Pulsar BACKWARD)?
     try:
-        result = check_with_latest([Versioned(version, writer)], reader, CompatibilityStrategy.BACKWARD)
+        verdict = pair_verdict(reader, writer, version)
     except RegistryError as exc:
         plan.status, plan.status_detail = "UNPARSEABLE_SCHEMA", str(exc)[:MESSAGE_LIMIT]
         return plan
-    plan.compatible = result.compatible
-    if result.problems:
-        first = result.problems[0]
+    plan.compatible = verdict.compatible
+    first = verdict.first
+    if first is not None:
         plan.rule_code = str(first.code)
         plan.status, plan.status_field, plan.status_detail = str(first.code), first.path or None, first.message
     if writer.type in AVRO_TYPES:
@@ -192,8 +198,6 @@ def pair_plan(writer: SchemaData, reader: SchemaData, version: int) -> Plan:
             plan.resolve = False
     elif writer.type is SchemaType.PROTOBUF_NATIVE:
         from google.protobuf import message_factory
-
-        from registry._protobuf_native import parse_protobuf_native
 
         plan.codec = "protobuf"
         plan.writer = message_factory.GetMessageClass(parse_protobuf_native(writer.data).root)

@@ -13,7 +13,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from registry import CompatibilityStrategy, InvalidSchemaError, SchemaInfo, SchemaType, TopicName, answering_as
+from registry import (
+    CompatibilityStrategy,
+    InvalidSchemaError,
+    SchemaInfo,
+    SchemaType,
+    TopicName,
+    answering_as,
+    to_schema_data,
+)
 
 from . import compat_matrix, data_audit, policy_impact
 from ._archive import Archive, read_archive
@@ -155,8 +163,6 @@ def run_policy_impact(
 
 def candidate_schema(source: Source, topic: str, path: str) -> tuple[str, Any]:
     """(schema id, SchemaData) of a candidate reader file for `topic`, checked by the core before Spark."""
-    from registry._schema_data import to_schema_data
-
     name = TopicName.parse(topic)
     base = str(name.base)
     if base not in source.topics:

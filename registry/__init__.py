@@ -9,6 +9,7 @@ from ._audit import AuditAction, AuditEntry, AuditOutcome
 from ._cache_budget import CACHE_BYTES_ENV, FAST_READ_BYTES
 from ._catalog import TopicPage, TopicQuery, TopicSummary
 from ._changes import Advisory, AdvisoryCode, Change, ChangeKind, Effect, SchemaDiff, Severity
+from ._compatibility import PairVerdict, pair_verdict
 from ._diff import schema_text
 from ._errors import (
     AuthError,
@@ -49,21 +50,28 @@ from ._model import (
     Problem,
     RuleCode,
     SchemaInfo,
-    SchemaType,
     SchemaVersion,
     TopicPolicy,
 )
 from ._names import NamespaceName, TopicName
 from ._paths import default_db_path, remote_url
 from ._policy_preview import PolicyPreview, TopicPreview
-from ._protobuf_native import to_protobuf_native_data
+from ._protobuf_native import ProtobufNativeSchema, parse_protobuf_native, to_protobuf_native_data
 from ._pulsar_version import DEFAULT_PROFILE, PROFILES, PulsarProfile, answering_as, profile_for_broker
 from ._pulsar_version import profile as pulsar_profile
 from ._read_only import ReadOnlyRegistry
 from ._registry import Registry, namespace_allow_auto_update, namespace_validation_enforced
-from ._schema_data import key_value_parts, key_value_schema_info
+from ._schema_data import key_value_parts, key_value_schema_info, to_schema_data
 from ._seed import SeedReport, seed_sample_data
-from ._snapshot import SnapshotError, export_snapshot, import_snapshot
+from ._snapshot import (
+    SnapshotError,
+    export_snapshot,
+    import_snapshot,
+    read_snapshot_records,
+    registry_from_records,
+    snapshot_records,
+)
+from ._types import SchemaData, SchemaType
 from ._upgrade import (
     STRATEGY_UPGRADE_ORDER,
     ChangeOrder,
@@ -127,6 +135,8 @@ __all__ = [
     "NamespaceNotFoundError",
     "NamespacePolicy",
     "NotFoundError",
+    "PairVerdict",
+    "ProtobufNativeSchema",
     "PoisonedHistoryError",
     "PartitionPolicyError",
     "PolicyError",
@@ -145,6 +155,7 @@ __all__ = [
     "STRATEGIES",
     "STRATEGY_UPGRADE_ORDER",
     "SchemaDiff",
+    "SchemaData",
     "SchemaInfo",
     "SchemaNotFoundError",
     "SchemaTooLargeError",
@@ -179,6 +190,12 @@ __all__ = [
     "namespace_validation_enforced",
     "key_value_schema_info",
     "limited",
+    "pair_verdict",
+    "parse_protobuf_native",
+    "read_snapshot_records",
+    "registry_from_records",
+    "snapshot_records",
+    "to_schema_data",
     "schema_text",
     "seed_sample_data",
     "set_limits",

@@ -12,6 +12,8 @@ from dataclasses import dataclass
 
 
 class AuditAction(enum.StrEnum):
+    """What a write asked for, as its audit line records it."""
+
     REGISTER = "register"
     DELETE = "delete"
     SET_NAMESPACE_POLICY = "set_namespace_policy"
@@ -23,6 +25,8 @@ class AuditAction(enum.StrEnum):
 
 
 class AuditOutcome(enum.StrEnum):
+    """How the registry answered a write."""
+
     OK = "ok"  # the write happened
     UNCHANGED = "unchanged"  # accepted but nothing new stored (a duplicate schema, an existing name)
     REFUSED = "refused"  # the registry refused it; `detail` says why

@@ -15,17 +15,10 @@ from typing import Protocol, runtime_checkable
 from google.protobuf.descriptor import Descriptor
 
 from ._errors import InvalidSchemaError
-from ._model import (
-    ClientRole,
-    CompatibilityStrategy,
-    Effective,
-    NamespacePolicy,
-    PolicySource,
-    SchemaType,
-    TopicPolicy,
-)
+from ._key_value import split_key_value
+from ._model import ClientRole, CompatibilityStrategy, Effective, NamespacePolicy, PolicySource, TopicPolicy
 from ._protobuf_native import parse_protobuf_native
-from ._schema_data import split_key_value
+from ._types import SchemaType
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -9,7 +9,8 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass
 
-from ._model import Direction, SchemaType
+from ._model import Direction
+from ._types import SchemaType
 
 
 class Effect(enum.StrEnum):
@@ -21,6 +22,8 @@ class Effect(enum.StrEnum):
 
 
 class ChangeKind(enum.StrEnum):
+    """What one semantic diff entry changed; stable names, so reviews and scripts can match on them."""
+
     SCHEMA_TYPE_CHANGED = "SCHEMA_TYPE_CHANGED"
     TYPE_CHANGED = "TYPE_CHANGED"
     TYPE_PROMOTED = "TYPE_PROMOTED"
@@ -107,16 +110,13 @@ class SchemaDiff:
         kinds = f"{self.old_type}->{self.new_type}" if self.old_type != self.new_type else str(self.new_type)
         return f"SchemaDiff({kinds}, changes={len(self.changes)}, backward={self.backward}, forward={self.forward})"
 
-    def _repr_html_(self) -> str:
-        from ._html import schema_diff_html
-
-        return schema_diff_html(self)
-
 
 _SEVERITY = {Effect.OK: 0, Effect.RISK: 1, Effect.BREAKS: 2}
 
 
 class Severity(enum.StrEnum):
+    """How much an advisory matters when Pulsar itself accepts the change."""
+
     INFO = "info"
     WARNING = "warning"
     ERROR = "error"  # will fail for some data or some client, though Pulsar accepts it
@@ -157,8 +157,3 @@ class Advisory:
     direction: Direction = Direction.NONE
     hint: str = ""
     source: str = ""
-
-    def _repr_html_(self) -> str:
-        from ._html import advisory_html
-
-        return advisory_html(self)

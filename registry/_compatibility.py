@@ -15,11 +15,13 @@ from ._avro_schema import AvroSchema
 from ._changes import Advisory, AdvisoryCode, Severity
 from ._errors import InvalidSchemaError
 from ._json_legacy import jackson_id, jackson_schema
-from ._model import CompatibilityResult, CompatibilityStrategy, Direction, Problem, RuleCode, SchemaType
+from ._key_value import decode_key_value
+from ._model import CompatibilityResult, CompatibilityStrategy, Direction, Problem, RuleCode
 from ._protobuf_diff import protobuf_advisories
 from ._protobuf_native import parse_protobuf_native
 from ._pulsar_version import in_force
-from ._schema_data import SchemaData, decode_key_value, parse_avro_data
+from ._schema_data import parse_avro_data
+from ._types import SchemaData, SchemaType
 
 S = CompatibilityStrategy
 

@@ -22,7 +22,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from ._errors import InvalidSchemaError
-from ._model import PRIMITIVE_TYPES, SchemaType
+from ._types import PRIMITIVE_TYPES, SchemaType
 
 MAX_SCHEMA_BYTES_ENV = "SCHEMA_EXPLORER_MAX_SCHEMA_BYTES"
 MAX_SCHEMA_DEPTH_ENV = "SCHEMA_EXPLORER_MAX_SCHEMA_DEPTH"
@@ -88,6 +88,7 @@ _current = _initial()
 
 
 def current_limits() -> Limits:
+    """The input limits in force in this process (from the environment unless `set_limits` or `limited`)."""
     return _current
 
 

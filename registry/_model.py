@@ -11,130 +11,13 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Generic, TypeVar
 
 from ._errors import InvalidSchemaError, PolicyError
+from ._key_value import render_schema_text
+from ._types import (
+    SchemaType,
+)
 
 if TYPE_CHECKING:
     from ._changes import Advisory
-
-
-class SchemaType(enum.StrEnum):
-    """Pulsar's `SchemaType`, including the client-side AUTO* types that the registry must refuse (§1)."""
-
-    NONE = "NONE"
-    STRING = "STRING"
-    JSON = "JSON"
-    PROTOBUF = "PROTOBUF"
-    AVRO = "AVRO"
-    BOOLEAN = "BOOLEAN"
-    INT8 = "INT8"
-    INT16 = "INT16"
-    INT32 = "INT32"
-    INT64 = "INT64"
-    FLOAT = "FLOAT"
-    DOUBLE = "DOUBLE"
-    DATE = "DATE"
-    TIME = "TIME"
-    TIMESTAMP = "TIMESTAMP"
-    KEY_VALUE = "KEY_VALUE"
-    INSTANT = "INSTANT"
-    LOCAL_DATE = "LOCAL_DATE"
-    LOCAL_TIME = "LOCAL_TIME"
-    LOCAL_DATE_TIME = "LOCAL_DATE_TIME"
-    PROTOBUF_NATIVE = "PROTOBUF_NATIVE"
-    EXTERNAL = "EXTERNAL"
-    BYTES = "BYTES"
-    AUTO = "AUTO"
-    AUTO_CONSUME = "AUTO_CONSUME"
-    AUTO_PUBLISH = "AUTO_PUBLISH"
-
-    @property
-    def java_value(self) -> int:
-        """The int of Pulsar's Java enum (stored value = this + 1, negatives stored as NONE)."""
-        return JAVA_VALUES[self]
-
-    @property
-    def is_primitive(self) -> bool:
-        return self in PRIMITIVE_TYPES
-
-    @property
-    def is_struct(self) -> bool:
-        return self in STRUCT_TYPES
-
-    @property
-    def is_client_side(self) -> bool:
-        """AUTO, AUTO_CONSUME and AUTO_PUBLISH exist only in clients; the registry refuses them (§3.7)."""
-        return self in CLIENT_SIDE_TYPES
-
-    @classmethod
-    def parse(cls, value: str | SchemaType) -> SchemaType:
-        """Accept a type name in any case; refuse unknown names with the list of valid ones."""
-        if isinstance(value, SchemaType):
-            return value
-        name = str(value).strip().upper()
-        if name == "KEYVALUE":
-            name = "KEY_VALUE"
-        try:
-            return cls(name)
-        except ValueError:
-            valid = ", ".join(t.value for t in cls if not t.is_client_side)
-            raise InvalidSchemaError(f"unknown schema type {value!r}; expected one of {valid}") from None
-
-
-JAVA_VALUES: Mapping[SchemaType, int] = {
-    SchemaType.NONE: 0,
-    SchemaType.STRING: 1,
-    SchemaType.JSON: 2,
-    SchemaType.PROTOBUF: 3,
-    SchemaType.AVRO: 4,
-    SchemaType.BOOLEAN: 5,
-    SchemaType.INT8: 6,
-    SchemaType.INT16: 7,
-    SchemaType.INT32: 8,
-    SchemaType.INT64: 9,
-    SchemaType.FLOAT: 10,
-    SchemaType.DOUBLE: 11,
-    SchemaType.DATE: 12,
-    SchemaType.TIME: 13,
-    SchemaType.TIMESTAMP: 14,
-    SchemaType.KEY_VALUE: 15,
-    SchemaType.INSTANT: 16,
-    SchemaType.LOCAL_DATE: 17,
-    SchemaType.LOCAL_TIME: 18,
-    SchemaType.LOCAL_DATE_TIME: 19,
-    SchemaType.PROTOBUF_NATIVE: 20,
-    SchemaType.EXTERNAL: 21,
-    SchemaType.BYTES: -1,
-    SchemaType.AUTO: -2,
-    SchemaType.AUTO_CONSUME: -3,
-    SchemaType.AUTO_PUBLISH: -4,
-}
-
-PRIMITIVE_TYPES = frozenset(
-    {
-        SchemaType.NONE,
-        SchemaType.STRING,
-        SchemaType.BOOLEAN,
-        SchemaType.INT8,
-        SchemaType.INT16,
-        SchemaType.INT32,
-        SchemaType.INT64,
-        SchemaType.FLOAT,
-        SchemaType.DOUBLE,
-        SchemaType.DATE,
-        SchemaType.TIME,
-        SchemaType.TIMESTAMP,
-        SchemaType.INSTANT,
-        SchemaType.LOCAL_DATE,
-        SchemaType.LOCAL_TIME,
-        SchemaType.LOCAL_DATE_TIME,
-        SchemaType.BYTES,
-    }
-)
-STRUCT_TYPES = frozenset({SchemaType.AVRO, SchemaType.JSON, SchemaType.PROTOBUF, SchemaType.PROTOBUF_NATIVE})
-CLIENT_SIDE_TYPES = frozenset({SchemaType.AUTO, SchemaType.AUTO_CONSUME, SchemaType.AUTO_PUBLISH})
-# Pulsar §3.3: these types are deduplicated by parsed Avro equality, every other type by sha256 of the bytes.
-AVRO_PARSED_TYPES = frozenset({SchemaType.AVRO, SchemaType.JSON, SchemaType.PROTOBUF})
-# Java clients never send a schema for these, so a client declaring them behaves as "no schema" (§1).
-SCHEMALESS_CLIENT_TYPES = frozenset({SchemaType.BYTES, SchemaType.NONE})
 
 
 class CompatibilityStrategy(enum.StrEnum):
@@ -265,8 +148,6 @@ class SchemaVersion:
     @property
     def schema(self) -> str:
         """The schema text as Pulsar's REST API renders it (KEY_VALUE as `{"key":…,"value":…}`, §5)."""
-        from ._schema_data import render_schema_text
-
         return render_schema_text(self.type, self.data, self.properties)
 
     @property
@@ -276,11 +157,6 @@ class SchemaVersion:
     def __repr__(self) -> str:
         state = ", deleted" if self.deleted else ""
         return f"SchemaVersion({self.topic!r}, version={self.version}, {self.type}, {len(self.data)} bytes{state})"
-
-    def _repr_html_(self) -> str:
-        from ._html import schema_version_html
-
-        return schema_version_html(self)
 
 
 class Direction(enum.StrEnum):
@@ -343,11 +219,6 @@ class Problem:
         where = f", path={self.path!r}" if self.path else ""
         return f"Problem({self.code}, {self.direction}{against}{where})"
 
-    def _repr_html_(self) -> str:
-        from ._html import problem_html
-
-        return problem_html(self)
-
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class CompatibilityResult:
@@ -378,13 +249,10 @@ class CompatibilityResult:
         advisories = f", advisories={len(self.advisories)}" if self.advisories else ""
         return f"CompatibilityResult(compatible={self.compatible}, strategy={self.strategy}{problems}{advisories})"
 
-    def _repr_html_(self) -> str:
-        from ._html import compatibility_result_html
-
-        return compatibility_result_html(self)
-
 
 class ClientRole(enum.StrEnum):
+    """Which side of a topic a client is on: admission rules differ (pulsar-semantics.md §6)."""
+
     PRODUCER = "producer"
     CONSUMER = "consumer"
 
@@ -494,8 +362,3 @@ class EffectivePolicy:
             f"EffectivePolicy({self.topic!r}, compatibility={self.compatibility.value} ({self.compatibility.source}), "
             f"allow_auto_update={self.allow_auto_update.value}, validation_enforced={self.validation_enforced.value})"
         )
-
-    def _repr_html_(self) -> str:
-        from ._html import effective_policy_html
-
-        return effective_policy_html(self)

@@ -53,8 +53,6 @@ from ._errors import (
 )
 from ._json_legacy import jackson_schema
 from ._model import (
-    AVRO_PARSED_TYPES,
-    SCHEMALESS_CLIENT_TYPES,
     STRATEGIES,
     Admission,
     AutoUpdateStrategy,
@@ -71,7 +69,6 @@ from ._model import (
     Problem,
     RuleCode,
     SchemaInfo,
-    SchemaType,
     SchemaVersion,
     TopicPolicy,
 )
@@ -80,7 +77,7 @@ from ._paths import remote_url
 from ._policy_preview import PolicyPreview, StagedPolicies, describe_changes, preview
 from ._pulsar_version import PROFILES, PULSAR_VERSION_SETTING, PulsarProfile, in_force, profile, using
 from ._read_only import ReadOnlyRegistry
-from ._schema_data import SchemaData, parse_avro_data, to_schema_data
+from ._schema_data import parse_avro_data, to_schema_data
 from ._sqlite import SqliteStorage
 from ._storage import (
     AuditLog,
@@ -93,6 +90,7 @@ from ._storage import (
     Transactional,
 )
 from ._text import readable
+from ._types import AVRO_PARSED_TYPES, SCHEMALESS_CLIENT_TYPES, SchemaData, SchemaType
 from ._upgrade import UpgradePlan, change_order, plan_upgrade, strategy_order
 from ._whatif import PolicyImpact, RefusedClient, TopicImpact, WhatIf
 

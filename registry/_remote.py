@@ -61,7 +61,6 @@ from ._model import (
     Problem,
     RuleCode,
     SchemaInfo,
-    SchemaType,
     SchemaVersion,
     TopicPolicy,
 )
@@ -76,7 +75,8 @@ from ._registry import (
     _optional_bool,
     _version_number,
 )
-from ._schema_data import SchemaData, to_schema_data
+from ._schema_data import to_schema_data
+from ._types import SchemaData, SchemaType
 from ._upgrade import UpgradePlan
 from ._whatif import PolicyImpact, WhatIf
 

@@ -58,7 +58,6 @@ from ._model import (
     ClientRole,
     CompatibilityStrategy,
     NamespacePolicy,
-    SchemaType,
     SchemaVersion,
     TopicPolicy,
 )
@@ -66,6 +65,7 @@ from ._names import NamespaceName, TopicName, parse_tenant
 from ._pulsar_version import PULSAR_VERSION_SETTING, profile
 from ._storage import AuditLog, MemoryStorage, StaleHistory
 from ._text import readable
+from ._types import SchemaType
 
 if TYPE_CHECKING:
     from ._registry import Registry
@@ -235,7 +235,7 @@ def _topic_policy_record(policy: TopicPolicy) -> Record:
 # --- reading ------------------------------------------------------------------------------------------------
 
 
-def read_records(source: str | os.PathLike[str] | IO[str]) -> list[Record]:
+def read_snapshot_records(source: str | os.PathLike[str] | IO[str]) -> list[Record]:
     """Parse a snapshot into records (header first), checking each line's JSON and kind; SnapshotError names
     the line. Values inside records are checked when they are loaded."""
     if isinstance(source, (str, os.PathLike)):
@@ -302,7 +302,7 @@ def _parse_lines(lines: Iterable[str], where: str) -> list[Record]:
 
 def import_snapshot(source: str | os.PathLike[str] | IO[str], *, into: Registry | None = None) -> Registry:
     """A registry holding the snapshot: a new in-memory one, or `into` (which must be empty)."""
-    return registry_from_records(read_records(source), into=into)
+    return registry_from_records(read_snapshot_records(source), into=into)
 
 
 def registry_from_records(records: Iterable[Mapping[str, Any]], *, into: Registry | None = None) -> Registry:

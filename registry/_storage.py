@@ -16,7 +16,8 @@ from typing import Protocol, runtime_checkable
 
 from ._audit import AuditEntry, is_within
 from ._catalog import CatalogRow, CatalogSource, stored_fields
-from ._model import AVRO_PARSED_TYPES, ClientRecord, NamespacePolicy, SchemaType, SchemaVersion, TopicPolicy
+from ._model import ClientRecord, NamespacePolicy, SchemaVersion, TopicPolicy
+from ._types import AVRO_PARSED_TYPES, SchemaType
 
 
 class StaleHistory(Exception):

@@ -43,3 +43,9 @@ def readable(value: str) -> str:
 
 def readable_mapping(values: Mapping[str, str]) -> dict[str, str]:
     return {readable(key): readable(value) for key, value in values.items()}
+
+
+def preview(data: bytes, limit: int = 60) -> str:
+    """The first `limit` bytes of `data` as text, for an error message that quotes what it refused."""
+    text = data[:limit].decode("utf-8", errors="replace")
+    return text + ("…" if len(data) > limit else "")

@@ -12,6 +12,8 @@ S = CompatibilityStrategy
 
 
 class UpgradeOrder(enum.StrEnum):
+    """Which clients must move to a new schema first so that no one meets data it cannot read."""
+
     CONSUMERS_FIRST = "consumers first"
     PRODUCERS_FIRST = "producers first"
     ANY_ORDER = "any order"
@@ -45,6 +47,7 @@ _WHY = {
 
 
 def strategy_order(strategy: CompatibilityStrategy) -> UpgradeOrder:
+    """The upgrade order a strategy guarantees for any change it accepts (STRATEGY_UPGRADE_ORDER)."""
     if strategy is S.UNDEFINED:
         raise ValueError("UNDEFINED is not a strategy; resolve the effective strategy first")
     return STRATEGY_UPGRADE_ORDER[strategy]
@@ -94,11 +97,6 @@ class UpgradePlan:
     def __repr__(self) -> str:
         state = f"steps={len(self.steps)}" if self.feasible else f"reason={self.reason!r}"
         return f"UpgradePlan({self.topic!r}, target={self.target_version!r}, feasible={self.feasible}, {state})"
-
-    def _repr_html_(self) -> str:
-        from ._html import upgrade_plan_html
-
-        return upgrade_plan_html(self)
 
 
 # `can_read(reader_version, writer_version)` → None when it can, else why not.

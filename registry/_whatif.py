@@ -9,7 +9,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from ._changes import Advisory, SchemaDiff
-from ._model import Admission, ClientRecord, CompatibilityResult, CompatibilityStrategy, Effective, Problem, SchemaType
+from ._model import Admission, ClientRecord, CompatibilityResult, CompatibilityStrategy, Effective, Problem
+from ._types import SchemaType
 from ._upgrade import ChangeOrder, UpgradeOrder, UpgradePlan
 
 
@@ -46,11 +47,6 @@ class WhatIf:
             f"WhatIf({self.topic!r}, candidate={self.candidate_type}, effective={self.effective.value}, "
             f"compatible={self.result.compatible}, would_register={self.would_register})"
         )
-
-    def _repr_html_(self) -> str:
-        from ._html import what_if_html
-
-        return what_if_html(self)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -96,8 +92,3 @@ class PolicyImpact:
             f"PolicyImpact({self.namespace!r}, proposed={self.proposed}, topics={len(self.topics)}, "
             f"refused_topics={len(self.refused_topics)}, refused_clients={len(self.refused_clients)})"
         )
-
-    def _repr_html_(self) -> str:
-        from ._html import policy_impact_html
-
-        return policy_impact_html(self)

@@ -22,7 +22,7 @@ from app.render import code_span, escape_markdown, when
 from app.review import ALARM_SHADE, shaded
 from pipeline.progress import read_run_record
 from registry import STRATEGIES, CompatibilityStrategy, RegistryError, default_db_path
-from registry.charts import compatibility_heatmap
+from registry.views.charts import compatibility_heatmap
 
 ENV_VAR = "SCHEMA_EXPLORER_AUDIT_DIR"
 SAMPLE_MESSAGES = Path(__file__).resolve().parents[2] / "sample_data" / "messages"

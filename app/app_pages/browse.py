@@ -15,7 +15,7 @@ import streamlit as st
 from app import links, state
 from app.render import escape_markdown, show_error
 from registry import STRATEGIES, CompatibilityStrategy, RegistryError, SchemaType, TopicQuery
-from registry.tables import topics_frame
+from registry.views.tables import topics_frame
 
 T = TypeVar("T")
 TYPES = tuple(t for t in SchemaType if t.java_value >= 0)

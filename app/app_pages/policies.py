@@ -31,7 +31,7 @@ from registry import (
     RegistryError,
     TopicName,
 )
-from registry.tables import policy_preview_frame, preview_clients_frame, shielded_frame
+from registry.views.tables import policy_preview_frame, preview_clients_frame, shielded_frame
 
 UNDEFINED = CompatibilityStrategy.UNDEFINED
 STRATEGY_CHOICES = (UNDEFINED, *STRATEGIES)

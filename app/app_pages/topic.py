@@ -9,8 +9,8 @@ import streamlit as st
 from app import links, state
 from app.render import escape_markdown, show_error, show_schema, when
 from registry import Registry, RegistryError, SchemaVersion
-from registry.charts import version_timeline
-from registry.tables import clients_frame, history_frame
+from registry.views.charts import version_timeline
+from registry.views.tables import clients_frame, history_frame
 
 
 @st.cache_data(show_spinner=False, max_entries=64)

@@ -32,8 +32,8 @@ from registry import (
     SchemaVersion,
     WhatIf,
 )
-from registry.charts import strategy_matrix_chart
-from registry.tables import advisories_frame, strategy_frame
+from registry.views.charts import strategy_matrix_chart
+from registry.views.tables import advisories_frame, strategy_frame
 
 
 def _latest(reg: Registry, topic: str) -> SchemaVersion | None:

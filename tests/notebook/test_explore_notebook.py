@@ -3,7 +3,7 @@ against a temporary copy of the seeded sample registry; then its outputs are rea
 
 The kernel is this interpreter (`sys.executable`, the .venv's python) through a kernelspec written to a
 temporary JUPYTER_PATH, so the test never depends on a kernel installed on the machine. The Spark audit is
-not run: its `compat_matrix` table is written with the same columns from `registry.tables`.
+not run: its `compat_matrix` table is written with the same columns from `registry.views.tables`.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ import pytest
 from nbclient import NotebookClient
 
 from registry import Registry, seed_sample_data
-from registry import notebook as nb
+from registry.views import notebook as nb
 
 ROOT = Path(__file__).resolve().parents[2]
 NOTEBOOK = ROOT / "notebooks" / "explore.ipynb"

@@ -10,7 +10,7 @@ import pytest
 
 from cli.main import main
 from registry import Registry, SchemaInfo, SchemaType, SnapshotError, seed_sample_data
-from registry._snapshot import read_records, registry_from_records
+from registry._snapshot import read_snapshot_records, registry_from_records
 
 
 @pytest.fixture
@@ -120,4 +120,4 @@ def test_loading_into_a_file_is_one_transaction(tmp_path: Path) -> None:
 def test_a_format_1_file_without_an_end_line_still_reads(tmp_path: Path) -> None:
     old = tmp_path / "old.jsonl"
     old.write_text('{"kind":"snapshot","format":1}\n{"kind":"tenant","name":"t"}\n', encoding="utf-8")
-    assert [r["kind"] for r in read_records(old)] == ["snapshot", "tenant"]
+    assert [r["kind"] for r in read_snapshot_records(old)] == ["snapshot", "tenant"]

@@ -14,7 +14,7 @@ import storm
 from fastapi.testclient import TestClient
 
 from registry import Registry, SchemaInfo, SchemaType, export_snapshot
-from registry.notebook import history
+from registry.views.notebook import history
 from schemas import S1
 from server import create_app, parse_tokens
 from serving import LOCAL

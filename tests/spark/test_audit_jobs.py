@@ -14,7 +14,7 @@ import pytest
 
 from registry import CompatibilityStrategy, Registry
 from registry._compatibility import Versioned, can_read, check_with_latest
-from registry._schema_data import SchemaData
+from registry._types import SchemaData
 
 ROOT = Path(__file__).resolve().parents[2]
 MESSAGES = ROOT / "sample_data" / "messages"

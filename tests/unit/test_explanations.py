@@ -30,7 +30,8 @@ from registry import (
     SchemaType,
 )
 from registry._compatibility import Versioned, check_key_value, check_with_all, check_with_latest
-from registry._schema_data import SchemaData, to_schema_data
+from registry._schema_data import to_schema_data
+from registry._types import SchemaData
 from schemas import (
     BAR,
     FOO,

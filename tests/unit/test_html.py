@@ -16,7 +16,7 @@ from registry import (
     SchemaInfo,
     SchemaType,
 )
-from registry._html import history_html
+from registry.views.html import history_html, to_html
 
 TOPIC = "persistent://acme/shop/orders"
 MARKUP = "<script>alert('doc')</script>"
@@ -53,7 +53,7 @@ def candidate() -> SchemaInfo:
 
 VALUES: dict[str, Callable[[Registry], Any]] = {
     "schema version": lambda reg: reg.get(TOPIC),
-    "history": lambda reg: type("H", (), {"_repr_html_": lambda self: history_html(reg.history(TOPIC))})(),
+    "history": lambda reg: reg.history(TOPIC),
     "compatibility result": lambda reg: reg.check(TOPIC, candidate()),
     "problem": lambda reg: reg.check(TOPIC, candidate()).problems[0],
     "effective policy": lambda reg: reg.effective_policy(TOPIC),
@@ -64,9 +64,15 @@ VALUES: dict[str, Callable[[Registry], Any]] = {
 }
 
 
+def view(value: Any) -> str:
+    """What Jupyter shows: a history is a list of versions (notebook.History wraps it), the rest the core's
+    values, each through the HTML view registry.views registers with IPython."""
+    return history_html(value) if isinstance(value, list) else to_html(value)
+
+
 @pytest.mark.parametrize("make", VALUES.values(), ids=list(VALUES))
 def test_the_html_has_no_markup_from_data_and_no_script_or_style(reg: Registry, make: Callable[..., Any]) -> None:
-    page = make(reg)._repr_html_()
+    page = view(make(reg))
     assert page.startswith("<div") and page.endswith("</div>")
     for raw in (MARKUP, IMG, "<b>none</b>", "<b>producer</b>", "<i>consumer</i>", "<script>evil()"):
         assert raw not in page
@@ -87,13 +93,13 @@ def test_the_html_has_no_markup_from_data_and_no_script_or_style(reg: Registry, 
     ids=lambda v: v if isinstance(v, str) else "",
 )
 def test_schema_text_shows_as_escaped_text(reg: Registry, name: str, expected: list[str]) -> None:
-    page = VALUES[name](reg)._repr_html_()
+    page = view(VALUES[name](reg))
     for text in expected:
         assert text in page
 
 
 def test_a_verdict_shows_rule_direction_version_and_fix(reg: Registry) -> None:
-    page = reg.check(TOPIC, candidate())._repr_html_()
+    page = view(reg.check(TOPIC, candidate()))
     assert "✗ incompatible" in page and "BACKWARD" in page
     assert "READER_FIELD_WITHOUT_DEFAULT" in page
     assert "cannot read data written with version 1" in page
@@ -101,7 +107,7 @@ def test_a_verdict_shows_rule_direction_version_and_fix(reg: Registry) -> None:
 
 
 def test_a_compatible_verdict_says_so(reg: Registry) -> None:
-    page = reg.check(TOPIC, avro(ID, NOTE, doc=MARKUP))._repr_html_()
+    page = view(reg.check(TOPIC, avro(ID, NOTE, doc=MARKUP)))
     assert "✓ compatible" in page and "Problems" not in page
 
 
@@ -110,19 +116,18 @@ def test_a_tombstone_is_marked(reg: Registry) -> None:
     reg.register(other, avro(ID))
     reg.delete(other)
     history = reg.history(other, include_deleted=True)
-    assert "tombstone" in history[-1]._repr_html_()
+    assert "tombstone" in view(history[-1])
     assert "1 live version, 1 tombstone" in history_html(history)
 
 
 @pytest.mark.parametrize("make", VALUES.values(), ids=list(VALUES))
 def test_plain_repr_is_one_short_line(reg: Registry, make: Callable[..., Any]) -> None:
-    value = make(reg)
-    if type(value).__name__ == "H":
-        return
-    text = repr(value)
-    assert "\n" not in text and len(text) <= 200, text
-    assert text.startswith(type(value).__name__ + "(")
-    assert "b'" not in text, "no raw schema bytes"
+    made = make(reg)
+    for value in made if isinstance(made, list) else [made]:
+        text = repr(value)
+        assert "\n" not in text and len(text) <= 200, text
+        assert text.startswith(type(value).__name__ + "(")
+        assert "b'" not in text, "no raw schema bytes"
 
 
 def test_reprs_name_what_matters(reg: Registry) -> None:
@@ -134,3 +139,24 @@ def test_reprs_name_what_matters(reg: Registry) -> None:
     )
     assert "would_register=False" in repr(reg.what_if(TOPIC, candidate()))
     assert "compatibility=BACKWARD (namespace)" in repr(reg.effective_policy(TOPIC))
+
+
+def test_inside_ipython_the_core_values_display_as_their_html_view(reg: Registry) -> None:
+    from IPython.core.interactiveshell import InteractiveShell
+
+    from registry.views import register_html_views
+
+    shell = InteractiveShell.instance()
+    try:
+        assert register_html_views(shell)
+        for name in ("compatibility result", "what-if", "diff", "schema version"):
+            value = VALUES[name](reg)
+            data, _ = shell.display_formatter.format(value)
+            assert data["text/html"] == to_html(value), name
+    finally:
+        InteractiveShell.clear_instance()
+
+
+def test_a_value_without_a_view_is_a_type_error() -> None:
+    with pytest.raises(TypeError, match="no HTML view for Registry"):
+        to_html(Registry.in_memory())

@@ -299,7 +299,7 @@ def test_an_audit_source_answers_as_the_line_asked(tmp_path: Path) -> None:
 
 
 def test_the_notebook_compat_matrix_answers_as_the_registrys_line(tmp_path: Path) -> None:
-    from registry.tables import compatibility_matrix
+    from registry.views.tables import compatibility_matrix
 
     with Registry.open(tmp_path / "r.db", create=True) as reg:
         reg.register(TOPIC, avro(record()))

@@ -20,7 +20,7 @@ from registry import (
     import_snapshot,
     seed_sample_data,
 )
-from registry._snapshot import dumps_records, read_records, registry_from_records
+from registry._snapshot import dumps_records, read_snapshot_records, registry_from_records
 
 
 def _text(reg: Registry) -> str:
@@ -157,4 +157,4 @@ def test_records_read_back_to_the_same_text(tmp_path: Path) -> None:
     seed_sample_data(reg)
     path = tmp_path / "s.jsonl"
     export_snapshot(reg, path)
-    assert dumps_records(read_records(path)) == path.read_text(encoding="utf-8")
+    assert dumps_records(read_snapshot_records(path)) == path.read_text(encoding="utf-8")

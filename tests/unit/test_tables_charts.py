@@ -1,6 +1,6 @@
-"""registry.tables, registry.charts and registry.notebook over the sample registry: the columns the app and
-the notebooks rely on, charts that validate against Vega-Lite, and a compatibility matrix that agrees with
-the Spark job's, pair for pair."""
+"""registry.views.tables, registry.views.charts and registry.views.notebook over the sample registry: the
+columns the app and the notebooks rely on, charts that validate against Vega-Lite, and a compatibility
+matrix that agrees with the Spark job's, pair for pair."""
 
 from __future__ import annotations
 
@@ -21,11 +21,9 @@ from registry import (
     RegistryNotFoundError,
     SchemaInfo,
     SchemaType,
-    charts,
-    notebook,
     seed_sample_data,
-    tables,
 )
+from registry.views import charts, notebook, tables
 
 RETURNS = "persistent://acme/orders/returns"  # a tombstone in its history, recorded clients
 STOCK = "persistent://acme/inventory/stock-levels"  # pairs that do not read each other

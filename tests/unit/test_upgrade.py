@@ -25,7 +25,8 @@ from registry import (
     strategy_order,
 )
 from registry._compatibility import can_read
-from registry._schema_data import SchemaData, to_schema_data
+from registry._schema_data import to_schema_data
+from registry._types import SchemaData
 from schemas import avro_info, field, record
 
 CS = CompatibilityStrategy

@@ -1,6 +1,6 @@
 """The altair charts the app and the notebooks draw, from one place.
 
-Every chart takes core values (or a DataFrame from `registry.tables`) and returns a configured top-level
+Every chart takes core values (or a DataFrame from `registry.views.tables`) and returns a configured top-level
 altair chart: pass it to `st.altair_chart(chart)` or let Jupyter display it. Colours are mid-tones and text
 is mid-grey on a transparent background, so each chart reads on light and dark themes alike; every colour
 has a second cue (a glyph or a shape) for colour-blind readers.
@@ -16,8 +16,11 @@ import altair as alt
 import pandas as pd  # type: ignore[import-untyped]
 import vl_convert
 
-from ._model import SchemaVersion
-from ._whatif import WhatIf
+from registry import (
+    SchemaVersion,
+    WhatIf,
+)
+
 from .tables import history_frame, strategy_frame
 
 __all__ = [
@@ -129,7 +132,7 @@ def compatibility_heatmap(
     a grey "=" where a version meets itself; the rule code, pointers and message in the tooltip.
 
     `frame` has at least the columns topic, reader_version, writer_version, compatible, rule_code: the
-    `compat_matrix` table of the Spark compat-matrix job, or `registry.tables.compatibility_matrix`.
+    `compat_matrix` table of the Spark compat-matrix job, or `registry.views.tables.compatibility_matrix`.
     `value="readable"` colours by the job's `readable` column (wire breaks Pulsar lets through) instead of
     Pulsar's verdict. `topic` keeps one topic; several topics are drawn as small multiples.
     """

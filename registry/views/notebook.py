@@ -1,6 +1,6 @@
 """Everything the app shows, one call away in Jupyter: open a registry, tables as DataFrames, the app's charts.
 
-    from registry import notebook as nb
+    from registry.views import notebook as nb
     reg = nb.open_registry()                     # $SCHEMA_EXPLORER_DB, else the per-user file (seeded if empty)
     nb.topics(reg, text="order")                 # DataFrame of every matching topic
     nb.history(reg, topic)                       # displays as HTML; .frame() and .chart() for the rest
@@ -8,10 +8,10 @@
     scratch = nb.scratch_copy(reg)               # toggle policies here; the original is untouched
     nb.read_audit("audit-out")                   # the Spark audit's Parquet tables as DataFrames
 
-The charts are `registry.charts`' and the tables `registry.tables`', re-exported here: the same ones the app
+The charts are `registry.views.charts`' and the tables `registry.views.tables`', re-exported here: the same ones the app
 draws. Not imported by `registry/__init__.py`: the core must import without pandas or altair.
 
-Importing this module switches altair to the "schema-explorer" renderer (`registry.charts.offline_renderer`):
+Importing this module switches altair to the "schema-explorer" renderer (`registry.views.charts.offline_renderer`):
 each chart output carries its Vega-Lite spec, which JupyterLab and VS Code draw with their bundled Vega, and
 the same chart as a static SVG drawn here (vl-convert, no browser, no network), which every other viewer of
 an executed notebook shows: classic Notebook offline, nbviewer, GitHub, exports. altair's own default loads
@@ -33,14 +33,23 @@ from typing import overload
 import altair as alt
 import pandas as pd  # type: ignore[import-untyped]
 
-from ._catalog import TopicQuery, TopicSummary
-from ._errors import StorageError
-from ._model import CompatibilityStrategy, SchemaType, SchemaVersion
-from ._paths import default_db_path, remote_url
-from ._registry import Registry
-from ._seed import seed_sample_data
-from ._snapshot import export_snapshot, import_snapshot
+from registry import (
+    CompatibilityStrategy,
+    Registry,
+    SchemaType,
+    SchemaVersion,
+    StorageError,
+    TopicQuery,
+    TopicSummary,
+    default_db_path,
+    export_snapshot,
+    import_snapshot,
+    remote_url,
+    seed_sample_data,
+)
+
 from .charts import OFFLINE_RENDERER, compatibility_heatmap, strategy_matrix_chart, version_timeline
+from .html import history_html
 from .tables import (
     advisories_frame,
     changes_frame,
@@ -225,8 +234,6 @@ class History(Sequence[SchemaVersion]):
         return f"History({self.topic!r}, versions=[{numbers}])"
 
     def _repr_html_(self) -> str:
-        from ._html import history_html
-
         return history_html(self.versions, self.topic)
 
 

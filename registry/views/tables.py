@@ -11,17 +11,27 @@ from collections.abc import Iterable, Mapping, Sequence
 
 import pandas as pd  # type: ignore[import-untyped]
 
-from ._catalog import TopicPage, TopicSummary
-from ._changes import Advisory, SchemaDiff
-from ._compatibility import pair_verdict
-from ._model import STRATEGIES, ClientRecord, CompatibilityResult, Problem, SchemaVersion
-from ._names import TopicName
-from ._policy_preview import PolicyPreview
-from ._pulsar_version import using
-from ._registry import Registry
-from ._schema_data import SchemaData
-from ._upgrade import STRATEGY_UPGRADE_ORDER, UpgradePlan
-from ._whatif import PolicyImpact, WhatIf
+from registry import (
+    STRATEGIES,
+    STRATEGY_UPGRADE_ORDER,
+    Advisory,
+    ClientRecord,
+    CompatibilityResult,
+    PolicyImpact,
+    PolicyPreview,
+    Problem,
+    Registry,
+    SchemaData,
+    SchemaDiff,
+    SchemaVersion,
+    TopicName,
+    TopicPage,
+    TopicSummary,
+    UpgradePlan,
+    WhatIf,
+    answering_as,
+    pair_verdict,
+)
 
 __all__ = [
     "COMPAT_MATRIX_COLUMNS",
@@ -409,7 +419,7 @@ def compatibility_matrix(registry: Registry, topic: str, *, max_versions: int = 
         for w, writer in enumerate(checked):
             if r == w:
                 continue
-            with using(registry.pulsar_profile):  # the verdicts of the line the registry answers as
+            with answering_as(registry.pulsar_profile):  # the verdicts of the line the registry answers as
                 verdict = pair_verdict(schemas[r], schemas[w], writer.version)
             first = verdict.first
             rows.append(

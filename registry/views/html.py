@@ -1,4 +1,5 @@
-"""HTML for Jupyter's rich display (`_repr_html_`) of the core's values.
+"""HTML for Jupyter's rich display of the core's values: `to_html(value)`, and the renderers `registry.views`
+registers with IPython's HTML formatter.
 
 Every piece of text that comes from a schema, a topic, a client or a message goes through `esc` (schema docs
 are user input: a `<script>` in a doc stays text). No JavaScript; inline styles only, since notebook
@@ -8,26 +9,33 @@ backgrounds over inherited text colour, so the output reads on light and dark no
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from datetime import UTC, datetime
 from html import escape
+from typing import Any
 
-from ._changes import Advisory, Change, Effect, SchemaDiff, Severity
-from ._diff import schema_text
-from ._model import (
+from registry import (
     STRATEGIES,
+    STRATEGY_UPGRADE_ORDER,
     Admission,
+    Advisory,
+    Change,
     ClientRecord,
     CompatibilityResult,
     CompatibilityStrategy,
+    Effect,
     Effective,
     EffectivePolicy,
+    PolicyImpact,
     Problem,
+    SchemaDiff,
     SchemaVersion,
+    Severity,
+    UpgradePlan,
+    WhatIf,
+    schema_text,
 )
-from ._upgrade import STRATEGY_UPGRADE_ORDER, UpgradePlan
-from ._whatif import PolicyImpact, WhatIf
-from .text_diff import line_diff
+from registry.text_diff import line_diff
 
 GREEN = "#2f9e5f"
 RED = "#d9473f"
@@ -442,3 +450,27 @@ def policy_impact_html(impact: PolicyImpact) -> str:
     )
     parts.append(table(("topic", "now", "verdict", "refused versions", "refused clients", "first problem"), rows))
     return box(*parts)
+
+
+# The core's values and their renderers; registry.views registers each with IPython's HTML formatter.
+RENDERERS: dict[type, Callable[[Any], str]] = {
+    SchemaVersion: schema_version_html,
+    CompatibilityResult: compatibility_result_html,
+    Problem: problem_html,
+    Advisory: advisory_html,
+    EffectivePolicy: effective_policy_html,
+    SchemaDiff: schema_diff_html,
+    WhatIf: what_if_html,
+    UpgradePlan: upgrade_plan_html,
+    PolicyImpact: policy_impact_html,
+}
+
+
+def to_html(value: object) -> str:
+    """The HTML Jupyter shows for one of the core's values (TypeError for any other value)."""
+    render = RENDERERS.get(type(value))
+    if render is None:
+        raise TypeError(
+            f"no HTML view for {type(value).__name__}; views exist for {', '.join(t.__name__ for t in RENDERERS)}"
+        )
+    return render(value)

@@ -1,0 +1,144 @@
+"""The architecture's rules that code can check (architecture.md, "One core, thin shells"): the shells use the
+core's public API only, and every public name is documented. bench/ and tools/ measure and compile the core's
+internals, like tests, so they are not shells here."""
+
+from __future__ import annotations
+
+import ast
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+import registry
+
+ROOT = Path(__file__).resolve().parents[2]
+SHELLS = ("app", "cli", "server", "pipeline")
+
+
+def _sources() -> Iterator[tuple[str, str]]:
+    """(where, Python source) of every shell module and every notebook code cell."""
+    for shell in SHELLS:
+        for path in sorted((ROOT / shell).rglob("*.py")):
+            yield str(path.relative_to(ROOT)), path.read_text(encoding="utf-8")
+    for path in sorted((ROOT / "notebooks").glob("*.ipynb")):
+        cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+        for number, cell in enumerate(cells):
+            if cell["cell_type"] == "code":
+                code = "".join(cell["source"])
+                lines = [line for line in code.splitlines() if not line.lstrip().startswith(("%", "!"))]
+                yield f"{path.relative_to(ROOT)} cell {number}", "\n".join(lines)
+
+
+def _private_core_imports(source: str) -> list[str]:
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            modules = [alias.name for alias in node.names]
+            names: list[str] = []
+        elif isinstance(node, ast.ImportFrom) and node.level == 0:
+            modules = [node.module or ""]
+            names = [alias.name for alias in node.names] if node.module == "registry" else []
+        else:
+            continue
+        for module in modules:
+            parts = module.split(".")
+            if parts[0] == "registry" and any(part.startswith("_") for part in parts[1:]):
+                found.append(module)
+        found += [f"registry.{name}" for name in names if name.startswith("_")]
+    return found
+
+
+def test_the_scan_finds_a_private_import() -> None:
+    code = "import registry._model\nfrom registry._snapshot import x\nfrom registry import _seed, Registry\n"
+    assert _private_core_imports(code) == ["registry._model", "registry._snapshot", "registry._seed"]
+
+
+@pytest.mark.parametrize(("where", "source"), list(_sources()), ids=lambda v: v if "\n" not in v else "")
+def test_no_shell_imports_a_private_core_name(where: str, source: str) -> None:
+    assert _private_core_imports(source) == [], f"{where} imports private core names; make them public"
+
+
+@pytest.mark.parametrize("name", sorted(set(registry.__all__)))
+def test_every_public_name_exists_and_callables_say_what_they_are_for(name: str) -> None:
+    value = getattr(registry, name)
+    if callable(value):
+        doc = value.__doc__ or ""
+        assert doc.strip() and doc is not type.__doc__, f"registry.{name} has no docstring"
+
+
+def test_all_lists_each_public_name_once() -> None:
+    assert len(registry.__all__) == len(set(registry.__all__))
+
+
+CORE = ROOT / "registry"
+PRESENTATION = ("pandas", "altair", "streamlit", "IPython", "registry.views")
+
+
+def _core_modules() -> dict[str, ast.Module]:
+    """Every core module (registry/ without its views package) by dotted name, parsed."""
+    modules = {}
+    for path in sorted(CORE.rglob("*.py")):
+        parts = path.relative_to(ROOT).with_suffix("").parts
+        if parts[:2] == ("registry", "views"):
+            continue
+        name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+        modules[name] = ast.parse(path.read_text(encoding="utf-8"))
+    return modules
+
+
+def _imports(name: str, tree: ast.Module) -> set[str]:
+    """The modules `name` imports anywhere but under `if TYPE_CHECKING:`, relative imports resolved."""
+    package = name if name == "registry" else name.rsplit(".", 1)[0]
+    type_only = {
+        id(inner)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.If) and getattr(node.test, "id", "") == "TYPE_CHECKING"
+        for inner in ast.walk(node)
+    }
+    found = set()
+    for node in ast.walk(tree):
+        if id(node) in type_only:
+            continue
+        if isinstance(node, ast.Import):
+            found |= {alias.name for alias in node.names}
+        elif isinstance(node, ast.ImportFrom):
+            base = package.rsplit(".", node.level - 1)[0] if node.level else ""
+            module = ".".join(part for part in (base, node.module or "") if part)
+            found.add(module)
+            found |= {f"{module}.{alias.name}" for alias in node.names}
+    return found
+
+
+def test_the_core_imports_no_presentation() -> None:
+    for name, tree in _core_modules().items():
+        bad = sorted(m for m in _imports(name, tree) if m.split(".")[0] in PRESENTATION or m.startswith(PRESENTATION))
+        assert bad == [], f"{name} imports {bad}: presentation belongs in registry/views"
+
+
+def _cycle(graph: dict[str, set[str]]) -> list[str]:
+    """One import cycle in `graph` (module -> modules it imports), or []."""
+    state: dict[str, int] = {}
+    stack: list[str] = []
+
+    def visit(node: str) -> list[str]:
+        state[node], stack[len(stack) :] = 1, [node]
+        for nxt in sorted(graph[node]):
+            if state.get(nxt) == 1:
+                return stack[stack.index(nxt) :] + [nxt]
+            if nxt not in state and (found := visit(nxt)):
+                return found
+        state[node] = 2
+        stack.pop()
+        return []
+
+    for node in sorted(graph):
+        if node not in state and (found := visit(node)):
+            return found
+    return []
+
+
+def test_the_cycle_finder_finds_a_cycle() -> None:
+    assert _cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
+    assert _cycle({"a": {"b"}, "b": set()}) == []
