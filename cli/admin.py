@@ -14,6 +14,7 @@ from contextlib import contextmanager
 from datetime import UTC, datetime
 from typing import Any
 
+from registry import policies_json, schema_response, to_json
 from registry.text_diff import line_diff
 
 from ._common import (
@@ -152,7 +153,7 @@ def run_check(args: argparse.Namespace) -> int:
         result = reg.check(args.topic, info, strategy=args.strategy)
         line = reg.pulsar_profile
     if args.json:
-        _print_json({"topic": _topic_text(args.topic), "pulsar_version": line.name, **result_json(result)})
+        _print_json({"topic": _topic_text(args.topic), "pulsar_version": line.name, **to_json(result)})
     else:
         say(render_result(_topic_text(args.topic), result))
         say(f"answered as {line.title} (Avro {line.avro})")
@@ -186,7 +187,7 @@ def run_diff(args: argparse.Namespace) -> int:
         result = reg.diff(args.topic, old, new)
     new_label = "file" if info is not None else f"v{new if new is not None else live[-1].version}"
     if args.json:
-        _print_json({"topic": _topic_text(args.topic), "old": old, "new": new_label, **diff_json(result)})
+        _print_json({"topic": _topic_text(args.topic), "old": old, "new": new_label, **to_json(result)})
         return EXIT_OK
     say(render_diff(f"v{old}", new_label, result, text=args.text))
     return EXIT_OK
@@ -219,7 +220,7 @@ def run_upload(args: argparse.Namespace) -> int:
             if exc.result is None:
                 raise
             if args.json:
-                _print_json({"topic": topic, "registered": False, "version": None, **result_json(exc.result)})
+                _print_json({"topic": topic, "registered": False, "version": None, **to_json(exc.result)})
             else:
                 say(f"refused: {topic} did not register the schema")
                 say(render_result(topic, exc.result))
@@ -259,12 +260,13 @@ def run_policy_get(args: argparse.Namespace) -> int:
 
 def _namespace_answer(namespace: str, policy: Any) -> tuple[dict[str, Any], str]:
     name = namespace.strip()
-    return {"namespace": name, **namespace_policy_json(policy)}, render_namespace_policy(name, policy)
+    return {"namespace": name, **policies_json(policy)}, render_namespace_policy(name, policy)
 
 
 def _topic_answer(reg: Any, topic: str, own: Any) -> tuple[dict[str, Any], str]:
     effective = reg.effective_policy(topic)
-    return effective_json(effective, own), render_effective(effective, own)
+    doc = to_json(effective) | ({} if own is None else {"topic_policy": to_json(own)})
+    return doc, render_effective(effective, own)
 
 
 def _emit(args: argparse.Namespace, doc: dict[str, Any], text: str) -> int:
@@ -313,7 +315,7 @@ def _preview(args: argparse.Namespace) -> int:
     with _registry(args) as reg:
         impact = reg.policy_impact(args.namespace, args.compatibility)
     if args.json:
-        _print_json(impact_json(impact))
+        _print_json(to_json(impact))
         return EXIT_OK
     say(render_impact(impact))
     return EXIT_OK
@@ -453,133 +455,6 @@ def _time(millis: int) -> str:
     if not millis:
         return "at an unknown time"
     return datetime.fromtimestamp(millis / 1000, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-# --- rendering for machines (stable field names) ------------------------------------------------------------
-
-
-def result_json(result: Any) -> dict[str, Any]:
-    return {
-        "compatible": result.compatible,
-        "strategy": str(result.strategy),
-        "checked_versions": list(result.checked_versions),
-        "problems": [
-            {
-                "code": str(p.code),
-                "direction": str(p.direction),
-                "direction_text": p.direction_text,
-                "version": p.version,
-                "path": p.path,
-                "reader_path": p.reader_path,
-                "writer_path": p.writer_path,
-                "message": p.message,
-                "hint": p.hint,
-            }
-            for p in result.problems
-        ],
-        "advisories": [advisory_json(a) for a in result.advisories],
-    }
-
-
-def advisory_json(advisory: Any) -> dict[str, Any]:
-    return {
-        "code": str(advisory.code),
-        "severity": str(advisory.severity),
-        "message": advisory.message,
-        "path": advisory.path,
-        "version": advisory.version,
-        "direction": str(advisory.direction),
-        "hint": advisory.hint,
-        "source": advisory.source,
-    }
-
-
-def diff_json(result: Any) -> dict[str, Any]:
-    return {
-        "old_type": str(result.old_type),
-        "new_type": str(result.new_type),
-        "backward": str(result.backward),
-        "forward": str(result.forward),
-        "changes": [
-            {
-                "kind": str(c.kind),
-                "path": c.path,
-                "message": c.message,
-                "backward": str(c.backward),
-                "forward": str(c.forward),
-                "breaking": c.is_breaking,
-                "before": c.before,
-                "after": c.after,
-                "old_pointer": c.old_pointer,
-                "new_pointer": c.new_pointer,
-            }
-            for c in result.changes
-        ],
-    }
-
-
-def schema_response(entry: Any) -> dict[str, Any]:
-    """Pulsar's GetSchemaResponse (§7.1)."""
-    return {
-        "version": entry.version,
-        "type": str(entry.type),
-        "timestamp": entry.timestamp,
-        "data": entry.schema,
-        "properties": dict(entry.properties),
-    }
-
-
-def namespace_policy_json(policy: Any) -> dict[str, Any]:
-    """Pulsar's `Policies` field names for the schema policies (null = unset)."""
-    auto = policy.auto_update_strategy
-    return {
-        "schema_compatibility_strategy": str(policy.compatibility),
-        "schema_auto_update_compatibility_strategy": None if auto is None else str(auto),
-        "is_allow_auto_update_schema": policy.allow_auto_update,
-        "is_allow_auto_update_schema_with_replicator": policy.allow_auto_update_with_replicator,
-        "schema_validation_enforced": policy.validation_enforced,
-    }
-
-
-def effective_json(effective: Any, own: Any) -> dict[str, Any]:
-    def item(value: Any) -> dict[str, Any]:
-        raw = value.value
-        return {"value": raw if isinstance(raw, bool) else str(raw), "source": str(value.source)}
-
-    doc: dict[str, Any] = {
-        "topic": effective.topic,
-        "is_system_topic": effective.is_system_topic,
-        "compatibility": item(effective.compatibility),
-        "admin_compatibility": item(effective.admin_compatibility),
-        "allow_auto_update": item(effective.allow_auto_update),
-        "validation_enforced": item(effective.validation_enforced),
-    }
-    if own is not None:
-        doc["topic_policy"] = {
-            "compatibility": None if own.compatibility is None else str(own.compatibility),
-            "validation_enforced": own.validation_enforced,
-        }
-    return doc
-
-
-def impact_json(impact: Any) -> dict[str, Any]:
-    return {
-        "namespace": impact.namespace,
-        "proposed": str(impact.proposed),
-        "topics": [
-            {
-                "topic": t.topic,
-                "current": str(t.current.value),
-                "current_source": str(t.current.source),
-                "overridden": t.overridden,
-                "refused_versions": list(t.refused_versions),
-                "latest_refused": t.latest_refused,
-                "first_problem": None if t.first_problem is None else t.first_problem.message,
-                "refused_consumers": [{"name": r.client.name, "reason": r.reason} for r in t.refused_clients],
-            }
-            for t in impact.topics
-        ],
-    }
 
 
 # --- argument helpers ---------------------------------------------------------------------------------------

@@ -32,6 +32,7 @@ from ._errors import (
     TopicNotFoundError,
     TopicPoliciesDisabledError,
 )
+from ._facade import SchemaRegistry
 from ._limits import Limits, SchemaTooLargeError, current_limits, limited, set_limits
 from ._model import (
     STRATEGIES,
@@ -55,12 +56,13 @@ from ._model import (
 )
 from ._names import NamespaceName, TopicName
 from ._paths import default_db_path, remote_url
+from ._policy import namespace_allow_auto_update, namespace_validation_enforced
 from ._policy_preview import PolicyPreview, TopicPreview
 from ._protobuf_native import ProtobufNativeSchema, parse_protobuf_native, to_protobuf_native_data
 from ._pulsar_version import DEFAULT_PROFILE, PROFILES, PulsarProfile, answering_as, profile_for_broker
 from ._pulsar_version import profile as pulsar_profile
 from ._read_only import ReadOnlyRegistry
-from ._registry import Registry, namespace_allow_auto_update, namespace_validation_enforced
+from ._registry import Registry
 from ._schema_data import key_value_parts, key_value_schema_info, to_schema_data
 from ._seed import SeedReport, seed_sample_data
 from ._snapshot import (
@@ -82,6 +84,7 @@ from ._upgrade import (
     strategy_order,
 )
 from ._whatif import PolicyImpact, RefusedClient, TopicImpact, WhatIf
+from ._wire import policies_json, schema_response, to_json
 
 if TYPE_CHECKING:
     from ._remote import RemoteRegistry
@@ -151,6 +154,10 @@ __all__ = [
     "RegistryError",
     "RegistryNotFoundError",
     "RemoteRegistry",
+    "SchemaRegistry",
+    "policies_json",
+    "schema_response",
+    "to_json",
     "RuleCode",
     "STRATEGIES",
     "STRATEGY_UPGRADE_ORDER",

@@ -19,14 +19,18 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
+from ._admission import admit_consumer, admit_producer
+from ._errors import NamespaceNotFoundError
+from ._explain import replay
 from ._model import ClientRecord, ClientRole, EffectivePolicy, NamespacePolicy, Problem, TopicPolicy
-from ._names import TopicName
+from ._names import NamespaceName, TopicName
+from ._policy import changed_namespace_policy, changed_topic_policy, policy_topic
+from ._view import RegistryView
 from ._whatif import RefusedClient
 
 if TYPE_CHECKING:
-    from ._registry import Registry
     from ._storage import Storage
 
 
@@ -129,35 +133,66 @@ class StagedPolicies:
         yield
 
 
-def preview(
-    reg: Registry, staged: Registry, *, target: str, scope: str, changes: tuple[str, ...], topics: list[str]
+def preview_namespace(view: RegistryView, ns: NamespaceName, **fields: Any) -> PolicyPreview:
+    """What `set_namespace_policy(ns, **fields)` would change and refuse, writing nothing; values are read
+    and checked as saving reads them (registry/_policy.py)."""
+    before = view.storage.namespace_policy(str(ns))
+    if before is None and not view.auto_create:
+        raise NamespaceNotFoundError(f"Namespace does not exist: {ns}")
+    after = changed_namespace_policy(before or NamespacePolicy(), **fields)
+    staged = StagedPolicies(view.storage)
+    staged.put_namespace(str(ns), after, 0)
+    topics = [] if before is None else view.storage.topics(str(ns))
+    changes = describe_changes(before or NamespacePolicy(), after)
+    return _preview(view, _staged_view(view, staged), str(ns), "namespace", changes, topics)
+
+
+def preview_topic(view: RegistryView, topic: str, **fields: Any) -> PolicyPreview:
+    """What `set_topic_policy(topic, **fields)` would change and refuse on that topic, writing nothing."""
+    name = policy_topic(topic, view.broker)
+    if not view.auto_create and view.storage.namespace_policy(str(name.namespace_name)) is None:
+        raise NamespaceNotFoundError(f"Namespace does not exist: {name.namespace_name}")
+    before = view.topic_policy(name)
+    after = changed_topic_policy(before, **fields)
+    staged = StagedPolicies(view.storage)
+    staged.put_topic_policy(str(name), None if after == TopicPolicy() else after)
+    changes = describe_changes(before, after)
+    return _preview(view, _staged_view(view, staged), str(name), "topic", changes, [str(name)])
+
+
+def _staged_view(view: RegistryView, staged: StagedPolicies) -> RegistryView:
+    return RegistryView(cast("Storage", staged), view.broker, view.profile, auto_create=view.auto_create)
+
+
+def _preview(
+    view: RegistryView, staged: RegistryView, target: str, scope: str, changes: tuple[str, ...], topics: list[str]
 ) -> PolicyPreview:
-    """Compare `reg` (as it is) with `staged` (the same storage with the proposed policy) on `topics`."""
+    """Compare `view` (as it is) with `staged` (the same storage with the proposed policy) on `topics`."""
     return PolicyPreview(
         target=target,
         scope=scope,
         changes=changes,
-        topics=tuple(_topic(reg, staged, TopicName.parse(t), scope) for t in topics) if changes else (),
+        topics=tuple(_topic(view, staged, TopicName.parse(t), scope) for t in topics) if changes else (),
     )
 
 
-def _topic(reg: Registry, staged: Registry, name: TopicName, scope: str) -> TopicPreview:
-    current, proposed = reg.effective_policy(str(name)), staged.effective_policy(str(name))
-    live = reg._live(name)
+def _topic(view: RegistryView, staged: RegistryView, name: TopicName, scope: str) -> TopicPreview:
+    current, proposed = view.effective_policy(name), staged.effective_policy(name)
+    live = view.live(name)
     strategy = proposed.admin_compatibility.value
     unchanged = strategy is current.admin_compatibility.value  # then nothing registered before is refused now
-    refused, first = ((), None) if unchanged else reg._replay(live, strategy)
+    refused, first = ((), None) if unchanged else replay(view, live, strategy)
     clients: list[RefusedClient] = []
     if _admission_values(current) != _admission_values(proposed):
-        for client in reg._storage.clients([str(name.base)]):
-            now, then = _admit(reg, name, client, live), _admit(staged, name, client, live)
+        for client in view.clients(name):
+            now, then = _admit(view, name, client, live), _admit(staged, name, client, live)
             if now is not None and then is not None and now[0] and not then[0]:
                 clients.append(RefusedClient(client=client, reason=then[1]))
     return TopicPreview(
         topic=str(name.base),
         current=current,
         proposed=proposed,
-        shielded_by=_shields(reg, staged, name, current) if scope == "namespace" else (),
+        shielded_by=_shields(view, staged, name, current) if scope == "namespace" else (),
         refused_versions=refused,
         latest_refused=len(live) > 1 and live[-1].version in refused,
         first_problem=first,
@@ -165,7 +200,7 @@ def _topic(reg: Registry, staged: Registry, name: TopicName, scope: str) -> Topi
     )
 
 
-def _admit(reg: Registry, name: TopicName, client: ClientRecord, live: list[Any]) -> tuple[bool, str] | None:
+def _admit(view: RegistryView, name: TopicName, client: ClientRecord, live: list[Any]) -> tuple[bool, str] | None:
     """(accepted, reason) for a recorded client coming back with its recorded schema, written nowhere;
     None when that schema is no longer live (nothing can say how it would connect)."""
     info = None
@@ -175,18 +210,17 @@ def _admit(reg: Registry, name: TopicName, client: ClientRecord, live: list[Any]
             return None
         info = entry.info
     if client.role is ClientRole.PRODUCER:
-        admission, _ = reg._admit_producer(name, info, client.replicator, "", dry_run=True)
+        admission, _ = admit_producer(view, None, name, info, client.replicator, "")
     else:
-        admission, _ = reg._admit_consumer(name, info, (client.name, client.subscription), "", dry_run=True)
+        admission, _ = admit_consumer(view, None, name, info, (client.name, client.subscription), "")
     return admission.accepted, admission.reason
 
 
-def _shields(reg: Registry, staged: Registry, name: TopicName, current: EffectivePolicy) -> tuple[str, ...]:
+def _shields(view: RegistryView, staged: RegistryView, name: TopicName, current: EffectivePolicy) -> tuple[str, ...]:
     """Which parts of a namespace change stop short of this topic, and why."""
-    namespace = str(name.namespace_name)
-    before = reg._storage.namespace_policy(namespace) or NamespacePolicy()
-    after = staged._storage.namespace_policy(namespace) or NamespacePolicy()
-    own = reg._storage.topic_policy(str(name.base)) or TopicPolicy()
+    before = view.stored_namespace_policy(name)
+    after = staged.stored_namespace_policy(name)
+    own = view.topic_policy(name)
     reasons: list[str] = []
     strategy_changed = (before.compatibility, before.auto_update_strategy) != (
         after.compatibility,
@@ -195,7 +229,7 @@ def _shields(reg: Registry, staged: Registry, name: TopicName, current: Effectiv
     if strategy_changed and own.compatibility is not None:
         reasons.append(f"its own strategy {own.compatibility}")
     if before.validation_enforced != after.validation_enforced:
-        if reg.broker.validation_enforced:
+        if view.broker.validation_enforced:
             reasons.append("the broker enforces validation (isSchemaValidationEnforced=true)")
         elif own.validation_enforced is not None:
             reasons.append(f"its own validation setting ({str(own.validation_enforced).lower()})")

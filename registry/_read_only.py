@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 from ._errors import ReadOnlyError
 
 if TYPE_CHECKING:
-    from ._registry import Registry
+    from ._facade import SchemaRegistry
 
 # Every public Registry member that neither writes nor hands out a way to write.
 READS = frozenset(
@@ -71,7 +71,7 @@ class ReadOnlyRegistry:
 
     __slots__ = ("_registry",)
 
-    def __init__(self, registry: Registry) -> None:
+    def __init__(self, registry: SchemaRegistry) -> None:
         self._registry = registry
 
     @property

@@ -23,6 +23,13 @@ from ._types import PRIMITIVE_TYPES, SchemaData, SchemaType
 _UNVALIDATED = frozenset({SchemaType.NONE, SchemaType.BYTES})
 
 
+def checked_info(info: SchemaInfo) -> SchemaInfo:
+    """`info` when it is a SchemaInfo; a facade call given anything else (a dict, a string) is refused."""
+    if not isinstance(info, SchemaInfo):
+        raise InvalidSchemaError(f"expected a SchemaInfo, got {type(info).__name__}")
+    return info
+
+
 def to_schema_data(info: SchemaInfo, *, validate: bool = True) -> SchemaData:
     """Encode an admin-API SchemaInfo as stored bytes (KEY_VALUE packed per §5) and validate it (§3.7)."""
     check_schema_input(info.type, info.schema)  # size and depth limits first: no parser sees what they refuse

@@ -68,6 +68,7 @@ from ._text import readable
 from ._types import SchemaType
 
 if TYPE_CHECKING:
+    from ._facade import SchemaRegistry
     from ._registry import Registry
 
 SNAPSHOT_FORMAT = 2
@@ -86,7 +87,7 @@ class SnapshotError(InvalidArgumentError):
 # --- writing ------------------------------------------------------------------------------------------------
 
 
-def snapshot_records(registry: Registry, *, audit: bool = True) -> Iterator[Record]:
+def snapshot_records(registry: SchemaRegistry, *, audit: bool = True) -> Iterator[Record]:
     """The registry as snapshot records, in file order (header first); read through the public facade only,
     so it works on any registry the facade opens. `audit=False` leaves out the audit trail."""
     yield {
@@ -127,7 +128,7 @@ def snapshot_records(registry: Registry, *, audit: bool = True) -> Iterator[Reco
             yield audit_record(line)
 
 
-def export_snapshot(registry: Registry, target: str | os.PathLike[str] | IO[str], *, audit: bool = True) -> int:
+def export_snapshot(registry: SchemaRegistry, target: str | os.PathLike[str] | IO[str], *, audit: bool = True) -> int:
     """Write `registry` as a snapshot to a path or an open text file; returns the number of lines.
     `audit=False` leaves out the audit trail."""
     if isinstance(target, (str, os.PathLike)):

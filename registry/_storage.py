@@ -15,7 +15,7 @@ from dataclasses import dataclass, replace
 from typing import Protocol, runtime_checkable
 
 from ._audit import AuditEntry, is_within
-from ._catalog import CatalogRow, CatalogSource, stored_fields
+from ._catalog import CatalogRow, CatalogSource, CatalogStorage, stored_fields
 from ._model import ClientRecord, NamespacePolicy, SchemaVersion, TopicPolicy
 from ._types import AVRO_PARSED_TYPES, SchemaType
 
@@ -137,6 +137,12 @@ class AuditLog(Protocol):
 
     def append_audit(self, entry: AuditEntry) -> None: ...
     def audit(self, target: str | None, limit: int) -> list[AuditEntry]: ...
+
+
+class LocalStorage(Storage, IndexedHistory, Transactional, AuditLog, ChangeTracking, CatalogStorage, Protocol):
+    """What the embedded registry writes to: SQLite (`SqliteStorage`) or memory (`MemoryStorage`), each with
+    every optional part above. A remote backend is only a `Storage` read over HTTP: its writes are the
+    broker's business."""
 
 
 class MemoryStorage:

@@ -4,7 +4,15 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from registry import InvalidSchemaError, NamespacePolicy, SchemaInfo, SchemaType, SchemaVersion
+from registry import (
+    InvalidSchemaError,
+    NamespacePolicy,
+    SchemaInfo,
+    SchemaType,
+    SchemaVersion,
+    policies_json,
+    schema_response,
+)
 
 AVRO_EXAMPLE = (
     '{"type":"record","name":"Order","namespace":"acme","fields":[{"name":"id","type":"string"},'
@@ -53,13 +61,7 @@ class GetSchemaResponse(BaseModel):
 
     @classmethod
     def of(cls, entry: SchemaVersion) -> GetSchemaResponse:
-        return cls(
-            version=entry.version,
-            type=entry.type.value,
-            timestamp=entry.timestamp,
-            data=entry.schema,
-            properties=dict(entry.properties),
-        )
+        return cls(**schema_response(entry))
 
 
 class GetAllVersionsSchemaResponse(BaseModel):
@@ -112,11 +114,4 @@ class Policies(BaseModel):
 
     @classmethod
     def of(cls, policy: NamespacePolicy) -> Policies:
-        auto_update = policy.auto_update_strategy
-        return cls(
-            schema_compatibility_strategy=policy.compatibility.value,
-            schema_auto_update_compatibility_strategy=auto_update.value if auto_update is not None else None,
-            is_allow_auto_update_schema=policy.allow_auto_update,
-            is_allow_auto_update_schema_with_replicator=policy.allow_auto_update_with_replicator,
-            schema_validation_enforced=policy.validation_enforced,
-        )
+        return cls(**policies_json(policy))

@@ -1,4 +1,4 @@
-"""Wire models of the explorer API, read straight from the core's values (`from_attributes`).
+"""Wire models of the explorer API: the core's JSON (`registry.to_json`), described and checked.
 
 The core's enums are used as field types so OpenAPI lists their values; names follow the core's fields.
 """
@@ -21,17 +21,21 @@ from registry import (
     SchemaType,
     Severity,
     UpgradeOrder,
+    to_json,
 )
 
 from ._admin_wire import AVRO_EXAMPLE, PostSchemaPayload
 
 
 class Wire(BaseModel):
-    model_config = ConfigDict(from_attributes=True)
+    """A core value's JSON (`registry.to_json`, the one serialiser the CLI and the app use too), described for
+    OpenAPI and validated: a key the model lacks, or a field the core's JSON lacks, fails here."""
+
+    model_config = ConfigDict(extra="forbid")
 
     @classmethod
     def of(cls, value: Any) -> Any:
-        return cls.model_validate(value)
+        return cls.model_validate(to_json(value))
 
 
 class EffectiveStrategy(Wire):
@@ -69,6 +73,7 @@ class TopicPage(Wire):
     has_more: bool
     by_type: dict[str, int] = Field(description="matches per schema type (NONE: no live schema)")
     by_strategy: dict[str, int] = Field(description="matches per strategy in force")
+    by_namespace: dict[str, int] = Field(description="matches per namespace (tenant/namespace)")
 
 
 class Problem(Wire):

@@ -28,7 +28,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from contextlib import closing
 from dataclasses import dataclass
 from pathlib import Path
-from typing import overload
+from typing import TYPE_CHECKING, overload
 
 import altair as alt
 import pandas as pd  # type: ignore[import-untyped]
@@ -36,6 +36,7 @@ import pandas as pd  # type: ignore[import-untyped]
 from registry import (
     CompatibilityStrategy,
     Registry,
+    SchemaRegistry,
     SchemaType,
     SchemaVersion,
     StorageError,
@@ -47,6 +48,9 @@ from registry import (
     remote_url,
     seed_sample_data,
 )
+
+if TYPE_CHECKING:
+    from registry import RemoteRegistry
 
 from .charts import OFFLINE_RENDERER, compatibility_heatmap, strategy_matrix_chart, version_timeline
 from .html import history_html
@@ -108,7 +112,9 @@ AUDIT_TABLES = (
 )
 
 
-def open_registry(target: str | os.PathLike[str] | None = None, *, seed_if_empty: bool = True) -> Registry:
+def open_registry(
+    target: str | os.PathLike[str] | None = None, *, seed_if_empty: bool = True
+) -> Registry | RemoteRegistry:
     """A registry file or an admin URL (http://…); None: `$SCHEMA_EXPLORER_DB`, else the per-user file.
 
     A new or empty embedded file is seeded from sample_data/ (as the CLI and the app do on first use), so a
@@ -121,7 +127,7 @@ def open_registry(target: str | os.PathLike[str] | None = None, *, seed_if_empty
     path = Path(text).expanduser()
     if seed_if_empty:
         path.parent.mkdir(parents=True, exist_ok=True)
-    registry = Registry.open(path, create=seed_if_empty)
+    registry = Registry.open_file(path, create=seed_if_empty)
     if seed_if_empty and not registry.tenants():
         seed_sample_data(registry)
     return registry
@@ -130,14 +136,14 @@ def open_registry(target: str | os.PathLike[str] | None = None, *, seed_if_empty
 def sample_registry(path: str | os.PathLike[str] | None = None) -> Registry:
     """A new registry file holding the sample data (in a fresh temporary folder unless `path` is given)."""
     target = Path(path) if path is not None else Path(tempfile.mkdtemp(prefix="schema-explorer-")) / "sample.db"
-    registry = Registry.open(target, create=True)
+    registry = Registry.open_file(target, create=True)
     if registry.tenants():
         raise StorageError(f"{target} is not empty; give a new path for the sample registry")
     seed_sample_data(registry)
     return registry
 
 
-def scratch_copy(registry: Registry, path: str | os.PathLike[str] | None = None) -> Registry:
+def scratch_copy(registry: SchemaRegistry, path: str | os.PathLike[str] | None = None) -> Registry:
     """An independent copy of `registry` (embedded, remote or in memory) in a new registry file, to toggle
     policies and register candidates without touching the original.
 
@@ -155,11 +161,11 @@ def scratch_copy(registry: Registry, path: str | os.PathLike[str] | None = None)
         with closing(sqlite3.connect(f"{source.resolve().as_uri()}?mode=ro", uri=True)) as src:
             with closing(sqlite3.connect(target)) as dst:
                 src.backup(dst)
-        return Registry.open(target, broker=registry.broker)  # made by the backup just above
+        return Registry.open_file(target, broker=registry.broker)  # made by the backup just above
     buffer = io.StringIO()
     export_snapshot(registry, buffer)
     buffer.seek(0)
-    return import_snapshot(buffer, into=Registry.open(target, broker=registry.broker, create=True))
+    return import_snapshot(buffer, into=Registry.open_file(target, broker=registry.broker, create=True))
 
 
 def topics(

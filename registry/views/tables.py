@@ -31,6 +31,7 @@ from registry import (
     WhatIf,
     answering_as,
     pair_verdict,
+    to_json,
 )
 
 __all__ = [
@@ -93,7 +94,7 @@ STRATEGY_COLUMNS = (
 )
 PROBLEM_COLUMNS = ("code", "direction", "version", "path", "reader_path", "writer_path", "message", "hint")
 ADVISORY_COLUMNS = ("code", "severity", "direction", "version", "path", "message", "hint", "source")
-CHANGE_COLUMNS = ("kind", "path", "backward", "forward", "breaking", "before", "after", "message")
+CHANGE_COLUMNS = ("kind", "path", "backward", "forward", "is_breaking", "before", "after", "message")
 CLIENT_COLUMNS = ("topic", "role", "name", "subscription", "schema_type", "version", "connected_at", "replicator")
 PREVIEW_COLUMNS = (
     "topic",
@@ -212,86 +213,24 @@ def strategy_frame(what_if: WhatIf) -> pd.DataFrame:
 def problems_frame(problems: CompatibilityResult | Iterable[Problem]) -> pd.DataFrame:
     """Why a candidate is refused: one row per problem (rule code, direction, version, JSON pointers)."""
     items = problems.problems if isinstance(problems, CompatibilityResult) else problems
-    return _frame(
-        (
-            {
-                "code": p.code.value,
-                "direction": p.direction.value,
-                "version": p.version,
-                "path": p.path,
-                "reader_path": p.reader_path,
-                "writer_path": p.writer_path,
-                "message": p.message,
-                "hint": p.hint,
-            }
-            for p in items
-        ),
-        PROBLEM_COLUMNS,
-        ints=("version",),
-    )
+    return _frame((to_json(p) for p in items), PROBLEM_COLUMNS, ints=("version",))
 
 
 def advisories_frame(advisories: CompatibilityResult | WhatIf | Iterable[Advisory]) -> pd.DataFrame:
     """What Pulsar accepts but will hurt later: one row per advisory."""
     items = advisories.advisories if isinstance(advisories, CompatibilityResult | WhatIf) else advisories
-    return _frame(
-        (
-            {
-                "code": a.code.value,
-                "severity": a.severity.value,
-                "direction": a.direction.value,
-                "version": a.version,
-                "path": a.path,
-                "message": a.message,
-                "hint": a.hint,
-                "source": a.source,
-            }
-            for a in items
-        ),
-        ADVISORY_COLUMNS,
-        ints=("version",),
-    )
+    return _frame((to_json(a) for a in items), ADVISORY_COLUMNS, ints=("version",))
 
 
 def changes_frame(diff: SchemaDiff | None) -> pd.DataFrame:
     """The semantic changes of a diff, each with its effect on BACKWARD and FORWARD reading."""
-    return _frame(
-        (
-            {
-                "kind": c.kind.value,
-                "path": c.path,
-                "backward": c.backward.value,
-                "forward": c.forward.value,
-                "breaking": c.is_breaking,
-                "before": c.before,
-                "after": c.after,
-                "message": c.message,
-            }
-            for c in (diff.changes if diff is not None else ())
-        ),
-        CHANGE_COLUMNS,
-    )
+    return _frame((to_json(c) for c in (diff.changes if diff is not None else ())), CHANGE_COLUMNS)
 
 
 def clients_frame(clients: Iterable[ClientRecord]) -> pd.DataFrame:
     """Recorded producers and consumers (`Registry.clients(topic)`), with the schema version each uses."""
-    frame = _frame(
-        (
-            {
-                "topic": c.topic,
-                "role": c.role.value,
-                "name": c.name,
-                "subscription": c.subscription,
-                "schema_type": c.schema_type.value if c.schema_type else None,
-                "version": c.version,
-                "connected_at": c.connected_at or None,
-                "replicator": c.replicator,
-            }
-            for c in clients
-        ),
-        CLIENT_COLUMNS,
-        ints=("version", "connected_at"),
-    )
+    rows = [to_json(c) | {"connected_at": c.connected_at or None} for c in clients]
+    frame = _frame(rows, CLIENT_COLUMNS, ints=("version", "connected_at"))
     frame["connected_at"] = _when(frame["connected_at"])
     return frame
 

@@ -108,6 +108,7 @@ def test_check_json_is_stable(cli, sample_db, breaking_avsc):
         "checked_versions",
         "problems",
         "advisories",
+        "message",
     ]
     assert (
         doc["compatible"] is False
@@ -117,7 +118,7 @@ def test_check_json_is_stable(cli, sample_db, breaking_avsc):
     )
     problem = doc["problems"][0]
     assert list(problem) == [
-        "code", "direction", "direction_text", "version", "path", "reader_path", "writer_path", "message", "hint"
+        "code", "message", "direction", "version", "reader_path", "writer_path", "hint", "path", "direction_text"
     ]  # fmt: skip
     assert problem["code"] == "READER_FIELD_WITHOUT_DEFAULT" and problem["direction"] == "BACKWARD"
 

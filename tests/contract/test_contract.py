@@ -16,6 +16,7 @@ import pytest
 
 from registry import (
     STRATEGIES,
+    ClientRole,
     IncompatibleSchemaError,
     PolicyError,
     Registry,
@@ -23,7 +24,6 @@ from registry import (
     SchemaInfo,
     SchemaType,
     SchemaVersion,
-    StorageError,
     TopicQuery,
 )
 
@@ -276,11 +276,18 @@ def test_policies_answer_identically(embedded, remote):
 
 def test_remote_registry_has_no_recorded_clients(remote):
     assert remote.clients() == []
-    assert remote.disconnect(ORDERS, name="anyone") == 0
-    with pytest.raises(StorageError, match="what_if"):
-        remote.connect_producer(ORDERS, None, name="p1")
-    with pytest.raises(StorageError, match="what_if"):
-        remote.connect_consumer(ORDERS, None, subscription="s1")
+    for missing in ("connect_producer", "connect_consumer", "disconnect"):
+        assert not hasattr(remote, missing)
+        with pytest.raises(AttributeError, match="what_if"):
+            getattr(remote, missing)
+    assert remote.what_if(ORDERS, V1).producer.role is ClientRole.PRODUCER  # the dry run instead
+
+
+def test_calls_a_broker_cannot_serve_do_not_exist_remotely(remote):
+    for missing in ("batch", "set_pulsar_version", "stored_pulsar_version", "in_memory", "open_file"):
+        assert not hasattr(remote, missing)
+    with pytest.raises(AttributeError, match="no attribute 'nonsense'"):
+        remote.nonsense  # noqa: B018
 
 
 def test_remote_history_shows_the_last_tombstone_not_what_came_before(embedded, remote):

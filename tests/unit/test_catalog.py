@@ -122,7 +122,7 @@ def test_search(reg: Registry, query: dict[str, object], expected: list[str] | N
 
 def test_the_fast_search_agrees_with_the_reference_semantics(reg: Registry) -> None:
     populate(reg)
-    rows = reg._topic_catalog().rows
+    rows = reg._catalog.catalog().rows
     texts = ["", "order", "id", "type:avro", "field:address.c", "name:billing", "zzz", "acme type:string"]
     for text, min_versions, clients in itertools.product(texts, (None, 1, 2), (None, True, False)):
         query = TopicQuery(text=text, min_versions=min_versions, has_clients=clients)

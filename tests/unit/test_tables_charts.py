@@ -86,7 +86,7 @@ def test_problem_advisory_change_client_plan_and_impact_frames(reg: Registry, wh
     assert list(tables.advisories_frame(what_if).columns) == list(tables.ADVISORY_COLUMNS)
     changes = tables.changes_frame(what_if.diff)
     assert list(changes.columns) == list(tables.CHANGE_COLUMNS)
-    assert changes.loc[0, "kind"] == "FIELD_ADDED" and changes.loc[0, "breaking"]
+    assert changes.loc[0, "kind"] == "FIELD_ADDED" and changes.loc[0, "is_breaking"]
     assert tables.changes_frame(None).empty
     clients = tables.clients_frame(reg.clients(RETURNS))
     assert set(clients["role"]) == {"producer", "consumer"} and str(clients["version"].dtype) == "Int64"

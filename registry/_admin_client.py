@@ -1,0 +1,312 @@
+"""HTTP to one Pulsar admin v2 endpoint (a broker's web service or `schema-explorer serve`): auth, timeouts,
+retries of idempotent reads, a per-call snapshot of GETs, and status codes mapped to the core's errors
+(pulsar-semantics.md §7). The remote backend and the remote facade both speak through an `AdminClient`."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import threading
+import time
+from collections.abc import Iterator, Mapping
+from typing import Any, Final
+from urllib.parse import quote
+
+import httpx
+
+from ._errors import (
+    AuthError,
+    IncompatibleSchemaError,
+    InvalidArgumentError,
+    InvalidNameError,
+    InvalidSchemaError,
+    NamespaceNotFoundError,
+    NotFoundError,
+    PartitionPolicyError,
+    PolicyError,
+    SchemaNotFoundError,
+    StorageError,
+    TenantNotFoundError,
+    TopicNotFoundError,
+    TopicPoliciesDisabledError,
+)
+from ._model import (
+    SchemaInfo,
+)
+from ._names import TopicName
+
+DEFAULT_TIMEOUT: Final = 10.0
+DEFAULT_ATTEMPTS: Final = 3
+_BACKOFF = 0.2  # seconds before the 2nd attempt of an idempotent read; doubled each time
+_RETRIED_STATUS = frozenset({500, 502, 503, 504})
+ADMIN = "/admin/v2"
+
+
+class AdminClient:
+    """httpx over one admin endpoint: auth, timeouts, retries of idempotent reads, errors named after the URL.
+
+    Inside `snapshot()` every GET is answered once and then from memory, so one facade call (a what-if reads
+    the same policies several times) sees one consistent picture and costs one round trip per resource.
+    """
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        token: str | None = None,
+        timeout: float = DEFAULT_TIMEOUT,
+        attempts: int = DEFAULT_ATTEMPTS,
+        verify: bool | str = True,
+    ) -> None:
+        self.url = normalise_url(url)
+        if token is not None and (not token.strip() or not token.isprintable()):
+            raise AuthError("the token is empty or contains control characters; pass the bearer token text")
+        if attempts < 1:
+            raise InvalidArgumentError(f"attempts must be at least 1, got {attempts}")
+        headers = {"Accept": "application/json", "User-Agent": "pulsar-schema-explorer"}
+        if token:
+            headers["Authorization"] = f"Bearer {token.strip()}"
+        self._attempts = attempts
+        self._timeout = timeout
+        self._http = httpx.Client(base_url=self.url, headers=headers, timeout=timeout, verify=verify)
+        self._local = threading.local()
+
+    # snapshots -------------------------------------------------------------------------------------------
+
+    @contextlib.contextmanager
+    def snapshot(self) -> Iterator[None]:
+        depth = getattr(self._local, "depth", 0)
+        if depth == 0:
+            self._local.cache = {}
+        self._local.depth = depth + 1
+        try:
+            yield
+        finally:
+            self._local.depth = depth
+            if depth == 0:
+                self._local.cache = None
+
+    def forget(self) -> None:
+        """After a write: later reads in the same snapshot must see it."""
+        if getattr(self._local, "cache", None) is not None:
+            self._local.cache = {}
+
+    # requests --------------------------------------------------------------------------------------------
+
+    def get(self, path: str, params: Mapping[str, str] | None = None) -> httpx.Response:
+        """An idempotent read, retried with backoff on connection failures and 5xx answers."""
+        cache: dict[tuple[str, str], httpx.Response] | None = getattr(self._local, "cache", None)
+        key = (path, json.dumps(dict(params or {}), sort_keys=True))
+        if cache is not None and key in cache:
+            return cache[key]
+        response = self._send("GET", path, params=params, retry_status=True)
+        if cache is not None:
+            cache[key] = response
+        return response
+
+    def ask(self, path: str, body: Any) -> httpx.Response:
+        """A POST that changes nothing (/compatibility, /version): retried like a read, never cached."""
+        return self._send("POST", path, body=body, retry_status=True)
+
+    def write(
+        self, method: str, path: str, *, body: Any = None, params: Mapping[str, str] | None = None
+    ) -> httpx.Response:
+        """A write. Only retried when the connection was never made (the request cannot have arrived)."""
+        self.forget()
+        try:
+            return self._send(method, path, params=params, body=body, retry_status=False)
+        finally:
+            self.forget()
+
+    def _send(
+        self,
+        method: str,
+        path: str,
+        *,
+        params: Mapping[str, str] | None = None,
+        body: Any = None,
+        retry_status: bool,
+    ) -> httpx.Response:
+        content = None if body is None and method in ("GET", "DELETE") else json.dumps(body).encode("utf-8")
+        headers = {"Content-Type": "application/json"} if content is not None else None
+        for attempt in range(self._attempts):
+            last = attempt == self._attempts - 1
+            try:
+                response = self._http.request(method, path, params=params, content=content, headers=headers)
+            except httpx.ConnectError as exc:
+                if last:
+                    raise self._unreachable(exc) from None
+            except httpx.TimeoutException as exc:
+                # A write that timed out may have arrived: never resend it.
+                if last or not retry_status:
+                    raise StorageError(
+                        f"no answer from {self.url} within {self._timeout:g} s ({method} {path}): {exc or 'timed out'}"
+                    ) from None
+            except httpx.TransportError as exc:
+                if last or not retry_status:
+                    raise StorageError(f"{method} {self.url}{path} failed: {type(exc).__name__}: {exc}") from None
+            else:
+                if not (retry_status and response.status_code in _RETRIED_STATUS) or last:
+                    return response
+            time.sleep(_BACKOFF * 2**attempt)
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def _unreachable(self, exc: httpx.ConnectError) -> StorageError:
+        text = str(exc) or type(exc).__name__
+        if "SSL" in text or "certificate" in text.lower() or "TLS" in text:
+            return StorageError(
+                f"TLS handshake with {self.url} failed: {text}. Check the certificate, or use http:// if the "
+                "broker's web service is not on TLS"
+            )
+        return StorageError(
+            f"cannot reach the Pulsar admin endpoint {self.url}: {text}. Is the broker's web service (usually "
+            "port 8080) or `schema-explorer serve` running there?"
+        )
+
+    def close(self) -> None:
+        self._http.close()
+
+    # answers ---------------------------------------------------------------------------------------------
+
+    def json(self, response: httpx.Response, what: str) -> Any:
+        try:
+            return response.json()
+        except ValueError:
+            raise StorageError(
+                f"{what}: {self.url} answered HTTP {response.status_code} with something that is not JSON "
+                f"({clip(response.text)!r})"
+            ) from None
+
+
+def normalise_url(url: str) -> str:
+    """The endpoint's root, without a trailing slash or /admin/v2 (people paste either)."""
+    text = url.strip()
+    if any(c.isspace() for c in text):
+        raise StorageError(f"invalid URL {url!r}: it contains a space")
+    try:
+        parsed = httpx.URL(text)
+    except httpx.InvalidURL as exc:
+        raise StorageError(f"invalid URL {url!r}: {exc}") from None
+    if parsed.scheme not in ("http", "https") or not parsed.host:
+        raise StorageError(f"invalid URL {url!r}: expected http(s)://host[:port]")
+    text = text.rstrip("/")
+    if text.endswith(ADMIN):
+        text = text[: -len(ADMIN)]
+    return text
+
+
+def reason_of(response: httpx.Response) -> str:
+    """Pulsar's error text: `{"reason": …}` (RestException), FastAPI's `detail`, else the reason phrase."""
+    try:
+        body = response.json()
+    except ValueError:
+        body = None
+    if isinstance(body, dict):
+        for key in ("reason", "detail", "message", "error"):
+            value = body.get(key)
+            if isinstance(value, str) and value.strip():
+                return value.strip()
+            if value:
+                return json.dumps(value)
+    text = response.text.strip()
+    if text and not _is_html(response):
+        return clip(text, 300)
+    return response.reason_phrase or f"HTTP {response.status_code}"
+
+
+def _is_html(response: httpx.Response) -> bool:
+    return "html" in response.headers.get("content-type", "") or response.text.lstrip()[:15].lower().startswith(
+        ("<!doctype", "<html")
+    )
+
+
+def clip(text: str, limit: int = 120) -> str:
+    return text[:limit] + ("…" if len(text) > limit else "")
+
+
+def raise_for(response: httpx.Response, what: str, *, url: str) -> None:
+    """Map an error answer to the embedded facade's error classes (§7.1 status codes)."""
+    status = response.status_code
+    if status < 400:
+        return
+    reason = reason_of(response)
+    message = f"{reason} ({what}: HTTP {status} from {url})"
+    if status in (401, 403):
+        # Pulsar's convention is inverted (§7.1): either code can mean "no token" or "not allowed".
+        raise AuthError(f"{message}; pass a token with the right role (--token, or token=...)")
+    if status == 404:
+        lowered = reason.lower()
+        if "namespace" in lowered:
+            raise NamespaceNotFoundError(message)
+        if "tenant" in lowered:
+            raise TenantNotFoundError(message)
+        if "schema" in lowered:
+            raise SchemaNotFoundError(message)
+        if "topic" in lowered:
+            raise TopicNotFoundError(message)
+        raise NotFoundError(message)
+    if status == 409:
+        raise IncompatibleSchemaError(message)
+    if status == 422:
+        raise InvalidSchemaError(message)
+    if status == 412 and "name" in reason.lower():
+        raise InvalidNameError(message)
+    if status == 412 and "partition" in reason.lower():
+        raise PartitionPolicyError(message)
+    if status == 405 and "disabled" in reason.lower():
+        raise TopicPoliciesDisabledError(message)
+    if status in (400, 405, 412):
+        raise PolicyError(message)
+    raise StorageError(message)
+
+
+# --- storage adapter ----------------------------------------------------------------------------------------
+
+
+def schemas_path(schema_id: str) -> str:
+    return f"{ADMIN}/schemas/{quote_path(schema_id)}"
+
+
+def topic_path(topic: TopicName) -> str:
+    return f"{ADMIN}/{topic.domain}/{topic.tenant}/{topic.namespace}/{quote(topic.local_name, safe='')}"
+
+
+def quote_path(path: str) -> str:
+    return "/".join(quote(part, safe="") for part in path.split("/"))
+
+
+def probe(client: AdminClient) -> None:
+    """GET /admin/v2/tenants must answer a JSON list: anything else is not a Pulsar admin endpoint."""
+    response = client.get(f"{ADMIN}/tenants")
+    if response.status_code in (401, 403):
+        raise_for(response, "listing tenants", url=client.url)
+    hint = "point the URL at a broker's web service (e.g. http://broker:8080) or at `schema-explorer serve`"
+    if response.status_code != 200 or _is_html(response):
+        kind = "an HTML page" if _is_html(response) else f"{clip(reason_of(response))!r}"
+        raise StorageError(
+            f"{client.url} is not a Pulsar admin endpoint: GET {ADMIN}/tenants answered HTTP "
+            f"{response.status_code} with {kind}; {hint}"
+        )
+    try:
+        body = response.json()
+    except ValueError:
+        body = None
+    if not isinstance(body, list):
+        raise StorageError(
+            f"{client.url} is not a Pulsar admin endpoint: GET {ADMIN}/tenants answered "
+            f"{clip(response.text)!r}, not a list of tenants; {hint}"
+        )
+
+
+def payload(info: SchemaInfo) -> dict[str, Any]:
+    """PostSchemaPayload (§7.1): the schema as text, exactly as pulsar-admin sends it."""
+    if isinstance(info.schema, bytes):
+        try:
+            text = info.schema.decode("utf-8")
+        except UnicodeDecodeError:
+            raise InvalidSchemaError(
+                f"{info.type} schema data is not UTF-8 text; Pulsar's admin API takes schemas as text"
+            ) from None
+    else:
+        text = info.schema
+    return {"type": str(info.type), "schema": text, "properties": dict(info.properties)}

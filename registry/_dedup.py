@@ -1,0 +1,101 @@
+"""Pulsar's duplicate check (pulsar-semantics.md §3.3, `getSchemaVersionBySchemaData`): before a schema is
+checked or stored, a live version equal to it is looked for, and its number returned instead of a new one.
+
+AVRO, JSON and PROTOBUF versions are compared as parsed Avro schemas, every other type by its bytes. Parsing
+is where Pulsar fails with an internal error (a default that does not match its field's type, §4.8): those
+cases are refused here with a clear error instead, naming the version or the candidate at fault.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+
+from ._avro_schema import AvroSchema
+from ._errors import InvalidSchemaError, PoisonedHistoryError
+from ._json_legacy import jackson_schema
+from ._model import SchemaVersion
+from ._names import TopicName
+from ._pulsar_version import PulsarProfile, in_force
+from ._schema_data import parse_avro_data
+from ._types import AVRO_PARSED_TYPES, SchemaData, SchemaType
+
+
+def find_duplicate(
+    name: TopicName, live: Sequence[SchemaVersion], data: SchemaData, rules: PulsarProfile
+) -> int | None:
+    """The first live version equal to the candidate, or None.
+
+    AVRO/JSON/PROTOBUF compare parsed Avro schemas, parsed with default validation on; Pulsar then fails
+    with an internal error on an invalid default (§4.8): we refuse with a clear error instead.
+    """
+    if not live:
+        return None
+    if data.type not in AVRO_PARSED_TYPES:
+        return next((e.version for e in live if e.type is data.type and e.data == data.data), None)
+    try:
+        new = parse_avro_data(data.type, data.data)
+    except InvalidSchemaError as exc:
+        raise legacy_json_refusal(data, exc, rules) from None
+    if new.invalid_defaults:
+        raise invalid_default_error(data.type, new)
+    for entry in live:
+        if entry.type in AVRO_PARSED_TYPES:
+            old = parse_stored(entry.type, entry.data)
+            if old is None:
+                continue
+            if old.invalid_defaults:
+                raise poisoned_error(name, entry.version, old)
+            if entry.type is data.type and old == new:
+                return entry.version
+        elif entry.type is data.type and entry.data == data.data:
+            return entry.version
+    return None
+
+
+def parse_stored(kind: SchemaType, data: bytes) -> AvroSchema | None:
+    """A stored AVRO/JSON/PROTOBUF version as the duplicate check parses it; None for a JSON version in the
+    legacy Jackson form under a profile that took it (3.0/4.0): it equals no Avro schema."""
+    try:
+        return parse_avro_data(kind, data)
+    except InvalidSchemaError:
+        if kind is SchemaType.JSON and in_force().legacy_json and jackson_schema(data) is not None:
+            return None
+        raise
+
+
+def equality_digest(schema: AvroSchema) -> bytes:
+    """What dedup compares of a parsed schema: equal schemas have equal equality keys (`AvroSchema.__eq__`)."""
+    return hashlib.sha256(schema.equality_key.encode("utf-8")).digest()
+
+
+def legacy_json_refusal(data: SchemaData, exc: InvalidSchemaError, rules: PulsarProfile) -> InvalidSchemaError:
+    """The duplicate check's refusal of a candidate that does not parse as Avro; for the legacy Jackson
+    JSON-Schema form (3.0/4.0), said plainly (inferred: the broker's dedup parse fails with an internal
+    error, so the form is only ever taken by a topic without a schema)."""
+    if data.type is not SchemaType.JSON or not rules.legacy_json or jackson_schema(data.data) is None:
+        return exc
+    return InvalidSchemaError(
+        f"{exc}. A Jackson JSON-Schema document is taken by {rules.title} on a topic without a "
+        "schema, but once the topic has one the broker's duplicate check parses every new JSON schema as "
+        "Avro and fails (an internal error there): register the Avro form instead"
+    )
+
+
+def invalid_default_error(kind: SchemaType, schema: AvroSchema) -> InvalidSchemaError:
+    """A candidate with a default its field's type refuses (Pulsar: HTTP 500 in the duplicate check)."""
+    bad = schema.invalid_defaults[0]
+    return InvalidSchemaError(
+        f"Invalid schema definition data for {kind} schema: {bad.message} (at {bad.pointer}); Pulsar "
+        "would fail this registration with an internal error (HTTP 500)"
+    )
+
+
+def poisoned_error(name: TopicName, version: int, schema: AvroSchema) -> PoisonedHistoryError:
+    """A stored version with such a default: every later registration on the topic fails in Pulsar."""
+    bad = schema.invalid_defaults[0]
+    return PoisonedHistoryError(
+        f"version {version} of {name} has an {bad.message} (at {bad.pointer}); Pulsar fails "
+        "every later registration on this topic with an internal error (HTTP 500). Delete the "
+        "schema to start a new history."
+    )
