@@ -14,13 +14,17 @@ from pathlib import PurePosixPath
 import streamlit as st
 from google.protobuf import descriptor_pb2
 
-from app.proto_compile import ProtoCompileError, compile_protos
 from registry import (
+    KEY_VALUE_ENCODINGS,
+    KEY_VALUE_PART_TYPES,
+    ProtoCompileError,
     RegistryError,
     SchemaInfo,
     SchemaType,
     SchemaVersion,
+    compile_uploads,
     current_limits,
+    declared_messages,
     key_value_parts,
     key_value_schema_info,
     to_protobuf_native_data,
@@ -30,8 +34,6 @@ TEXT, PROTO, KEY_VALUE, PRIMITIVE = "Avro / JSON text", ".proto files", "KEY_VAL
 MODES = (TEXT, PROTO, KEY_VALUE, PRIMITIVE)
 TEXT_TYPES = (SchemaType.AVRO, SchemaType.JSON, SchemaType.PROTOBUF, SchemaType.PROTOBUF_NATIVE)
 PRIMITIVES = tuple(t for t in SchemaType if t.is_primitive)
-PART_TYPES = (SchemaType.AVRO, SchemaType.JSON, *PRIMITIVES)
-ENCODINGS = ("INLINE", "SEPARATED")
 # Which input a stored type is edited with (presentation only; the registry decides what a type means).
 _MODE_OF = {SchemaType.KEY_VALUE: KEY_VALUE, SchemaType.PROTOBUF_NATIVE: PROTO} | {t: PRIMITIVE for t in PRIMITIVES}
 
@@ -88,9 +90,9 @@ def _prefill_key_value(key: str, start: SchemaInfo) -> None:
         key_part, value_part, encoding = key_value_parts(start)
     except RegistryError:
         return
-    st.session_state[f"{key}_encoding"] = encoding
+    st.session_state[f"{key}_encoding"] = encoding if encoding in KEY_VALUE_ENCODINGS else KEY_VALUE_ENCODINGS[0]
     for part, info in (("key", key_part), ("value", value_part)):
-        st.session_state[f"{key}_{part}_type"] = info.type if info.type in PART_TYPES else SchemaType.BYTES
+        st.session_state[f"{key}_{part}_type"] = info.type if info.type in KEY_VALUE_PART_TYPES else SchemaType.BYTES
         st.session_state[f"{key}_{part}_text"] = _pretty(str(info.schema)) if info.schema else ""
 
 
@@ -136,12 +138,12 @@ def _text_input(key: str) -> SchemaInfo:
 
 
 def _key_value_input(key: str) -> SchemaInfo:
-    encoding = st.selectbox("Encoding", ENCODINGS, key=f"{key}_encoding")
+    encoding = st.selectbox("Encoding", KEY_VALUE_ENCODINGS, key=f"{key}_encoding")
     columns = st.columns(2)
     parts: dict[str, SchemaInfo] = {}
     for column, part in zip(columns, ("key", "value"), strict=True):
         with column:
-            kind = st.selectbox(f"{part.capitalize()} type", PART_TYPES, key=f"{key}_{part}_type")
+            kind = st.selectbox(f"{part.capitalize()} type", KEY_VALUE_PART_TYPES, key=f"{key}_{part}_type")
             if kind.is_primitive:
                 parts[part] = SchemaInfo(type=kind, schema="")
                 continue
@@ -159,10 +161,12 @@ def _key_value_input(key: str) -> SchemaInfo:
 def _compile(sources: tuple[tuple[str, bytes], ...], root_file: str) -> tuple[bytes, str, list[str]] | str:
     """Cached protoc run: (serialized descriptor set, root file, messages), or protoc's error text."""
     try:
-        compiled = compile_protos(dict(sources), root_file)
+        file_set = compile_uploads(dict(sources), root_file)
     except ProtoCompileError as exc:
         return str(exc)
-    return compiled.file_set.SerializeToString(), compiled.root_file, compiled.messages
+    root = root_file.strip().lstrip("/")
+    messages = declared_messages(next(f for f in file_set.file if f.name == root))
+    return file_set.SerializeToString(), root, messages
 
 
 def _proto_input(key: str) -> SchemaInfo:

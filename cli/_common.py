@@ -199,7 +199,6 @@ TYPE_BY_EXTENSION = {
     ".pb": "PROTOBUF_NATIVE",
 }
 _DESCRIPTOR_SETS = (".binpb", ".desc", ".pb")
-_PROTOC_TIMEOUT = 60
 
 
 def add_schema_arguments(parser: argparse.ArgumentParser, *, required: bool = True) -> None:
@@ -369,15 +368,10 @@ def _protobuf_native(args: argparse.Namespace, data: bytes, suffix: str) -> str:
 
 
 def _compile_proto(args: argparse.Namespace, data: bytes) -> tuple[Any, str]:
-    import subprocess
     import tempfile
-    from importlib import resources
-    from importlib.util import find_spec
 
-    from google.protobuf import descriptor_pb2
+    from registry import ProtoCompileError, compile_proto
 
-    if find_spec("grpc_tools") is None:
-        raise UserError("compiling .proto files needs grpcio-tools (pip install grpcio-tools)")
     with tempfile.TemporaryDirectory(prefix="schema-explorer-") as tmp:
         if args.file == "-":
             source = Path(tmp) / "src" / "stdin.proto"
@@ -393,48 +387,31 @@ def _compile_proto(args: argparse.Namespace, data: bytes) -> tuple[Any, str]:
         if home is None:
             roots.append(source.parent)
             home = source.parent
-        root_file = source.relative_to(home).as_posix()
-        out = Path(tmp) / "set.binpb"
-        well_known = resources.files("grpc_tools") / "_proto"
-        command = [sys.executable, "-m", "grpc_tools.protoc"]
-        command += [f"--proto_path={r}" for r in roots] + [f"--proto_path={well_known}"]
-        command += ["--include_imports", f"--descriptor_set_out={out}", str(source)]
         try:
-            done = subprocess.run(command, capture_output=True, text=True, timeout=_PROTOC_TIMEOUT, check=False)
-        except subprocess.TimeoutExpired:
-            raise UserError(f"protoc did not finish within {_PROTOC_TIMEOUT} seconds") from None
-        if done.returncode != 0 or not out.is_file():
-            message = (done.stderr or done.stdout or "protoc failed without a message").strip()
-            raise UserError(f"protoc could not compile {args.file}:\n{message.replace(tmp, '.')}")
-        return descriptor_pb2.FileDescriptorSet.FromString(out.read_bytes()), root_file
-
-
-def _messages(file: Any) -> list[str]:
-    prefix = f"{file.package}." if file.package else ""
-    names: list[str] = []
-
-    def walk(messages: Any, parent: str) -> None:
-        for message in messages:
-            names.append(f"{parent}{message.name}")
-            walk(message.nested_type, f"{parent}{message.name}.")
-
-    walk(file.message_type, prefix)
-    return names
+            file_set = compile_proto(source, roots)
+        except ProtoCompileError as exc:
+            raise UserError(f"protoc could not compile {args.file}:\n{exc}") from None
+        return file_set, source.relative_to(home).as_posix()
 
 
 def _root_file_of(file_set: Any, message: str | None) -> str:
     """In a descriptor set, the file declaring `message` (default: the last file, protoc's root)."""
+    from registry import declared_messages
+
     if message:
         for file in file_set.file:
-            if message in _messages(file) or any(m.rsplit(".", 1)[-1] == message for m in _messages(file)):
+            names = declared_messages(file)
+            if message in names or any(m.rsplit(".", 1)[-1] == message for m in names):
                 return str(file.name)
         raise UserError(f"no file in {len(file_set.file)} descriptor(s) declares message {message!r}")
     return str(file_set.file[-1].name)
 
 
 def _root_message(file_set: Any, root_file: str, wanted: str | None) -> str:
+    from registry import declared_messages
+
     file = next(f for f in file_set.file if f.name == root_file)
-    names = _messages(file)
+    names = declared_messages(file)
     if not names:
         raise UserError(f"{root_file} declares no message; a PROTOBUF_NATIVE schema needs a root message")
     if not wanted:

@@ -33,9 +33,11 @@ from ._errors import (
     TopicPoliciesDisabledError,
 )
 from ._facade import SchemaRegistry
+from ._key_value import KEY_VALUE_ENCODINGS, KEY_VALUE_PART_TYPES
 from ._limits import Limits, SchemaTooLargeError, current_limits, limited, set_limits
 from ._model import (
     STRATEGIES,
+    STRATEGY_FACTS,
     Admission,
     AutoUpdateStrategy,
     BrokerConfig,
@@ -52,13 +54,16 @@ from ._model import (
     RuleCode,
     SchemaInfo,
     SchemaVersion,
+    StrategyFacts,
     TopicPolicy,
+    UpgradeOrder,
 )
 from ._names import NamespaceName, TopicName
 from ._paths import default_db_path, remote_url
 from ._policy import namespace_allow_auto_update, namespace_validation_enforced
 from ._policy_preview import PolicyPreview, TopicPreview
 from ._protobuf_native import ProtobufNativeSchema, parse_protobuf_native, to_protobuf_native_data
+from ._protoc import ProtoCompileError, compile_proto, compile_uploads, declared_messages
 from ._pulsar_version import DEFAULT_PROFILE, PROFILES, PulsarProfile, answering_as, profile_for_broker
 from ._pulsar_version import profile as pulsar_profile
 from ._read_only import ReadOnlyRegistry
@@ -77,7 +82,6 @@ from ._types import SchemaData, SchemaType
 from ._upgrade import (
     STRATEGY_UPGRADE_ORDER,
     ChangeOrder,
-    UpgradeOrder,
     UpgradePlan,
     UpgradeStep,
     change_order,
@@ -155,6 +159,14 @@ __all__ = [
     "RegistryNotFoundError",
     "RemoteRegistry",
     "SchemaRegistry",
+    "STRATEGY_FACTS",
+    "StrategyFacts",
+    "KEY_VALUE_ENCODINGS",
+    "KEY_VALUE_PART_TYPES",
+    "ProtoCompileError",
+    "compile_proto",
+    "compile_uploads",
+    "declared_messages",
     "policies_json",
     "schema_response",
     "to_json",

@@ -16,6 +16,7 @@ from ._compatibility import check_with_all, check_with_latest
 from ._errors import IncompatibleSchemaError, InvalidSchemaError, PoisonedHistoryError
 from ._history import next_version, versioned
 from ._model import (
+    STRATEGY_FACTS,
     Admission,
     ClientRole,
     CompatibilityResult,
@@ -35,8 +36,6 @@ if TYPE_CHECKING:
     from ._writes import LocalWrites
 
 S = CompatibilityStrategy
-# §8.2: for these topic strategies a consumer only has to read the latest version (checked as BACKWARD).
-_CONSUMER_READS_LATEST = frozenset({S.BACKWARD, S.FORWARD, S.FORWARD_TRANSITIVE, S.FULL})
 _NO_SCHEMA_ENFORCED = (
     "Producers cannot connect or send message without a schema to topics with a schema"
     "when SchemaValidationEnforced is enabled"
@@ -109,7 +108,7 @@ def check_consumer(live: Sequence[SchemaVersion], data: SchemaData, strategy: Co
         result = CompatibilityResult(compatible=False, strategy=strategy, problems=(problem,))
         return Admission(accepted=False, role=role, reason=problem.message, result=result)
     existing = versioned(live)
-    if strategy in _CONSUMER_READS_LATEST:
+    if STRATEGY_FACTS[strategy].consumer_checks_latest:
         result = check_with_latest(existing, data, strategy, check_strategy=S.BACKWARD)
     else:
         result = check_with_all(existing, data, strategy)

@@ -16,7 +16,7 @@ from ._changes import Advisory, AdvisoryCode, Severity
 from ._errors import InvalidSchemaError
 from ._json_legacy import jackson_id, jackson_schema
 from ._key_value import decode_key_value
-from ._model import CompatibilityResult, CompatibilityStrategy, Direction, Problem, RuleCode
+from ._model import STRATEGY_FACTS, CompatibilityResult, CompatibilityStrategy, Direction, Problem, RuleCode
 from ._protobuf_diff import protobuf_advisories
 from ._protobuf_native import parse_protobuf_native
 from ._pulsar_version import in_force
@@ -26,24 +26,10 @@ from ._types import SchemaData, SchemaType
 S = CompatibilityStrategy
 
 
-@dataclass(frozen=True, slots=True)
-class Reads:
-    """Which reads a strategy demands: the candidate reading existing data, existing readers reading the
-    candidate's data, and whether against every live version or the latest."""
-
-    backward: bool
-    forward: bool
-    transitive: bool
-
-
-STRATEGY_READS: Mapping[CompatibilityStrategy, Reads] = {
-    S.BACKWARD: Reads(True, False, False),
-    S.FORWARD: Reads(False, True, False),
-    S.FULL: Reads(True, True, False),
-    S.BACKWARD_TRANSITIVE: Reads(True, False, True),
-    S.FORWARD_TRANSITIVE: Reads(False, True, True),
-    S.FULL_TRANSITIVE: Reads(True, True, True),
-}
+def _demands_reads(strategy: CompatibilityStrategy) -> bool:
+    """A strategy that checks reads (the six BACKWARD/FORWARD/FULL ones), rather than taking or refusing all."""
+    facts = STRATEGY_FACTS.get(strategy)
+    return facts is not None and (facts.backward or facts.forward)
 
 
 @dataclass(frozen=True, slots=True)
@@ -232,8 +218,7 @@ def check_avro(existing: Sequence[Versioned], candidate: SchemaData, strategy: C
                     )
                 )
             parsed[old.version] = None
-    reads = STRATEGY_READS.get(strategy)
-    if reads is None:  # ALWAYS_INCOMPATIBLE, UNDEFINED: fail iff there is an existing schema
+    if not _demands_reads(strategy):  # ALWAYS_INCOMPATIBLE, UNDEFINED: fail iff there is an existing schema
         return _refuse(_forbidden(strategy, existing[-1].version)) if existing else Outcome([], [])
     outcome = Outcome([], [])
     for target in _targets(existing, strategy):
@@ -241,9 +226,9 @@ def check_avro(existing: Sequence[Versioned], candidate: SchemaData, strategy: C
         if new is None or old_avro is None:
             outcome += _legacy_json_pair(target, candidate, old_avro is not None, new is not None)
             continue
-        if reads.backward:
+        if STRATEGY_FACTS[strategy].backward:
             outcome += read_outcome(new, old_avro, Direction.BACKWARD, target.version)
-        if reads.forward:
+        if STRATEGY_FACTS[strategy].forward:
             outcome += read_outcome(old_avro, new, Direction.FORWARD, target.version)
     return outcome
 
@@ -428,7 +413,7 @@ def check_protobuf_native(
     new = parse_protobuf_native(candidate.data)
     outcome = Outcome([], [])
     for old in existing:  # the list form checks each schema it is given
-        if strategy not in STRATEGY_READS:
+        if not _demands_reads(strategy):
             return _refuse(
                 Problem(
                     code=RuleCode.STRATEGY_FORBIDS_CHANGE,

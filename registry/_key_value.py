@@ -15,6 +15,11 @@ from ._text import preview
 from ._types import KeyValueParts, SchemaData, SchemaType
 
 KV_ENCODING = "kv.encoding.type"
+KEY_VALUE_ENCODINGS = ("INLINE", "SEPARATED")
+"""Pulsar's KeyValueEncodingType: the key travels inside the message value, or as the message key."""
+KEY_VALUE_PART_TYPES = (SchemaType.AVRO, SchemaType.JSON, *(t for t in SchemaType if t.is_primitive))
+"""The types a KEY_VALUE part is built from (`key_value_schema_info`): an Avro or JSON definition, or a
+primitive, which has no text. Nested KEY_VALUE and the client-side AUTO* types are refused."""
 
 
 def encode_key_value(schema: str | bytes) -> bytes:

@@ -35,7 +35,9 @@ class CompatibilityStrategy(enum.StrEnum):
 
     @property
     def is_transitive(self) -> bool:
-        return self in TRANSITIVE_STRATEGIES
+        """Checked against every live version rather than the latest (STRATEGY_FACTS)."""
+        facts = STRATEGY_FACTS.get(self)
+        return facts is not None and facts.transitive
 
     @classmethod
     def parse(cls, value: str | CompatibilityStrategy) -> CompatibilityStrategy:
@@ -48,17 +50,42 @@ class CompatibilityStrategy(enum.StrEnum):
             raise PolicyError(f"unknown compatibility strategy {value!r}; expected one of {valid}") from None
 
 
-TRANSITIVE_STRATEGIES = frozenset(
-    {
-        CompatibilityStrategy.BACKWARD_TRANSITIVE,
-        CompatibilityStrategy.FORWARD_TRANSITIVE,
-        CompatibilityStrategy.FULL_TRANSITIVE,
-    }
-)
-# The eight strategies a user can choose (UNDEFINED means "not set").
-STRATEGIES: tuple[CompatibilityStrategy, ...] = tuple(
-    s for s in CompatibilityStrategy if s is not CompatibilityStrategy.UNDEFINED
-)
+class UpgradeOrder(enum.StrEnum):
+    """Which clients must move to a new schema first so that no one meets data it cannot read."""
+
+    CONSUMERS_FIRST = "consumers first"
+    PRODUCERS_FIRST = "producers first"
+    ANY_ORDER = "any order"
+    BREAKING = "breaking: no safe order"
+    EVOLUTION_DISABLED = "evolution disabled"
+
+
+@dataclass(frozen=True, slots=True)
+class StrategyFacts:
+    """What a strategy demands of a new schema (§2.1, §3.4) and what follows for clients (§8.2, users.md)."""
+
+    backward: bool  # the new schema must read data written with existing versions
+    forward: bool  # existing versions must read data written with the new schema
+    transitive: bool  # against every live version, not only the latest
+    consumer_checks_latest: bool  # §8.2: a consumer on a topic in use is checked (as BACKWARD) against the latest only
+    upgrade_order: UpgradeOrder  # users.md "Upgrade order table": the order it guarantees to be safe
+
+
+_S = CompatibilityStrategy
+_U = UpgradeOrder
+# Every fact about the eight strategies, in one table; the checks, admission and upgrade advice read it.
+STRATEGY_FACTS: Mapping[CompatibilityStrategy, StrategyFacts] = {
+    _S.ALWAYS_INCOMPATIBLE: StrategyFacts(False, False, False, False, _U.EVOLUTION_DISABLED),
+    _S.ALWAYS_COMPATIBLE: StrategyFacts(False, False, False, False, _U.ANY_ORDER),
+    _S.BACKWARD: StrategyFacts(True, False, False, True, _U.CONSUMERS_FIRST),
+    _S.FORWARD: StrategyFacts(False, True, False, True, _U.PRODUCERS_FIRST),
+    _S.FULL: StrategyFacts(True, True, False, True, _U.ANY_ORDER),
+    _S.BACKWARD_TRANSITIVE: StrategyFacts(True, False, True, False, _U.CONSUMERS_FIRST),
+    _S.FORWARD_TRANSITIVE: StrategyFacts(False, True, True, True, _U.PRODUCERS_FIRST),
+    _S.FULL_TRANSITIVE: StrategyFacts(True, True, True, False, _U.ANY_ORDER),
+}
+# The eight strategies a user can choose (UNDEFINED means "not set"), in Pulsar's declaration order.
+STRATEGIES: tuple[CompatibilityStrategy, ...] = tuple(s for s in CompatibilityStrategy if s in STRATEGY_FACTS)
 
 
 class AutoUpdateStrategy(enum.StrEnum):

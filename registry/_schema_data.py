@@ -11,7 +11,7 @@ from typing import Any
 from ._avro_schema import AvroParseError, AvroSchema, Enum, Fixed, Record, Union, is_name, parse_avro, walk
 from ._errors import InvalidSchemaError
 from ._json_legacy import jackson_schema
-from ._key_value import KV_ENCODING, decode_key_value, encode_key_value, render_schema_text
+from ._key_value import KEY_VALUE_PART_TYPES, KV_ENCODING, decode_key_value, encode_key_value, render_schema_text
 from ._limits import check_schema_input
 from ._model import SchemaInfo
 from ._protobuf_native import parse_protobuf_native
@@ -169,6 +169,9 @@ def key_value_schema_info(
     """Build the admin-form KEY_VALUE SchemaInfo from two parts, with Pulsar's property names (§5)."""
 
     def part(side: str, info: SchemaInfo) -> Any:
+        if info.type not in KEY_VALUE_PART_TYPES:
+            allowed = ", ".join(t.value for t in KEY_VALUE_PART_TYPES)
+            raise InvalidSchemaError(f"a KEY_VALUE {side} part cannot be {info.type}; it can be one of {allowed}")
         if info.type in PRIMITIVE_TYPES or not info.text.strip():
             return ""
         try:

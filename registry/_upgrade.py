@@ -2,35 +2,17 @@
 
 from __future__ import annotations
 
-import enum
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
-from ._model import ClientRecord, ClientRole, CompatibilityStrategy
+from ._model import STRATEGY_FACTS, ClientRecord, ClientRole, CompatibilityStrategy, UpgradeOrder
 
 S = CompatibilityStrategy
 
 
-class UpgradeOrder(enum.StrEnum):
-    """Which clients must move to a new schema first so that no one meets data it cannot read."""
-
-    CONSUMERS_FIRST = "consumers first"
-    PRODUCERS_FIRST = "producers first"
-    ANY_ORDER = "any order"
-    BREAKING = "breaking: no safe order"
-    EVOLUTION_DISABLED = "evolution disabled"
-
-
-# users.md, "Upgrade order table": the order each strategy guarantees to be safe.
+# users.md, "Upgrade order table": the order each strategy guarantees to be safe (from STRATEGY_FACTS).
 STRATEGY_UPGRADE_ORDER: Mapping[CompatibilityStrategy, UpgradeOrder] = {
-    S.BACKWARD: UpgradeOrder.CONSUMERS_FIRST,
-    S.BACKWARD_TRANSITIVE: UpgradeOrder.CONSUMERS_FIRST,
-    S.FORWARD: UpgradeOrder.PRODUCERS_FIRST,
-    S.FORWARD_TRANSITIVE: UpgradeOrder.PRODUCERS_FIRST,
-    S.FULL: UpgradeOrder.ANY_ORDER,
-    S.FULL_TRANSITIVE: UpgradeOrder.ANY_ORDER,
-    S.ALWAYS_COMPATIBLE: UpgradeOrder.ANY_ORDER,
-    S.ALWAYS_INCOMPATIBLE: UpgradeOrder.EVOLUTION_DISABLED,
+    strategy: facts.upgrade_order for strategy, facts in STRATEGY_FACTS.items()
 }
 
 _WHY = {

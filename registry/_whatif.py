@@ -9,9 +9,17 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from ._changes import Advisory, SchemaDiff
-from ._model import Admission, ClientRecord, CompatibilityResult, CompatibilityStrategy, Effective, Problem
+from ._model import (
+    Admission,
+    ClientRecord,
+    CompatibilityResult,
+    CompatibilityStrategy,
+    Effective,
+    Problem,
+    UpgradeOrder,
+)
 from ._types import SchemaType
-from ._upgrade import ChangeOrder, UpgradeOrder, UpgradePlan
+from ._upgrade import ChangeOrder, UpgradePlan
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

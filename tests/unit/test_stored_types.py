@@ -54,3 +54,12 @@ def test_key_value_parts_of_another_type_names_it() -> None:
 
     with pytest.raises(InvalidSchemaError, match="not a KEY_VALUE schema: AVRO"):
         key_value_parts(SchemaInfo(type=SchemaType.AVRO, schema='"string"'))
+
+
+@pytest.mark.parametrize("kind", [SchemaType.KEY_VALUE, SchemaType.AUTO_CONSUME, SchemaType.PROTOBUF_NATIVE])
+def test_a_key_value_part_of_a_type_it_cannot_take_is_refused(kind: SchemaType) -> None:
+    from registry import KEY_VALUE_PART_TYPES, InvalidSchemaError, key_value_schema_info
+
+    assert kind not in KEY_VALUE_PART_TYPES
+    with pytest.raises(InvalidSchemaError, match=f"a KEY_VALUE value part cannot be {kind}; it can be one of AVRO"):
+        key_value_schema_info(SchemaInfo(type=SchemaType.STRING), SchemaInfo(type=kind, schema="{}"))
