@@ -89,11 +89,6 @@ def code_span(text: str) -> str:
     return "`" + text.replace("`", "'") + "`"
 
 
-def show_text(text: str) -> None:
-    """User text exactly as typed, in a monospace block: no markdown, no HTML."""
-    st.text(text)
-
-
 def when(millis: int | None) -> str:
     """A registry timestamp (ms since the epoch) as UTC text."""
     if millis is None:

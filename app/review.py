@@ -23,7 +23,7 @@ from registry import (
     SchemaDiff,
     WhatIf,
 )
-from registry.text_diff import COARSE_NOTE, LineDiff, line_diff
+from registry.explain.text_diff import COARSE_NOTE, LineDiff, line_diff
 from registry.views.tables import changes_frame, problems_frame, upgrade_plan_frame
 
 EFFECT_BADGE = {Effect.OK: ("ok", "green"), Effect.RISK: ("risk", "orange"), Effect.BREAKS: ("breaks", "red")}
@@ -109,7 +109,7 @@ def side_by_side(
     """An HTML two-column diff with every piece of text escaped; changed lines shaded (works in both themes).
     `lines` is the line diff of `old` and `new` when the caller has it already. At most `max_rows` rows are
     drawn (a browser slows down past that); a last row says how many were left out, and another when the diff
-    itself was cut short (registry/text_diff.py)."""
+    itself was cut short (registry/explain/text_diff.py)."""
     lines = line_diff(old, new) if lines is None else lines
     a, b = lines.old, lines.new
     groups = [list(lines.opcodes)] if whole else lines.grouped(_CONTEXT_LINES)

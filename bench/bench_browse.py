@@ -37,7 +37,7 @@ sys.path.insert(0, str(ROOT))
 from registry import Registry, TopicQuery  # noqa: E402
 from registry._catalog import stored_fields  # noqa: E402
 from registry._model import CompatibilityStrategy, NamespacePolicy  # noqa: E402
-from registry._sqlite import SqliteStorage, _namespace_policy_to_json, rebuild_heads  # noqa: E402
+from registry.storage._sqlite import SqliteStorage, _namespace_policy_to_json, rebuild_heads  # noqa: E402
 
 WORDS = (
     "order customer payment invoice shipment item price amount currency address street city country zip "

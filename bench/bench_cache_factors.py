@@ -28,10 +28,10 @@ sys.path[:0] = [str(_ROOT), str(_ROOT / "bench")]
 
 from google.protobuf import descriptor_pb2  # noqa: E402
 
-from registry._avro_resolution import resolve  # noqa: E402
-from registry._avro_schema import AvroSchema, _parse  # noqa: E402
-from registry._protobuf_diff import _build_model  # noqa: E402
-from registry._protobuf_native import _parse_protobuf_native  # noqa: E402
+from registry.avro._resolution import resolve  # noqa: E402
+from registry.avro._schema import AvroSchema, _parse  # noqa: E402
+from registry.protobuf._diff import _build_model  # noqa: E402
+from registry.protobuf._native import _parse_protobuf_native  # noqa: E402
 from schemas import large_record  # noqa: E402
 
 

@@ -33,10 +33,10 @@ sys.path[:0] = [str(_ROOT), str(_ROOT / "bench")]
 import avro.schema  # noqa: E402
 from avro.compatibility import ReaderWriterCompatibilityChecker, SchemaCompatibilityType  # noqa: E402
 
-import registry._avro_resolution  # noqa: E402
-import registry._avro_schema  # noqa: E402
-from registry._avro_resolution import resolve  # noqa: E402
-from registry._avro_schema import clear_parse_cache, parse_avro  # noqa: E402
+import registry.avro._resolution  # noqa: E402
+import registry.avro._schema  # noqa: E402
+from registry.avro._resolution import resolve  # noqa: E402
+from registry.avro._schema import clear_parse_cache, parse_avro  # noqa: E402
 from schemas import count_fields, large_record, small_pair, with_added_field  # noqa: E402
 
 TARGET_SPEEDUP = 10.0
@@ -44,7 +44,7 @@ TARGET_SPEEDUP = 10.0
 
 def build() -> str:
     """Which build of our side is loaded: the mypyc-compiled modules (tools/build_speedups.py) or pure Python."""
-    compiled = [m.__file__ or "" for m in (registry._avro_schema, registry._avro_resolution)]
+    compiled = [m.__file__ or "" for m in (registry.avro._schema, registry.avro._resolution)]
     if all(path.endswith(".so") for path in compiled):
         return "compiled (mypyc)"
     return "pure Python" if not any(path.endswith(".so") for path in compiled) else "mixed: " + ", ".join(compiled)

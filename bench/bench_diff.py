@@ -1,4 +1,4 @@
-"""The text diff the app, the notebooks and the CLI show: difflib (before) against registry/text_diff.py (now).
+"""The text diff the app, the notebooks and the CLI show: difflib (before) against registry/explain/text_diff.py (now).
 
     python bench/bench_diff.py [--sizes 23,46,100] [--old-limit 120]
 
@@ -24,7 +24,7 @@ _ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(_ROOT), str(_ROOT / "bench")]
 
 from app.review import side_by_side  # noqa: E402
-from registry.text_diff import line_diff  # noqa: E402
+from registry.explain.text_diff import line_diff  # noqa: E402
 from schemas import similar_fields_pair  # noqa: E402
 
 

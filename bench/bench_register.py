@@ -35,7 +35,7 @@ _ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(_ROOT), str(_ROOT / "bench")]
 
 from registry import Registry, SchemaInfo, SchemaType  # noqa: E402
-from registry._avro_schema import parse_avro  # noqa: E402
+from registry.avro._schema import parse_avro  # noqa: E402
 from schemas import evolving_history  # noqa: E402
 
 NAMESPACE = "bench/history"

@@ -307,7 +307,7 @@ def protobuf_payload(data: bytes, rng: random.Random) -> bytes:
     from google.protobuf import message_factory
     from google.protobuf.descriptor import FieldDescriptor as F
 
-    from registry._protobuf_native import parse_protobuf_native
+    from registry.protobuf._native import parse_protobuf_native
 
     root = parse_protobuf_native(data).root
     message = message_factory.GetMessageClass(root)()

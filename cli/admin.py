@@ -15,7 +15,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from registry import policies_json, schema_response, to_json
-from registry.text_diff import line_diff
+from registry.explain.text_diff import line_diff
 
 from ._common import (
     EXIT_OK,

@@ -1,4 +1,4 @@
-"""`export` / `import`: a whole registry as a snapshot (JSON lines, registry/_snapshot.py) and back.
+"""`export` / `import`: a whole registry as a snapshot (JSON lines, registry/storage/_snapshot.py) and back.
 
 A snapshot holds every version with its tombstones, timestamps, users and properties, the policies, the
 recorded clients and the audit trail; `import` of an `export` answers every question as the original does,

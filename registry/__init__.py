@@ -8,9 +8,7 @@ from typing import TYPE_CHECKING, Any
 from ._audit import AuditAction, AuditEntry, AuditOutcome
 from ._cache_budget import CACHE_BYTES_ENV, FAST_READ_BYTES
 from ._catalog import TopicPage, TopicQuery, TopicSummary
-from ._changes import Advisory, AdvisoryCode, Change, ChangeKind, Effect, SchemaDiff, Severity
 from ._compatibility import PairVerdict, pair_verdict
-from ._diff import schema_text
 from ._errors import (
     AuthError,
     IncompatibleSchemaError,
@@ -60,26 +58,17 @@ from ._model import (
 )
 from ._names import NamespaceName, TopicName
 from ._paths import default_db_path, remote_url
-from ._policy import namespace_allow_auto_update, namespace_validation_enforced
-from ._policy_preview import PolicyPreview, TopicPreview
-from ._protobuf_native import ProtobufNativeSchema, parse_protobuf_native, to_protobuf_native_data
-from ._protoc import ProtoCompileError, compile_proto, compile_uploads, declared_messages
 from ._pulsar_version import DEFAULT_PROFILE, PROFILES, PulsarProfile, answering_as, profile_for_broker
 from ._pulsar_version import profile as pulsar_profile
 from ._read_only import ReadOnlyRegistry
 from ._registry import Registry
 from ._schema_data import key_value_parts, key_value_schema_info, to_schema_data
 from ._seed import SeedReport, seed_sample_data
-from ._snapshot import (
-    SnapshotError,
-    export_snapshot,
-    import_snapshot,
-    read_snapshot_records,
-    registry_from_records,
-    snapshot_records,
-)
 from ._types import SchemaData, SchemaType
-from ._upgrade import (
+from ._wire import policies_json, schema_response, to_json
+from .explain._changes import Advisory, AdvisoryCode, Change, ChangeKind, Effect, SchemaDiff, Severity
+from .explain._diff import schema_text
+from .explain._upgrade import (
     STRATEGY_UPGRADE_ORDER,
     ChangeOrder,
     UpgradePlan,
@@ -87,8 +76,19 @@ from ._upgrade import (
     change_order,
     strategy_order,
 )
-from ._whatif import PolicyImpact, RefusedClient, TopicImpact, WhatIf
-from ._wire import policies_json, schema_response, to_json
+from .explain._whatif import PolicyImpact, RefusedClient, TopicImpact, WhatIf
+from .policy._preview import PolicyPreview, TopicPreview
+from .policy._rules import namespace_allow_auto_update, namespace_validation_enforced
+from .protobuf._native import ProtobufNativeSchema, parse_protobuf_native, to_protobuf_native_data
+from .protobuf._protoc import ProtoCompileError, compile_proto, compile_uploads, declared_messages
+from .storage._snapshot import (
+    SnapshotError,
+    export_snapshot,
+    import_snapshot,
+    read_snapshot_records,
+    registry_from_records,
+    snapshot_records,
+)
 
 if TYPE_CHECKING:
     from ._remote import RemoteRegistry

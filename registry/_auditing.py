@@ -16,8 +16,8 @@ from dataclasses import dataclass
 from ._audit import AuditAction, AuditEntry, AuditOutcome
 from ._errors import RegistryError, StorageError
 from ._names import NamespaceName, TopicName, parse_tenant
-from ._storage import LocalStorage
 from ._text import readable
+from .storage._base import LocalStorage
 
 _AUDIT_DETAIL_BYTES = 1024
 _AUDIT_NAME_BYTES = 300  # a topic name is at most 3 x 255 characters by Pulsar's rules; longer ones are refused

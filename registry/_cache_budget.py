@@ -9,7 +9,7 @@ candidate under a small budget is parsed, answered and freed.
 
 The budget is SCHEMA_EXPLORER_CACHE_BYTES (bytes; default 256 MiB, which leaves room for the requests in flight
 in a 1 GB server), read at import and split:
-  3/8 parsed Avro schemas (registry/_avro_schema.py)   1/4 schema histories read (registry/_read_cache.py)
+  3/8 parsed Avro schemas (registry/avro/_schema.py)   1/4 schema histories read (registry/storage/_read_cache.py)
   1/8 answers of the hot reads (server/_fast_reads.py) 1/8 parsed PROTOBUF_NATIVE schemas, 1/8 their models
 and 1/64 of it (at least 1 MiB) bounds the bytes of large candidate schemas worked on at once (`CANDIDATES`).
 """

@@ -17,8 +17,8 @@ from google.protobuf.descriptor import Descriptor
 from ._errors import InvalidSchemaError
 from ._key_value import split_key_value
 from ._model import ClientRole, CompatibilityStrategy, Effective, NamespacePolicy, PolicySource, TopicPolicy
-from ._protobuf_native import parse_protobuf_native
 from ._types import SchemaType
+from .protobuf._native import parse_protobuf_native
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

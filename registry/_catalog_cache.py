@@ -14,10 +14,10 @@ from ._errors import InvalidArgumentError, TopicNotFoundError
 from ._history import trim
 from ._model import ClientRole, CompatibilityStrategy, Effective, NamespacePolicy, TopicPolicy
 from ._names import TopicName
-from ._policy import admin_strategy
-from ._storage import ChangeTracking
 from ._types import SchemaType
 from ._view import RegistryView
+from .policy._rules import admin_strategy
+from .storage._base import ChangeTracking
 
 _UNTRACKED_TTL_S = 5  # how long a backend without change tracking may serve a cached catalog
 

@@ -10,18 +10,18 @@ import hashlib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
-from ._avro_resolution import InvalidDefaultHit, Note, resolve_with_notes
-from ._avro_schema import AvroSchema
-from ._changes import Advisory, AdvisoryCode, Severity
 from ._errors import InvalidSchemaError
-from ._json_legacy import jackson_id, jackson_schema
 from ._key_value import decode_key_value
 from ._model import STRATEGY_FACTS, CompatibilityResult, CompatibilityStrategy, Direction, Problem, RuleCode
-from ._protobuf_diff import protobuf_advisories
-from ._protobuf_native import parse_protobuf_native
 from ._pulsar_version import in_force
 from ._schema_data import parse_avro_data
 from ._types import SchemaData, SchemaType
+from .avro._json_legacy import jackson_id, jackson_schema
+from .avro._resolution import InvalidDefaultHit, Note, resolve_with_notes
+from .avro._schema import AvroSchema
+from .explain._changes import Advisory, AdvisoryCode, Severity
+from .protobuf._diff import protobuf_advisories
+from .protobuf._native import parse_protobuf_native
 
 S = CompatibilityStrategy
 
@@ -369,7 +369,7 @@ def invalid_default_advisories(schema: AvroSchema) -> list[Advisory]:
 
 def _legacy_json_pair(old: Versioned, candidate: SchemaData, old_avro: bool, new_avro: bool) -> Outcome:
     """Pulsar 3.0/4.0 `JsonSchemaCompatibilityCheck.checkCompatible` for one existing version, when one side
-    does not parse as Avro (registry/_json_legacy.py): Avro then Jackson, or Jackson then Avro, is accepted (the
+    does not parse as Avro (registry/avro/_json_legacy.py): Avro then Jackson, or Jackson then Avro, is accepted (the
     new one overwrites); Jackson then Jackson needs equal `id`s; a new schema in neither form is an "Unknown
     schema format"; an existing one in neither form is overwritten (accepted)."""
     old_doc = None if old_avro else jackson_schema(old.schema.data)

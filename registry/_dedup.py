@@ -11,14 +11,14 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Sequence
 
-from ._avro_schema import AvroSchema
 from ._errors import InvalidSchemaError, PoisonedHistoryError
-from ._json_legacy import jackson_schema
 from ._model import SchemaVersion
 from ._names import TopicName
 from ._pulsar_version import PulsarProfile, in_force
 from ._schema_data import parse_avro_data
 from ._types import AVRO_PARSED_TYPES, SchemaData, SchemaType
+from .avro._json_legacy import jackson_schema
+from .avro._schema import AvroSchema
 
 
 def find_duplicate(

@@ -4,8 +4,8 @@ them and the catalog, over a `RegistryView` of a backend.
 `Registry` (embedded: SQLite or memory) and `RemoteRegistry` (a Pulsar admin v2 endpoint over HTTP) are
 siblings under `SchemaRegistry`. Each implements the calls where the backend decides (register, check, get,
 delete, policy and creation writes, the audit trail); everything else is answered here, by the same units
-(registry/_explain.py, _policy_preview.py, _catalog_cache.py), so the same question gets the same answer
-from both. A method that cannot work for a backend does not exist on its facade: recording clients, group
+(explain/_answers.py, policy/_preview.py, _catalog_cache.py), so the same question gets the same answer from
+both. A method that cannot work for a backend does not exist on its facade: recording clients, group
 commits and the stored Pulsar version are the embedded registry's alone.
 """
 
@@ -21,10 +21,7 @@ from ._audit import AuditEntry
 from ._cache_budget import CANDIDATES
 from ._catalog import TopicPage, TopicQuery, TopicSummary
 from ._catalog_cache import CatalogCache
-from ._changes import SchemaDiff
-from ._diff import diff_schemas
 from ._errors import PolicyError, TenantNotFoundError
-from ._explain import live_version, policy_impact, schema_of, upgrade_plan, what_if
 from ._history import version_number
 from ._model import (
     BrokerConfig,
@@ -38,15 +35,18 @@ from ._model import (
     TopicPolicy,
 )
 from ._names import NamespaceName, TopicName, parse_tenant
-from ._policy import UNSET, policy_topic
-from ._policy_preview import PolicyPreview, preview_namespace, preview_topic
 from ._pulsar_version import PulsarProfile, using
 from ._read_only import ReadOnlyRegistry
 from ._schema_data import checked_info
 from ._types import SchemaData
-from ._upgrade import UpgradePlan
 from ._view import RegistryView
-from ._whatif import PolicyImpact, WhatIf
+from .explain._answers import live_version, policy_impact, schema_of, upgrade_plan, what_if
+from .explain._changes import SchemaDiff
+from .explain._diff import diff_schemas
+from .explain._upgrade import UpgradePlan
+from .explain._whatif import PolicyImpact, WhatIf
+from .policy._preview import PolicyPreview, preview_namespace, preview_topic
+from .policy._rules import UNSET, policy_topic
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -288,7 +288,7 @@ class SchemaRegistry(abc.ABC):
         """What `set_namespace_policy` with the same arguments would change and refuse, writing nothing: per
         topic of the namespace, the values in force now and then, the live registrations the proposed strategy
         would refuse, the recorded clients that could no longer connect, and the topics it does not reach
-        (registry/_policy_preview.py). Values are checked as saving checks them."""
+        (registry/policy/_preview.py). Values are checked as saving checks them."""
         ns = NamespaceName.parse(namespace)
         with self._view.snapshot():
             return preview_namespace(

@@ -17,7 +17,7 @@ from ._types import (
 )
 
 if TYPE_CHECKING:
-    from ._changes import Advisory
+    from .explain._changes import Advisory
 
 
 class CompatibilityStrategy(enum.StrEnum):

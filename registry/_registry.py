@@ -36,14 +36,14 @@ from ._model import (
 )
 from ._names import NamespaceName, TopicName, parse_tenant
 from ._paths import remote_url
-from ._policy import UNSET, asked_fields, changed_namespace_policy, changed_topic_policy, policy_topic
-from ._policy_preview import describe_changes
 from ._pulsar_version import PROFILES, PULSAR_VERSION_SETTING, PulsarProfile, profile
 from ._schema_data import checked_info, to_schema_data
-from ._sqlite import SqliteStorage
-from ._storage import LocalStorage, MemoryStorage
 from ._view import RegistryView
 from ._writes import LocalWrites
+from .policy._preview import describe_changes
+from .policy._rules import UNSET, asked_fields, changed_namespace_policy, changed_topic_policy, policy_topic
+from .storage._base import LocalStorage, MemoryStorage
+from .storage._sqlite import SqliteStorage
 
 if TYPE_CHECKING:
     from ._remote import RemoteRegistry

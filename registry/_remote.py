@@ -1,7 +1,7 @@
 """`Registry.open("http://host:port")`: the facade over a remote Pulsar admin v2 endpoint, this project's server
 or a real broker's web service.
 
-Reads come through the remote backend (registry/_remote_storage.py), so every explanation, diff, what-if,
+Reads come through the remote backend (registry/storage/_remote.py), so every explanation, diff, what-if,
 upgrade plan and policy impact is computed by the shared facade exactly as for the embedded registry. Writes
 (register, delete, policies, creation) go to the server, whose verdict stands; its status codes map back to
 the errors the embedded facade raises, and refusals are explained locally from the fetched history
@@ -18,19 +18,6 @@ from typing import Any, Final
 
 import httpx
 
-from ._admin_client import (
-    ADMIN,
-    DEFAULT_ATTEMPTS,
-    DEFAULT_TIMEOUT,
-    AdminClient,
-    clip,
-    payload,
-    probe,
-    raise_for,
-    reason_of,
-    schemas_path,
-    topic_path,
-)
 from ._audit import AuditAction, AuditEntry, AuditOutcome
 from ._errors import (
     IncompatibleSchemaError,
@@ -58,9 +45,25 @@ from ._model import (
     TopicPolicy,
 )
 from ._names import NamespaceName, TopicName, parse_tenant
-from ._policy import UNSET, flag, optional_flag, policy_topic
 from ._pulsar_version import profile, profile_for_broker
-from ._remote_storage import (
+from ._schema_data import checked_info, to_schema_data
+from ._types import SchemaData
+from ._view import RegistryView
+from .policy._rules import UNSET, flag, optional_flag, policy_topic
+from .storage._admin_client import (
+    ADMIN,
+    DEFAULT_ATTEMPTS,
+    DEFAULT_TIMEOUT,
+    AdminClient,
+    clip,
+    payload,
+    probe,
+    raise_for,
+    reason_of,
+    schemas_path,
+    topic_path,
+)
+from .storage._remote import (
     RemoteStorage,
     fetch_broker_config,
     fetch_broker_version,
@@ -68,9 +71,6 @@ from ._remote_storage import (
     string_list,
     wire_strategy,
 )
-from ._schema_data import checked_info, to_schema_data
-from ._types import SchemaData
-from ._view import RegistryView
 
 S = CompatibilityStrategy
 

@@ -8,16 +8,16 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ._avro_schema import AvroParseError, AvroSchema, Enum, Fixed, Record, Union, is_name, parse_avro, walk
 from ._errors import InvalidSchemaError
-from ._json_legacy import jackson_schema
 from ._key_value import KEY_VALUE_PART_TYPES, KV_ENCODING, decode_key_value, encode_key_value, render_schema_text
 from ._limits import check_schema_input
 from ._model import SchemaInfo
-from ._protobuf_native import parse_protobuf_native
 from ._pulsar_version import PulsarProfile, avro_111_name_problem, in_force
 from ._text import check_mapping, preview
 from ._types import PRIMITIVE_TYPES, SchemaData, SchemaType
+from .avro._json_legacy import jackson_schema
+from .avro._schema import AvroParseError, AvroSchema, Enum, Fixed, Record, Union, is_name, parse_avro, walk
+from .protobuf._native import parse_protobuf_native
 
 # Types whose data is not validated at all (§3.7).
 _UNVALIDATED = frozenset({SchemaType.NONE, SchemaType.BYTES})
@@ -81,7 +81,7 @@ def validate_schema_data(schema: SchemaData) -> None:
             parsed = parse_avro_data(schema.type, schema.data)
         except InvalidSchemaError:
             if kind is SchemaType.JSON and rules.legacy_json and jackson_schema(schema.data) is not None:
-                return  # 3.0/4.0: the old Jackson JSON-Schema form (registry/_json_legacy.py)
+                return  # 3.0/4.0: the old Jackson JSON-Schema form (registry/avro/_json_legacy.py)
             raise
         if kind is SchemaType.AVRO and isinstance(parsed.root, Union):
             raise InvalidSchemaError(

@@ -19,9 +19,9 @@ from google.protobuf import descriptor_pb2
 
 from ._errors import RegistryError, StorageError
 from ._model import SchemaInfo
-from ._protobuf_native import to_protobuf_native_data
 from ._schema_data import key_value_schema_info
 from ._types import PRIMITIVE_TYPES, SchemaType
+from .protobuf._native import to_protobuf_native_data
 
 if TYPE_CHECKING:
     from ._registry import Registry

@@ -53,10 +53,6 @@ class SchemaType(enum.StrEnum):
         return self in PRIMITIVE_TYPES
 
     @property
-    def is_struct(self) -> bool:
-        return self in STRUCT_TYPES
-
-    @property
     def is_client_side(self) -> bool:
         """AUTO, AUTO_CONSUME and AUTO_PUBLISH exist only in clients; the registry refuses them (§3.7)."""
         return self in CLIENT_SIDE_TYPES
@@ -126,7 +122,6 @@ PRIMITIVE_TYPES = frozenset(
         SchemaType.BYTES,
     }
 )
-STRUCT_TYPES = frozenset({SchemaType.AVRO, SchemaType.JSON, SchemaType.PROTOBUF, SchemaType.PROTOBUF_NATIVE})
 CLIENT_SIDE_TYPES = frozenset({SchemaType.AUTO, SchemaType.AUTO_CONSUME, SchemaType.AUTO_PUBLISH})
 # Pulsar §3.3: these types are deduplicated by parsed Avro equality, every other type by sha256 of the bytes.
 AVRO_PARSED_TYPES = frozenset({SchemaType.AVRO, SchemaType.JSON, SchemaType.PROTOBUF})

@@ -27,10 +27,10 @@ from ._model import (
     TopicPolicy,
 )
 from ._names import NamespaceName, TopicName
-from ._policy import admin_strategy, effective_policy
 from ._pulsar_version import PulsarProfile, using
-from ._storage import Storage
 from ._types import SchemaData
+from .policy._rules import admin_strategy, effective_policy
+from .storage._base import Storage
 
 
 @runtime_checkable

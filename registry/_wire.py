@@ -15,10 +15,10 @@ from collections.abc import Mapping
 from typing import Any
 
 from ._catalog import TopicPage
-from ._changes import Change, SchemaDiff
 from ._model import CompatibilityResult, NamespacePolicy, Problem, SchemaVersion
-from ._policy_preview import TopicPreview
-from ._whatif import TopicImpact, WhatIf
+from .explain._changes import Change, SchemaDiff
+from .explain._whatif import TopicImpact, WhatIf
+from .policy._preview import TopicPreview
 
 # Properties that are part of a value's JSON, beside its fields.
 DERIVED: Mapping[type, tuple[str, ...]] = {

@@ -12,7 +12,6 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable, Sequence
 
-from ._avro_schema import AvroSchema
 from ._dedup import equality_digest, invalid_default_error, legacy_json_refusal, parse_stored, poisoned_error
 from ._errors import (
     IncompatibleSchemaError,
@@ -33,9 +32,10 @@ from ._model import (
 )
 from ._names import NamespaceName, TopicName
 from ._schema_data import parse_avro_data
-from ._storage import Fingerprint, LocalStorage, StaleHistory
 from ._types import AVRO_PARSED_TYPES, SchemaData, SchemaType
 from ._view import RegistryView
+from .avro._schema import AvroSchema
+from .storage._base import Fingerprint, LocalStorage, StaleHistory
 
 _MAX_ATTEMPTS = 200
 

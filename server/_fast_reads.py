@@ -41,7 +41,7 @@ def schema_topic(tenant: str, namespace: str, topic: str) -> str:
 
 # --- the answers (shared with the FastAPI routes) ------------------------------------------------------
 # Serialised as FastAPI serialises a route's return value (pydantic's JSON serializer, by alias), once per
-# value: the embedded registry hands back the very same objects while nothing changed (registry/_read_cache.py),
+# value: the embedded registry hands back the very same objects while nothing changed (registry/storage/_read_cache.py),
 # so the bytes are kept by the identity of what they were made from.
 
 

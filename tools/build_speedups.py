@@ -6,13 +6,13 @@
     python tools/build_speedups.py --status   say which build `import registry` loads
 
 The pure-Python modules stay the source of truth; this compiles copies of them (in build/speedups/) and
-puts the extension modules next to them in registry/ (`registry/*.so`, gitignored; mypyc's shared library
+puts the extension modules next to them in registry/avro/ (`registry/avro/*.so`, gitignored; mypyc's shared library
 for the two, `*__mypyc.*.so`, goes to the checkout's root), where the import system prefers them.
 `make install` (run by `make run` and `make test`) calls it. It never fails the caller: without mypy, a C
 compiler or Python's headers, or when compiling or the smoke test after it fails, it prints one warning,
 leaves no compiled module behind and exits 0, and the project runs in pure Python.
 
-A compiled build knows the SHA-256 of the sources it was compiled from; `registry/_avro_schema.py` refuses
+A compiled build knows the SHA-256 of the sources it was compiled from; `registry/avro/_schema.py` refuses
 to load a compiled build whose sources have changed since (an ImportError that says to rerun this), so an
 edited source is never shadowed by old machine code. Set PSE_NO_SPEEDUPS=1 to skip the build (and remove
 any compiled modules).
@@ -31,28 +31,29 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "registry"
+SOURCES = PACKAGE / "avro"  # the compiled modules' folder
 WORK = ROOT / "build" / "speedups"
 # Compiled together (one shared library: calls between them stay native). Order matters for the hash.
-MODULES = ("_avro_schema.py", "_avro_resolution.py")
+MODULES = ("_schema.py", "_resolution.py")
 # mypyc's shared library for the group (`<hash>__mypyc.*.so`) goes to the checkout's root, which is on sys.path.
-# (A dotted group name would put it in registry/, but then mypyc gives the modules a wrong __file__.)
+# (A dotted group name would put it in the package, but then mypyc gives the modules a wrong __file__.)
 HASH_LINE = '_BUILT_FROM = ""'
 TIMEOUT_S = 240
 EXT = sysconfig.get_config_var("EXT_SUFFIX") or ".so"
 
 
 def source_digest() -> str:
-    """What a compiled build records and `_avro_schema._check_build` recomputes at import."""
+    """What a compiled build records and `registry.avro._schema._check_build` recomputes at import."""
     digest = hashlib.sha256()
     for name in MODULES:
-        digest.update(name.encode() + b"\0" + (PACKAGE / name).read_bytes())
+        digest.update(name.encode() + b"\0" + (SOURCES / name).read_bytes())
     return f"{','.join(MODULES)}:{digest.hexdigest()}"
 
 
 def compiled_files() -> list[Path]:
     """Every compiled module of ours in the package (any ABI tag: also ones another Python left behind)."""
     stems = [Path(name).stem for name in MODULES]
-    return sorted([p for stem in stems for p in PACKAGE.glob(f"{stem}.*.so")] + list(ROOT.glob("*__mypyc.*.so")))
+    return sorted([p for stem in stems for p in SOURCES.glob(f"{stem}.*.so")] + list(ROOT.glob("*__mypyc.*.so")))
 
 
 def clean() -> list[Path]:
@@ -95,10 +96,10 @@ setup(
 """
 
 _SMOKE = """
-import registry._avro_schema as s, registry._avro_resolution as r
+import registry.avro._schema as s, registry.avro._resolution as r
 assert s.__file__.endswith({ext!r}) and r.__file__.endswith({ext!r}), (s.__file__, r.__file__)
 import os  # the stale-build check finds the sources next to the module
-assert os.path.exists(os.path.join(os.path.dirname(s.__file__), "_avro_schema.py")), s.__file__
+assert os.path.exists(os.path.join(os.path.dirname(s.__file__), "_schema.py")), s.__file__
 reader = s.parse_avro('{{"type":"record","name":"R","fields":[{{"name":"a","type":"long"}}]}}')
 writer = s.parse_avro('{{"type":"record","name":"R","fields":[{{"name":"a","type":"int"}}]}}')
 assert r.resolve(reader, writer) == [] and len(r.resolve(writer, reader)) == 1
@@ -114,13 +115,13 @@ def build() -> int:
     shutil.rmtree(src, ignore_errors=True)
     # mypyc type-checks the modules it compiles, so it needs the whole package (only MODULES are compiled).
     shutil.copytree(PACKAGE, src / "registry", ignore=shutil.ignore_patterns("__pycache__", "*.so"))
-    schema = src / "registry" / MODULES[0]
+    schema = src / "registry" / "avro" / MODULES[0]
     text = schema.read_text(encoding="utf-8")
     if text.count(HASH_LINE) != 1:
-        return warn(f"registry/{MODULES[0]} must contain the line {HASH_LINE!r} exactly once")
+        return warn(f"registry/avro/{MODULES[0]} must contain the line {HASH_LINE!r} exactly once")
     schema.write_text(text.replace(HASH_LINE, f"_BUILT_FROM = {digest!r}"), encoding="utf-8")
     log = WORK / "build.log"
-    paths = [f"registry/{name}" for name in MODULES]
+    paths = [f"registry/avro/{name}" for name in MODULES]
     try:
         with log.open("w") as out:
             done = subprocess.run(
@@ -135,13 +136,13 @@ def build() -> int:
         return warn(f"mypyc took longer than {TIMEOUT_S} s (log: {log.relative_to(ROOT)})")
     if done.returncode != 0:
         return warn(f"mypyc failed (log: {log.relative_to(ROOT)})")
-    built = sorted((src / "registry").glob(f"*{EXT}")) + sorted(src.glob(f"*__mypyc{EXT}"))
+    built = sorted((src / "registry" / "avro").glob(f"*{EXT}")) + sorted(src.glob(f"*__mypyc{EXT}"))
     if len(built) != len(MODULES) + 1:
         return warn(f"mypyc produced {[p.name for p in built]} (log: {log.relative_to(ROOT)})")
     clean()
     for path in built:
         # A new file renamed over the old: processes that have the old one loaded keep a valid mapping.
-        target = (PACKAGE if path.parent.name == "registry" else ROOT) / path.name
+        target = (SOURCES if path.parent.name == "avro" else ROOT) / path.name
         tmp = target.with_name(f".{path.name}.tmp")
         shutil.copy2(path, tmp)
         os.replace(tmp, target)
@@ -152,7 +153,7 @@ def build() -> int:
         tail = (smoke.stderr.strip().splitlines() or ["?"])[-1]
         return warn(f"the compiled modules failed their smoke test: {tail}")
     (WORK / "stamp").write_text(digest + "\n" + "\n".join(p.name for p in built) + "\n")
-    print(f"==> speedups: compiled {', '.join(MODULES)} with mypyc (registry/*{EXT})")
+    print(f"==> speedups: compiled {', '.join(MODULES)} with mypyc (registry/avro/*{EXT})")
     return 0
 
 
@@ -167,7 +168,7 @@ def up_to_date() -> bool:
 
 def status() -> str:
     done = subprocess.run(
-        [sys.executable, "-c", "import registry._avro_schema as s; print(s.__file__)"],
+        [sys.executable, "-c", "import registry.avro._schema as s; print(s.__file__)"],
         cwd=ROOT,
         capture_output=True,
         text=True,

@@ -35,7 +35,7 @@ from registry import (
     WhatIf,
     schema_text,
 )
-from registry.text_diff import line_diff
+from registry.explain.text_diff import line_diff
 
 GREEN = "#2f9e5f"
 RED = "#d9473f"

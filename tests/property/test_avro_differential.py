@@ -28,8 +28,8 @@ from avro.compatibility import ReaderWriterCompatibilityChecker, SchemaCompatibi
 from hypothesis import HealthCheck, event, example, given, settings
 from hypothesis import strategies as st
 
-from registry._avro_resolution import resolve
-from registry._avro_schema import parse_avro
+from registry.avro._resolution import resolve
+from registry.avro._schema import parse_avro
 
 Json = Any
 SETTINGS = settings(

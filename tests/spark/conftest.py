@@ -37,6 +37,6 @@ def sample_registry() -> Registry:
 @pytest.fixture(scope="session")
 def sample_source(sample_registry: Registry) -> Any:
     from pipeline._source import Source
-    from registry._snapshot import snapshot_records
+    from registry.storage._snapshot import snapshot_records
 
     return Source.from_records(list(snapshot_records(sample_registry)), "the sample registry")

@@ -1,7 +1,7 @@
 """Parsed schemas are freed once dropped, recursive ones included, and the parse cache stays within its bound.
 
 Compiled builds keep leaf nodes, sites and most fields out of the cyclic collector's sight (`acyclic` classes in
-registry/_avro_schema.py); only fields whose type refers to a named type by name can close a cycle, and those are
+registry/avro/_schema.py); only fields whose type refers to a named type by name can close a cycle, and those are
 `_LinkingField`s that it does see. A mistake there leaks every recursive schema parsed: these tests parse each
 shape a thousand times and watch the allocator.
 """
@@ -13,7 +13,7 @@ import sys
 
 import pytest
 
-from registry._avro_schema import (
+from registry.avro._schema import (
     _PARSED,
     _PARSED_MAX_BYTES,
     Record,
@@ -115,7 +115,7 @@ def test_a_schema_larger_than_the_whole_share_is_parsed_but_not_kept() -> None:
 
 
 def test_long_names_are_not_kept_in_the_shared_name_tables() -> None:
-    from registry._avro_schema import _FULL_NAMES, _NAMES
+    from registry.avro._schema import _FULL_NAMES, _NAMES
 
     long_name = "N" * 10_000
     parse_avro(

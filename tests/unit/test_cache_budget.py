@@ -22,8 +22,8 @@ from google.protobuf import descriptor_pb2
 from registry import _cache_budget as budget
 from registry._cache_budget import ByteLRU, cache_bytes
 from registry._errors import StorageError
-from registry._protobuf_diff import MODELS, _model_of
-from registry._protobuf_native import PARSED, parse_protobuf_native
+from registry.protobuf._diff import MODELS, _model_of
+from registry.protobuf._native import PARSED, parse_protobuf_native
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -52,7 +52,8 @@ def test_a_bad_setting_is_refused_naming_the_variable(value: str, words: str) ->
 
 def test_the_setting_is_read_from_the_environment() -> None:
     code = (
-        "from registry import _cache_budget as b, _avro_schema as a, _read_cache as r;"
+        "from registry import _cache_budget as b; from registry.avro import _schema as a;"
+        "from registry.storage import _read_cache as r;"
         "print(b.TOTAL_BYTES, a._PARSED_MAX_BYTES, r.ReadCache()._max_bytes)"
     )
     env = {**os.environ, "PYTHONPATH": str(ROOT), budget.CACHE_BYTES_ENV: "8_388_608"}

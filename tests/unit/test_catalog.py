@@ -19,7 +19,7 @@ from registry import (
     TopicQuery,
 )
 from registry._catalog import page_of
-from registry._sqlite import SCHEMA_VERSION
+from registry.storage._sqlite import SCHEMA_VERSION
 from schemas import PB_MESSAGE, PB_STRING, avro_info, field, json_info, kv, primitive, protobuf_native, record
 
 S = CompatibilityStrategy

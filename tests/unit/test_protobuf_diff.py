@@ -1,4 +1,4 @@
-"""PROTOBUF_NATIVE advisories (buf WIRE / WIRE_JSON), semantic diff and text rendering (registry/_protobuf_diff.py).
+"""PROTOBUF_NATIVE advisories (buf WIRE / WIRE_JSON), semantic diff and text rendering (registry/protobuf/_diff.py).
 
 Why: Pulsar only compares the root message name (pulsar-semantics.md §4.6; apache/pulsar#19385, users.md #9), so
 these advisories are the only place a user learns that a field number was reused or int64 became string. Each case
@@ -20,10 +20,10 @@ import pytest
 from google.protobuf import descriptor_pb2
 from google.protobuf.message import Message
 
-from registry._changes import AdvisoryCode, ChangeKind, Effect, Severity
 from registry._model import Direction
-from registry._protobuf_diff import Finding, buf_findings, diff_protobuf, proto_text, protobuf_advisories
-from registry._protobuf_native import ProtobufNativeSchema, parse_protobuf_native, to_protobuf_native_data
+from registry.explain._changes import AdvisoryCode, ChangeKind, Effect, Severity
+from registry.protobuf._diff import Finding, buf_findings, diff_protobuf, proto_text, protobuf_advisories
+from registry.protobuf._native import ProtobufNativeSchema, parse_protobuf_native, to_protobuf_native_data
 
 F = descriptor_pb2.FieldDescriptorProto
 A = AdvisoryCode

@@ -263,7 +263,7 @@ def test_the_compat_matrix_audit_answers_as_the_registrys_line() -> None:
 
     from pipeline import compat_matrix
     from pipeline._source import Source
-    from registry._snapshot import snapshot_records
+    from registry.storage._snapshot import snapshot_records
 
     reg = Registry.in_memory()
     reg.create_tenant("t")

@@ -1,4 +1,4 @@
-"""The embedded registry's read cache (registry/_read_cache.py) never answers with something a write replaced.
+"""The embedded registry's read cache (registry/storage/_read_cache.py) never answers with something a write replaced.
 
 Why: histories and namespace policies are served from memory between writes (the server's hot reads and
 every check re-read them), while the file is shared by other processes and threads. A stale answer here would
@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from registry import CompatibilityStrategy, IncompatibleSchemaError, Registry, SchemaInfo
-from registry._read_cache import MISSING, ReadCache
+from registry.storage._read_cache import MISSING, ReadCache
 from schemas import avro_info, field, record
 
 TOPIC = "persistent://acme/shop/orders"

@@ -1,4 +1,4 @@
-"""The shared line diff (registry/text_diff.py): exact on small cases, complete on large similar schemas.
+"""The shared line diff (registry/explain/text_diff.py): exact on small cases, complete on large similar schemas.
 
 difflib.SequenceMatcher was roughly cubic on similar JSON lines (82 s for two 46 KiB schemas); the pair of
 100 KiB schemas below would not finish within the test timeout with it. No assertion on time: the timeout
@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from registry.text_diff import COARSE_NOTE, LineDiff, line_diff
+from registry.explain.text_diff import COARSE_NOTE, LineDiff, line_diff
 
 
 def rebuilt(diff: LineDiff) -> tuple[list[str], list[str]]:

@@ -25,10 +25,9 @@ from typing import Any, Final, cast
 import msgspec
 from mypy_extensions import mypyc_attr
 
-from ._cache_budget import AVRO_FACTOR, AVRO_PARSED_BYTES
+from .._cache_budget import AVRO_FACTOR, AVRO_PARSED_BYTES
 
 PRIMITIVES: Final = frozenset({"null", "boolean", "int", "long", "float", "double", "bytes", "string"})
-NAMED: Final = frozenset({"record", "error", "enum", "fixed"})
 # Keys Java keeps out of a schema's / field's custom properties (Schema.SCHEMA_RESERVED, FIELD_RESERVED).
 _SCHEMA_RESERVED: Final = frozenset(
     {"doc", "fields", "items", "name", "namespace", "size", "symbols", "values", "type", "aliases"}
@@ -48,7 +47,7 @@ _NO_ALIASES: Final[frozenset[str]] = frozenset()
 # JSON values `_typed` leaves as they are.
 _PLAIN: Final = frozenset({str, int, bool, type(None)})
 
-# tools/build_speedups.py compiles a copy of this module (and _avro_resolution.py) with mypyc, with this set to
+# tools/build_speedups.py compiles a copy of this module (and _resolution.py) with mypyc, with this set to
 # "<file>,<file>:<SHA-256 of those sources>". A compiled build whose sources have changed since refuses to
 # load, so that an edited source is never shadowed by old machine code. Empty here: nothing to compare.
 _BUILT_FROM = ""

@@ -19,8 +19,7 @@ from urllib.parse import quote
 
 import httpx
 
-from ._admin_client import ADMIN, AdminClient, clip, quote_path, raise_for, reason_of, schemas_path, topic_path
-from ._errors import (
+from .._errors import (
     InvalidNameError,
     InvalidSchemaError,
     NamespaceNotFoundError,
@@ -28,7 +27,7 @@ from ._errors import (
     RegistryError,
     StorageError,
 )
-from ._model import (
+from .._model import (
     AutoUpdateStrategy,
     BrokerConfig,
     ClientRecord,
@@ -38,9 +37,10 @@ from ._model import (
     SchemaVersion,
     TopicPolicy,
 )
-from ._names import TopicName
-from ._schema_data import to_schema_data
-from ._types import SchemaType
+from .._names import TopicName
+from .._schema_data import to_schema_data
+from .._types import SchemaType
+from ._admin_client import ADMIN, AdminClient, clip, quote_path, raise_for, reason_of, schemas_path, topic_path
 
 # ServiceConfiguration field names, as GET /brokers/configuration/runtime reports them (§2.3).
 _BROKER_KEYS: Final[Mapping[str, str]] = {

@@ -20,10 +20,10 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TypeVar, cast
 
-from ._audit import AuditAction, AuditEntry, AuditOutcome
-from ._catalog import CatalogSource, stored_fields
-from ._errors import StorageError
-from ._model import (
+from .._audit import AuditAction, AuditEntry, AuditOutcome
+from .._catalog import CatalogSource, stored_fields
+from .._errors import StorageError
+from .._model import (
     AutoUpdateStrategy,
     ClientRecord,
     ClientRole,
@@ -32,10 +32,10 @@ from ._model import (
     SchemaVersion,
     TopicPolicy,
 )
+from .._text import readable_mapping
+from .._types import AVRO_PARSED_TYPES, SchemaType
+from ._base import DedupScan, Fingerprint, StaleHistory, fingerprint
 from ._read_cache import MISSING, ReadCache
-from ._storage import DedupScan, Fingerprint, StaleHistory, fingerprint
-from ._text import readable_mapping
-from ._types import AVRO_PARSED_TYPES, SchemaType
 
 # 1: the first format. 2: search keys stored at registration (`schemas.fields`), each history's latest entry
 # kept in `heads` (the catalog reads 100k topics in one query), and the `audit` table. 3: `fingerprints`,

@@ -10,7 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Final
 
-from ._avro_schema import (
+from .._model import RuleCode
+from ._schema import (
     Array,
     AvroSchema,
     Enum,
@@ -24,7 +25,6 @@ from ._avro_schema import (
     default_json,
     default_problem,
 )
-from ._model import RuleCode
 
 # Avro's promotions, writer kind → reader kinds that can read it (spec facts as data).
 PROMOTIONS: Final[dict[str, frozenset[str]]] = {

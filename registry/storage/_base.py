@@ -14,10 +14,10 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Protocol, runtime_checkable
 
-from ._audit import AuditEntry, is_within
-from ._catalog import CatalogRow, CatalogSource, CatalogStorage, stored_fields
-from ._model import ClientRecord, NamespacePolicy, SchemaVersion, TopicPolicy
-from ._types import AVRO_PARSED_TYPES, SchemaType
+from .._audit import AuditEntry, is_within
+from .._catalog import CatalogRow, CatalogSource, CatalogStorage, stored_fields
+from .._model import ClientRecord, NamespacePolicy, SchemaVersion, TopicPolicy
+from .._types import AVRO_PARSED_TYPES, SchemaType
 
 
 class StaleHistory(Exception):

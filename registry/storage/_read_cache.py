@@ -26,7 +26,7 @@ import threading
 from collections.abc import Hashable, Iterable
 from typing import Any
 
-from ._cache_budget import READ_CACHE_BYTES
+from .._cache_budget import READ_CACHE_BYTES
 
 MISSING: Any = object()
 

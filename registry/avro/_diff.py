@@ -9,8 +9,11 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ._avro_resolution import PROMOTIONS, Resolver
-from ._avro_schema import (
+from .._compatibility import read_outcome
+from .._model import Direction
+from ..explain._changes import Change, ChangeKind, Effect
+from ._resolution import PROMOTIONS, Resolver
+from ._schema import (
     Array,
     AvroSchema,
     Enum,
@@ -23,9 +26,6 @@ from ._avro_schema import (
     Union,
     default_json,
 )
-from ._changes import Change, ChangeKind, Effect
-from ._compatibility import read_outcome
-from ._model import Direction
 
 OK, RISK, BREAKS = Effect.OK, Effect.RISK, Effect.BREAKS
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
-from ._model import STRATEGY_FACTS, ClientRecord, ClientRole, CompatibilityStrategy, UpgradeOrder
+from .._model import STRATEGY_FACTS, ClientRecord, ClientRole, CompatibilityStrategy, UpgradeOrder
 
 S = CompatibilityStrategy
 

@@ -6,12 +6,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ._admission import admit_consumer, admit_producer, check_consumer
-from ._compatibility import can_read, invalid_default_advisories
-from ._diff import diff_schemas
-from ._errors import InvalidSchemaError, PoisonedHistoryError, SchemaNotFoundError
-from ._history import data_of, next_version, trim
-from ._model import (
+from .._admission import admit_consumer, admit_producer, check_consumer
+from .._compatibility import can_read, invalid_default_advisories
+from .._errors import InvalidSchemaError, PoisonedHistoryError, SchemaNotFoundError
+from .._history import data_of, next_version, trim
+from .._model import (
     STRATEGIES,
     Admission,
     ClientRole,
@@ -21,11 +20,12 @@ from ._model import (
     SchemaInfo,
     SchemaVersion,
 )
-from ._names import NamespaceName, TopicName
-from ._schema_data import parse_avro_data, to_schema_data
-from ._types import AVRO_PARSED_TYPES, SchemaData
+from .._names import NamespaceName, TopicName
+from .._schema_data import parse_avro_data, to_schema_data
+from .._types import AVRO_PARSED_TYPES, SchemaData
+from .._view import RegistryView
+from ._diff import diff_schemas
 from ._upgrade import UpgradePlan, change_order, plan_upgrade, strategy_order
-from ._view import RegistryView
 from ._whatif import PolicyImpact, RefusedClient, TopicImpact, WhatIf
 
 S = CompatibilityStrategy

@@ -8,8 +8,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from ._changes import Advisory, SchemaDiff
-from ._model import (
+from .._model import (
     Admission,
     ClientRecord,
     CompatibilityResult,
@@ -18,7 +17,8 @@ from ._model import (
     Problem,
     UpgradeOrder,
 )
-from ._types import SchemaType
+from .._types import SchemaType
+from ._changes import Advisory, SchemaDiff
 from ._upgrade import ChangeOrder, UpgradePlan
 
 

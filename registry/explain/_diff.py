@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-from ._avro_diff import avro_text, diff_avro
+from .._errors import InvalidSchemaError
+from .._key_value import decode_key_value, render_schema_text
+from .._model import SchemaVersion
+from .._schema_data import parse_avro_data
+from .._types import AVRO_PARSED_TYPES, SchemaData, SchemaType
+from ..avro._diff import avro_text, diff_avro
+from ..protobuf._diff import diff_protobuf, proto_text
+from ..protobuf._native import parse_protobuf_native
 from ._changes import Change, ChangeKind, Effect, SchemaDiff
-from ._errors import InvalidSchemaError
-from ._key_value import decode_key_value, render_schema_text
-from ._model import SchemaVersion
-from ._protobuf_diff import diff_protobuf, proto_text
-from ._protobuf_native import parse_protobuf_native
-from ._schema_data import parse_avro_data
-from ._types import AVRO_PARSED_TYPES, SchemaData, SchemaType
 
 
 def diff_schemas(old: SchemaData, new: SchemaData) -> SchemaDiff:

@@ -36,10 +36,10 @@ from dataclasses import dataclass, field
 from google.protobuf import descriptor_pb2
 from google.protobuf.descriptor import Descriptor, EnumDescriptor, FieldDescriptor, FileDescriptor
 
-from ._cache_budget import PROTOBUF_MODEL_BYTES, PROTOBUF_MODEL_FACTOR, ByteLRU, cached
-from ._changes import Advisory, AdvisoryCode, Change, ChangeKind, Effect, Severity
-from ._model import Direction
-from ._protobuf_native import ProtobufNativeSchema, is_synthetic_zero
+from .._cache_budget import PROTOBUF_MODEL_BYTES, PROTOBUF_MODEL_FACTOR, ByteLRU, cached
+from .._model import Direction
+from ..explain._changes import Advisory, AdvisoryCode, Change, ChangeKind, Effect, Severity
+from ._native import ProtobufNativeSchema, is_synthetic_zero
 
 F = descriptor_pb2.FieldDescriptorProto
 

@@ -10,8 +10,8 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any, Final
 
-from ._errors import PartitionPolicyError, PolicyError, TopicPoliciesDisabledError
-from ._model import (
+from .._errors import PartitionPolicyError, PolicyError, TopicPoliciesDisabledError
+from .._model import (
     AutoUpdateStrategy,
     BrokerConfig,
     CompatibilityStrategy,
@@ -21,7 +21,7 @@ from ._model import (
     PolicySource,
     TopicPolicy,
 )
-from ._names import TopicName
+from .._names import TopicName
 
 S = CompatibilityStrategy
 

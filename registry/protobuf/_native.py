@@ -12,9 +12,9 @@ from google.protobuf import descriptor_pb2, descriptor_pool
 from google.protobuf.descriptor import Descriptor, FileDescriptor
 from google.protobuf.message import DecodeError
 
-from ._cache_budget import PROTOBUF_PARSED_BYTES, PROTOBUF_PARSED_FACTOR, ByteLRU, cached
-from ._errors import InvalidSchemaError
-from ._pulsar_version import in_force
+from .._cache_budget import PROTOBUF_PARSED_BYTES, PROTOBUF_PARSED_FACTOR, ByteLRU, cached
+from .._errors import InvalidSchemaError
+from .._pulsar_version import in_force
 
 _KEYS = ("fileDescriptorSet", "rootMessageTypeName", "rootFileDescriptorName")
 

@@ -20,7 +20,7 @@ from typing import Any
 
 from google.protobuf import descriptor_pb2
 
-from ._errors import InvalidSchemaError
+from .._errors import InvalidSchemaError
 
 PROTOC_TIMEOUT_SECONDS = 60
 _IMPORT = re.compile(r'^\s*import\s+(?:public\s+|weak\s+)?"([^"]+)"\s*;', re.MULTILINE)

@@ -14,7 +14,7 @@ from urllib.parse import quote
 
 import httpx
 
-from ._errors import (
+from .._errors import (
     AuthError,
     IncompatibleSchemaError,
     InvalidArgumentError,
@@ -30,10 +30,10 @@ from ._errors import (
     TopicNotFoundError,
     TopicPoliciesDisabledError,
 )
-from ._model import (
+from .._model import (
     SchemaInfo,
 )
-from ._names import TopicName
+from .._names import TopicName
 
 DEFAULT_TIMEOUT: Final = 10.0
 DEFAULT_ATTEMPTS: Final = 3

@@ -49,9 +49,9 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
-from ._audit import AuditAction, AuditEntry, AuditOutcome
-from ._errors import InvalidArgumentError, PolicyError, RegistryError, StorageError
-from ._model import (
+from .._audit import AuditAction, AuditEntry, AuditOutcome
+from .._errors import InvalidArgumentError, PolicyError, RegistryError, StorageError
+from .._model import (
     AutoUpdateStrategy,
     BrokerConfig,
     ClientRecord,
@@ -61,15 +61,15 @@ from ._model import (
     SchemaVersion,
     TopicPolicy,
 )
-from ._names import NamespaceName, TopicName, parse_tenant
-from ._pulsar_version import PULSAR_VERSION_SETTING, profile
-from ._storage import AuditLog, MemoryStorage, StaleHistory
-from ._text import readable
-from ._types import SchemaType
+from .._names import NamespaceName, TopicName, parse_tenant
+from .._pulsar_version import PULSAR_VERSION_SETTING, profile
+from .._text import readable
+from .._types import SchemaType
+from ._base import AuditLog, MemoryStorage, StaleHistory
 
 if TYPE_CHECKING:
-    from ._facade import SchemaRegistry
-    from ._registry import Registry
+    from .._facade import SchemaRegistry
+    from .._registry import Registry
 
 SNAPSHOT_FORMAT = 2
 _READABLE_FORMATS = (1, 2)  # 1: before the end line; such a file cannot tell a cut at a line boundary
@@ -312,7 +312,7 @@ def registry_from_records(records: Iterable[Mapping[str, Any]], *, into: Registr
     Any subset of a snapshot's records loads, as long as each namespace, topic and history comes with the
     records it depends on: the pipeline rebuilds a registry per partition from that partition's topics.
     """
-    from ._registry import Registry
+    from .._registry import Registry
 
     items = iter(records)
     header = next(items, None)

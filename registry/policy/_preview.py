@@ -21,17 +21,17 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, cast
 
-from ._admission import admit_consumer, admit_producer
-from ._errors import NamespaceNotFoundError
-from ._explain import replay
-from ._model import ClientRecord, ClientRole, EffectivePolicy, NamespacePolicy, Problem, TopicPolicy
-from ._names import NamespaceName, TopicName
-from ._policy import changed_namespace_policy, changed_topic_policy, policy_topic
-from ._view import RegistryView
-from ._whatif import RefusedClient
+from .._admission import admit_consumer, admit_producer
+from .._errors import NamespaceNotFoundError
+from .._model import ClientRecord, ClientRole, EffectivePolicy, NamespacePolicy, Problem, TopicPolicy
+from .._names import NamespaceName, TopicName
+from .._view import RegistryView
+from ..explain._answers import replay
+from ..explain._whatif import RefusedClient
+from ._rules import changed_namespace_policy, changed_topic_policy, policy_topic
 
 if TYPE_CHECKING:
-    from ._storage import Storage
+    from ..storage._base import Storage
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -135,7 +135,7 @@ class StagedPolicies:
 
 def preview_namespace(view: RegistryView, ns: NamespaceName, **fields: Any) -> PolicyPreview:
     """What `set_namespace_policy(ns, **fields)` would change and refuse, writing nothing; values are read
-    and checked as saving reads them (registry/_policy.py)."""
+    and checked as saving reads them (registry/policy/_rules.py)."""
     before = view.storage.namespace_policy(str(ns))
     if before is None and not view.auto_create:
         raise NamespaceNotFoundError(f"Namespace does not exist: {ns}")
