@@ -213,7 +213,16 @@ def add_schema_arguments(parser: argparse.ArgumentParser, *, required: bool = Tr
         + ("" if required else " (not needed for primitive types such as --type STRING)"),
     )
     group.add_argument(
-        "--type", metavar="TYPE", help="schema type (default: from the file's extension), e.g. AVRO, JSON, STRING"
+        "--record",
+        metavar="MODULE:CLASS",
+        help="a pulsar-client Record class (or generated protobuf class), e.g. acme.models:Order: its schema as "
+        "the installed pulsar-client sends it (modules are found from the current folder, as uvicorn does)",
+    )
+    group.add_argument(
+        "--type",
+        "--schema-type",
+        metavar="TYPE",
+        help="schema type (default: from the file's extension; AVRO for --record, or JSON), e.g. AVRO, JSON, STRING",
     )
     group.add_argument(
         "--property",
@@ -241,6 +250,11 @@ def read_schema_info(args: argparse.Namespace) -> Any:
 
     declared = _schema_type(args.type) if args.type else None
     properties = _properties(args.property)
+    if getattr(args, "record", None):
+        if args.file:
+            raise UserError("give the schema either as --record or as --file, not both")
+        info = _from_record(SchemaInfo.from_record, args.record, declared)
+        return SchemaInfo(type=info.type, schema=info.schema, properties=properties)
     if not args.file:
         if declared is not None and declared.is_primitive:
             return SchemaInfo(type=declared, schema="", properties=properties)
@@ -273,6 +287,28 @@ def read_schema_info(args: argparse.Namespace) -> Any:
     except UnicodeDecodeError as exc:
         raise UserError(f"{name} is not UTF-8 text ({exc.reason} at byte {exc.start})") from None
     return SchemaInfo(type=declared, schema=text.strip(), properties=properties)
+
+
+def record_pitfalls(args: argparse.Namespace) -> tuple[Any, ...]:
+    """The advisories of the `--record` class (none without one)."""
+    if not getattr(args, "record", None):
+        return ()
+    from registry import record_advisories
+
+    return _from_record(record_advisories, args.record, _schema_type(args.type) if args.type else None)
+
+
+def _from_record(read: Any, spec: str, kind: Any) -> Any:
+    """`read(spec, kind)` with the current folder on the import path (as `uvicorn app:app` has it); a class
+    that cannot be loaded is a usage error naming it."""
+    from registry import RecordError
+
+    if os.getcwd() not in sys.path:
+        sys.path.insert(0, os.getcwd())
+    try:
+        return read(spec, kind)
+    except RecordError as exc:
+        raise UserError(str(exc)) from None
 
 
 def _schema_type(text: str) -> Any:

@@ -11,6 +11,7 @@ import json
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
 
@@ -26,6 +27,7 @@ from ._common import (
     close_registry,
     open_source,
     read_schema_info,
+    record_pitfalls,
     say,
 )
 
@@ -149,9 +151,11 @@ def add_commands(commands: argparse._SubParsersAction[Any]) -> None:
 
 def run_check(args: argparse.Namespace) -> int:
     info = read_schema_info(args)
+    pitfalls = record_pitfalls(args)
     with _registry(args) as reg:
         result = reg.check(args.topic, info, strategy=args.strategy)
         line = reg.pulsar_profile
+    result = replace(result, advisories=result.advisories + pitfalls)
     if args.json:
         _print_json({"topic": _topic_text(args.topic), "pulsar_version": line.name, **to_json(result)})
     else:
@@ -190,6 +194,7 @@ def run_diff(args: argparse.Namespace) -> int:
         _print_json({"topic": _topic_text(args.topic), "old": old, "new": new_label, **to_json(result)})
         return EXIT_OK
     say(render_diff(f"v{old}", new_label, result, text=args.text))
+    _say_pitfalls(record_pitfalls(args))
     return EXIT_OK
 
 
@@ -211,6 +216,9 @@ def run_upload(args: argparse.Namespace) -> int:
     from registry import IncompatibleSchemaError
 
     info = read_schema_info(args)
+    pitfalls = record_pitfalls(args)
+    if not args.json:
+        _say_pitfalls(pitfalls)
     topic = _topic_text(args.topic)
     with _registry(args, create=True) as reg:
         before = {e.version for e in reg.history(args.topic)}
@@ -227,7 +235,8 @@ def run_upload(args: argparse.Namespace) -> int:
             return EXIT_REFUSED
     stored = version not in before
     if args.json:
-        _print_json({"topic": topic, "registered": stored, "version": version})
+        extra = {"advisories": to_json(pitfalls)} if pitfalls else {}
+        _print_json({"topic": topic, "registered": stored, "version": version, **extra})
     elif stored:
         say(f"{topic}: registered as version {version}")
     else:
@@ -256,6 +265,15 @@ def run_policy_get(args: argparse.Namespace) -> int:
             own = reg.topic_policy(args.topic) if reg.broker.topic_level_policies_enabled else None
             doc, text = _topic_answer(reg, args.topic, own)
     return _emit(args, doc, text)
+
+
+def _say_pitfalls(pitfalls: tuple[Any, ...]) -> None:
+    """A Record class's pitfalls, as the check's advisories are shown."""
+    if pitfalls:
+        say("the Record class's generated schema (worth a fix before it ships):")
+    for advisory in pitfalls:
+        say(f"  - {advisory.severity} {advisory.code} at {advisory.path}: {advisory.message}")
+        say(f"    fix: {advisory.hint}")
 
 
 def _namespace_answer(namespace: str, policy: Any) -> tuple[dict[str, Any], str]:

@@ -61,6 +61,8 @@ from ._paths import default_db_path, remote_url
 from ._pulsar_version import DEFAULT_PROFILE, PROFILES, PulsarProfile, answering_as, profile_for_broker
 from ._pulsar_version import profile as pulsar_profile
 from ._read_only import ReadOnlyRegistry
+from ._record_pitfalls import record_advisories
+from ._records import RecordError
 from ._registry import Registry
 from ._schema_data import key_value_parts, key_value_schema_info, to_schema_data
 from ._seed import SeedReport, seed_sample_data
@@ -159,6 +161,8 @@ __all__ = [
     "RegistryNotFoundError",
     "RemoteRegistry",
     "SchemaRegistry",
+    "RecordError",
+    "record_advisories",
     "STRATEGY_FACTS",
     "StrategyFacts",
     "KEY_VALUE_ENCODINGS",

@@ -5,6 +5,7 @@ Names are Pulsar's, verbatim (pulsar-semantics.md §1, §2.1), so users can map 
 
 from __future__ import annotations
 
+import builtins
 import enum
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -12,6 +13,7 @@ from typing import TYPE_CHECKING, Generic, TypeVar
 
 from ._errors import InvalidSchemaError, PolicyError
 from ._key_value import render_schema_text
+from ._records import load_record, record_schema
 from ._types import (
     SchemaType,
 )
@@ -157,6 +159,14 @@ class SchemaInfo:
         if isinstance(self.schema, bytes):
             return self.schema.decode("utf-8", errors="replace")
         return self.schema
+
+    @classmethod
+    def from_record(cls, record: builtins.type | str, schema_type: SchemaType | str | None = None) -> SchemaInfo:
+        """The schema the installed pulsar-client sends for a Record class (or "package.module:ClassName"):
+        AVRO by default or JSON, as its AvroSchema / JsonSchema build it; PROTOBUF_NATIVE for a generated
+        protobuf message class. `registry.record_advisories` names the class's pitfalls (registry/_records.py)."""
+        kind, text = record_schema(load_record(record), schema_type)
+        return cls(type=kind, schema=text, name=kind.value)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
