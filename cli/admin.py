@@ -165,7 +165,7 @@ def run_check(args: argparse.Namespace) -> int:
 
 
 def run_diff(args: argparse.Namespace) -> int:
-    info = read_schema_info(args) if (args.file or args.type) else None
+    info = read_schema_info(args) if (args.file or args.type or args.record) else None
     if info is not None and args.new is not None:
         raise UserError("give the new side either as --to VERSION or as --file, not both")
     with _registry(args) as reg:
@@ -189,7 +189,10 @@ def run_diff(args: argparse.Namespace) -> int:
                 old = older[-1]
         new = info if info is not None else args.new
         result = reg.diff(args.topic, old, new)
-    new_label = "file" if info is not None else f"v{new if new is not None else live[-1].version}"
+    if info is not None:
+        new_label = f"record {args.record}" if args.record else "file"
+    else:
+        new_label = f"v{new if new is not None else live[-1].version}"
     if args.json:
         _print_json({"topic": _topic_text(args.topic), "old": old, "new": new_label, **to_json(result)})
         return EXIT_OK

@@ -248,6 +248,9 @@ def test_the_cli_checks_a_record_class_and_shows_the_pitfall(
     assert main(["check", "--db", db, "-t", TOPIC, "--record", "shop_v2:Order", "--json"]) == 1
     doc = json.loads(capsys.readouterr().out)
     assert [a["code"] for a in doc["advisories"]] == ["RECORD_OPTIONAL_WITHOUT_DEFAULT"]
+    assert main(["diff", "--db", db, "-t", TOPIC, "--record", "shop_v2:Order"]) == 0
+    out = capsys.readouterr().out
+    assert "v0 → record shop_v2:Order" in out and "FIELD_ADDED" in out and "RECORD_OPTIONAL_WITHOUT_DEFAULT" in out
     assert main(["check", "--db", db, "-t", TOPIC, "--record", "shop_v2:Nope"]) == 2
     assert "shop_v2 has no Nope" in capsys.readouterr().err
     assert main(["check", "--db", db, "-t", TOPIC, "--record", "shop_v1:Order", "-f", "x.avsc"]) == 2
