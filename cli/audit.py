@@ -62,6 +62,13 @@ def _common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--master", default="local[*]", metavar="URL", help="Spark master (default: local[*])")
     parser.add_argument("--partitions", type=_positive, metavar="N", help="Spark partitions for the topic rows")
     parser.add_argument(
+        "--code",
+        choices=("ship", "installed"),
+        default="ship",
+        help="on a cluster, ship this project's code to the executors as a zip (default), or use the copy "
+        "installed on the workers",
+    )
+    parser.add_argument(
         "--progress",
         choices=("text", "json", "none"),
         default="text",
@@ -87,7 +94,7 @@ def _no_job(parser: argparse.ArgumentParser) -> int:
 def run_audit(args: argparse.Namespace) -> int:
     from pipeline._archive import ArchiveError, find_archive
     from pipeline._source import SourceError, load_source
-    from pipeline._spark import SparkUnavailable, check_java, spark_session
+    from pipeline._spark import SparkUnavailable, check_java, check_master, spark_session
     from pipeline.jobs import candidate_schema, check_out, run_compat_matrix, run_data_audit, run_policy_impact
     from pipeline.progress import SparkProgress, write_run_record
 
@@ -101,6 +108,7 @@ def run_audit(args: argparse.Namespace) -> int:
     try:
         # Everything that can be wrong with the inputs is found here, before the JVM starts; the output folder is
         # made only once the source has been read.
+        check_master(args.master)
         archive = find_archive(args.messages) if args.job == "data" else None
         if args.job == "data" and (args.reader is None) != (args.topic is None):
             raise UserError("--reader and --topic go together: a candidate reader schema is for one topic")
@@ -125,7 +133,7 @@ def run_audit(args: argparse.Namespace) -> int:
     except (SourceError, ArchiveError, SparkUnavailable) as exc:
         raise UserError(str(exc)) from None
     started = time.perf_counter()
-    spark = spark_session(args.master, app_name=f"schema-explorer audit {args.job}")
+    spark = spark_session(args.master, app_name=f"schema-explorer audit {args.job}", ship_code=args.code == "ship")
     try:
         with SparkProgress(spark, args.progress):
             if args.job == "compat-matrix":

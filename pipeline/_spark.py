@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
+import tempfile
+import zipfile
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -19,7 +23,25 @@ JAVA_HINT = (
 
 
 class SparkUnavailable(RuntimeError):
-    """No Java, or no PySpark: the pipeline cannot start (reported before any work begins)."""
+    """No Java, no PySpark, or a master Spark does not know: the pipeline cannot start (reported before any
+    work begins)."""
+
+
+# The masters Spark knows (SparkContext.createTaskScheduler), checked before a JVM starts.
+_MASTER = re.compile(
+    r"local(\[(\*|[1-9]\d*)(,[1-9]\d*)?\])?|local-cluster\[[1-9]\d*,[1-9]\d*,[1-9]\d*\]"
+    r"|spark://\S+|yarn|k8s://\S+"
+)
+
+
+def check_master(master: str) -> str:
+    """`master` when Spark would take it; otherwise SparkUnavailable naming the forms it takes."""
+    if not _MASTER.fullmatch(master.strip()):
+        raise SparkUnavailable(
+            f"--master {master!r} is not a Spark master: use local[*], local[N], local-cluster[WORKERS,CORES,MB], "
+            "spark://HOST:PORT (a standalone cluster), yarn, or k8s://https://HOST:PORT"
+        )
+    return master.strip()
 
 
 def check_java() -> str:
@@ -45,8 +67,13 @@ def spark_session(
     ui: bool = True,
     progress: bool = True,
     extra: dict[str, str] | None = None,
+    ship_code: bool = True,
 ) -> SparkSession:
-    """A SparkSession on `master` whose Python workers run this interpreter (so they import the same core)."""
+    """A SparkSession on `master` whose Python workers run this interpreter (so they import the same core).
+
+    On a cluster (any master but local[...]) the project's code is shipped to the executors as a zip
+    (`code_archive`), unless `ship_code=False` says it is installed on the workers."""
+    master = check_master(master)
     check_java()
     try:
         from pyspark.sql import SparkSession
@@ -56,6 +83,11 @@ def spark_session(
     # pyarrow and this checkout's registry/.
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+    if master.startswith("local-cluster") and "SPARK_HOME" not in os.environ:
+        # local-cluster starts executor JVMs with $SPARK_HOME/bin; the pip-installed pyspark carries bin/ and jars/.
+        import pyspark
+
+        os.environ["SPARK_HOME"] = os.path.dirname(pyspark.__file__)
     builder = (
         SparkSession.builder.master(master)
         .appName(app_name)
@@ -71,4 +103,32 @@ def spark_session(
         builder = builder.config(key, value)
     session = builder.getOrCreate()
     session.sparkContext.setLogLevel("WARN")
+    if ship_code and not _in_process(master):
+        session.sparkContext.addPyFile(str(code_archive()))
     return session
+
+
+def _in_process(master: str) -> bool:
+    """local[...] runs every executor inside the driver's JVM, with this interpreter's own imports."""
+    return master == "local" or master.startswith("local[")
+
+
+def code_archive() -> Path:
+    """This project's code (registry/ and pipeline/, sources only) as one zip for `SparkContext.addPyFile`:
+    the code reaches each executor once, by file, and executors import it from there. Their Python needs the
+    dependencies (pyarrow, fastavro, protobuf): install the project there, or ship a packed environment
+    (README, "Audit with Spark"). Built once per process; compiled modules stay out (zipimport cannot load
+    them), so executors run the pure-Python Avro core unless the project is installed on them."""
+    global _ARCHIVE
+    if _ARCHIVE is None or not _ARCHIVE.exists():
+        root = Path(__file__).resolve().parent.parent
+        target = Path(tempfile.mkdtemp(prefix="schema-explorer-code-")) / "pulsar_schema_explorer.zip"
+        with zipfile.ZipFile(target, "w", zipfile.ZIP_DEFLATED) as archive:
+            for package in ("registry", "pipeline"):
+                for path in sorted((root / package).rglob("*.py")):
+                    archive.write(path, path.relative_to(root).as_posix())
+        _ARCHIVE = target
+    return _ARCHIVE
+
+
+_ARCHIVE: Path | None = None

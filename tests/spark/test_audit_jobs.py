@@ -243,3 +243,38 @@ def test_a_candidate_reader_is_checked_by_the_core(spark: Any, sample_source: An
     rows = [r for r in _rows(tmp_path / "out", "data_versions") if r["topic"] == "acme/orders/order-status-changed"]
     assert rows and all(r["reader"] == "candidate" and r["readable"] == 0 for r in rows)
     assert all(r["rule_code"] == "READER_FIELD_WITHOUT_DEFAULT" for r in rows)
+
+
+def test_topic_bundles_reach_executors_as_files_not_inside_tasks(
+    spark: Any, sample_source: Any, tmp_path: Path
+) -> None:
+    """A DataFrame made from the driver's rows ships them inside its tasks (158 MB tasks at 10,000 topics); the
+    bundles are staged as Parquet and scanned by the executors, and the staging is gone after the job."""
+    from pipeline.jobs import _topics_frame
+
+    topics = sample_source.topic_names()
+    with _topics_frame(spark, sample_source, topics, 3, tmp_path) as frame:
+        plan = frame._jdf.queryExecution().executedPlan().toString()
+        assert "FileScan parquet" in plan and "LocalTableScan" not in plan and "ExistingRDD" not in plan
+        assert frame.rdd.getNumPartitions() == 3
+        assert sorted(r["topic"] for r in frame.select("topic").collect()) == sorted(topics)
+    assert not (tmp_path / "_staging").exists()
+
+
+def test_the_code_archive_is_an_importable_copy_of_the_project(tmp_path: Path) -> None:
+    """What a cluster's executors import (SparkContext.addPyFile): every source of registry/ and pipeline/, no
+    compiled module, and it imports from the zip ahead of any installed copy."""
+    import subprocess
+    import sys
+    import zipfile
+
+    from pipeline._spark import code_archive
+
+    archive = code_archive()
+    names = zipfile.ZipFile(archive).namelist()
+    assert {"registry/__init__.py", "registry/avro/_schema.py", "pipeline/jobs.py"} <= set(names)
+    assert not [n for n in names if not n.endswith(".py")]
+    code = f"import sys; sys.path.insert(0, {str(archive)!r}); import registry, pipeline.jobs; print(registry.__file__)"
+    done = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == f"{archive}/registry/__init__.py"
