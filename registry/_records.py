@@ -18,7 +18,6 @@ installed client in tests/unit/test_records.py) are advisories with the fix in t
 from __future__ import annotations
 
 import importlib
-import json
 from importlib import metadata
 from typing import Any
 
@@ -108,12 +107,6 @@ def declared(field: Any) -> tuple[Any, bool, bool]:
         bool(getattr(field, "_required", False)),
         bool(getattr(field, "_required_default", False)),
     )
-
-
-def schema_fields(text: str) -> list[dict[str, Any]]:
-    """The top-level fields of a generated record schema."""
-    doc = json.loads(text)
-    return list(doc.get("fields", [])) if isinstance(doc, dict) else []
 
 
 def nested_record(field: Any) -> type | None:
