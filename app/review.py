@@ -69,7 +69,12 @@ def show_diff(diff: SchemaDiff, *, old_label: str, new_label: str, key: str) -> 
         "FORWARD: can the old schema read data written with the new one (upgrade producers first)?"
     )
     if diff.changes:
-        st.dataframe(shaded(changes_frame(diff), EFFECT_SHADE, "backward", "forward"), hide_index=True, width="stretch")
+        st.dataframe(
+            shaded(changes_frame(diff), EFFECT_SHADE, "backward", "forward"),
+            hide_index=True,
+            width="stretch",
+            column_config={"is_breaking": st.column_config.CheckboxColumn("breaking")},
+        )
     else:
         st.info("No semantic change: both schemas read and write the same data.")
     whole = st.toggle("Show the whole schemas", key=f"{key}_whole")
