@@ -40,7 +40,7 @@ from ._read_only import ReadOnlyRegistry
 from ._schema_data import checked_info
 from ._types import SchemaData
 from ._view import RegistryView
-from .explain._answers import live_version, policy_impact, schema_of, upgrade_plan, what_if
+from .explain._answers import policy_impact, schema_of, upgrade_plan, what_if
 from .explain._changes import SchemaDiff
 from .explain._diff import diff_schemas
 from .explain._upgrade import UpgradePlan
@@ -337,6 +337,3 @@ class SchemaRegistry(abc.ABC):
         name = TopicName.parse(topic)
         with self._view.snapshot():
             return self._catalog.summary(name)
-
-    def _live_version(self, name: TopicName, version: int | None) -> SchemaVersion:
-        return live_version(self._view, name, version)

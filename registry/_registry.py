@@ -40,6 +40,7 @@ from ._pulsar_version import PROFILES, PULSAR_VERSION_SETTING, PulsarProfile, pr
 from ._schema_data import checked_info, to_schema_data
 from ._view import RegistryView
 from ._writes import LocalWrites
+from .explain._answers import live_version
 from .policy._preview import describe_changes
 from .policy._rules import UNSET, asked_fields, changed_namespace_policy, changed_topic_policy, policy_topic
 from .storage._base import LocalStorage, MemoryStorage
@@ -214,7 +215,7 @@ class Registry(SchemaRegistry):
     def get(self, topic: str, version: int | None = None) -> SchemaVersion:
         """The latest live version, or a given version if it is live (§3.6); SchemaNotFoundError otherwise."""
         name = TopicName.parse(topic)
-        return self._live_version(name, None if version is None else version_number(version, negative=True))
+        return live_version(self._view, name, None if version is None else version_number(version, negative=True))
 
     @bounded
     def find_version(self, topic: str, info: SchemaInfo) -> int | None:
@@ -290,7 +291,7 @@ class Registry(SchemaRegistry):
             before = self._storage.topic_policy(note.target) or TopicPolicy()
             name = policy_topic(topic, self.broker)
             self._writes.ensure_topic(name)
-            after = changed_topic_policy(self._view.topic_policy(name), **fields)
+            after = changed_topic_policy(before, **fields)
             self._writes.put_topic_policy(name, after)
             note.detail = _policy_change(before, after)
             note.outcome = AuditOutcome.OK if before != after else AuditOutcome.UNCHANGED

@@ -4,12 +4,13 @@ as a pipeline Source. Skipped with a clear reason when Java or PySpark is missin
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 import needs
-from registry import Registry, seed_sample_data
+from registry import Registry, export_snapshot, seed_sample_data
 
 
 @pytest.fixture(scope="session")
@@ -32,6 +33,14 @@ def sample_registry() -> Registry:
     reg = Registry.in_memory()
     seed_sample_data(reg)
     return reg
+
+
+@pytest.fixture(scope="session")
+def sample_snapshot(sample_registry: Registry, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The sample registry exported as a snapshot file, for audits run as a command."""
+    path = tmp_path_factory.mktemp("snapshot") / "sample.jsonl"
+    export_snapshot(sample_registry, path)
+    return path
 
 
 @pytest.fixture(scope="session")

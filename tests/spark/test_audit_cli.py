@@ -7,18 +7,8 @@ from pathlib import Path
 import pytest
 
 from cli.main import main
-from registry import Registry, export_snapshot, seed_sample_data
 
 ROOT = Path(__file__).resolve().parents[2]
-
-
-@pytest.fixture(scope="module")
-def snapshot(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    reg = Registry.in_memory()
-    seed_sample_data(reg)
-    path = tmp_path_factory.mktemp("snap") / "sample.jsonl"
-    export_snapshot(reg, path)
-    return path
 
 
 @pytest.mark.parametrize(
@@ -77,14 +67,14 @@ def snapshot(tmp_path_factory: pytest.TempPathFactory) -> Path:
     ],
 )
 def test_bad_inputs_stop_before_spark(
-    args: list[str], message: str, snapshot: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    args: list[str], message: str, sample_snapshot: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     (tmp_path / "bad.txt").write_text("not json\n", encoding="utf-8")
     (tmp_path / "empty").mkdir()
     paths = {
         "missing": str(tmp_path / "missing"),
         "bad": str(tmp_path / "bad.txt"),
-        "snap": str(snapshot),
+        "snap": str(sample_snapshot),
         "empty": str(tmp_path / "empty"),
         "msgs": str(ROOT / "sample_data" / "messages"),
     }
@@ -95,7 +85,7 @@ def test_bad_inputs_stop_before_spark(
     assert "Traceback" not in err and "SparkContext" not in err
 
 
-def test_out_must_be_a_folder(snapshot: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_out_must_be_a_folder(sample_snapshot: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     (tmp_path / "file").write_text("x", encoding="utf-8")
-    assert main(["audit", "compat-matrix", "--snapshot", str(snapshot), "--out", str(tmp_path / "file")]) == 2
+    assert main(["audit", "compat-matrix", "--snapshot", str(sample_snapshot), "--out", str(tmp_path / "file")]) == 2
     assert "is a file" in capsys.readouterr().err

@@ -16,21 +16,10 @@ from typing import Any
 import pyarrow.parquet as pq
 import pytest
 
-from registry import Registry, export_snapshot, seed_sample_data
-
 pytestmark = pytest.mark.slow
 ROOT = Path(__file__).resolve().parents[2]
 MESSAGES = ROOT / "sample_data" / "messages"
 MASTER = "local-cluster[2,1,1024]"
-
-
-@pytest.fixture(scope="module")
-def snapshot(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    reg = Registry.in_memory()
-    seed_sample_data(reg)
-    path = tmp_path_factory.mktemp("cluster") / "sample.jsonl"
-    export_snapshot(reg, path)
-    return path
 
 
 def cluster_run(job: list[str], snapshot: Path, out: Path) -> None:
@@ -65,7 +54,7 @@ def table(out: Path, name: str) -> list[dict[str, Any]]:
     ids=["compat-matrix", "policy-impact", "data"],
 )
 def test_an_audit_on_a_local_cluster_gives_the_local_tables(
-    job: list[str], tables: list[str], spark: Any, sample_source: Any, snapshot: Path, tmp_path: Path
+    job: list[str], tables: list[str], spark: Any, sample_source: Any, sample_snapshot: Path, tmp_path: Path
 ) -> None:
     from pipeline._archive import find_archive
     from pipeline.jobs import run_compat_matrix, run_data_audit, run_policy_impact
@@ -78,6 +67,6 @@ def test_an_audit_on_a_local_cluster_gives_the_local_tables(
     else:
         run_data_audit(spark, sample_source, local, find_archive(str(MESSAGES)))
     cluster = tmp_path / "cluster"
-    cluster_run(job, snapshot, cluster)
+    cluster_run(job, sample_snapshot, cluster)
     for name in tables:
         assert table(cluster, name) == table(local, name), name
