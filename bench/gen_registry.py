@@ -243,10 +243,30 @@ SAMPLE_TOPICS = (
     "initech/hr/employee-records",
     "initech/analytics/page-views",
 )
+# KEY_VALUE (INLINE and SEPARATED, AVRO/JSON/primitive parts) and primitive topics: keyed-and-primitive.jsonl,
+# drawn from their own random stream so the files above stay as they were.
+KEYED_AND_PRIMITIVE_TOPICS = (
+    "acme/inventory/sku-reservations",
+    "acme/orders/cart-events",
+    "acme/payments/payment-methods",
+    "globex/iot/device-commands",
+    "globex/telemetry/alerts",
+    "initech/analytics/session-aggregates",
+    "initech/hr/badge-swipes",
+    "acme/inventory/restock-paused",
+    "acme/orders/order-notes",
+    "acme/orders/order-sequence",
+    "acme/payments/fx-rate-eur-usd",
+    "globex/iot/battery-level",
+    "globex/telemetry/cpu-temperature",
+    "globex/telemetry/raw-frames",
+    "initech/legacy/fax-gateway",
+)
 
 
 def write_sample(out: Path, per_version: int = 12, seed: int = 7) -> int:
-    """sample_data/messages/: JSON lines per tenant from the sample registry, plus damaged.jsonl."""
+    """sample_data/messages/: JSON lines per tenant from the sample registry, keyed-and-primitive.jsonl for
+    the KEY_VALUE and primitive topics, and damaged.jsonl."""
     from registry import Registry, SchemaType, seed_sample_data
 
     reg = Registry.in_memory()
@@ -287,20 +307,103 @@ def write_sample(out: Path, per_version: int = 12, seed: int = 7) -> int:
         # not base64
         json.dumps({"topic": "persistent://acme/orders/order-created", "version": 13, "payload": "%%%"}),
     ]
+    kv_rng = random.Random(seed + 1)
+    lines = []
+    for topic in KEYED_AND_PRIMITIVE_TOPICS:
+        for entry in reg.history(topic):
+            for i in range(per_version):
+                payload, key = sample_message(entry, kv_rng)
+                row = {"topic": f"persistent://{topic}", "version": entry.version}
+                row["publish_time"] = entry.timestamp + (i + 1) * 3_600_000
+                if key is not None:
+                    row["key"] = key
+                row["payload"] = base64.b64encode(payload).decode("ascii")
+                lines.append(json.dumps(row, separators=(",", ":")))
+                written += 1
+    (out / "keyed-and-primitive.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    separated = reg.get("acme/payments/payment-methods")
+    value, key = sample_message(separated, kv_rng)
+    damaged += [
+        # an INT32 payload of 3 bytes (IntSchema refuses it)
+        json.dumps({"topic": "persistent://globex/iot/battery-level", "version": 0, "payload": "AAAA"}),
+        # a SEPARATED KEY_VALUE message whose key is not base64
+        json.dumps(
+            {
+                "topic": "persistent://acme/payments/payment-methods",
+                "version": separated.version,
+                "key": "not base64!",
+                "payload": base64.b64encode(value).decode(),
+            }
+        ),  # fmt: skip
+        # an INLINE KEY_VALUE payload whose key length runs past its end
+        json.dumps(
+            {
+                "topic": "persistent://initech/hr/badge-swipes",
+                "version": reg.get("initech/hr/badge-swipes").version,
+                "payload": base64.b64encode(b"\x00\x00\x01\x00" + b"\x00" * 8).decode(),
+            }
+        ),  # fmt: skip
+    ]
     (out / "damaged.jsonl").write_text("\n".join(damaged) + "\n", encoding="utf-8")
     return written + len(damaged)
 
 
+def sample_message(entry: Any, rng: random.Random) -> tuple[bytes, str | None]:
+    """A random message of a schema version as the Java client writes it: (payload, message key or None).
+    KEY_VALUE: INLINE puts both parts in the payload, SEPARATED the key's bytes in the key (base64)."""
+    from pipeline._payload import encode_inline
+    from registry import SchemaData, SchemaType, decode_key_value
+
+    schema = SchemaData(entry.type, entry.data, entry.properties)
+    if schema.type is not SchemaType.KEY_VALUE:
+        return sample_payload(schema, rng), None
+    parts = decode_key_value(schema)
+    key, value = sample_payload(parts.key, rng), sample_payload(parts.value, rng)
+    if parts.encoding == "SEPARATED":
+        return value, base64.b64encode(key).decode("ascii")
+    return encode_inline(key, value), None
+
+
 def sample_payload(entry: Any, rng: random.Random) -> bytes:
+    from pipeline._payload import encode_primitive
     from registry import SchemaType
 
     if entry.type is SchemaType.PROTOBUF_NATIVE:
         return protobuf_payload(entry.data, rng)
+    if entry.type.is_primitive:
+        return encode_primitive(entry.type, primitive_value(entry.type, rng))
     doc = json.loads(entry.data)
     datum = random_datum(doc, rng)
     if entry.type is SchemaType.JSON:
         return json.dumps(datum, default=str, ensure_ascii=False).encode("utf-8")
     return avro_payload(fastavro.parse_schema(doc), datum)
+
+
+def primitive_value(kind: Any, rng: random.Random) -> Any:
+    """A plausible random value of a primitive type, in decode_primitive's form."""
+    from registry import SchemaType as T
+
+    name = str(kind)
+    if kind is T.BOOLEAN:
+        return rng.random() < 0.5
+    if kind in (T.STRING,):
+        return rng.choice(["ok", "late", "back-ordered", "Grüße", "fax page"]) + f" {rng.randint(0, 999)}"
+    if kind in (T.BYTES, T.NONE):
+        return rng.randbytes(rng.randint(0, 24))
+    if kind in (T.FLOAT, T.DOUBLE):
+        return round(rng.uniform(-40, 120), 3)
+    if kind in (T.DATE, T.TIME, T.TIMESTAMP):
+        return BASE_MILLIS + rng.randint(0, 86_400_000 * 700)
+    if kind is T.INSTANT:
+        return (BASE_MILLIS // 1000 + rng.randint(0, 86_400 * 700), rng.randint(0, 999_999_999))
+    if kind is T.LOCAL_DATE:
+        return 19_723 + rng.randint(0, 700)
+    if kind is T.LOCAL_TIME:
+        return rng.randint(0, 86_400 * 10**9 - 1)
+    if kind is T.LOCAL_DATE_TIME:
+        return (19_723 + rng.randint(0, 700), rng.randint(0, 86_400 * 10**9 - 1))
+    bits = {"INT8": 7, "INT16": 15, "INT32": 31, "INT64": 63}[name]
+    return rng.randint(0, 2**bits - 1) if name != "INT32" else rng.randint(0, 100)
 
 
 def protobuf_payload(data: bytes, rng: random.Random) -> bytes:

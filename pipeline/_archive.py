@@ -1,8 +1,10 @@
 """Message archives (sample_data/messages/README.md): JSON lines or Parquet files under one folder.
 
 JSON lines: one object per line, {"topic": "persistent://t/ns/x", "version": 3, "publish_time": 1735689600000,
-"payload": "<base64 of the message bytes>"} (publish_time optional). Parquet: columns topic (string),
-version (integer), payload (binary), optional publish_time. Both may sit side by side, in sub-folders too.
+"key": "<the message key>", "payload": "<base64 of the message bytes>"} (publish_time and key optional).
+Parquet: columns topic (string), version (integer), payload (binary), optional key (string) and
+publish_time. Both may sit side by side, in sub-folders too. The key is the message key as Pulsar carries
+it: for a SEPARATED KEY_VALUE topic, the base64 of the key schema's bytes (pipeline/_payload.py).
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ if TYPE_CHECKING:
 JSON_SUFFIXES = (".jsonl", ".json", ".ndjson")
 PARQUET_SUFFIXES = (".parquet",)
 REQUIRED = ("topic", "version", "payload")
-JSON_SCHEMA = "topic string, version bigint, payload string, _bad string"
+JSON_SCHEMA = "topic string, version bigint, key string, payload string, _bad string"
 
 
 class ArchiveError(ValueError):
@@ -70,7 +72,7 @@ def find_archive(folder: str) -> Archive:
 
 
 def read_archive(spark: SparkSession, archive: Archive) -> DataFrame:
-    """One DataFrame (topic, version, payload binary, payload_base64, bad) over every archive file; a
+    """One DataFrame (topic, version, key, payload binary, payload_base64, bad) over every archive file; a
     malformed JSON line keeps its text in `bad` instead of failing the job."""
     from pyspark.sql import functions as F
 
@@ -86,6 +88,7 @@ def read_archive(spark: SparkSession, archive: Archive) -> DataFrame:
             raw.select(
                 "topic",
                 "version",
+                "key",
                 F.lit(None).cast("binary").alias("payload"),
                 F.col("payload").alias("payload_base64"),
                 F.col("_bad").alias("bad"),
@@ -97,6 +100,7 @@ def read_archive(spark: SparkSession, archive: Archive) -> DataFrame:
             raw.select(
                 F.col("topic").cast("string"),
                 F.col("version").cast("bigint"),
+                (F.col("key").cast("string") if "key" in raw.columns else F.lit(None).cast("string")).alias("key"),
                 F.col("payload").cast("binary"),
                 F.lit(None).cast("string").alias("payload_base64"),
                 F.lit(None).cast("string").alias("bad"),

@@ -31,7 +31,7 @@ from ._errors import (
     TopicPoliciesDisabledError,
 )
 from ._facade import SchemaRegistry
-from ._key_value import KEY_VALUE_ENCODINGS, KEY_VALUE_PART_TYPES
+from ._key_value import KEY_VALUE_ENCODINGS, KEY_VALUE_PART_TYPES, decode_key_value
 from ._limits import Limits, SchemaTooLargeError, current_limits, limited, set_limits
 from ._model import (
     STRATEGIES,
@@ -167,6 +167,7 @@ __all__ = [
     "StrategyFacts",
     "KEY_VALUE_ENCODINGS",
     "KEY_VALUE_PART_TYPES",
+    "decode_key_value",
     "ProtoCompileError",
     "compile_proto",
     "compile_uploads",

@@ -232,7 +232,9 @@ def data_tab(folder: Path) -> None:
     if versions is None:
         how_to_produce("data", folder)
         return
-    st.caption("Can each topic's reader schema read every archived message? Failures by reason and field.")
+    st.caption(
+        "Can each topic's reader schema read every archived message? Failures by reason, KEY_VALUE part and field."
+    )
     columns = st.columns(3)
     columns[0].metric("Messages", int(versions["messages"].sum()))
     columns[1].metric("Readable", int(versions["readable"].sum()))

@@ -172,13 +172,45 @@ def test_data_audit_counts_every_damaged_row_with_its_reason(data_out: Path) -> 
     failures: Counter[str] = Counter()
     for r in _rows(data_out, "data_failures"):
         failures[r["reason"]] += r["count"]
-    # damaged.jsonl: a cut-off line, a truncated payload, version 99, an unknown topic, a payload not base64
+    # damaged.jsonl: a cut-off line, a truncated payload, version 99, an unknown topic, a payload not base64,
+    # an INT32 of 3 bytes, a SEPARATED key that is not base64, an INLINE key length past the end
     assert failures["BAD_ROW"] == 2
-    assert failures["CORRUPT_PAYLOAD"] == 1
+    assert failures["CORRUPT_PAYLOAD"] == 4
     assert failures["UNKNOWN_VERSION"] == 1
     assert failures["UNKNOWN_TOPIC"] == 1
     rules = {r["reason"] for r in _rows(data_out, "data_failures")}
     assert {"READER_FIELD_WITHOUT_DEFAULT", "TYPE_MISMATCH"} <= rules
+    corrupt = {(r["topic"], r["part"]): r["example"] for r in _rows(data_out, "data_failures")
+               if r["reason"] == "CORRUPT_PAYLOAD"}  # fmt: skip
+    assert corrupt[("globex/iot/battery-level", None)].startswith("Size of data received by IntSchema is not 4")
+    assert "is not base64" in corrupt[("acme/payments/payment-methods", "key")]
+    assert "key length 256 does not fit" in corrupt[("initech/hr/badge-swipes", None)]
+
+
+def test_data_audit_reads_key_value_and_primitive_messages(data_out: Path, sample_registry: Registry) -> None:
+    versions = {(r["topic"], r["writer_version"]): r for r in _rows(data_out, "data_versions")}
+    kinds = {r["schema_type"] for r in versions.values()}
+    assert {"KEY_VALUE", "BOOLEAN", "STRING", "INT32", "INT64", "DOUBLE", "NONE"} <= kinds
+    assert all(r["rule_code"] != "UNSUPPORTED_SCHEMA_TYPE" for r in versions.values())
+    # every readable KEY_VALUE and primitive message read with its reader: both parts, INLINE and SEPARATED
+    for (topic, version), row in versions.items():
+        if row["schema_type"] in ("KEY_VALUE", "BOOLEAN", "STRING", "INT32", "INT64", "DOUBLE", "NONE"):
+            assert row["readable"] >= (12 if row["compatible"] else 0), (topic, version)
+            assert row["readable"] + row["failed"] == row["messages"]
+    assert versions[("initech/hr/badge-swipes", 0)]["rule_code"] == "TYPE_MISMATCH"
+    (refused,) = [r for r in _rows(data_out, "data_failures") if r["topic"] == "initech/hr/badge-swipes"
+                  and r["writer_version"] == 0]  # fmt: skip
+    assert (refused["part"], refused["reason"], refused["count"]) == ("value", "TYPE_MISMATCH", 12)
+    stats = {(r["topic"], r["part"], r["field"]): r for r in _rows(data_out, "data_field_stats")}
+    # SEPARATED: the key part comes from the message key, its fields counted like the value's
+    assert stats[("acme/payments/payment-methods", "key", "customerId")]["values"] == 24
+    assert stats[("acme/payments/payment-methods", "value", "token")]["values"] == 24
+    # a primitive key part and a primitive topic: one unnamed field of the primitive's type
+    assert stats[("initech/hr/badge-swipes", "key", None)]["type"] == "INT64"
+    battery = stats[("globex/iot/battery-level", None, None)]
+    assert (battery["type"], battery["values"]) == ("INT32", 12) and 0 <= battery["min"] <= battery["max"] <= 100
+    paused = [r for r in _rows(data_out, "data_enum_counts") if r["topic"] == "acme/inventory/restock-paused"]
+    assert {r["symbol"] for r in paused} <= {"true", "false"} and sum(r["count"] for r in paused) == 12
 
 
 def test_data_audit_field_statistics(data_out: Path) -> None:
