@@ -15,6 +15,16 @@
 The machine may be shared: with `--repeat N` the limit and the data audit are measured N times, each limit
 right before its audit, and the table shows every run, the spread and the load average. The SparkSession
 starts before the timings (JVM start-up is not counted). Exits 1 when the median ratio misses the target.
+
+Memory and task size, for each job: a thread samples the RSS of every process under this one (psutil, every
+0.2 s) and reports the peaks of the driver (this Python process, and the driver JVM, which on local[...]
+also runs the executor) and of the executors (each executor JVM on local-cluster or a real cluster, and
+Spark's Python workers, summed). The largest serialized task is read from Spark's own log line for each
+task it starts ("Starting task ... N bytes)", TaskSetManager at INFO, sent to a file through a log4j2
+configuration in SPARK_CONF_DIR).
+
+    python bench/bench_audit.py --topics 100000 --skip-data --master 'local-cluster[2,1,1024]'
+    python bench/bench_audit.py --messages 20000000 --skip-matrix --master 'local[2]'
 """
 
 from __future__ import annotations
@@ -23,8 +33,10 @@ import argparse
 import io
 import json
 import os
+import re
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -105,6 +117,90 @@ def tree_cpu_seconds() -> float:
     return sum(times.get(pid, 0.0) for pid in tree)
 
 
+class TreeMemory:
+    """Peak RSS of this process's tree while a job runs, by role (see the module docstring)."""
+
+    def __init__(self) -> None:
+        import psutil
+
+        self._me = psutil.Process()
+        self.peaks = {"driver python": 0, "driver JVM": 0, "executor JVM (largest)": 0, "python workers (sum)": 0}
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def __enter__(self) -> TreeMemory:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self._stop.set()
+        self._thread.join()
+
+    def _run(self) -> None:
+        import psutil
+
+        while not self._stop.is_set():
+            now = {"driver python": self._me.memory_info().rss, "driver JVM": 0, "executor JVM (largest)": 0,
+                   "python workers (sum)": 0}  # fmt: skip
+            for child in self._me.children(recursive=True):
+                try:
+                    line, rss = " ".join(child.cmdline()), child.memory_info().rss
+                except (psutil.NoSuchProcess, psutil.AccessDenied):
+                    continue
+                if "CoarseGrainedExecutorBackend" in line:
+                    now["executor JVM (largest)"] = max(now["executor JVM (largest)"], rss)
+                elif "java" in child.name() and "SparkSubmit" in line:
+                    now["driver JVM"] += rss
+                elif "pyspark" in line or "python" in child.name():
+                    now["python workers (sum)"] += rss
+            for key, value in now.items():
+                self.peaks[key] = max(self.peaks[key], value)
+            self._stop.wait(0.2)
+
+    def text(self) -> str:
+        return ", ".join(f"{k} {v / 2**20:,.0f} MiB" for k, v in self.peaks.items() if v)
+
+
+TASK_LOG = re.compile(r"Starting task .*?, (\d+) bytes\)")
+
+
+def task_log_config(folder: Path) -> Path:
+    """A SPARK_CONF_DIR whose log4j2 configuration keeps the console at WARN and writes TaskSetManager's
+    INFO lines (one per task started, with its serialized size) to folder/tasks.log."""
+    folder.mkdir(parents=True, exist_ok=True)
+    log = folder / "tasks.log"
+    (folder / "log4j2.properties").write_text(
+        "rootLogger.level = warn\n"
+        "rootLogger.appenderRef.console.ref = console\n"
+        "appender.console.type = Console\n"
+        "appender.console.name = console\n"
+        "appender.console.target = SYSTEM_ERR\n"
+        "appender.console.layout.type = PatternLayout\n"
+        "appender.console.layout.pattern = %d{HH:mm:ss} %p %c{1}: %m%n\n"
+        "appender.tasks.type = File\n"
+        "appender.tasks.name = tasks\n"
+        f"appender.tasks.fileName = {log}\n"
+        "appender.tasks.layout.type = PatternLayout\n"
+        "appender.tasks.layout.pattern = %m%n\n"
+        "logger.tasks.name = org.apache.spark.scheduler.TaskSetManager\n"
+        "logger.tasks.level = info\n"
+        "logger.tasks.additivity = false\n"
+        "logger.tasks.appenderRef.tasks.ref = tasks\n",
+        encoding="utf-8",
+    )
+    return log
+
+
+def largest_task(log: Path, since: int) -> tuple[int, int]:
+    """(largest serialized task in bytes, tasks started) in the task log after byte offset `since`."""
+    if not log.exists():
+        return 0, 0
+    with log.open("rb") as handle:
+        handle.seek(since)
+        sizes = [int(m.group(1)) for m in TASK_LOG.finditer(handle.read().decode("utf-8", "replace"))]
+    return max(sizes, default=0), len(sizes)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--topics", type=int, default=2_000)
@@ -137,6 +233,8 @@ def main(argv: list[str] | None = None) -> int:
     from pipeline.jobs import run_compat_matrix, run_data_audit, spark_cores
     from registry import read_snapshot_records
 
+    task_log = task_log_config(work / "spark-conf")
+    os.environ["SPARK_CONF_DIR"] = str(task_log.parent)
     spark = spark_session(args.master, app_name="bench audit", ui=False, progress=False)
     cores = spark_cores(spark)
     source = Source.from_records(read_snapshot_records(snapshot), f"snapshot {snapshot}")
@@ -148,10 +246,14 @@ def main(argv: list[str] | None = None) -> int:
         rate, sampled, cpu_rate = fastavro_rate(snapshot, archive)
         load = os.getloadavg()[0]
         cpu = tree_cpu_seconds()
+        logged = task_log.stat().st_size if task_log.exists() else 0
         started = time.perf_counter()
-        report = run_data_audit(spark, source, out / "data", find_archive(str(archive)))
+        with TreeMemory() as memory:
+            report = run_data_audit(spark, source, out / "data", find_archive(str(archive)))
         seconds = time.perf_counter() - started
         cpu = tree_cpu_seconds() - cpu
+        biggest, tasks = largest_task(task_log, logged)
+        print(f"  data audit peaks: {memory.text()}; largest task {biggest / 1024:,.1f} KiB of {tasks} tasks")
         runs.append((rate * cores, args.messages / seconds, seconds, load, cpu_rate, args.messages / max(cpu, 1e-9)))
         if run == 0:
             print(report)
@@ -187,11 +289,16 @@ def main(argv: list[str] | None = None) -> int:
             rows.append(("limit over the runs", f"{min(r[0] for r in runs):,.0f}..{max(r[0] for r in runs):,.0f}", ""))
         loads = [r[3] for r in runs]
         rows.append(("load average (1 min) at each run", f"{min(loads):.2f}..{max(loads):.2f}", ""))
+        rows.append(("  last run's peak memory", "", memory.text()))
+        rows.append(("  its largest serialized task", f"{biggest / 1024:,.1f} KiB", f"of {tasks} tasks"))
     if not args.skip_matrix:
         load = os.getloadavg()
+        logged = task_log.stat().st_size if task_log.exists() else 0
         started = time.perf_counter()
-        matrix = run_compat_matrix(spark, source, out / "matrix", max_versions=args.versions)
+        with TreeMemory() as memory:
+            matrix = run_compat_matrix(spark, source, out / "matrix", max_versions=args.versions)
         seconds = time.perf_counter() - started
+        biggest, tasks = largest_task(task_log, logged)
         pairs = args.topics * args.versions * (args.versions - 1)
         rows.append(
             (
@@ -201,6 +308,8 @@ def main(argv: list[str] | None = None) -> int:
                 f"load {load[0]:.2f}",
             )
         )
+        rows.append(("  its peak memory", "", memory.text()))
+        rows.append(("  its largest serialized task", f"{biggest / 1024:,.1f} KiB", f"of {tasks} tasks"))
         print(matrix)
     spark.stop()
     print(f"\nmaster {args.master} ({cores} cores), {os.cpu_count()} CPUs on this machine")
