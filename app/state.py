@@ -39,7 +39,7 @@ from typing import cast
 
 import streamlit as st
 
-from registry import Registry, RegistryError, default_db_path
+from registry import Registry, RegistryError, default_db_path, parse_location
 
 CONNECTION = "connection"  # st.session_state key of the session's Connection
 TOPIC = "selected_topic"  # st.session_state key of the topic shared across pages
@@ -63,8 +63,18 @@ class Connection:
         return self.target.startswith(("http://", "https://"))
 
     @property
+    def shown(self) -> str:
+        """The target as the page shows it: a database password is never displayed."""
+        if self.is_remote:
+            return self.target
+        try:
+            return parse_location(self.target).shown
+        except RegistryError:
+            return self.target
+
+    @property
     def label(self) -> str:
-        return f"remote admin API {self.target}" if self.is_remote else f"embedded registry {self.target}"
+        return f"remote admin API {self.target}" if self.is_remote else f"embedded registry {self.shown}"
 
 
 def connection_from_argv(argv: list[str], environ: dict[str, str] | None = None) -> Connection:

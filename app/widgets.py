@@ -21,7 +21,7 @@ def connection_sidebar() -> Registry | None:
     conn = state.connection()
     with st.sidebar:
         st.caption("Connection")
-        st.markdown(f"**{'Remote' if conn.is_remote else 'Embedded'}** · {code_span(conn.target)}")
+        st.markdown(f"**{'Remote' if conn.is_remote else 'Embedded'}** · {code_span(conn.shown)}")
         try:
             reg: Registry | None = state.registry()
         except RegistryError as exc:
@@ -86,7 +86,7 @@ def _connection_form(conn: state.Connection) -> None:
         kind = st.radio("Registry", (EMBEDDED, REMOTE), index=int(conn.is_remote), key="conn_kind", horizontal=True)
         target = st.text_input(
             "Path or URL",
-            value=conn.target,
+            value=conn.shown,
             key="conn_target",
             help="A registry file (a new one is only created once you confirm), or http(s)://host:port of a "
             "Pulsar admin API (a real cluster or `schema-explorer serve`).",
@@ -94,16 +94,34 @@ def _connection_form(conn: state.Connection) -> None:
         token = st.text_input("Token (remote only)", type="password", key="conn_token")
         if st.form_submit_button("Connect", key="conn_apply"):
             target = target.strip()
+            if target == conn.shown:
+                target = conn.target  # the form shows a database location without its password
             st.session_state.pop(PENDING, None)
             if kind == REMOTE and not target.startswith(("http://", "https://")):
                 st.warning("A remote admin URL starts with http:// or https://.")
-            elif kind == EMBEDDED and target and not Path(target).expanduser().exists():
+            elif kind == EMBEDDED and target and not _registry_exists(target):
                 # Never make an empty registry silently: checking against it would answer from no history.
                 st.session_state[PENDING] = target
             elif target:
                 state.connect(target, token.strip() or None)
                 st.session_state.pop(FORM_OPEN, None)
                 st.rerun()
+
+
+def _registry_exists(target: str) -> bool:
+    """Is there a registry at this embedded location (a file, or a database that holds one)? Errors other
+    than "none there" count as yes: connecting shows them."""
+    from registry import RegistryNotFoundError, parse_location
+
+    try:
+        if parse_location(target).kind == "sqlite":
+            return Path(target).expanduser().exists()
+        Registry.open(target).close()
+    except RegistryNotFoundError:
+        return False
+    except RegistryError:
+        return True
+    return True
 
 
 PENDING = "conn_create_pending"  # session key: the registry path waiting for the person to confirm its creation

@@ -23,7 +23,11 @@ EXIT_OK = 0
 EXIT_REFUSED = 1  # the command understood the request and declined it (e.g. an incompatible schema)
 EXIT_USAGE = 2  # a user error: bad arguments, bad path, or a RegistryError
 
-DB_HELP = "registry database file (default: a per-user data file, seeded from sample_data/ on first use)"
+DB_HELP = (
+    "where the registry is: a file path (default: a per-user data file, seeded from sample_data/ on first use), "
+    "sqlite:///PATH, postgresql://USER@HOST/DB (password from PGPASSWORD or ~/.pgpass), memory:, "
+    "package.module:factory, or a scheme a package registers as a storage"
+)
 
 
 class UserError(Exception):
@@ -73,7 +77,7 @@ def open_source(args: argparse.Namespace, *, create: bool = False) -> Registry:
         )
     if token:
         raise UserError("--token only applies with --url")
-    return open_registry(resolve_db_path(getattr(args, "db", None)), create=create, pulsar_version=version)
+    return open_registry(resolve_db(getattr(args, "db", None)), create=create, pulsar_version=version)
 
 
 def pulsar_version(args: argparse.Namespace) -> str | None:
@@ -103,6 +107,31 @@ def check_url(text: str) -> str:
     return url
 
 
+def resolve_db(raw: str | None) -> Path | str:
+    """`--db`: the absolute path of a registry file (resolve_db_path), or, for a location that names another
+    storage (memory:, postgresql://, package.module:factory, a registered scheme), that location as given."""
+    if raw is not None and raw.strip():
+        from registry import RegistryError, parse_location
+
+        try:
+            location = parse_location(raw)
+        except RegistryError as exc:
+            raise UserError(f"--db: {exc}") from None
+        if location.kind != "sqlite":
+            return raw.strip()
+        raw = location.target
+    return resolve_db_path(raw)
+
+
+def shown(target: Path | str) -> str:
+    """A registry target as messages show it (a PostgreSQL password never printed)."""
+    if isinstance(target, Path):
+        return str(target)
+    from registry import parse_location
+
+    return parse_location(target).shown
+
+
 def resolve_db_path(raw: str | None) -> Path:
     """The absolute database path to use; the default per-user file's folder is created if needed."""
     if raw is None:
@@ -121,11 +150,20 @@ def resolve_db_path(raw: str | None) -> Path:
     return path
 
 
-def open_registry(path: Path, *, create: bool = False, pulsar_version: str | None = None) -> Registry:
-    """The registry file at `path`. Missing: exit 2 "no registry at PATH", unless `create` (a command that
-    writes), which makes it and says so on stderr."""
-    from registry import Registry
+def open_registry(path: Path | str, *, create: bool = False, pulsar_version: str | None = None) -> Registry:
+    """The registry file at `path` (or the storage a location names: resolve_db). Missing: exit 2 "no
+    registry at PATH", unless `create` (a command that writes), which makes it and says so on stderr."""
+    from registry import Registry, RegistryNotFoundError
 
+    if isinstance(path, str):
+        try:
+            reg = Registry.open(path, create=create, pulsar_version=pulsar_version)
+        except RegistryNotFoundError:
+            raise UserError(
+                f"no registry in {shown(path)} (create one with `{PROG} seed --db LOCATION` or `{PROG} upload`)"
+            ) from None
+        assert isinstance(reg, Registry)  # resolve_db never gives an http(s) URL
+        return reg
     if not path.exists():
         if not create:
             raise UserError(f"no registry at {path} (create one with `{PROG} seed --db PATH` or `{PROG} upload`)")

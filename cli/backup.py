@@ -22,7 +22,8 @@ from ._common import (
     add_source_arguments,
     close_registry,
     open_source,
-    resolve_db_path,
+    resolve_db,
+    shown,
 )
 
 
@@ -100,15 +101,15 @@ def run_import(args: argparse.Namespace) -> int:
         # A snapshot that is cut short or holds a bad record is refused whole (exit 1), the target untouched.
         print(f"{PROG}: import refused: {exc}; nothing was imported", file=sys.stderr)
         return EXIT_REFUSED
-    target = resolve_db_path(getattr(args, "db", None))
-    fresh = not target.exists()
+    target = resolve_db(getattr(args, "db", None))
+    fresh = isinstance(target, Path) and not target.exists()
     if not fresh:
-        reg = Registry.open(str(target))  # exists: checked above
+        reg = Registry.open(str(target), create=True)  # a file: exists (checked above); a database: made if needed
         try:
             tenants = reg.tenants()
             if tenants:
                 raise UserError(
-                    f"registry {target} is not empty ({len(tenants)} tenant(s)); import into a new file with "
+                    f"registry {shown(target)} is not empty ({len(tenants)} tenant(s)); import into a new file with "
                     "--db NEW.db (a snapshot never merges into existing histories)"
                 )
             registry_from_records(records, into=reg)
@@ -132,7 +133,7 @@ def run_import(args: argparse.Namespace) -> int:
             for suffix in ("", "-wal", "-shm"):
                 Path(f"{temp}{suffix}").unlink(missing_ok=True)
     counts = _counts(records)
-    print(f"Imported {source} into {target}: {counts}")
+    print(f"Imported {source} into {shown(target)}: {counts}")
     return EXIT_OK
 
 

@@ -33,7 +33,8 @@ from ._common import (
     port_number,
     pulsar_version,
     report_error,
-    resolve_db_path,
+    resolve_db,
+    shown,
 )
 
 APP_SCRIPT = PROJECT_ROOT / "app" / "streamlit_app.py"
@@ -106,18 +107,23 @@ def build_parser() -> argparse.ArgumentParser:
 def run_seed(args: argparse.Namespace) -> int:
     from registry import seed_sample_data
 
-    path = resolve_db_path(args.db)
+    path = resolve_db(args.db)
     reg = open_registry(path, create=True)
     try:
         tenants = reg.tenants()
         if tenants and not args.force:
             print(
-                f"{PROG}: registry {path} is not empty ({len(tenants)} tenant(s): {', '.join(tenants[:5])}"
+                f"{PROG}: registry {shown(path)} is not empty ({len(tenants)} tenant(s): {', '.join(tenants[:5])}"
                 f"{', …' if len(tenants) > 5 else ''}); use --force to replace its contents with the sample data",
                 file=sys.stderr,
             )
             return EXIT_REFUSED
         if tenants:
+            if not isinstance(path, Path):
+                raise UserError(
+                    f"--force replaces registry files only; {shown(path)} is another storage: empty it, or seed "
+                    "a new database"
+                )
             # Replaying the sample steps onto live histories would mean nothing: start from an empty file.
             close_registry(reg)
             for suffix in ("", "-wal", "-shm"):
@@ -126,7 +132,7 @@ def run_seed(args: argparse.Namespace) -> int:
         report = seed_sample_data(reg)
     finally:
         close_registry(reg)
-    print(f"Seeded {path}: {report}")
+    print(f"Seeded {shown(path)}: {report}")
     return EXIT_OK
 
 
@@ -144,21 +150,25 @@ def run_ui(args: argparse.Namespace) -> int:
         source = ["--url", check_url(args.url)]
         if args.token:
             env["SCHEMA_EXPLORER_TOKEN"] = args.token
-        shown = source[1]
+        where = source[1]
     else:
         if args.token:
             raise UserError("--token only applies with --url")
-        path = resolve_db_path(args.db)
+        path = resolve_db(args.db)
         # The app seeds a new or empty registry (make run); a read-only app writes nothing, not even that.
         reg = open_registry(path, create=not args.read_only)
         try:
             if reg.tenants() == [] and not args.read_only:
                 report = seed_sample_data(reg)
-                print(f"Seeded empty registry {path}: {report}")
+                print(f"Seeded empty registry {shown(path)}: {report}")
         finally:
             close_registry(reg)
-        source = ["--db", str(path)]
-        shown = str(path)
+        if isinstance(path, Path):
+            source = ["--db", str(path)]
+        else:  # a location may hold a password: it travels in the environment, never on a command line
+            source = []
+            env["SCHEMA_EXPLORER_DB"] = path
+        where = shown(path)
 
     # app.state.serve runs the app as an st.App that warms the registry and its catalog while it starts,
     # so the first visit after `make run` does not wait for them.
@@ -173,7 +183,7 @@ def run_ui(args: argparse.Namespace) -> int:
     # Run from the project root so Streamlit reads .streamlit/config.toml, and put the root on the path so
     # the app imports this checkout's registry even without an editable install.
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(PROJECT_ROOT), env.get("PYTHONPATH", "")) if p)
-    print(f"Starting the app on http://{args.host}:{args.port} (registry: {shown}); Ctrl+C stops it.", flush=True)
+    print(f"Starting the app on http://{args.host}:{args.port} (registry: {where}); Ctrl+C stops it.", flush=True)
     with subprocess.Popen(command, cwd=PROJECT_ROOT, env=env) as child:
         # `kill PID` on this process must not orphan the server: pass SIGTERM on to Streamlit.
         previous = signal.signal(signal.SIGTERM, lambda signum, frame: child.terminate())

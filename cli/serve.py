@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import ipaddress
 import sys
+from pathlib import Path
 from typing import Any
 
 from ._common import (
@@ -20,7 +21,8 @@ from ._common import (
     close_registry,
     port_number,
     pulsar_version,
-    resolve_db_path,
+    resolve_db,
+    shown,
 )
 
 TOKENS_HELP = """\
@@ -142,9 +144,9 @@ def run_serve(args: argparse.Namespace) -> int:
             f"refusing to serve on {args.host} without tokens: anyone who reaches it could change the registry. "
             "Give --tokens FILE (or $SCHEMA_EXPLORER_TOKENS), bind 127.0.0.1, or add --insecure"
         )
-    path = resolve_db_path(args.db)
+    path = resolve_db(args.db)
     # Strict: unknown tenants and namespaces answer Pulsar's 404s instead of being created.
-    if not path.exists():
+    if isinstance(path, Path) and not path.exists():
         print(f"{PROG}: created new registry {path}", file=sys.stderr, flush=True)
     registry = Registry.open(str(path), auto_create=False, create=True, pulsar_version=pulsar_version(args))
     try:
@@ -155,7 +157,7 @@ def run_serve(args: argparse.Namespace) -> int:
         )
         auth = f"{len(tokens)} token(s)" if tokens else "no authentication"
         print(
-            f"{PROG} serve: http://{args.host}:{args.port} (registry: {path}; {auth}); docs at /docs",
+            f"{PROG} serve: http://{args.host}:{args.port} (registry: {shown(path)}; {auth}); docs at /docs",
             file=sys.stderr,
             flush=True,
         )

@@ -18,6 +18,7 @@ from registry import (
     Registry,
     RegistryError,
     TopicName,
+    parse_location,
     pulsar_profile,
     read_snapshot_records,
     registry_from_records,
@@ -126,8 +127,12 @@ def load_source(
             if pulsar_version:
                 source.header["pulsar_version"] = pulsar_profile(pulsar_version).name
             return source
+        location = parse_location(db) if db else None
+        if db and location and location.kind != "sqlite":  # PostgreSQL, memory: or a storage of the user's own
+            return _from_registry(Registry.open(db, pulsar_version=pulsar_version), f"registry {location.shown}")
         if db:
-            path = Path(db).expanduser()
+            assert location is not None
+            path = Path(location.target).expanduser()
             if not path.is_file():
                 raise SourceError(f"--db {db!r}: no registry file there (create one with `schema-explorer seed`)")
             return _from_registry(Registry.open(path, pulsar_version=pulsar_version), f"registry {path}")

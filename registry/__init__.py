@@ -83,6 +83,10 @@ from .policy._preview import PolicyPreview, TopicPreview
 from .policy._rules import namespace_allow_auto_update, namespace_validation_enforced
 from .protobuf._native import ProtobufNativeSchema, parse_protobuf_native, to_protobuf_native_data
 from .protobuf._protoc import ProtoCompileError, compile_proto, compile_uploads, declared_messages
+from .storage._base import LocalStorage as StorageBackend
+from .storage._base import StaleHistory
+from .storage._locations import ENTRY_POINT_GROUP as STORAGE_ENTRY_POINT_GROUP
+from .storage._locations import StorageLocation, parse_location
 from .storage._snapshot import (
     SnapshotError,
     export_snapshot,
@@ -168,6 +172,11 @@ __all__ = [
     "KEY_VALUE_ENCODINGS",
     "KEY_VALUE_PART_TYPES",
     "decode_key_value",
+    "StorageBackend",
+    "StaleHistory",
+    "STORAGE_ENTRY_POINT_GROUP",
+    "StorageLocation",
+    "parse_location",
     "ProtoCompileError",
     "compile_proto",
     "compile_uploads",

@@ -44,6 +44,7 @@ from .explain._answers import live_version
 from .policy._preview import describe_changes
 from .policy._rules import UNSET, asked_fields, changed_namespace_policy, changed_topic_policy, policy_topic
 from .storage._base import LocalStorage, MemoryStorage
+from .storage._locations import open_plugin, parse_location
 from .storage._sqlite import SqliteStorage
 
 if TYPE_CHECKING:
@@ -87,11 +88,14 @@ class Registry(SchemaRegistry):
         create: bool = False,
         pulsar_version: str | None = None,
     ) -> Registry | RemoteRegistry:
-        """Open an embedded registry file, or a remote admin endpoint named by an http(s) URL (a broker's web
-        service or `schema-explorer serve`, reached with `token` as a bearer token).
+        """Open the registry a location names (storage/_locations.py): a file path or `sqlite:///path`,
+        `memory:`, `postgresql://...`, `package.module:factory` or a scheme a package registers as a storage;
+        or a remote admin endpoint named by an http(s) URL (a broker's web service or `schema-explorer serve`,
+        reached with `token` as a bearer token).
 
-        A file that does not exist raises RegistryNotFoundError unless `create=True`: reading, checking or
-        diffing against a registry made on the spot would answer from an empty history (fail closed).
+        A file or database without a registry raises RegistryNotFoundError unless `create=True`: reading,
+        checking or diffing against a registry made on the spot would answer from an empty history (fail
+        closed).
 
         `pulsar_version` ("3.0", "4.0", "master") is the broker line to answer as; None takes the one stored with
         the registry (default "master"), or for a URL the one the broker reports. A new file stores it; an
@@ -106,7 +110,24 @@ class Registry(SchemaRegistry):
             )
         if token is not None:
             raise StorageError("a token only applies to remote registries (http:// or https:// URLs)")
-        return cls.open_file(text, broker=broker, auto_create=auto_create, create=create, pulsar_version=pulsar_version)
+        location = parse_location(text)
+        if location.kind == "sqlite":
+            return cls.open_file(
+                location.target, broker=broker, auto_create=auto_create, create=create, pulsar_version=pulsar_version
+            )
+        chosen = profile(pulsar_version).name if pulsar_version else None  # a bad name opens nothing
+        storage: LocalStorage
+        if location.kind == "memory":
+            storage = MemoryStorage()
+        elif location.kind == "postgresql":
+            from .storage._postgres import PostgresStorage  # psycopg is only imported for a postgresql:// location
+
+            storage = PostgresStorage(location.target, create=create)
+        else:
+            storage = open_plugin(location, create=create)
+        if chosen and storage.setting(PULSAR_VERSION_SETTING) is None:
+            storage.put_setting(PULSAR_VERSION_SETTING, chosen)  # a new registry stores the line it was made as
+        return cls(storage, broker=broker, auto_create=auto_create, location=location.shown, pulsar_version=chosen)
 
     @classmethod
     def open_file(

@@ -78,3 +78,24 @@ def reg(make_reg: Callable[..., Registry]) -> Registry:
 @pytest.fixture
 def topic() -> str:
     return TOPIC
+
+
+@pytest.fixture(scope="session")
+def postgres_server() -> Iterator[str]:
+    """A throwaway PostgreSQL server for the test run (tests/postgres.py); skipped, with the reason, where
+    its binaries or psycopg are missing."""
+    import postgres
+
+    reason = postgres.missing_reason()
+    if reason is not None:
+        pytest.skip(reason)
+    with postgres.server() as admin:
+        yield admin
+
+
+@pytest.fixture
+def postgres_url(postgres_server: str) -> str:
+    """A new, empty database on the test run's PostgreSQL server: its postgresql:// location."""
+    import postgres
+
+    return postgres.fresh_database(postgres_server)

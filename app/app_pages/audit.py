@@ -21,7 +21,7 @@ from app import audit_runs, links, state
 from app.render import code_span, escape_markdown, when
 from app.review import ALARM_SHADE, shaded
 from pipeline.progress import read_run_record
-from registry import STRATEGIES, CompatibilityStrategy, RegistryError, default_db_path
+from registry import STRATEGIES, CompatibilityStrategy, RegistryError, default_db_path, parse_location
 from registry.views.charts import compatibility_heatmap
 
 ENV_VAR = "SCHEMA_EXPLORER_AUDIT_DIR"
@@ -76,6 +76,8 @@ def _source_args() -> tuple[list[str], str | None, str]:
     line = ["--pulsar-version", conn.pulsar_version] if conn.pulsar_version else []  # the session's line
     if conn.is_remote:
         return ["--url", conn.target, *line], conn.token, conn.target
+    if parse_location(conn.target).kind != "sqlite":  # PostgreSQL, memory: or a storage of the user's own
+        return ["--db", conn.target, *line], None, conn.shown
     path = str(Path(conn.target).expanduser().resolve())
     return ["--db", path, *line], None, path
 

@@ -24,18 +24,24 @@ from .._audit import AuditAction, AuditEntry, AuditOutcome
 from .._catalog import CatalogSource, stored_fields
 from .._errors import StorageError
 from .._model import (
-    AutoUpdateStrategy,
     ClientRecord,
     ClientRole,
-    CompatibilityStrategy,
     NamespacePolicy,
     SchemaVersion,
     TopicPolicy,
 )
-from .._text import readable_mapping
 from .._types import AVRO_PARSED_TYPES, SchemaType
 from ._base import DedupScan, Fingerprint, StaleHistory, fingerprint
 from ._read_cache import MISSING, ReadCache
+from ._rows import (
+    EQUALITY_FORM,
+    history_size,
+    namespace_policy_from_json,
+    namespace_policy_to_json,
+    schema_version_of,
+    topic_policy_from_json,
+    topic_policy_to_json,
+)
 
 # 1: the first format. 2: search keys stored at registration (`schemas.fields`), each history's latest entry
 # kept in `heads` (the catalog reads 100k topics in one query), and the `audit` table. 3: `fingerprints`,
@@ -279,7 +285,7 @@ class SqliteStorage:
 
     def history(self, schema_id: str) -> list[SchemaVersion]:
         entries: tuple[SchemaVersion, ...] = self._cached(
-            ("history", schema_id), lambda: self._history(schema_id), _history_size
+            ("history", schema_id), lambda: self._history(schema_id), history_size
         )
         return list(entries)
 
@@ -289,7 +295,7 @@ class SqliteStorage:
             "WHERE schema_id = ? ORDER BY version",
             (schema_id,),
         )
-        return tuple(_schema_version(schema_id, row) for row in rows)
+        return tuple(schema_version_of(schema_id, row) for row in rows)
 
     def dedup_scan(self, schema_id: str, kind: SchemaType, sha256: bytes, equality: bytes | None) -> DedupScan:
         """Two indexed reads of small rows, none of the schema text; filtered in SQLite, not in Python."""
@@ -323,7 +329,7 @@ class SqliteStorage:
             "WHERE schema_id = ? AND version BETWEEN ? AND ? ORDER BY version",
             (schema_id, first, last),
         )
-        return [_schema_version(schema_id, row) for row in rows]
+        return [schema_version_of(schema_id, row) for row in rows]
 
     def put_equalities(self, schema_id: str, equalities: Mapping[int, bytes]) -> None:
         """Remember equality digests computed later (not a change: the token stays)."""
@@ -394,13 +400,13 @@ class SqliteStorage:
 
     def _namespace_policy(self, namespace: str) -> NamespacePolicy | None:
         rows = self._read("SELECT policy FROM namespaces WHERE name = ?", (namespace,))
-        return _namespace_policy_from_json(str(rows[0][0])) if rows else None
+        return namespace_policy_from_json(str(rows[0][0])) if rows else None
 
     def put_namespace(self, namespace: str, policy: NamespacePolicy, created_at: int) -> None:
         with self._write(touches=("namespace", namespace)) as db:
             db.execute(
                 "INSERT INTO namespaces VALUES (?, ?, ?, ?) ON CONFLICT (name) DO UPDATE SET policy = excluded.policy",
-                (namespace, namespace.split("/")[0], _namespace_policy_to_json(policy), created_at),
+                (namespace, namespace.split("/")[0], namespace_policy_to_json(policy), created_at),
             )
 
     def topics(self, namespace: str) -> list[str]:
@@ -419,15 +425,14 @@ class SqliteStorage:
 
     def topic_policy(self, topic: str) -> TopicPolicy | None:
         rows = self._read("SELECT policy FROM topic_policies WHERE topic = ?", (topic,))
-        return _topic_policy_from_json(str(rows[0][0])) if rows else None
+        return topic_policy_from_json(str(rows[0][0])) if rows else None
 
     def put_topic_policy(self, topic: str, policy: TopicPolicy | None) -> None:
         with self._write() as db:
             if policy is None:
                 db.execute("DELETE FROM topic_policies WHERE topic = ?", (topic,))
             else:
-                raw = {"compatibility": policy.compatibility, "validation_enforced": policy.validation_enforced}
-                db.execute("INSERT OR REPLACE INTO topic_policies VALUES (?, ?)", (topic, json.dumps(raw)))
+                db.execute("INSERT OR REPLACE INTO topic_policies VALUES (?, ?)", (topic, topic_policy_to_json(policy)))
 
     def setting(self, key: str) -> str | None:
         """A registry-wide setting (the Pulsar version profile), kept in `meta` under `setting.<key>`."""
@@ -507,8 +512,8 @@ class SqliteStorage:
         return CatalogSource(
             token=int(token[0]) if token else 0,
             rows=rows,
-            namespace_policies={str(n): _namespace_policy_from_json(str(p)) for n, p in namespaces},
-            topic_policies={str(t): _topic_policy_from_json(str(p)) for t, p in policies},
+            namespace_policies={str(n): namespace_policy_from_json(str(p)) for n, p in namespaces},
+            topic_policies={str(t): topic_policy_from_json(str(p)) for t, p in policies},
             clients={(str(t), str(r)): int(n) for t, r, n in clients},
         )
 
@@ -582,13 +587,6 @@ def _migrate(db: sqlite3.Connection, found: int) -> None:
         add_fingerprints(db)
 
 
-# Which equality key (`AvroSchema.equality_key`) the stored equality digests were made with. Bump it whenever
-# that key changes; files with another mark forget their digests (NULL), which dedup then recomputes from the
-# stored text as it does for any version it has no digest for. 2: an enum's default left out and numeric text
-# defaults of float/double fields read as numbers, as Java Avro's Schema.equals sees them.
-EQUALITY_FORM = "2"
-
-
 def _forget_stale_equalities(db: sqlite3.Connection) -> None:
     """Inside the opening transaction: drop equality digests made with an older equality key."""
     row = db.execute("SELECT value FROM meta WHERE key = 'equality_form'").fetchone()
@@ -645,56 +643,4 @@ def add_fingerprints(db: sqlite3.Connection) -> None:
     db.executemany(
         "INSERT INTO fingerprints VALUES (?, ?, ?, ?, ?, NULL)",
         ((sid, v, t, dl, hashlib.sha256(bytes(d)).digest()) for sid, v, t, dl, d in rows),
-    )
-
-
-def _topic_policy_from_json(text: str) -> TopicPolicy:
-    raw = json.loads(text)
-    strategy = raw.get("compatibility")
-    return TopicPolicy(
-        compatibility=CompatibilityStrategy(strategy) if strategy else None,
-        validation_enforced=raw.get("validation_enforced"),
-    )
-
-
-def _history_size(entries: tuple[SchemaVersion, ...]) -> int:
-    return sum(len(e.data) + 256 for e in entries)
-
-
-def _schema_version(schema_id: str, row: tuple[Any, ...]) -> SchemaVersion:
-    """A `schemas` row (version, type, data, properties, timestamp, deleted, user) as a SchemaVersion."""
-    v, t, d, p, ts, dl, u = row
-    return SchemaVersion(
-        topic=schema_id,
-        version=int(v),
-        type=SchemaType(str(t)),
-        data=bytes(d),
-        properties=readable_mapping(json.loads(str(p))),  # files from before check_text may hold lone surrogates
-        timestamp=int(ts),
-        deleted=bool(dl),
-        user=str(u),
-    )
-
-
-def _namespace_policy_to_json(policy: NamespacePolicy) -> str:
-    return json.dumps(
-        {
-            "compatibility": policy.compatibility,
-            "auto_update_strategy": policy.auto_update_strategy,
-            "allow_auto_update": policy.allow_auto_update,
-            "allow_auto_update_with_replicator": policy.allow_auto_update_with_replicator,
-            "validation_enforced": policy.validation_enforced,
-        }
-    )
-
-
-def _namespace_policy_from_json(text: str) -> NamespacePolicy:
-    raw = json.loads(text)
-    auto = raw.get("auto_update_strategy")
-    return NamespacePolicy(
-        compatibility=CompatibilityStrategy(raw.get("compatibility") or "UNDEFINED"),
-        auto_update_strategy=AutoUpdateStrategy(auto) if auto else None,
-        allow_auto_update=raw.get("allow_auto_update"),
-        allow_auto_update_with_replicator=bool(raw.get("allow_auto_update_with_replicator", True)),
-        validation_enforced=bool(raw.get("validation_enforced", False)),
     )

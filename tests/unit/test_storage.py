@@ -162,7 +162,7 @@ def test_a_missing_file_is_not_made_unless_asked(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(
     "location",
-    ["ftp://x", "HTTPX://host", "file:///etc/passwd", "  sqlite://x  "],
+    ["ftp://x", "HTTPX://host", "file:///etc/passwd", "  gopher://x  "],
     ids=["ftp", "unknown scheme", "file url", "spaced other scheme"],
 )
 def test_a_url_of_another_scheme_is_refused_not_taken_for_a_file(tmp_path: Path, location: str) -> None:
