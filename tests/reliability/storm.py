@@ -86,11 +86,11 @@ def child_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
 # --- the registry file and the server ---------------------------------------------------------------------------
 
 
-def prepare(db: Path, topic_count: int) -> list[str]:
+def prepare(db: Path | str, topic_count: int) -> list[str]:
     """A fresh registry file with the storm namespace (strategy BACKWARD) and its topics."""
     from registry import Registry
 
-    for suffix in ("", "-wal", "-shm"):
+    for suffix in ("", "-wal", "-shm") if isinstance(db, Path) else ():
         Path(f"{db}{suffix}").unlink(missing_ok=True)
     names = topics(topic_count)
     with Registry.open(db, create=True) as reg:
@@ -104,7 +104,9 @@ def prepare(db: Path, topic_count: int) -> list[str]:
 class Server:
     """`schema-explorer serve --db DB` on a free loopback port, in a child process."""
 
-    def __init__(self, db: Path, log: Path, env: Mapping[str, str] | None = None, *, access_log: bool = False) -> None:
+    def __init__(
+        self, db: Path | str, log: Path, env: Mapping[str, str] | None = None, *, access_log: bool = False
+    ) -> None:
         self.db, self.log, self.env, self.access_log = db, log, env, access_log
         self.process: subprocess.Popen[bytes] | None = None
         self.url = ""
@@ -157,7 +159,15 @@ class Server:
 
 
 def start_worker(
-    *, number: int, mode: str, ops: int, topic_names: list[str], out: Path, db: Path, url: str = "", deadline_s: float
+    *,
+    number: int,
+    mode: str,
+    ops: int,
+    topic_names: list[str],
+    out: Path,
+    db: Path | str,
+    url: str = "",
+    deadline_s: float,
 ) -> subprocess.Popen[bytes]:
     command = [
         sys.executable, str(HERE / "storm.py"), "worker",
@@ -271,7 +281,7 @@ def _facade_write(reg: Any, kind: str, topic: str, text: str, user: str) -> tupl
 
 def storm(
     *,
-    db: Path,
+    db: Path | str,
     url: str,
     workdir: Path,
     rest_workers: int,
@@ -280,8 +290,11 @@ def storm(
     topic_names: list[str],
     deadline_s: float,
     tag: str = "storm",
+    urls: list[str] | None = None,
 ) -> tuple[list[Path], float, list[str]]:
-    """Run the workers to completion (or their deadline); returns (result files, seconds, worker errors)."""
+    """Run the workers to completion (or their deadline); returns (result files, seconds, worker errors).
+    With `urls` (several servers on one registry), REST worker k posts to urls[k % len(urls)]."""
+    servers = urls or [url]
     files: list[Path] = []
     children: list[subprocess.Popen[bytes]] = []
     started = time.perf_counter()
@@ -298,7 +311,7 @@ def storm(
                 topic_names=topic_names,
                 out=out,
                 db=db,
-                url=url,
+                url=servers[number % len(servers)] if mode == "rest" else url,
                 deadline_s=deadline_s,
             )  # fmt: skip
         )
@@ -333,7 +346,7 @@ def acknowledged(files: Iterable[Path]) -> int:
 
 def crash_round(
     *,
-    db: Path,
+    db: Path | str,
     workdir: Path,
     number: int,
     topic_names: list[str],
@@ -419,8 +432,12 @@ class Report:
         return {**asdict(self), "clean": self.clean}
 
 
-def integrity(db: Path) -> str:
+def integrity(db: Path | str) -> str:
+    """SQLite's integrity check of the file; PostgreSQL keeps its own (a location other than a file: "ok")."""
     import sqlite3
+
+    if not isinstance(db, Path):
+        return "ok"
 
     con = sqlite3.connect(db)
     try:
@@ -429,7 +446,9 @@ def integrity(db: Path) -> str:
         con.close()
 
 
-def verify(db: Path, results: list[dict[str, Any]], *, url: str = "", texts: Mapping[str, str] | None = None) -> Report:
+def verify(
+    db: Path | str, results: list[dict[str, Any]], *, url: str = "", texts: Mapping[str, str] | None = None
+) -> Report:
     """Check the registry file against every acknowledged write (see the module docstring)."""
     import httpx
 

@@ -224,3 +224,16 @@ def test_the_cli_reads_writes_exports_and_imports_a_postgresql_registry(
     assert (tmp_path / "a.jsonl").read_bytes() == (tmp_path / "b.jsonl").read_bytes()
     assert main(["import", str(tmp_path / "a.jsonl"), "--db", target]) == 2  # not empty: never merged
     assert "is not empty" in capsys.readouterr().err
+
+
+@pytest.mark.postgres
+def test_the_spark_sources_read_a_postgresql_registry(postgres_url: str) -> None:
+    from pipeline._source import load_source
+
+    reg = Registry.open(postgres_url, create=True)
+    seed_sample_data(reg)
+    reg.close()
+    with_password = postgres_url.replace("postgres@", "postgres:hunter2@")  # trust auth ignores it
+    source = load_source(db=with_password)
+    assert len(source.topic_names()) == 47
+    assert "hunter2" not in source.label and source.label == f"registry {parse_location(postgres_url).shown}"
