@@ -24,15 +24,21 @@ from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any, TypeVar, cast
 
-from .._audit import AuditAction, AuditEntry, AuditOutcome
+from .._audit import AuditEntry
 from .._catalog import CatalogSource, stored_fields
 from .._errors import RegistryNotFoundError, StorageError
-from .._model import ClientRecord, ClientRole, NamespacePolicy, SchemaVersion, TopicPolicy
+from .._model import ClientRecord, NamespacePolicy, SchemaVersion, TopicPolicy
 from .._types import AVRO_PARSED_TYPES, SchemaType
-from ._base import DedupScan, Fingerprint, StaleHistory, fingerprint
+from ._base import DedupScan, StaleHistory, fingerprint
 from ._read_cache import MISSING, ReadCache
 from ._rows import (
     EQUALITY_FORM,
+    audit_entry_of,
+    audit_query,
+    audit_row,
+    client_of,
+    client_row,
+    fingerprint_of,
     history_size,
     namespace_policy_from_json,
     namespace_policy_to_json,
@@ -282,11 +288,7 @@ class PostgresStorage:
             found = self._read(_BY_BYTES, (schema_id, sha256, after, str(kind)))
         else:
             found = self._read(_BY_EQUALITY, {"sid": schema_id, "after": after, "kind": str(kind), "eq": equality})
-        rows = [
-            Fingerprint(version=int(v), type=SchemaType(str(t)), deleted=bool(dl), sha256=bytes(sha),
-                        equality=None if eq is None else bytes(eq))
-            for v, t, dl, sha, eq in found
-        ]  # fmt: skip
+        rows = [fingerprint_of(row) for row in found]
         return DedupScan(latest=int(latest), tombstone=None if tomb is None else int(tomb), rows=rows)
 
     def history_range(self, schema_id: str, first: int, last: int) -> list[SchemaVersion]:
@@ -425,12 +427,7 @@ class PostgresStorage:
             sql += " WHERE topic = ANY(%s)"
             params = [list(topics)]
         rows = self._read(sql + " ORDER BY topic, role, name, subscription", params)
-        return [
-            ClientRecord(topic=str(t), role=ClientRole(str(r)), name=str(n), subscription=str(s),
-                         schema_type=SchemaType(str(st)) if st else None, version=None if v is None else int(v),
-                         connected_at=int(c), replicator=bool(rep))
-            for t, r, n, s, st, v, c, rep in rows
-        ]  # fmt: skip
+        return [client_of(row) for row in rows]
 
     def put_client(self, client: ClientRecord) -> None:
         with self._write() as db:
@@ -438,10 +435,8 @@ class PostgresStorage:
                 "INSERT INTO clients VALUES (%s, %s, %s, %s, %s, %s, %s, %s) ON CONFLICT (topic, role, name, "
                 "subscription) DO UPDATE SET schema_type = excluded.schema_type, version = excluded.version, "
                 "connected_at = excluded.connected_at, replicator = excluded.replicator",
-                (client.topic, str(client.role), client.name, client.subscription,
-                 None if client.schema_type is None else str(client.schema_type), client.version,
-                 client.connected_at, client.replicator),
-            )  # fmt: skip
+                client_row(client),
+            )
 
     def remove_clients(self, topic: str, name: str, role: str | None) -> int:
         with self._write() as db:
@@ -481,25 +476,13 @@ class PostgresStorage:
             db.execute(
                 'INSERT INTO audit (at, "user", action, target, tenant, namespace, detail, outcome) '
                 "VALUES (%s, %s, %s, %s, %s, %s, %s, %s)",
-                (entry.at, entry.user, str(entry.action), entry.target, entry.tenant, entry.namespace,
-                 entry.detail, str(entry.outcome)),
-            )  # fmt: skip
+                audit_row(entry),
+            )
 
     def audit(self, target: str | None, limit: int) -> list[AuditEntry]:
-        sql = 'SELECT at, "user", action, target, detail, outcome FROM audit'
-        params: list[object] = []
-        if target is not None:
-            sql += " WHERE target = %s OR namespace = %s"
-            params = [target, target]
-            if "/" not in target:
-                sql += " OR tenant = %s"
-                params.append(target)
-        rows = self._read(sql + " ORDER BY id DESC LIMIT %s", [*params, limit])
-        return [
-            AuditEntry(at=int(at), user=str(u), action=AuditAction(str(a)), target=str(t), detail=str(d),
-                       outcome=AuditOutcome(str(o)))
-            for at, u, a, t, d, o in rows
-        ]  # fmt: skip
+        where, params = audit_query(target, limit, "%s")
+        rows = self._read('SELECT at, "user", action, target, detail, outcome FROM audit' + where, params)
+        return [audit_entry_of(row) for row in rows]
 
     def close(self) -> None:
         self._pool.close()

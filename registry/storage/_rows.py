@@ -6,9 +6,19 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from .._model import AutoUpdateStrategy, CompatibilityStrategy, NamespacePolicy, SchemaVersion, TopicPolicy
+from .._audit import AuditAction, AuditEntry, AuditOutcome
+from .._model import (
+    AutoUpdateStrategy,
+    ClientRecord,
+    ClientRole,
+    CompatibilityStrategy,
+    NamespacePolicy,
+    SchemaVersion,
+    TopicPolicy,
+)
 from .._text import readable_mapping
 from .._types import SchemaType
+from ._base import Fingerprint
 
 # Which equality key (`AvroSchema.equality_key`) the stored equality digests were made with. Bump it whenever
 # that key changes; files with another mark forget their digests (NULL), which dedup then recomputes from the
@@ -71,3 +81,50 @@ def namespace_policy_from_json(text: str) -> NamespacePolicy:
         allow_auto_update_with_replicator=bool(raw.get("allow_auto_update_with_replicator", True)),
         validation_enforced=bool(raw.get("validation_enforced", False)),
     )
+
+
+def fingerprint_of(row: tuple[Any, ...]) -> Fingerprint:
+    """A `fingerprints` row (version, type, deleted, sha256, equality)."""
+    v, t, dl, sha, eq = row
+    return Fingerprint(version=int(v), type=SchemaType(str(t)), deleted=bool(dl), sha256=bytes(sha),
+                       equality=None if eq is None else bytes(eq))  # fmt: skip
+
+
+def client_of(row: tuple[Any, ...]) -> ClientRecord:
+    """A `clients` row (topic, role, name, subscription, schema_type, version, connected_at, replicator)."""
+    t, r, n, s, st, v, c, rep = row
+    return ClientRecord(topic=str(t), role=ClientRole(str(r)), name=str(n), subscription=str(s),
+                        schema_type=SchemaType(str(st)) if st else None, version=None if v is None else int(v),
+                        connected_at=int(c), replicator=bool(rep))  # fmt: skip
+
+
+def client_row(client: ClientRecord) -> tuple[Any, ...]:
+    return (client.topic, str(client.role), client.name, client.subscription,
+            None if client.schema_type is None else str(client.schema_type), client.version, client.connected_at,
+            client.replicator)  # fmt: skip
+
+
+def audit_entry_of(row: tuple[Any, ...]) -> AuditEntry:
+    """An `audit` row (at, user, action, target, detail, outcome)."""
+    at, u, a, t, d, o = row
+    return AuditEntry(at=int(at), user=str(u), action=AuditAction(str(a)), target=str(t), detail=str(d),
+                      outcome=AuditOutcome(str(o)))  # fmt: skip
+
+
+def audit_row(entry: AuditEntry) -> tuple[Any, ...]:
+    """(at, user, action, target, tenant, namespace, detail, outcome) of an audit line."""
+    return (entry.at, entry.user, str(entry.action), entry.target, entry.tenant, entry.namespace, entry.detail,
+            str(entry.outcome))  # fmt: skip
+
+
+def audit_query(target: str | None, limit: int, mark: str) -> tuple[str, list[object]]:
+    """The WHERE, ORDER and LIMIT of an audit read (`mark` is the driver's placeholder, ? or %s): the same
+    test as _audit.is_within, this target or a topic or namespace inside it, newest first."""
+    sql, params = "", []
+    if target is not None:
+        sql = f" WHERE target = {mark} OR namespace = {mark}"
+        params = [target, target]
+        if "/" not in target:
+            sql += f" OR tenant = {mark}"
+            params.append(target)
+    return sql + f" ORDER BY id DESC LIMIT {mark}", [*params, limit]

@@ -20,21 +20,26 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TypeVar, cast
 
-from .._audit import AuditAction, AuditEntry, AuditOutcome
+from .._audit import AuditEntry
 from .._catalog import CatalogSource, stored_fields
 from .._errors import StorageError
 from .._model import (
     ClientRecord,
-    ClientRole,
     NamespacePolicy,
     SchemaVersion,
     TopicPolicy,
 )
 from .._types import AVRO_PARSED_TYPES, SchemaType
-from ._base import DedupScan, Fingerprint, StaleHistory, fingerprint
+from ._base import DedupScan, StaleHistory, fingerprint
 from ._read_cache import MISSING, ReadCache
 from ._rows import (
     EQUALITY_FORM,
+    audit_entry_of,
+    audit_query,
+    audit_row,
+    client_of,
+    client_row,
+    fingerprint_of,
     history_size,
     namespace_policy_from_json,
     namespace_policy_to_json,
@@ -311,16 +316,7 @@ class SqliteStorage:
                 found = db.execute(_BY_EQUALITY, (schema_id, after, str(kind), equality)).fetchall()
         except sqlite3.DatabaseError as exc:
             raise StorageError(f"cannot read the registry file {str(self.path)!r}: {exc}") from None
-        rows = [
-            Fingerprint(
-                version=int(v),
-                type=SchemaType(str(t)),
-                deleted=bool(dl),
-                sha256=bytes(sha),
-                equality=None if eq is None else bytes(eq),
-            )
-            for v, t, dl, sha, eq in found
-        ]
+        rows = [fingerprint_of(row) for row in found]
         return DedupScan(latest=int(latest), tombstone=None if tomb is None else int(tomb), rows=rows)
 
     def history_range(self, schema_id: str, first: int, last: int) -> list[SchemaVersion]:
@@ -452,34 +448,13 @@ class SqliteStorage:
             sql += f" WHERE topic IN ({','.join('?' * len(topics))})"
             params = list(topics)
         rows = self._read(sql + " ORDER BY topic, role, name, subscription", params)
-        return [
-            ClientRecord(
-                topic=str(t),
-                role=ClientRole(str(r)),
-                name=str(n),
-                subscription=str(s),
-                schema_type=SchemaType(str(st)) if st else None,
-                version=None if v is None else int(v),
-                connected_at=int(c),
-                replicator=bool(rep),
-            )
-            for t, r, n, s, st, v, c, rep in rows
-        ]
+        return [client_of(row) for row in rows]
 
     def put_client(self, client: ClientRecord) -> None:
         with self._write() as db:
             db.execute(
                 "INSERT OR REPLACE INTO clients VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                (
-                    client.topic,
-                    str(client.role),
-                    client.name,
-                    client.subscription,
-                    None if client.schema_type is None else str(client.schema_type),
-                    client.version,
-                    client.connected_at,
-                    int(client.replicator),
-                ),
+                client_row(client),
             )
 
     def remove_clients(self, topic: str, name: str, role: str | None) -> int:
@@ -524,40 +499,13 @@ class SqliteStorage:
             db.execute(
                 "INSERT INTO audit (at, user, action, target, tenant, namespace, detail, outcome) "
                 "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                (
-                    entry.at,
-                    entry.user,
-                    str(entry.action),
-                    entry.target,
-                    entry.tenant,
-                    entry.namespace,
-                    entry.detail,
-                    str(entry.outcome),
-                ),
+                audit_row(entry),
             )
 
     def audit(self, target: str | None, limit: int) -> list[AuditEntry]:
-        sql = "SELECT at, user, action, target, detail, outcome FROM audit"
-        params: list[object] = []
-        if target is not None:
-            # the same test as _audit.is_within: this target, or a topic or namespace inside it
-            sql += " WHERE target = ? OR namespace = ?"
-            params = [target, target]
-            if "/" not in target:
-                sql += " OR tenant = ?"
-                params.append(target)
-        rows = self._read(sql + " ORDER BY id DESC LIMIT ?", [*params, limit])
-        return [
-            AuditEntry(
-                at=int(at),
-                user=str(u),
-                action=AuditAction(str(a)),
-                target=str(t),
-                detail=str(d),
-                outcome=AuditOutcome(str(o)),
-            )
-            for at, u, a, t, d, o in rows
-        ]
+        where, params = audit_query(target, limit, "?")
+        rows = self._read("SELECT at, user, action, target, detail, outcome FROM audit" + where, params)
+        return [audit_entry_of(row) for row in rows]
 
     def close(self) -> None:
         with self._lock:
