@@ -209,6 +209,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--archive-topics", type=int, default=100)
     parser.add_argument("--full", action="store_true", help="10,000 topics and 2,000,000 messages")
     parser.add_argument("--master", default="local[*]")
+    parser.add_argument(
+        "--code",
+        choices=("ship", "installed"),
+        default="ship",
+        help="on a cluster master: ship the project as a zip (pure-Python core on executors: zipimport cannot "
+        "load the compiled Avro modules), or use the copy installed on the workers (this checkout's, compiled)",
+    )
     parser.add_argument("--workdir", type=Path, help="keep generated data here (default: a temporary folder)")
     parser.add_argument("--skip-matrix", action="store_true")
     parser.add_argument("--skip-data", action="store_true", help="only the compat-matrix")
@@ -235,7 +242,7 @@ def main(argv: list[str] | None = None) -> int:
 
     task_log = task_log_config(work / "spark-conf")
     os.environ["SPARK_CONF_DIR"] = str(task_log.parent)
-    spark = spark_session(args.master, app_name="bench audit", ui=False, progress=False)
+    spark = spark_session(args.master, app_name="bench audit", ui=False, progress=False, ship_code=args.code == "ship")
     cores = spark_cores(spark)
     source = Source.from_records(read_snapshot_records(snapshot), f"snapshot {snapshot}")
     # (limit, data audit rate, seconds, 1-min load average, fastavro msgs per CPU-s, audit msgs per CPU-s)
@@ -312,7 +319,7 @@ def main(argv: list[str] | None = None) -> int:
         rows.append(("  its largest serialized task", f"{biggest / 1024:,.1f} KiB", f"of {tasks} tasks"))
         print(matrix)
     spark.stop()
-    print(f"\nmaster {args.master} ({cores} cores), {os.cpu_count()} CPUs on this machine")
+    print(f"\nmaster {args.master} ({cores} cores, code {args.code}), {os.cpu_count()} CPUs on this machine")
     width = max(len(r[0]) for r in rows)
     for name, value, note in rows:
         print(f"  {name:<{width}}  {value:>16}  {note}")

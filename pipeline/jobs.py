@@ -59,6 +59,12 @@ def check_out(out: str | Path) -> Path:
 
 _BUNDLES = "tenant string, namespace string, topic string, bundle string"
 _STAGING = "_staging"  # under --out; Spark's readers skip names starting with "_"
+# Topic bundles per Parquet row group and per Arrow batch, and at most per partition. A bundle holds a topic's
+# whole history (20 versions of a 1 KB schema: ~26 KB), so these bound what an executor JVM holds at once: at
+# Spark's default (10,000 rows per Arrow batch, one row group per file) 100,000 topics on 4 partitions made
+# 650 MB row groups and 260 MB batches, and 1 GB executors died of OutOfMemoryError (exit 52).
+BUNDLES_PER_BATCH = 500
+BUNDLES_PER_PARTITION = 5_000
 
 
 @contextmanager
@@ -78,7 +84,8 @@ def _topics_frame(
     import pyarrow.parquet as pq
 
     rows = source.rows(topics)
-    wanted = max(1, min(partitions or max(spark.sparkContext.defaultParallelism * 2, 1), len(rows) or 1))
+    by_size = -(-len(rows) // BUNDLES_PER_PARTITION)
+    wanted = max(1, min(partitions or max(spark.sparkContext.defaultParallelism * 2, by_size), len(rows) or 1))
     folder = out / _STAGING / f"topics-{uuid.uuid4().hex}"
     folder.mkdir(parents=True)
     try:
@@ -86,9 +93,10 @@ def _topics_frame(
         for part in range(wanted):
             chunk = rows[part::wanted]
             table = pa.table({c: pa.array([r[c] for r in chunk], pa.string()) for c in columns})
-            pq.write_table(table, folder / f"part-{part:05d}.parquet")
+            pq.write_table(table, folder / f"part-{part:05d}.parquet", row_group_size=BUNDLES_PER_BATCH)
         frame = spark.read.schema(_BUNDLES).parquet(str(folder))
-        yield frame.repartition(wanted) if frame.rdd.getNumPartitions() != wanted else frame
+        with session_conf(spark, {"spark.sql.execution.arrow.maxRecordsPerBatch": str(BUNDLES_PER_BATCH)}):
+            yield frame.repartition(wanted) if frame.rdd.getNumPartitions() != wanted else frame
     finally:
         shutil.rmtree(folder, ignore_errors=True)
         with contextlib.suppress(OSError):

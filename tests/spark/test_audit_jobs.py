@@ -278,18 +278,26 @@ def test_a_candidate_reader_is_checked_by_the_core(spark: Any, sample_source: An
 
 
 def test_topic_bundles_reach_executors_as_files_not_inside_tasks(
-    spark: Any, sample_source: Any, tmp_path: Path
+    spark: Any, sample_source: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A DataFrame made from the driver's rows ships them inside its tasks (158 MB tasks at 10,000 topics); the
     bundles are staged as Parquet and scanned by the executors, and the staging is gone after the job."""
-    from pipeline.jobs import _topics_frame
+    import pyarrow.parquet as pq
 
+    from pipeline import jobs
+
+    monkeypatch.setattr(jobs, "BUNDLES_PER_BATCH", 5)  # the sample's 47 topics then span several row groups
     topics = sample_source.topic_names()
-    with _topics_frame(spark, sample_source, topics, 3, tmp_path) as frame:
+    with jobs._topics_frame(spark, sample_source, topics, 3, tmp_path) as frame:
         plan = frame._jdf.queryExecution().executedPlan().toString()
         assert "FileScan parquet" in plan and "LocalTableScan" not in plan and "ExistingRDD" not in plan
         assert frame.rdd.getNumPartitions() == 3
         assert sorted(r["topic"] for r in frame.select("topic").collect()) == sorted(topics)
+        # what one executor holds at once is bounded: row groups and Arrow batches of BUNDLES_PER_BATCH bundles
+        groups = [pq.ParquetFile(f).metadata for f in (tmp_path / "_staging").rglob("*.parquet")]
+        sizes = [m.row_group(i).num_rows for m in groups for i in range(m.num_row_groups)]
+        assert len(sizes) >= 9 and max(sizes) == 5 and sum(sizes) == len(topics)
+        assert spark.conf.get("spark.sql.execution.arrow.maxRecordsPerBatch") == "5"
     assert not (tmp_path / "_staging").exists()
 
 
