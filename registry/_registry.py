@@ -125,8 +125,9 @@ class Registry(SchemaRegistry):
             storage = PostgresStorage(location.target, create=create)
         else:
             storage = open_plugin(location, create=create)
-        if chosen and storage.setting(PULSAR_VERSION_SETTING) is None:
-            storage.put_setting(PULSAR_VERSION_SETTING, chosen)  # a new registry stores the line it was made as
+        created = location.kind == "memory" or getattr(storage, "created", False)
+        if chosen and created:  # a new registry stores the line it was made as; opening one never writes
+            storage.put_setting(PULSAR_VERSION_SETTING, chosen)
         return cls(storage, broker=broker, auto_create=auto_create, location=location.shown, pulsar_version=chosen)
 
     @classmethod

@@ -22,6 +22,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from importlib.metadata import entry_points
 from typing import Any, cast
+from urllib.parse import urlsplit, urlunsplit
 
 from .._errors import RegistryError, StorageError
 from ._base import LocalStorage
@@ -56,6 +57,11 @@ class StorageLocation:
             return shown_location(self.target)
         if self.kind == "memory":
             return "memory:"
+        if self.kind == "plugin":
+            parts = urlsplit(self.target)
+            if parts.password is not None:  # scheme://user:secret@host/... shows as scheme://user@host/...
+                host = parts.netloc.rsplit("@", 1)[1]
+                return urlunsplit(parts._replace(netloc=f"{parts.username}@{host}"))
         return self.target
 
 

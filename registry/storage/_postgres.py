@@ -144,6 +144,7 @@ class PostgresStorage:
         self._errors: type[Exception] = psycopg.Error
         self._unique: type[Exception] = psycopg.errors.UniqueViolation
         self.location = shown_location(dsn)
+        self.created = False  # whether this handle made the registry's tables (Registry.open stores its line then)
         self._local = threading.local()
         self._cache = ReadCache()
         try:  # one plain connection first: libpq's reason at once, where the pool would retry until its timeout
@@ -183,6 +184,7 @@ class PostgresStorage:
                     "INSERT INTO meta VALUES ('schema_version', %s), ('changes', '0'), ('equality_form', %s)",
                     (str(SCHEMA_VERSION), EQUALITY_FORM),
                 )
+                self.created = True
                 return
             row = db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
             if row is None or int(row[0]) > SCHEMA_VERSION:

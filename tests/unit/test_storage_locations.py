@@ -132,6 +132,7 @@ def test_a_package_registers_a_storage_scheme_by_entry_point(factory_module: str
     reg = Registry.open("mystore://cluster-a/registry", create=True)
     assert sys.modules[factory_module].made == [("mystore://cluster-a/registry", True)]
     assert reg.tenants() == []
+    assert parse_location("mystore://ops:pw@cluster-a/registry").shown == "mystore://ops@cluster-a/registry"
 
 
 def test_memory_locations_open_an_empty_registry() -> None:
@@ -237,3 +238,20 @@ def test_the_spark_sources_read_a_postgresql_registry(postgres_url: str) -> None
     source = load_source(db=with_password)
     assert len(source.topic_names()) == 47
     assert "hunter2" not in source.label and source.label == f"registry {parse_location(postgres_url).shown}"
+
+
+@pytest.mark.postgres
+def test_opening_a_database_as_another_pulsar_line_writes_nothing(postgres_server: str) -> None:
+    import postgres
+
+    postgres_url = postgres.fresh_database(postgres_server)
+    Registry.open(postgres_url, create=True).close()
+    before = Registry.open(postgres_url)
+    token = before.change_token()
+    before.close()
+    reg = Registry.open(postgres_url, pulsar_version="3.0")  # answers as 3.0; the stored line stays unset
+    assert reg.pulsar_version == "3.0" and reg.change_token() == token
+    reg.close()
+    made = Registry.open(postgres.fresh_database(postgres_server), create=True, pulsar_version="3.0")
+    assert made.stored_pulsar_version() == "3.0"  # a new registry stores the line it was made as
+    made.close()
