@@ -612,7 +612,8 @@ def decode_group(plan: Plan, payloads: list[bytes], tally: Tally, keys: list[str
         part = _status_part(plan)
         for payload, key in zip(payloads, keys, strict=True):
             try:
-                decode_payload(plan, payload, key, writer_only=True) if plan.codec else None
+                if plan.codec:
+                    decode_payload(plan, payload, key, writer_only=True)
             except Undecodable as broken:  # damaged data says more than the refused pair
                 tally.fail(topic, version, broken.part, broken.field, "CORRUPT_PAYLOAD", broken.detail)
                 continue

@@ -24,19 +24,21 @@ from importlib.metadata import entry_points
 from typing import Any, cast
 from urllib.parse import urlsplit, urlunsplit
 
+from .._catalog import CatalogStorage
 from .._errors import RegistryError, StorageError
-from ._base import LocalStorage
+from ._base import AuditLog, ChangeTracking, IndexedHistory, LocalStorage, Storage, Transactional
 
 ENTRY_POINT_GROUP = "pulsar_schema_explorer.storage"
 _SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*)://")
 _FACTORY = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*):([A-Za-z_][A-Za-z0-9_]*)$")
-REQUIRED_METHODS = (
-    "history", "append", "append_indexed", "dedup_scan", "history_range", "put_equalities", "drop",
-    "tenants", "put_tenant", "namespaces", "namespace_policy", "put_namespace", "topics", "has_topic",
-    "put_topic", "topic_policy", "put_topic_policy", "clients", "put_client", "remove_clients", "setting",
-    "put_setting", "transaction", "append_audit", "audit", "change_token", "catalog_source", "close",
-)  # fmt: skip
-"""What every storage must offer (StorageBackend): a factory's result is checked against it."""
+REQUIRED_METHODS = tuple(
+    name
+    for protocol in (Storage, IndexedHistory, Transactional, AuditLog, ChangeTracking, CatalogStorage)
+    for name, member in vars(protocol).items()
+    if callable(member) and not name.startswith("_")
+)
+"""What every storage must offer (StorageBackend, read off its protocols): a factory's result is checked
+against it."""
 
 
 @dataclass(frozen=True, slots=True)
