@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import atexit
 import os
 import re
 import shutil
@@ -122,7 +123,9 @@ def code_archive() -> Path:
     global _ARCHIVE
     if _ARCHIVE is None or not _ARCHIVE.exists():
         root = Path(__file__).resolve().parent.parent
-        target = Path(tempfile.mkdtemp(prefix="schema-explorer-code-")) / "pulsar_schema_explorer.zip"
+        folder = tempfile.mkdtemp(prefix="schema-explorer-code-")
+        atexit.register(shutil.rmtree, folder, ignore_errors=True)  # one per process, gone with it
+        target = Path(folder) / "pulsar_schema_explorer.zip"
         with zipfile.ZipFile(target, "w", zipfile.ZIP_DEFLATED) as archive:
             for package in ("registry", "pipeline"):
                 for path in sorted((root / package).rglob("*.py")):
