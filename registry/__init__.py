@@ -10,6 +10,7 @@ from ._cache_budget import CACHE_BYTES_ENV, FAST_READ_BYTES
 from ._catalog import TopicPage, TopicQuery, TopicSummary
 from ._compatibility import PairVerdict, pair_verdict
 from ._errors import (
+    ERROR_HEADER,
     AuthError,
     IncompatibleSchemaError,
     InvalidArgumentError,
@@ -67,7 +68,7 @@ from ._registry import Registry
 from ._schema_data import key_value_parts, key_value_schema_info, to_schema_data
 from ._seed import SeedReport, seed_sample_data
 from ._types import SchemaData, SchemaType
-from ._wire import policies_json, schema_response, to_json
+from ._wire import from_json, policies_json, schema_response, to_json
 from .explain._changes import Advisory, AdvisoryCode, Change, ChangeKind, Effect, SchemaDiff, Severity
 from .explain._diff import schema_text
 from .explain._upgrade import (
@@ -112,6 +113,7 @@ def __getattr__(name: str) -> Any:
 __all__ = [
     "CACHE_BYTES_ENV",
     "DEFAULT_PROFILE",
+    "ERROR_HEADER",
     "PROFILES",
     "PulsarProfile",
     "answering_as",
@@ -183,6 +185,7 @@ __all__ = [
     "declared_messages",
     "policies_json",
     "schema_response",
+    "from_json",
     "to_json",
     "RuleCode",
     "STRATEGIES",

@@ -95,3 +95,17 @@ class InvalidArgumentError(RegistryError, ValueError):
 class ReadOnlyError(RegistryError):
     """A write through a read-only registry handle (`Registry.read_only()`): nothing is written, nothing is
     audited. The app started with --read-only holds only such a handle, so no page or widget can write."""
+
+
+# `schema-explorer serve` names the class of each error it answers in this header (Pulsar's `{"reason"}` body
+# stays as it is), so a remote registry raises the very class the embedded one raises, where a broker's
+# status code alone leaves it to a guess.
+ERROR_HEADER = "X-Registry-Error"
+
+
+def error_named(name: str) -> type[RegistryError] | None:
+    """The RegistryError class called `name`, or None for any other name."""
+    found = globals().get(name)
+    if isinstance(found, type) and issubclass(found, RegistryError):
+        return found
+    return None

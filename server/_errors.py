@@ -18,6 +18,7 @@ from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from registry import (
+    ERROR_HEADER,
     AuthError,
     IncompatibleSchemaError,
     InvalidArgumentError,
@@ -122,7 +123,7 @@ async def _registry_error(request: Request, exc: Exception) -> JSONResponse:
     if isinstance(exc, StorageError):
         # A storage failure's text names files and SQLite's words: the log gets it, the client a request id.
         return _logged(request, 503, "The registry's storage is unavailable or too busy; try again", exc)
-    return reason(status_of(exc), str(exc) or type(exc).__name__)
+    return reason(status_of(exc), str(exc) or type(exc).__name__, {ERROR_HEADER: type(exc).__name__})
 
 
 async def _api_error(request: Request, exc: Exception) -> JSONResponse:

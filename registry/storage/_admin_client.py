@@ -8,13 +8,14 @@ import contextlib
 import json
 import threading
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, Final
 from urllib.parse import quote
 
 import httpx
 
 from .._errors import (
+    ERROR_HEADER,
     AuthError,
     IncompatibleSchemaError,
     InvalidArgumentError,
@@ -29,6 +30,7 @@ from .._errors import (
     TenantNotFoundError,
     TopicNotFoundError,
     TopicPoliciesDisabledError,
+    error_named,
 )
 from .._model import (
     SchemaInfo,
@@ -40,6 +42,7 @@ DEFAULT_ATTEMPTS: Final = 3
 _BACKOFF = 0.2  # seconds before the 2nd attempt of an idempotent read; doubled each time
 _RETRIED_STATUS = frozenset({500, 502, 503, 504})
 ADMIN = "/admin/v2"
+Params = Mapping[str, str] | Sequence[tuple[str, str]]
 
 
 class AdminClient:
@@ -70,6 +73,8 @@ class AdminClient:
         self._timeout = timeout
         self._http = httpx.Client(base_url=self.url, headers=headers, timeout=timeout, verify=verify)
         self._local = threading.local()
+        self.sent = 0  # HTTP requests sent so far, retries included: what benchmarks and tests count
+        self._sent_lock = threading.Lock()
 
     # snapshots -------------------------------------------------------------------------------------------
 
@@ -93,13 +98,17 @@ class AdminClient:
 
     # requests --------------------------------------------------------------------------------------------
 
-    def get(self, path: str, params: Mapping[str, str] | None = None) -> httpx.Response:
-        """An idempotent read, retried with backoff on connection failures and 5xx answers."""
+    def get(self, path: str, params: Params | None = None) -> httpx.Response:
+        """An idempotent read, retried with backoff on connection failures and 5xx answers. `params` is a
+        mapping, or (name, value) pairs where a name repeats (`type=AVRO&type=JSON`)."""
         cache: dict[tuple[str, str], httpx.Response] | None = getattr(self._local, "cache", None)
-        key = (path, json.dumps(dict(params or {}), sort_keys=True))
+        pairs: list[tuple[str, str | int | float | bool | None]] = (
+            sorted(params.items()) if isinstance(params, Mapping) else list(params or ())
+        )
+        key = (path, json.dumps(pairs))
         if cache is not None and key in cache:
             return cache[key]
-        response = self._send("GET", path, params=params, retry_status=True)
+        response = self._send("GET", path, params=httpx.QueryParams(pairs) if pairs else None, retry_status=True)
         if cache is not None:
             cache[key] = response
         return response
@@ -123,7 +132,7 @@ class AdminClient:
         method: str,
         path: str,
         *,
-        params: Mapping[str, str] | None = None,
+        params: httpx.QueryParams | Mapping[str, str] | None = None,
         body: Any = None,
         retry_status: bool,
     ) -> httpx.Response:
@@ -131,6 +140,8 @@ class AdminClient:
         headers = {"Content-Type": "application/json"} if content is not None else None
         for attempt in range(self._attempts):
             last = attempt == self._attempts - 1
+            with self._sent_lock:
+                self.sent += 1
             try:
                 response = self._http.request(method, path, params=params, content=content, headers=headers)
             except httpx.ConnectError as exc:
@@ -234,6 +245,9 @@ def raise_for(response: httpx.Response, what: str, *, url: str) -> None:
     if status in (401, 403):
         # Pulsar's convention is inverted (§7.1): either code can mean "no token" or "not allowed".
         raise AuthError(f"{message}; pass a token with the right role (--token, or token=...)")
+    named = error_named(response.headers.get(ERROR_HEADER, ""))
+    if named is not None and named is not StorageError:
+        raise named(message)
     if status == 404:
         lowered = reason.lower()
         if "namespace" in lowered:

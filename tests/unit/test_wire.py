@@ -15,10 +15,12 @@ import pytest
 from cli.main import main
 from registry import (
     CompatibilityStrategy,
+    InvalidArgumentError,
     Registry,
     SchemaInfo,
     SchemaType,
     TopicQuery,
+    from_json,
     seed_sample_data,
     to_json,
 )
@@ -110,3 +112,62 @@ def test_the_tables_columns_come_from_the_same_json(reg: Registry) -> None:
 def test_a_value_without_a_json_form_is_a_type_error() -> None:
     with pytest.raises(TypeError, match="no JSON form for Registry"):
         to_json(Registry.in_memory())
+
+
+# --- from_json: the inverse a remote registry reads the explorer API's answers with -----------------------
+
+
+def every_answer(reg: Registry) -> list[Any]:
+    """Every kind of answer the explorer API carries, over every sample topic where it applies, so each
+    enum value, optional and nested shape the samples reach goes through the round trip."""
+    answers: list[Any] = [reg.search_topics(TopicQuery(), limit=100), reg.clients()]
+    strategies = [s for s in CompatibilityStrategy if s is not CompatibilityStrategy.UNDEFINED]
+    answers += [reg.policy_impact(ns, s) for ns in ("acme/orders", "initech/hr") for s in strategies]
+    for page_row in reg.search_topics(TopicQuery(), limit=100).items:
+        topic = page_row.topic
+        answers += [reg.topic_summary(topic), reg.effective_policy(topic), reg.clients(topic)]
+        live = reg.history(topic)
+        if not live:
+            continue
+        answers += [reg.what_if(topic, live[0].info), reg.upgrade_plan(topic), reg.diff(topic, live[0].version)]
+        if live[0].type is SchemaType.AVRO:
+            answers.append(reg.what_if(topic, SchemaInfo(type=SchemaType.AVRO, schema='"string"')))
+    return answers
+
+
+def test_from_json_reads_back_every_answer_exactly(reg: Registry) -> None:
+    answers = every_answer(reg)
+    assert len(answers) > 200
+    for value in answers:
+        kind = list[type(value[0])] if isinstance(value, list) and value else type(value)  # type: ignore[misc]
+        if isinstance(value, list) and not value:
+            continue
+        assert from_json(kind, json.loads(json.dumps(to_json(value)))) == value
+
+
+@pytest.mark.parametrize(
+    ("doc", "message"),
+    [
+        ({"items": [], "total": 0, "offset": 0}, r"TopicPage lacks 'limit'"),
+        ({"items": [], "total": 0, "offset": 0, "limit": 5, "surprise": 1}, r"TopicPage has no field 'surprise'"),
+        ({"items": [], "total": "0", "offset": 0, "limit": 5}, r"TopicPage.total: expected int, got '0'"),
+        ({"items": [], "total": True, "offset": 0, "limit": 5}, r"TopicPage.total: expected int, got True"),
+        ({"items": [{"topic": 1}], "total": 1, "offset": 0, "limit": 5}, r"TopicPage.items\[0\]"),
+        ({"items": [], "total": 0, "offset": 0, "limit": 5, "by_type": []}, r"TopicPage.by_type: expected an object"),
+    ],
+)
+def test_from_json_refuses_what_does_not_fit_and_says_where(doc: dict[str, Any], message: str) -> None:
+    from registry import TopicPage
+
+    with pytest.raises(InvalidArgumentError, match=message):
+        from_json(TopicPage, doc)
+
+
+def test_from_json_reads_enum_keys_and_generic_fields(reg: Registry) -> None:
+    value = reg.what_if(ORDERS, candidate(reg))
+    back = from_json(type(value), to_json(value))
+    assert set(back.by_strategy) == set(CompatibilityStrategy) - {CompatibilityStrategy.UNDEFINED}
+    assert all(isinstance(k, CompatibilityStrategy) for k in back.by_strategy)
+    assert isinstance(back.effective.value, CompatibilityStrategy)
+    with pytest.raises(InvalidArgumentError, match=r"WhatIf.by_strategy key: 'SOMETIMES' is no CompatibilityStrategy"):
+        from_json(type(value), {**to_json(value), "by_strategy": {"SOMETIMES": to_json(value.result)}})
