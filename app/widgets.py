@@ -23,7 +23,9 @@ def connection_sidebar() -> Registry | None:
         st.caption("Connection")
         st.markdown(f"**{'Remote' if conn.is_remote else 'Embedded'}** · {code_span(conn.shown)}")
         try:
-            reg: Registry | None = state.registry()
+            # Opening a remote registry asks the server a few questions (shown after half a second).
+            with st.spinner(f"Connecting to {conn.shown}…"):
+                reg: Registry | None = state.registry()
         except RegistryError as exc:
             reg = None
             show_error(exc)

@@ -89,6 +89,12 @@ def add_commands(commands: argparse._SubParsersAction[Any]) -> None:
         help="allow browser calls from this origin (repeatable; default: none)",
     )
     serve.add_argument("--no-access-log", action="store_true", help="do not log each request")
+    serve.add_argument(
+        "--admin-only",
+        action="store_true",
+        help="serve only Pulsar's admin v2 API, as a plain broker does (no explorer API or audit trail): to try "
+        "what the explorer does against a real cluster",
+    )
     serve.set_defaults(handler=run_serve)
 
     token = commands.add_parser(
@@ -153,9 +159,15 @@ def run_serve(args: argparse.Namespace) -> int:
         if args.db is None and not registry.tenants():
             print(f"Seeded empty registry {path}: {seed_sample_data(registry)}", flush=True)
         app = create_app(
-            registry, tokens=tokens, cors_origins=args.cors_origin, allowed_hosts=args.allow_host, limits=limits
+            registry,
+            tokens=tokens,
+            cors_origins=args.cors_origin,
+            allowed_hosts=args.allow_host,
+            limits=limits,
+            admin_only=args.admin_only,
         )
         auth = f"{len(tokens)} token(s)" if tokens else "no authentication"
+        auth += "; admin v2 API only" if args.admin_only else ""
         print(
             f"{PROG} serve: http://{args.host}:{args.port} (registry: {shown(path)}; {auth}); docs at /docs",
             file=sys.stderr,

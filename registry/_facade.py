@@ -211,9 +211,21 @@ class SchemaRegistry(abc.ABC):
         with self._view.snapshot():
             return self._view.effective_policy(name)
 
+    @property
+    def requests_sent(self) -> int:
+        """HTTP requests this handle has sent (retries included): 0 for an embedded registry. What benchmarks
+        and tests count to hold a remote registry to its request budget."""
+        return 0
+
+    @property
+    def records_clients(self) -> bool:
+        """Whether this registry knows the producers and consumers and the schema each uses. A plain broker's
+        admin API does not (its `clients()` is []): shells say so instead of showing an empty list."""
+        return True
+
     def clients(self, topic: str | None = None) -> list[ClientRecord]:
-        """Recorded producers and consumers, of one topic or of all ([] remotely: Pulsar's admin API has
-        no record of them)."""
+        """Recorded producers and consumers, of one topic or of all ([] from a plain broker, whose admin API
+        has no record of them: see `records_clients`)."""
         topics = None if topic is None else [str(TopicName.parse(topic).base)]
         return self._view.storage.clients(topics)
 

@@ -37,6 +37,8 @@ READS = frozenset(
         "pulsar_profile",
         "pulsar_version",
         "pulsar_version_source",
+        "records_clients",
+        "requests_sent",
         "search_topics",
         "stored_pulsar_version",
         "tenants",

@@ -7,6 +7,13 @@ upgrade plan and policy impact is computed by the shared facade exactly as for t
 the errors the embedded facade raises, and refusals are explained locally from the fetched history
 (pulsar-semantics.md §7). Recording producers and consumers is not in Pulsar's admin API, so this facade has
 no `connect_*`: `what_if(topic, info).producer` / `.consumer` is the dry run of the broker's admission check.
+
+Two kinds of remote, one facade. A plain broker answers the admin API only: the facade computes every
+answer from what it reads there. `schema-explorer serve` also offers its explorer API: then the recorded
+clients come from there (so upgrade plans, admission and policy previews see them), and search pages,
+summaries, diffs, what-if, upgrade plans and policy impact are asked of the server in one request each
+instead of reading every topic, when the server answers as the Pulsar line and broker settings this handle
+answers as (it runs the same core, so its answer is the one this facade would compute).
 """
 
 from __future__ import annotations
@@ -19,6 +26,7 @@ from typing import Any, Final
 import httpx
 
 from ._audit import AuditAction, AuditEntry, AuditOutcome
+from ._catalog import TopicPage, TopicQuery, TopicSummary
 from ._errors import (
     IncompatibleSchemaError,
     InvalidArgumentError,
@@ -49,6 +57,9 @@ from ._pulsar_version import profile, profile_for_broker
 from ._schema_data import checked_info, to_schema_data
 from ._types import SchemaData
 from ._view import RegistryView
+from .explain._changes import SchemaDiff
+from .explain._upgrade import UpgradePlan
+from .explain._whatif import PolicyImpact, WhatIf
 from .policy._rules import UNSET, flag, optional_flag, policy_topic
 from .storage._admin_client import (
     ADMIN,
@@ -63,6 +74,7 @@ from .storage._admin_client import (
     schemas_path,
     topic_path,
 )
+from .storage._explorer_api import ExplorerApi, offers_explorer
 from .storage._remote import (
     RemoteStorage,
     fetch_broker_config,
@@ -126,13 +138,28 @@ class RemoteRegistry(SchemaRegistry):
             else:
                 chosen = profile(None)
                 source = "the broker does not report its version: the default profile"
+            explorer = ExplorerApi(client) if offers_explorer(client) else None
         except BaseException:
             client.close()
             raise
         self._client = client
+        self._explorer = explorer
+        # The server's answers are this handle's only when both answer as the same Pulsar line and settings.
+        self._ask_server = (
+            explorer is not None and broker is None and reported is not None and _same_line(reported, chosen.name)
+        )
         # auto_create is the server's business remotely: it decides whether a write may create a namespace.
-        view = RegistryView(RemoteStorage(client, config), config, chosen, auto_create=auto_create)
+        view = RegistryView(RemoteStorage(client, config, explorer), config, chosen, auto_create=auto_create)
         super().__init__(view, location=client.url, profile_source=source)
+
+    @property
+    def records_clients(self) -> bool:
+        """True against `schema-explorer serve` (its explorer API has them); False for a plain broker."""
+        return self._explorer is not None
+
+    @property
+    def requests_sent(self) -> int:
+        return self._client.sent
 
     def close(self) -> None:
         self._client.close()
@@ -377,6 +404,70 @@ class RemoteRegistry(SchemaRegistry):
                 f"({clip(response.text)!r})"
             ) from None
 
+    # --- answers the explorer API gives in one request (module docstring) ---------------------------------
+
+    def search_topics(self, query: TopicQuery | None = None, *, offset: int = 0, limit: int = 50) -> TopicPage:
+        if self._explorer is None or not self._ask_server:
+            return super().search_topics(query, offset=offset, limit=limit)
+        for key, value in (("offset", offset), ("limit", limit)):
+            if isinstance(value, bool) or not isinstance(value, int) or value < (1 if key == "limit" else 0):
+                raise InvalidArgumentError(
+                    f"{key} must be a whole number >= {1 if key == 'limit' else 0}, got {value!r}"
+                )
+        return self._explorer.search(query or TopicQuery(), offset=offset, limit=limit)
+
+    def topic_summary(self, topic: str) -> TopicSummary:
+        name = TopicName.parse(topic)
+        if self._explorer is None or not self._ask_server:
+            return super().topic_summary(topic)
+        return self._explorer.summary(name)
+
+    @bounded
+    def diff(self, topic: str, old: int | SchemaInfo, new: int | SchemaInfo | None = None) -> SchemaDiff:
+        name = TopicName.parse(topic)
+        askable = (
+            self._explorer is not None
+            and self._ask_server
+            and name.domain == "persistent"
+            and _whole(old)
+            and (new is None or _whole(new) or isinstance(new, SchemaInfo))
+        )
+        if not askable:
+            return super().diff(topic, old, new)
+        assert self._explorer is not None and isinstance(old, int)
+        return self._explorer.diff(name, old, checked_info(new) if isinstance(new, SchemaInfo) else new)
+
+    @bounded
+    def what_if(self, topic: str, info: SchemaInfo) -> WhatIf:
+        name = TopicName.parse(topic)
+        info = checked_info(info)
+        if self._explorer is None or not self._ask_server or name.domain != "persistent" or not _textual(info):
+            return super().what_if(topic, info)
+        return self._explorer.what_if(name, info)
+
+    @bounded
+    def upgrade_plan(self, topic: str, target: int | SchemaInfo | None = None) -> UpgradePlan:
+        name = TopicName.parse(topic)
+        if isinstance(target, SchemaInfo):
+            target = checked_info(target)
+        askable = (
+            self._explorer is not None
+            and self._ask_server
+            and name.domain == "persistent"
+            and (target is None or _whole(target) or (isinstance(target, SchemaInfo) and _textual(target)))
+        )
+        if not askable:
+            return super().upgrade_plan(topic, target)
+        assert self._explorer is not None
+        return self._explorer.upgrade_plan(name, target)
+
+    def policy_impact(self, namespace: str, strategy: CompatibilityStrategy | str) -> PolicyImpact:
+        ns = NamespaceName.parse(namespace)
+        proposed = CompatibilityStrategy.parse(strategy)
+        if self._explorer is None or not self._ask_server or proposed is S.UNDEFINED:
+            return super().policy_impact(namespace, strategy)
+        return self._explorer.policy_impact(str(ns), proposed)
+
     # --- internals ----------------------------------------------------------------------------------------
 
     def _write(
@@ -471,3 +562,29 @@ def _version_of(body: Any, what: str) -> int:
     if isinstance(value, int) and not isinstance(value, bool):
         return value
     raise StorageError(f"{what}: the server answered {clip(json.dumps(body))!r} without a version number")
+
+
+def _same_line(reported: str, chosen: str) -> bool:
+    """The server reports the profile it answers as; a broker's version maps to its line."""
+    try:
+        return profile_for_broker(reported).name == chosen
+    except InvalidArgumentError:
+        return False
+
+
+def _whole(value: object) -> bool:
+    """A version number the explorer routes take (they have no negative, from-the-end numbers)."""
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
+def _textual(info: SchemaInfo) -> bool:
+    """The admin API carries schemas as text: a candidate of other bytes is explained locally."""
+    return isinstance(info.schema, str) or _utf8(info.schema)
+
+
+def _utf8(data: bytes) -> bool:
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True

@@ -34,6 +34,7 @@ server answers only requests addressed to a loopback name (or one allowed with `
 # FastAPI prepares a route's request and response models on its first request (about 0.1 s for these 50
 # routes), which `include_router` would make every new app pay again.
 _ROUTES = (*_admin.router.routes, *_explorer.router.routes, *_audit_routes.router.routes)
+_ADMIN_ROUTES = tuple(_admin.router.routes)
 
 
 def create_app(
@@ -43,10 +44,13 @@ def create_app(
     cors_origins: Sequence[str] = (),
     allowed_hosts: Sequence[str] = (),
     limits: ServerLimits | None = None,
+    admin_only: bool = False,
 ) -> FastAPI:
     """An app serving `registry`. Without `tokens` every request is allowed, but only when addressed to a
     loopback name or one of `allowed_hosts` (server/_gate.py); CORS is closed unless `cors_origins` lists the
-    origins allowed to call from a browser. `limits` default to the environment's (server/_limits.py)."""
+    origins allowed to call from a browser. `limits` default to the environment's (server/_limits.py).
+    `admin_only` serves Pulsar's admin v2 API alone, as a plain broker does (no explorer API, no audit
+    trail), so tests and benchmarks can point a remote registry at what a real cluster offers."""
     app = FastAPI(
         title="Pulsar Schema Explorer",
         version="1",
@@ -59,10 +63,11 @@ def create_app(
         ],
     )
     app.state.registry = registry
+    app.state.admin_only = admin_only
     app.state.tokens = tokens
     app.state.gate = Gate(tokens, allowed_hosts)
     install_error_handlers(app)
-    app.router.routes.extend(_ROUTES)
+    app.router.routes.extend(_ADMIN_ROUTES if admin_only else _ROUTES)
     install_limits(app, limits)  # body, header and time limits, security headers; before CORS so CORS wraps it
     if cors_origins:
         app.add_middleware(

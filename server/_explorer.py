@@ -6,12 +6,20 @@ from typing import Annotated, Literal
 
 from fastapi import APIRouter, Query, Response
 
-from registry import CompatibilityStrategy, SchemaType, TopicQuery
+from registry import (
+    CompatibilityStrategy,
+    InvalidArgumentError,
+    NamespaceName,
+    SchemaType,
+    TopicName,
+    TopicQuery,
+)
 
 from . import _auth as auth
 from ._admin import Reg, json_answer
 from ._admin_wire import PostSchemaPayload
 from ._explorer_wire import (
+    Client,
     DiffRequest,
     EffectivePolicy,
     PolicyImpact,
@@ -130,6 +138,28 @@ def upgrade_plan_to_candidate(
 ) -> UpgradePlan:
     """The order in which to move the topic's recorded clients to a candidate schema."""
     return UpgradePlan.of(registry.upgrade_plan(_topic("persistent", tenant, namespace, topic), payload.to_info()))
+
+
+@router.get("/clients", **READ.route_options(400, 404, 412))
+def recorded_clients(
+    registry: Reg,
+    topic: Annotated[str | None, Query(description="a topic's full name: its clients only")] = None,
+    namespace: Annotated[
+        str | None, Query(description='"tenant/namespace": the clients of its topics', examples=["acme/orders"])
+    ] = None,
+) -> list[Client]:
+    """The recorded producers and consumers, with the schema version each uses (all of them when neither
+    `topic` nor `namespace` is given): what Pulsar's admin API does not keep, and what a remote registry needs
+    for upgrade plans, admission checks and policy previews."""
+    if topic is not None and namespace is not None:
+        raise InvalidArgumentError("give topic or namespace, not both")
+    if topic is not None:
+        return [Client.of(c) for c in registry.clients(topic)]
+    if namespace is not None:
+        ns = str(NamespaceName.parse(namespace))
+        registry.namespace_policy(ns)  # 404 for a namespace that does not exist, as every namespace route
+        return [Client.of(c) for c in registry.clients() if str(TopicName.parse(c.topic).namespace_name) == ns]
+    return [Client.of(c) for c in registry.clients()]
 
 
 @router.get("/namespaces/{tenant}/{namespace}/policy-impact", **READ.route_options(400, 404, 412))

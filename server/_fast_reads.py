@@ -159,6 +159,8 @@ def _answer(scope: Scope) -> bytes | None:
             return None
         call, args = namespace_strategy, (parts[4], parts[5])
     elif size == 7 and parts[1] == "explorer" and parts[2] == "v1" and parts[3] == "topics":
+        if scope["app"].state.admin_only:
+            return None  # `serve --admin-only` has no explorer API: the router answers 404
         call, args = topic_summary, ("persistent", parts[4], parts[5], parts[6])
     else:
         return None

@@ -41,16 +41,18 @@ def seeded(path: Path, *, keep_clients: bool = True) -> Path:
     return path
 
 
-def serve_command(db: Path, port: int) -> list[str]:
+def serve_command(db: Path, port: int, *, admin_only: bool = False) -> list[str]:
     script = Path(sys.executable).with_name("schema-explorer")
     head = [str(script)] if script.is_file() else [sys.executable, "-m", "cli.main"]
-    return [*head, "serve", "--db", str(db), "--host", "127.0.0.1", "--port", str(port), "--no-access-log"]
+    tail = ["--admin-only"] if admin_only else []
+    return [*head, "serve", "--db", str(db), "--host", "127.0.0.1", "--port", str(port), "--no-access-log", *tail]
 
 
 @contextmanager
-def served(db: Path, *, log_dir: Path, env: Mapping[str, str] | None = None) -> Iterator[str]:
+def served(db: Path, *, log_dir: Path, env: Mapping[str, str] | None = None, admin_only: bool = False) -> Iterator[str]:
     """The URL of a `schema-explorer serve` child over `db`, ready to answer; stopped on exit. Its output goes
-    to `log_dir/serve-PORT.log`, quoted when it fails to start."""
+    to `log_dir/serve-PORT.log`, quoted when it fails to start. `admin_only`: `serve --admin-only`, a plain
+    broker's API."""
     needs.require("server")
     port = free_port()
     log_path = log_dir / f"serve-{port}.log"
@@ -59,7 +61,11 @@ def served(db: Path, *, log_dir: Path, env: Mapping[str, str] | None = None) -> 
     url = f"http://127.0.0.1:{port}"
     with log_path.open("wb") as log:
         child = subprocess.Popen(
-            serve_command(db, port), cwd=PROJECT_ROOT, env=environment, stdout=log, stderr=subprocess.STDOUT
+            serve_command(db, port, admin_only=admin_only),
+            cwd=PROJECT_ROOT,
+            env=environment,
+            stdout=log,
+            stderr=subprocess.STDOUT,
         )
     try:
         deadline = time.monotonic() + READY_TIMEOUT

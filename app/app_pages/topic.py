@@ -107,6 +107,13 @@ def _versions(entries: list[SchemaVersion], live: set[int]) -> int:
 
 
 def _clients(reg: Registry, topic: str) -> None:
+    if not reg.records_clients:
+        st.info(
+            "This broker's admin API does not say which producers and consumers use which schema version "
+            "(Pulsar keeps no such record), so none are shown here, and upgrade plans and policy previews "
+            "cannot name clients. `schema-explorer serve` records them."
+        )
+        return
     frame = clients_frame(reg.clients(topic))
     if frame.empty:
         st.info("No producer or consumer recorded on this topic.")

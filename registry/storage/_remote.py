@@ -3,7 +3,8 @@ broker settings), so every explanation the shared facade computes works over a b
 writes are refused: `RemoteRegistry` sends each write as the matching admin request instead.
 
 What the admin API cannot show, and how this backend answers instead:
-* recorded producers and consumers: Pulsar has no such resource, so `clients()` is empty;
+* recorded producers and consumers: Pulsar has no such resource, so `clients()` is empty from a broker; from
+  `schema-explorer serve` they come from its explorer API (GET /explorer/v1/clients);
 * versions before the last soft delete: GET /schemas lists only the live ones, so a history shows the live
   versions and the last tombstone (its number is known), not what came before it;
 * who registered a version: GetSchemaResponse has no user, so `SchemaVersion.user` is "".
@@ -41,6 +42,7 @@ from .._names import TopicName
 from .._schema_data import to_schema_data
 from .._types import SchemaType
 from ._admin_client import ADMIN, AdminClient, clip, quote_path, raise_for, reason_of, schemas_path, topic_path
+from ._explorer_api import ExplorerApi
 
 # ServiceConfiguration field names, as GET /brokers/configuration/runtime reports them (§2.3).
 _BROKER_KEYS: Final[Mapping[str, str]] = {
@@ -56,9 +58,10 @@ class RemoteStorage:
     """The `Storage` protocol's reads over admin v2 GETs; its writes are refused (RemoteRegistry sends each
     write as the matching admin request instead)."""
 
-    def __init__(self, client: AdminClient, broker: BrokerConfig) -> None:
+    def __init__(self, client: AdminClient, broker: BrokerConfig, explorer: ExplorerApi | None = None) -> None:
         self.client = client
         self.broker = broker
+        self.explorer = explorer
 
     def snapshot(self) -> contextlib.AbstractContextManager[None]:
         """One facade call's reads: each resource fetched once (`AdminClient.snapshot`)."""
@@ -227,7 +230,10 @@ class RemoteStorage:
     # clients ---------------------------------------------------------------------------------------------
 
     def clients(self, topics: Sequence[str] | None) -> list[ClientRecord]:
-        return []  # Pulsar's admin API records no producer/consumer schemas (module docstring)
+        """From the explorer API when the server has one; a broker records no client schemas (module docstring)."""
+        if self.explorer is None or topics == []:
+            return []
+        return self.explorer.clients(topics)
 
     def put_client(self, client: ClientRecord) -> None:
         raise _read_only("record a client")

@@ -1,8 +1,10 @@
-"""A live `schema-explorer serve` on loopback over a seeded registry file, and an embedded twin of it.
+"""A live `schema-explorer serve` on loopback over a seeded registry file, and an embedded twin of it; each
+module runs against both kinds of remote:
 
-The twin is seeded from the same sample data (same manifest timestamps), then forgets its recorded clients:
-Pulsar's admin API has no such resource, so the remote registry knows none, and the two must then answer
-every question identically.
+* `serve`: our server with its explorer API. The twin keeps the recorded clients, which the remote registry
+  reads from the explorer API, so the two answer every question identically, clients included.
+* `admin-only`: `serve --admin-only`, a plain broker's API. Pulsar's admin API has no record of clients, so
+  the twin forgets them, and the two must then answer every question identically.
 """
 
 from __future__ import annotations
@@ -15,19 +17,29 @@ import pytest
 from registry import Registry
 from serving import seeded, served
 
+KINDS = ("serve", "admin-only")
+
+
+@pytest.fixture(scope="module", params=KINDS)
+def kind(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
+
 
 @pytest.fixture(scope="module")
 def start_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[object]:
-    """`start_server(db, env=None) -> url`: a serve child per call, stopped when the module ends."""
+    """`start_server(db, env=None, admin_only=False) -> url`: a serve child per call, stopped when the module
+    ends."""
     logs = tmp_path_factory.mktemp("serve-logs")
     with ExitStack() as stack:
-        yield lambda db, env=None: stack.enter_context(served(db, log_dir=logs, env=env))
+        yield lambda db, env=None, admin_only=False: stack.enter_context(
+            served(db, log_dir=logs, env=env, admin_only=admin_only)
+        )
 
 
 @pytest.fixture(scope="module")
-def server_url(start_server, tmp_path_factory: pytest.TempPathFactory) -> str:
+def server_url(start_server, kind: str, tmp_path_factory: pytest.TempPathFactory) -> str:
     db = seeded(tmp_path_factory.mktemp("server") / "registry.db")
-    return start_server(db)  # type: ignore[operator,no-any-return]
+    return start_server(db, admin_only=kind == "admin-only")  # type: ignore[operator,no-any-return]
 
 
 @pytest.fixture(scope="module")
@@ -38,7 +50,8 @@ def remote(server_url: str) -> Iterator[Registry]:
 
 
 @pytest.fixture(scope="module")
-def embedded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Registry]:
-    reg = Registry.open(seeded(tmp_path_factory.mktemp("twin") / "registry.db", keep_clients=False), create=True)
+def embedded(kind: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Registry]:
+    db = seeded(tmp_path_factory.mktemp("twin") / "registry.db", keep_clients=kind == "serve")
+    reg = Registry.open(db, create=True)
     yield reg
     reg.close()

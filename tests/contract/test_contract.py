@@ -1,8 +1,10 @@
 """One contract, two registries: the embedded facade and `Registry.open(url)` over a live `serve` must answer
 identically (architecture.md: "all shells give identical verdicts on the same input, and a test proves it").
 
-Both start from the same sample data. Documented differences, asserted as such at the end: the admin API
-carries no `user` for a version, no recorded clients, and no versions before the last soft delete.
+Both start from the same sample data, against both kinds of remote (conftest.py): `serve` with its explorer
+API, and `serve --admin-only`, a plain broker's API. Documented differences, asserted as such at the end: the
+admin API carries no `user` for a version and no versions before the last soft delete; a plain broker records
+no clients and keeps no audit trail.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import pytest
 
 from registry import (
     STRATEGIES,
+    ClientRecord,
     ClientRole,
     IncompatibleSchemaError,
     PolicyError,
@@ -25,6 +28,7 @@ from registry import (
     SchemaType,
     SchemaVersion,
     TopicQuery,
+    to_json,
 )
 
 ORDERS = "persistent://acme/orders/order-created"
@@ -32,12 +36,25 @@ RETURNS_NS = "acme/orders"
 
 
 def normalised(value: Any, *, times: bool = False) -> Any:
-    """Blank what the admin API cannot carry (`user`) and, for writes made at different moments, times."""
+    """Blank what the admin API cannot carry (`user`) and, for writes made at different moments, times; and
+    when the clients were connected (each registry file was seeded at its own moment)."""
     if isinstance(value, SchemaVersion):
         return dataclasses.replace(value, user="", timestamp=0 if times else value.timestamp)
+    if isinstance(value, ClientRecord):
+        return dataclasses.replace(value, connected_at=0)
     if isinstance(value, list | tuple):
         return type(value)(normalised(v, times=times) for v in value)
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return ("json", connected_at_blanked(to_json(value)))
     return value
+
+
+def connected_at_blanked(doc: Any) -> Any:
+    if isinstance(doc, dict):
+        return {k: 0 if k == "connected_at" else connected_at_blanked(v) for k, v in doc.items()}
+    if isinstance(doc, list):
+        return [connected_at_blanked(v) for v in doc]
+    return doc
 
 
 def outcome(call: Callable[[Registry], Any], reg: Registry, *, times: bool = False) -> Any:
@@ -274,8 +291,13 @@ def test_policies_answer_identically(embedded, remote):
 # --- where the admin API knows less, by design ---------------------------------------------------------------
 
 
-def test_remote_registry_has_no_recorded_clients(remote):
-    assert remote.clients() == []
+def test_recorded_clients_come_from_the_explorer_api_and_a_broker_has_none(embedded, remote, kind):
+    if kind == "admin-only":
+        assert remote.clients() == [] and not remote.records_clients
+    else:
+        assert remote.records_clients
+        assert sorted(normalised(remote.clients()), key=repr) == sorted(normalised(embedded.clients()), key=repr)
+        assert len(remote.clients()) > 10 and normalised(remote.clients(ORDERS)) == normalised(embedded.clients(ORDERS))
     for missing in ("connect_producer", "connect_consumer", "disconnect"):
         assert not hasattr(remote, missing)
         with pytest.raises(AttributeError, match="what_if"):
@@ -327,7 +349,7 @@ def test_clearing_policies_over_http(embedded, remote):
         remote.set_topic_policy(ORDERS, validation_enforced=None)
 
 
-def test_the_audit_trail_reads_the_same_through_the_server(embedded, remote):
+def test_the_audit_trail_reads_the_same_through_the_server(embedded, remote, kind):
     topic = "persistent://acme/orders/contract-audited"
     trails = []
     for reg in (embedded, remote):
@@ -335,6 +357,9 @@ def test_the_audit_trail_reads_the_same_through_the_server(embedded, remote):
         with pytest.raises(IncompatibleSchemaError):
             reg.register(topic, BREAKING)
         trails.append([(e.action, e.target, e.outcome) for e in reg.audit_trail(topic)])
+    if kind == "admin-only":
+        assert trails[1] == []  # a broker keeps no audit trail
+        return
     assert trails[0] == trails[1]
     assert [outcome for _, _, outcome in trails[0]] == ["refused", "ok"]  # newest first
 
@@ -344,3 +369,68 @@ def test_clearing_allow_auto_update_over_http_is_refused_not_turned_into_false(r
     with pytest.raises(PolicyError, match="cannot clear isAllowAutoUpdateSchema"):
         remote.set_namespace_policy("acme/orders", allow_auto_update=None)
     assert remote.namespace_policy("acme/orders").allow_auto_update == before
+
+
+# --- what each question costs over HTTP (issue 22) -------------------------------------------------------------
+
+
+def test_each_question_costs_one_request_over_the_explorer_api(embedded, server_url, kind):
+    """Against `serve`, a search page, a summary, the clients, a diff, a what-if, a plan and a policy impact are
+    one request each; a plain broker's API makes the facade read what it needs (a search reads every topic)."""
+    with Registry.open(server_url) as fresh:
+        assert fresh.requests_sent <= 4  # tenants (the probe), broker settings, version, explorer probe
+        latest = embedded.get(ORDERS)
+        questions = {
+            "search": lambda r: r.search_topics(TopicQuery(text="name:inventory"), limit=5),
+            "summary": lambda r: r.topic_summary(ORDERS),
+            "clients": lambda r: r.clients(ORDERS),
+            "diff": lambda r: r.diff(ORDERS, 0),
+            "candidate diff": lambda r: r.diff(ORDERS, 0, latest.info),
+            "what-if": lambda r: r.what_if(ORDERS, latest.info),
+            "plan": lambda r: r.upgrade_plan(ORDERS, 0),
+            "impact": lambda r: r.policy_impact(RETURNS_NS, "FULL"),
+        }
+        costs = {}
+        for name, ask in questions.items():
+            before = fresh.requests_sent
+            assert normalised(ask(fresh)) == normalised(ask(embedded)), name
+            costs[name] = fresh.requests_sent - before
+    if kind == "serve":
+        assert costs == dict.fromkeys(questions, 1)
+    else:
+        assert costs["clients"] == 0  # a broker has none to ask for
+        assert costs["search"] > 47  # every topic's history and policies
+
+
+def test_a_remote_answering_as_another_pulsar_line_computes_locally(server_url, kind):
+    """The server answers as its own line: asked as another, the facade must not take the server's answers."""
+    with Registry.open(server_url, pulsar_version="3.0") as other:
+        before = other.requests_sent
+        other.search_topics(TopicQuery(), limit=5)
+        assert other.requests_sent - before > 47  # read topic by topic, answered under 3.0's rules
+
+
+def test_recorded_consumers_reach_the_policy_preview_remotely(embedded, remote, kind):
+    """The issue's report: remote previews came back without the refused consumers the file shows."""
+    refused = [
+        len(topic.refused_clients)
+        for ns in ("acme/orders", "initech/hr", "initech/analytics")
+        for topic in remote.preview_namespace_policy(ns, compatibility="ALWAYS_INCOMPATIBLE").topics
+    ]
+    if kind == "serve":
+        assert sum(refused) > 0
+    else:
+        assert sum(refused) == 0
+
+
+def test_the_clients_of_several_topics_are_read_namespace_by_namespace(embedded, remote, kind):
+    """The storage protocol's clients(topics) over HTTP: one request per namespace, only the topics asked."""
+    topics = [ORDERS, "persistent://initech/hr/employee-records", "persistent://acme/inventory/product-catalog"]
+    mine = embedded._view.storage.clients(topics)
+    before = remote.requests_sent
+    theirs = remote._view.storage.clients(topics)
+    if kind == "admin-only":
+        assert theirs == [] and remote.requests_sent == before
+        return
+    assert sorted(normalised(theirs), key=repr) == sorted(normalised(mine), key=repr) and len(mine) > 3
+    assert remote.requests_sent - before == 3

@@ -29,6 +29,12 @@ def _ids(cases: list[dict[str, Any]], key: str) -> list[str]:
 
 
 @pytest.fixture(scope="module")
+def kind() -> str:
+    """The vectors run against `serve` (explorer API) only: the contract suite compares both kinds of remote."""
+    return "serve"
+
+
+@pytest.fixture(scope="module")
 def strict(embedded: Registry) -> Iterator[Registry]:
     """The embedded twin opened as `serve` opens it: namespaces are never created on the fly."""
     assert embedded.location is not None

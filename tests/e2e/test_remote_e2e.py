@@ -44,3 +44,29 @@ def test_the_app_browses_a_remote_endpoint_read_only(page: Any, remote_app_url: 
     expect(verdict).to_be_visible(timeout=60_000)
     expect(main.get_by_role("button", name="Register", exact=True)).to_be_disabled()
     shot(page, "remote-whatif-read-only")
+
+
+def test_the_app_searches_a_remote_endpoint_and_shows_its_recorded_clients(
+    page: Any, remote_app_url: str, shot: Any
+) -> None:
+    """Issue 22: over `schema-explorer serve` the app searches through the explorer API and shows the recorded
+    producers and consumers, as it does over the file."""
+    page.goto(remote_app_url)
+    main = page.get_by_test_id("stMain")
+    expect(main.get_by_text(re.compile(r"48 topics match"))).to_be_visible(timeout=60_000)
+    search = main.get_by_role("textbox", name="Search", exact=True)
+    search.fill("field:currency")
+    search.press("Enter")
+    expect(main.get_by_text(re.compile(r"^\d+ topics? match"))).to_be_visible()
+    expect(main.get_by_text(re.compile(r"48 topics match"))).to_have_count(0)
+    shot(page, "remote-search")
+    page.get_by_test_id("stSidebarNav").get_by_role("link", name="Topic", exact=True).click()
+    wait_idle(page)
+    box = main.get_by_role("textbox", name="Topic", exact=True)
+    box.fill("persistent://acme/orders/order-created")
+    box.press("Enter")
+    expect(main.get_by_role("heading", name="order-created")).to_be_visible(timeout=60_000)
+    main.get_by_role("tab", name="Producers and consumers").click()
+    expect(main.locator("[data-testid='stDataFrame']:visible").first).to_be_visible()
+    expect(main.get_by_text("admin API does not say")).to_have_count(0)
+    shot(page, "remote-topic-clients")

@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from fastapi.testclient import TestClient
 
+from registry import Registry
 from schemas import S1, S2, S3
+from server import create_app
+from serving import LOCAL
 
 BASE = "/explorer/v1/topics/t/ns/orders"
 
@@ -115,3 +120,38 @@ def test_policy_impact(seeded: TestClient) -> None:
     assert seeded.get("/explorer/v1/namespaces/acme/nope/policy-impact", params={"strategy": "FULL"}).status_code == 404
     undefined = seeded.get("/explorer/v1/namespaces/acme/inventory/policy-impact", params={"strategy": "UNDEFINED"})
     assert undefined.status_code == 400
+
+
+def test_recorded_clients_of_everything_a_namespace_or_a_topic(seeded: TestClient) -> None:
+    every = seeded.get("/explorer/v1/clients")
+    assert every.status_code == 200 and len(every.json()) > 10
+    inventory = seeded.get("/explorer/v1/clients", params={"namespace": "acme/inventory"}).json()
+    assert inventory and {c["topic"].split("/")[3] for c in inventory} == {"inventory"}
+    assert [c for c in every.json() if "/acme/inventory/" in c["topic"]] == inventory
+    one = seeded.get("/explorer/v1/clients", params={"topic": "persistent://acme/inventory/product-catalog"}).json()
+    assert one and all(c["topic"] == "persistent://acme/inventory/product-catalog" for c in one)
+    assert {"role", "name", "subscription", "schema_type", "version", "connected_at", "replicator"} <= one[0].keys()
+
+
+@pytest.mark.parametrize(
+    ("params", "status", "header", "words"),
+    [
+        ({"namespace": "acme/nope"}, 404, "NamespaceNotFoundError", "nope"),
+        ({"namespace": "no-slash"}, 412, "InvalidNameError", "no-slash"),
+        ({"topic": "persistent://a/b/c", "namespace": "a/b"}, 400, "InvalidArgumentError", "not both"),
+    ],
+)
+def test_clients_refuses_bad_parameters_naming_the_error_class(
+    seeded: TestClient, params: dict[str, str], status: int, header: str, words: str
+) -> None:
+    answer = seeded.get("/explorer/v1/clients", params=params)
+    assert answer.status_code == status and words in answer.json()["reason"]
+    assert answer.headers["X-Registry-Error"] == header
+
+
+def test_serve_admin_only_has_no_explorer_api(seeded_file: Path) -> None:
+    with Registry.open(seeded_file) as reg, TestClient(create_app(reg, admin_only=True), base_url=LOCAL) as plain:
+        assert plain.get("/admin/v2/tenants").json() == ["acme", "globex", "initech"]
+        for path in ("/explorer/v1/topics", "/explorer/v1/topics/acme/orders/order-created", "/explorer/v1/audit"):
+            assert plain.get(path).status_code == 404, path
+        assert "/explorer/v1/topics" not in plain.get("/openapi.json").json()["paths"]

@@ -1,0 +1,185 @@
+"""Exploring a large remote registry (issue 22): what a first Browse page, a search and a topic cost over HTTP,
+against `schema-explorer serve` (explorer API) and against `serve --admin-only` (a plain broker's API).
+
+    .venv/bin/python bench/bench_remote.py [--topics 10000 100000] [--workdir DIR] [--admin-only-max 10000]
+
+For each size, bench_browse.generate writes a real registry (10 tenants × 10 namespaces, 1-4 versions a
+topic, clients on one topic in ten), and two servers serve it on loopback. A fresh `Registry.open(url)` per
+measurement then asks what the app's Browse page asks on a first visit (open, the tenant list, the first page of
+50), then searches, then what the Topic page asks for one topic. Figures: wall time, HTTP requests the handle
+sent (`Registry.requests_sent`), and the peak RSS of this process (the client; psutil, sampled every 50 ms).
+
+Against `--admin-only` the facade has no explorer API to ask, so a search reads every topic (its history and
+policies): that is run only up to `--admin-only-max` topics, and the figure says what it costs per topic.
+Targets (issue 22): against our server, the first page in <= 3 s and <= namespaces + 100 requests.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import httpx
+import psutil
+
+ROOT = Path(__file__).resolve().parent.parent
+for path in (ROOT, ROOT / "bench"):
+    if str(path) not in sys.path:
+        sys.path.insert(0, str(path))
+
+from bench_browse import SEARCHES, _free_port, generate  # noqa: E402
+
+from registry import Registry, TopicQuery  # noqa: E402
+
+PAGE = 50
+
+
+@contextmanager
+def serving(db: Path, *, admin_only: bool) -> Iterator[str]:
+    port = _free_port()
+    command = [sys.executable, "-m", "cli.main", "serve", "--db", str(db), "--port", str(port), "--no-access-log"]
+    child = subprocess.Popen(
+        [*command, *(["--admin-only"] if admin_only else [])],
+        cwd=ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                httpx.get(f"{url}/admin/v2/tenants", timeout=2.0)
+                break
+            except httpx.TransportError:
+                if time.monotonic() > deadline or child.poll() is not None:
+                    raise RuntimeError(f"serve did not start on {url}") from None
+                time.sleep(0.1)
+        yield url
+    finally:
+        child.terminate()
+        child.wait(timeout=20)
+
+
+class PeakRss:
+    """The peak RSS of this process while the block runs (sampled; the client's side only)."""
+
+    def __init__(self) -> None:
+        self.peak = 0
+        self._stop = threading.Event()
+        self._me = psutil.Process()
+
+    def __enter__(self) -> PeakRss:
+        self.peak = self._me.memory_info().rss
+        self._thread = threading.Thread(target=self._sample, daemon=True)
+        self._thread.start()
+        return self
+
+    def _sample(self) -> None:
+        while not self._stop.wait(0.05):
+            self.peak = max(self.peak, self._me.memory_info().rss)
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+        self.peak = max(self.peak, self._me.memory_info().rss)
+
+
+def measured(reg: Registry | None, ask: Callable[[], Any]) -> tuple[float, int, Any]:
+    before = reg.requests_sent if reg is not None else 0
+    started = time.perf_counter()
+    answer = ask()
+    return time.perf_counter() - started, (reg.requests_sent if reg is not None else 0) - before, answer
+
+
+def first_page(url: str) -> dict[str, float]:
+    """A first visit: open the handle, list tenants, ask the first page of Browse."""
+    started = time.perf_counter()
+    with PeakRss() as rss:
+        reg = Registry.open(url)
+        tenants = reg.tenants()
+        page = reg.search_topics(TopicQuery(), limit=PAGE)
+    seconds = time.perf_counter() - started
+    figures = {"first page s": seconds, "first page requests": reg.requests_sent, "client peak MB": rss.peak / 2**20}
+    figures["topics"] = page.total
+    figures["tenants"] = len(tenants)
+    reg.close()
+    return figures
+
+
+def later_reads(url: str) -> dict[str, float]:
+    """Searches on a warm server, then the Topic page's reads of one topic."""
+    figures: dict[str, float] = {}
+    with Registry.open(url) as reg:
+        reg.search_topics(TopicQuery(), limit=PAGE)
+        for text in SEARCHES:
+            seconds, requests, page = measured(reg, lambda t=text: reg.search_topics(TopicQuery(text=t), limit=PAGE))
+            figures[f"search {text!r} ms"] = seconds * 1000
+            figures[f"search {text!r} requests"] = requests
+        topic = reg.search_topics(TopicQuery(text="type:AVRO"), limit=1).items[0].topic
+
+        def topic_page() -> None:
+            reg.topic_summary(topic)
+            reg.history(topic)
+            reg.effective_policy(topic)
+            reg.clients(topic)
+            reg.upgrade_plan(topic)
+
+        seconds, requests, _ = measured(reg, topic_page)
+        figures["topic page ms"] = seconds * 1000
+        figures["topic page requests"] = requests
+    return figures
+
+
+def namespaces_of(db: Path) -> int:
+    with Registry.open(db) as reg:
+        return sum(len(reg.namespaces(t)) for t in reg.tenants())
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--topics", type=int, nargs="+", default=[10_000, 100_000])
+    parser.add_argument("--workdir", type=Path, default=Path(tempfile.gettempdir()) / "bench-remote")
+    parser.add_argument("--admin-only-max", type=int, default=10_000, help="largest size to read topic by topic")
+    args = parser.parse_args(argv)
+    args.workdir.mkdir(parents=True, exist_ok=True)
+    os.environ.setdefault("PYTHONUNBUFFERED", "1")
+    for topics in args.topics:
+        db = args.workdir / f"remote-{topics}.db"
+        if not db.exists():
+            started = time.perf_counter()
+            generate(db, topics)
+            print(f"generated {topics:,} topics in {time.perf_counter() - started:.1f} s", flush=True)
+        namespaces = namespaces_of(db)
+        print(f"\n== {topics:,} topics in {namespaces} namespaces (budget: {namespaces + 100} requests) ==")
+        kinds = [("serve", False)] + ([("serve --admin-only", True)] if topics <= args.admin_only_max else [])
+        for name, admin_only in kinds:
+            with serving(db, admin_only=admin_only) as url:
+                cold = first_page(url)  # the server builds its catalog on this first search
+                warm = first_page(url)
+                later = later_reads(url)
+            print(f"-- {name}")
+            for label, value in (
+                *((f"cold {k}", v) for k, v in cold.items()),
+                *((f"warm {k}", v) for k, v in warm.items()),
+                *later.items(),
+            ):
+                print(f"   {label:40s} {value:12,.1f}")
+        if topics > args.admin_only_max:
+            print(f"-- serve --admin-only: not run above {args.admin_only_max:,} topics (a search reads every topic)")
+    load = os.getloadavg()
+    print(f"\nload average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}; {os.cpu_count()} CPUs")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
