@@ -37,7 +37,8 @@ sys.path.insert(0, str(ROOT))
 from registry import Registry, TopicQuery  # noqa: E402
 from registry._catalog import stored_fields  # noqa: E402
 from registry._model import CompatibilityStrategy, NamespacePolicy  # noqa: E402
-from registry.storage._sqlite import SqliteStorage, _namespace_policy_to_json, rebuild_heads  # noqa: E402
+from registry.storage._rows import namespace_policy_to_json  # noqa: E402
+from registry.storage._sqlite import SqliteStorage, rebuild_heads  # noqa: E402
 
 WORDS = (
     "order customer payment invoice shipment item price amount currency address street city country zip "
@@ -76,7 +77,7 @@ def generate(path: Path, topics: int, seed: int = 7) -> None:
             compatibility=STRATEGIES[i % len(STRATEGIES)] if i % 3 else CompatibilityStrategy.UNDEFINED
         )
         db.execute(
-            "INSERT INTO namespaces VALUES (?, ?, ?, ?)", (ns, ns.split("/")[0], _namespace_policy_to_json(policy), now)
+            "INSERT INTO namespaces VALUES (?, ?, ?, ?)", (ns, ns.split("/")[0], namespace_policy_to_json(policy), now)
         )
     topic_rows, schema_rows, client_rows = [], [], []
     for i in range(topics):

@@ -21,13 +21,14 @@ from ._audit import AuditEntry
 from ._cache_budget import CANDIDATES
 from ._catalog import TopicPage, TopicQuery, TopicSummary
 from ._catalog_cache import CatalogCache
-from ._errors import PolicyError, TenantNotFoundError
+from ._errors import PolicyError, TenantNotFoundError, TopicNotFoundError
 from ._history import version_number
 from ._model import (
     BrokerConfig,
     ClientRecord,
     CompatibilityResult,
     CompatibilityStrategy,
+    ConnectedClient,
     EffectivePolicy,
     NamespacePolicy,
     SchemaInfo,
@@ -38,6 +39,7 @@ from ._names import NamespaceName, TopicName, parse_tenant
 from ._pulsar_version import PulsarProfile, using
 from ._read_only import ReadOnlyRegistry
 from ._schema_data import checked_info
+from ._text import iso_millis
 from ._types import SchemaData
 from ._view import RegistryView
 from .explain._answers import policy_impact, schema_of, upgrade_plan, what_if
@@ -228,6 +230,27 @@ class SchemaRegistry(abc.ABC):
         has no record of them: see `records_clients`)."""
         topics = None if topic is None else [str(TopicName.parse(topic).base)]
         return self._view.storage.clients(topics)
+
+    def connected_clients(self, topic: str) -> list[ConnectedClient]:
+        """The producers and consumers connected to `topic`, as a broker's topic stats list them (no schema
+        versions: a broker does not tell them). Embedded, the recorded clients stand for the connected ones;
+        remotely the broker's GET .../stats answers, from a plain broker too. TopicNotFoundError when the topic
+        does not exist."""
+        name = TopicName.parse(topic)
+        base = str(name.base)
+        if not self._view.storage.has_topic(base):
+            raise TopicNotFoundError(f"Topic does not exist: {base}")
+        connected = [
+            ConnectedClient(
+                topic=c.topic,
+                role=c.role,
+                name=c.name,
+                subscription=c.subscription,
+                connected_since=iso_millis(c.connected_at) if c.connected_at else "",
+            )
+            for c in self._view.storage.clients([base])
+        ]
+        return sorted(connected, key=lambda c: c.order)
 
     def tenants(self) -> list[str]:
         """Every tenant."""

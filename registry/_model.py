@@ -321,6 +321,27 @@ class ClientRecord:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class ConnectedClient:
+    """A producer or consumer connected to a topic, as a broker's topic stats show it (GET .../stats:
+    `publishers`, and `consumers` of each subscription). A broker does not say which schema version a client
+    uses, so there is none here: only `ClientRecord`s (an embedded registry's, or `serve`'s) carry one."""
+
+    topic: str
+    role: ClientRole
+    name: str
+    subscription: str = ""
+    subscription_type: str = ""  # Exclusive, Shared, Failover, Key_Shared; "" when not reported
+    address: str = ""
+    client_version: str = ""
+    connected_since: str = ""  # as the broker reports it (ISO-8601 text)
+
+    @property
+    def order(self) -> tuple[str, str, str]:
+        """Listing order, the same from every registry: consumers by subscription, then producers; by name."""
+        return (str(self.role), self.subscription, self.name)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class BrokerConfig:
     """The broker settings that shape schema behaviour, with Pulsar's defaults (§2.3)."""
 

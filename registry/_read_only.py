@@ -23,6 +23,7 @@ READS = frozenset(
         "check",
         "clients",
         "close",
+        "connected_clients",
         "diff",
         "effective_policy",
         "find_version",

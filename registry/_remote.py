@@ -26,7 +26,6 @@ from typing import Any, Final
 import httpx
 
 from ._audit import AuditAction, AuditEntry, AuditOutcome
-from ._catalog import TopicPage, TopicQuery, TopicSummary
 from ._errors import (
     IncompatibleSchemaError,
     InvalidArgumentError,
@@ -37,7 +36,7 @@ from ._errors import (
     SchemaNotFoundError,
     StorageError,
 )
-from ._facade import SchemaRegistry, bounded
+from ._facade import bounded
 from ._history import version_number
 from ._model import (
     AutoUpdateStrategy,
@@ -54,12 +53,10 @@ from ._model import (
 )
 from ._names import NamespaceName, TopicName, parse_tenant
 from ._pulsar_version import profile, profile_for_broker
+from ._remote_answers import ServerAnswers
 from ._schema_data import checked_info, to_schema_data
 from ._types import SchemaData
 from ._view import RegistryView
-from .explain._changes import SchemaDiff
-from .explain._upgrade import UpgradePlan
-from .explain._whatif import PolicyImpact, WhatIf
 from .policy._rules import UNSET, flag, optional_flag, policy_topic
 from .storage._admin_client import (
     ADMIN,
@@ -105,7 +102,7 @@ _EMBEDDED_ONLY: Final[Mapping[str, str]] = {
 }
 
 
-class RemoteRegistry(SchemaRegistry):
+class RemoteRegistry(ServerAnswers):
     """`Registry.open("http://host:port")`: the facade over a Pulsar admin v2 endpoint (module docstring)."""
 
     def __init__(
@@ -404,70 +401,6 @@ class RemoteRegistry(SchemaRegistry):
                 f"({clip(response.text)!r})"
             ) from None
 
-    # --- answers the explorer API gives in one request (module docstring) ---------------------------------
-
-    def search_topics(self, query: TopicQuery | None = None, *, offset: int = 0, limit: int = 50) -> TopicPage:
-        if self._explorer is None or not self._ask_server:
-            return super().search_topics(query, offset=offset, limit=limit)
-        for key, value in (("offset", offset), ("limit", limit)):
-            if isinstance(value, bool) or not isinstance(value, int) or value < (1 if key == "limit" else 0):
-                raise InvalidArgumentError(
-                    f"{key} must be a whole number >= {1 if key == 'limit' else 0}, got {value!r}"
-                )
-        return self._explorer.search(query or TopicQuery(), offset=offset, limit=limit)
-
-    def topic_summary(self, topic: str) -> TopicSummary:
-        name = TopicName.parse(topic)
-        if self._explorer is None or not self._ask_server:
-            return super().topic_summary(topic)
-        return self._explorer.summary(name)
-
-    @bounded
-    def diff(self, topic: str, old: int | SchemaInfo, new: int | SchemaInfo | None = None) -> SchemaDiff:
-        name = TopicName.parse(topic)
-        askable = (
-            self._explorer is not None
-            and self._ask_server
-            and name.domain == "persistent"
-            and _whole(old)
-            and (new is None or _whole(new) or isinstance(new, SchemaInfo))
-        )
-        if not askable:
-            return super().diff(topic, old, new)
-        assert self._explorer is not None and isinstance(old, int)
-        return self._explorer.diff(name, old, checked_info(new) if isinstance(new, SchemaInfo) else new)
-
-    @bounded
-    def what_if(self, topic: str, info: SchemaInfo) -> WhatIf:
-        name = TopicName.parse(topic)
-        info = checked_info(info)
-        if self._explorer is None or not self._ask_server or name.domain != "persistent" or not _textual(info):
-            return super().what_if(topic, info)
-        return self._explorer.what_if(name, info)
-
-    @bounded
-    def upgrade_plan(self, topic: str, target: int | SchemaInfo | None = None) -> UpgradePlan:
-        name = TopicName.parse(topic)
-        if isinstance(target, SchemaInfo):
-            target = checked_info(target)
-        askable = (
-            self._explorer is not None
-            and self._ask_server
-            and name.domain == "persistent"
-            and (target is None or _whole(target) or (isinstance(target, SchemaInfo) and _textual(target)))
-        )
-        if not askable:
-            return super().upgrade_plan(topic, target)
-        assert self._explorer is not None
-        return self._explorer.upgrade_plan(name, target)
-
-    def policy_impact(self, namespace: str, strategy: CompatibilityStrategy | str) -> PolicyImpact:
-        ns = NamespaceName.parse(namespace)
-        proposed = CompatibilityStrategy.parse(strategy)
-        if self._explorer is None or not self._ask_server or proposed is S.UNDEFINED:
-            return super().policy_impact(namespace, strategy)
-        return self._explorer.policy_impact(str(ns), proposed)
-
     # --- internals ----------------------------------------------------------------------------------------
 
     def _write(
@@ -570,21 +503,3 @@ def _same_line(reported: str, chosen: str) -> bool:
         return profile_for_broker(reported).name == chosen
     except InvalidArgumentError:
         return False
-
-
-def _whole(value: object) -> bool:
-    """A version number the explorer routes take (they have no negative, from-the-end numbers)."""
-    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
-
-
-def _textual(info: SchemaInfo) -> bool:
-    """The admin API carries schemas as text: a candidate of other bytes is explained locally."""
-    return isinstance(info.schema, str) or _utf8(info.schema)
-
-
-def _utf8(data: bytes) -> bool:
-    try:
-        data.decode("utf-8")
-    except UnicodeDecodeError:
-        return False
-    return True

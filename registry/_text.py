@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from datetime import UTC, datetime
 
 from ._errors import RegistryError
 
@@ -49,3 +50,9 @@ def preview(data: bytes, limit: int = 60) -> str:
     """The first `limit` bytes of `data` as text, for an error message that quotes what it refused."""
     text = data[:limit].decode("utf-8", errors="replace")
     return text + ("…" if len(data) > limit else "")
+
+
+def iso_millis(millis: int) -> str:
+    """A time in ms since the epoch as the broker's stats write it: ISO-8601 in UTC with milliseconds and Z."""
+    moment = datetime.fromtimestamp(millis / 1000, tz=UTC)
+    return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")

@@ -14,7 +14,9 @@ from pydantic import StrictBool
 
 from registry import (
     AutoUpdateStrategy,
+    ClientRole,
     CompatibilityStrategy,
+    ConnectedClient,
     Registry,
     namespace_allow_auto_update,
     namespace_validation_enforced,
@@ -319,6 +321,14 @@ def _add_topic_routes(domain: str) -> None:
         if not await written(registry, registry.create_topic, f"{domain}://{tenant}/{namespace}/{topic}"):
             raise ApiError(409, "This topic already exists")
 
+    @router.get(topic_path + "/stats", tags=tags, name=f"get_{domain}_topic_stats", **auth.READ.route_options(404, 412))
+    async def topic_stats(tenant: str, namespace: str, topic: str, registry: Reg) -> dict[str, Any]:
+        """Pulsar's TopicStats, the part this registry knows: `publishers` and the `consumers` of each
+        subscription, from the recorded clients (no rates, backlogs or storage figures: it moves no messages;
+        no subscription `type`: it is not recorded)."""
+        name = _existing_topic(registry, domain, tenant, namespace, topic)
+        return topic_stats_json(registry.connected_clients(name))
+
     @router.get(
         topic_path + "/schemaCompatibilityStrategy",
         tags=policy_tags,
@@ -431,3 +441,16 @@ async def broker_configuration(registry: Reg) -> dict[str, str]:
         "isSchemaValidationEnforced": str(broker.validation_enforced).lower(),
         "topicLevelPoliciesEnabled": str(broker.topic_level_policies_enabled).lower(),
     }
+
+
+def topic_stats_json(clients: list[ConnectedClient]) -> dict[str, Any]:
+    """TopicStats' `publishers` and `subscriptions` with Pulsar's field names."""
+    publishers = [
+        {"producerName": c.name, "connectedSince": c.connected_since} for c in clients if c.role is ClientRole.PRODUCER
+    ]
+    subscriptions: dict[str, dict[str, Any]] = {}
+    for c in clients:
+        if c.role is ClientRole.CONSUMER:
+            subscription = subscriptions.setdefault(c.subscription, {"consumers": []})
+            subscription["consumers"].append({"consumerName": c.name, "connectedSince": c.connected_since})
+    return {"publishers": publishers, "subscriptions": subscriptions}

@@ -10,7 +10,7 @@ from app import links, state
 from app.render import escape_markdown, show_error, show_schema, when
 from registry import Registry, RegistryError, SchemaVersion
 from registry.views.charts import version_timeline
-from registry.views.tables import clients_frame, history_frame
+from registry.views.tables import clients_frame, connected_frame, history_frame
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
@@ -110,9 +110,14 @@ def _clients(reg: Registry, topic: str) -> None:
     if not reg.records_clients:
         st.info(
             "This broker's admin API does not say which producers and consumers use which schema version "
-            "(Pulsar keeps no such record), so none are shown here, and upgrade plans and policy previews "
-            "cannot name clients. `schema-explorer serve` records them."
+            "(Pulsar keeps no such record), so upgrade plans and policy previews cannot name clients. Below: "
+            "who is connected now, from the broker's topic stats. `schema-explorer serve` records versions."
         )
+        connected = reg.connected_clients(topic)
+        if not connected:
+            st.caption("No producer or consumer is connected now.")
+            return
+        st.dataframe(connected_frame(connected), hide_index=True, width="stretch")
         return
     frame = clients_frame(reg.clients(topic))
     if frame.empty:

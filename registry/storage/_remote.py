@@ -32,7 +32,9 @@ from .._model import (
     AutoUpdateStrategy,
     BrokerConfig,
     ClientRecord,
+    ClientRole,
     CompatibilityStrategy,
+    ConnectedClient,
     NamespacePolicy,
     SchemaInfo,
     SchemaVersion,
@@ -407,3 +409,51 @@ def fetch_broker_config(client: AdminClient) -> BrokerConfig:
 
 
 # --- the facade ---------------------------------------------------------------------------------------------
+
+
+def connected_from_stats(topic: str, body: Any) -> list[ConnectedClient]:
+    """The producers and consumers in a broker's TopicStats (GET .../stats or .../partitioned-stats):
+    `publishers[].producerName`, `subscriptions.<name>.consumers[].consumerName`, with what else each says of
+    the connection. Anything not shaped like TopicStats is a StorageError naming what came back."""
+    if not isinstance(body, dict):
+        raise StorageError(f"stats of {topic}: expected a JSON object, got {clip(json.dumps(body))!r}")
+    publishers = body.get("publishers", [])
+    subscriptions = body.get("subscriptions", {})
+    if not isinstance(publishers, list) or not isinstance(subscriptions, dict):
+        raise StorageError(
+            f"stats of {topic}: no publishers list or subscriptions object in {clip(json.dumps(body))!r}"
+        )
+    found = [
+        ConnectedClient(
+            topic=topic,
+            role=ClientRole.PRODUCER,
+            name=_text(p.get("producerName")),
+            address=_text(p.get("address")),
+            client_version=_text(p.get("clientVersion")),
+            connected_since=_text(p.get("connectedSince")),
+        )
+        for p in publishers
+        if isinstance(p, dict)
+    ]
+    for subscription, stats in sorted(subscriptions.items()):
+        if not isinstance(stats, dict):
+            continue
+        found += [
+            ConnectedClient(
+                topic=topic,
+                role=ClientRole.CONSUMER,
+                name=_text(c.get("consumerName")),
+                subscription=str(subscription),
+                subscription_type=_text(stats.get("type")),
+                address=_text(c.get("address")),
+                client_version=_text(c.get("clientVersion")),
+                connected_since=_text(c.get("connectedSince")),
+            )
+            for c in stats.get("consumers") or []
+            if isinstance(c, dict)
+        ]
+    return sorted(found, key=lambda c: c.order)
+
+
+def _text(value: Any) -> str:
+    return "" if value is None else str(value)

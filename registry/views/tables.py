@@ -17,6 +17,7 @@ from registry import (
     Advisory,
     ClientRecord,
     CompatibilityResult,
+    ConnectedClient,
     PolicyImpact,
     PolicyPreview,
     Problem,
@@ -96,6 +97,15 @@ PROBLEM_COLUMNS = ("code", "direction", "version", "path", "reader_path", "write
 ADVISORY_COLUMNS = ("code", "severity", "direction", "version", "path", "message", "hint", "source")
 CHANGE_COLUMNS = ("kind", "path", "backward", "forward", "is_breaking", "before", "after", "message")
 CLIENT_COLUMNS = ("topic", "role", "name", "subscription", "schema_type", "version", "connected_at", "replicator")
+CONNECTED_COLUMNS = (
+    "role",
+    "name",
+    "subscription",
+    "subscription_type",
+    "connected_since",
+    "address",
+    "client_version",
+)
 PREVIEW_COLUMNS = (
     "topic",
     "compatibility",
@@ -233,6 +243,11 @@ def clients_frame(clients: Iterable[ClientRecord]) -> pd.DataFrame:
     frame = _frame(rows, CLIENT_COLUMNS, ints=("version", "connected_at"))
     frame["connected_at"] = _when(frame["connected_at"])
     return frame
+
+
+def connected_frame(clients: Iterable[ConnectedClient]) -> pd.DataFrame:
+    """Producers and consumers connected now, as a broker's topic stats list them (no schema versions)."""
+    return _frame([to_json(c) for c in clients], CONNECTED_COLUMNS)
 
 
 def policy_impact_frame(impact: PolicyImpact) -> pd.DataFrame:

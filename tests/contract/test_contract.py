@@ -434,3 +434,17 @@ def test_the_clients_of_several_topics_are_read_namespace_by_namespace(embedded,
         return
     assert sorted(normalised(theirs), key=repr) == sorted(normalised(mine), key=repr) and len(mine) > 3
     assert remote.requests_sent - before == 3
+
+
+def test_connected_clients_come_from_the_brokers_topic_stats(embedded, remote, kind):
+    """Who is connected, from GET .../stats, which a plain broker answers too (without schema versions)."""
+    for topic in all_topics(embedded)[:20]:
+        mine, theirs = embedded.connected_clients(topic), remote.connected_clients(topic)
+        if kind == "serve":
+            blank = [dataclasses.replace(c, connected_since="") for c in mine]
+            assert [dataclasses.replace(c, connected_since="") for c in theirs] == blank, topic
+    orders = remote.connected_clients(ORDERS)
+    assert {c.role for c in orders} == {ClientRole.PRODUCER, ClientRole.CONSUMER}
+    assert all(c.connected_since.endswith("Z") for c in orders)
+    same(embedded, remote, lambda r: r.connected_clients("persistent://acme/orders/no-such-topic"))
+    same(embedded, remote, lambda r: r.connected_clients("persistent://acme/no-such-ns/topic"))

@@ -184,3 +184,56 @@ def test_a_url_of_another_scheme_is_refused_not_taken_for_a_file(tmp_path: Path,
 )
 def test_remote_url_reads_the_scheme_in_any_case(location: str, url: str | None) -> None:
     assert remote_url(location) == url
+
+
+# --- a broker's topic stats, as the remote registry reads them (issue 22) ----------------------------------
+
+PULSAR_STATS = {  # the shape of Pulsar 3.x TopicStatsImpl, trimmed of rates and counters
+    "msgRateIn": 12.5,
+    "publishers": [
+        {
+            "producerId": 0,
+            "producerName": "orders-api-0-17",
+            "address": "/10.0.0.5:53122",
+            "connectedSince": "2026-11-20T08:15:02.113Z",
+            "clientVersion": "Pulsar-Java-v3.3.1",
+            "metadata": {},
+        }
+    ],
+    "subscriptions": {
+        "fulfilment": {
+            "type": "Shared",
+            "msgBacklog": 4,
+            "consumers": [
+                {"consumerName": "c-2", "address": "/10.0.0.9:4100", "connectedSince": "2026-11-20T08:16:00Z"},
+                {"consumerName": "c-1", "address": "/10.0.0.8:4100", "connectedSince": "2026-11-20T08:16:01Z"},
+            ],
+        },
+        "audit": {"type": "Exclusive", "consumers": []},
+    },
+    "replication": {},
+}
+
+
+def test_connected_clients_are_read_from_pulsars_topic_stats() -> None:
+    from registry import ClientRole
+    from registry.storage._remote import connected_from_stats
+
+    found = connected_from_stats("persistent://acme/orders/order-created", PULSAR_STATS)
+    assert [(c.role, c.subscription, c.name) for c in found] == [
+        (ClientRole.CONSUMER, "fulfilment", "c-1"),
+        (ClientRole.CONSUMER, "fulfilment", "c-2"),
+        (ClientRole.PRODUCER, "", "orders-api-0-17"),
+    ]
+    assert found[0].subscription_type == "Shared" and found[0].address == "/10.0.0.8:4100"
+    assert found[2].client_version == "Pulsar-Java-v3.3.1" and found[2].connected_since == "2026-11-20T08:15:02.113Z"
+    assert connected_from_stats("t", {"publishers": [], "subscriptions": {}}) == []
+
+
+@pytest.mark.parametrize("body", [[], "stats", {"publishers": {}, "subscriptions": {}}, {"subscriptions": []}])
+def test_what_is_not_topic_stats_is_a_storage_error_naming_it(body: object) -> None:
+    from registry import StorageError
+    from registry.storage._remote import connected_from_stats
+
+    with pytest.raises(StorageError, match="stats of t"):
+        connected_from_stats("t", body)

@@ -1,0 +1,141 @@
+"""What a remote registry asks the server instead of computing it (issue 22), as the base of RemoteRegistry.
+
+`schema-explorer serve` answers search pages, topic summaries, diffs, what-if, upgrade plans and policy
+impact in one request each through its explorer API, computed by the same core over its own registry; a
+broker's admin API answers none of them, so the shared facade computes them from the histories and policies
+it reads (about four requests a topic for a search). The server's answer is taken only while this handle
+answers as the server's own Pulsar line and broker settings (`_ask_server`); anything the explorer routes do
+not take (a candidate as the old side of a diff, a from-the-end version number, a non-persistent topic,
+schema bytes that are not text) is computed locally as before.
+
+Who is connected comes from the broker's topic stats either way: a plain broker answers them too.
+"""
+
+from __future__ import annotations
+
+from ._catalog import TopicPage, TopicQuery, TopicSummary
+from ._errors import InvalidArgumentError, TopicNotFoundError
+from ._facade import SchemaRegistry, bounded
+from ._model import CompatibilityStrategy, ConnectedClient, SchemaInfo
+from ._names import NamespaceName, TopicName
+from ._schema_data import checked_info
+from .explain._changes import SchemaDiff
+from .explain._upgrade import UpgradePlan
+from .explain._whatif import PolicyImpact, WhatIf
+from .storage._admin_client import AdminClient, raise_for, reason_of, topic_path
+from .storage._explorer_api import ExplorerApi
+from .storage._remote import connected_from_stats
+
+S = CompatibilityStrategy
+
+
+class ServerAnswers(SchemaRegistry):
+    """The facade calls a remote endpoint can answer itself (module docstring); RemoteRegistry sets the three
+    attributes below when it opens."""
+
+    _client: AdminClient
+    _explorer: ExplorerApi | None  # the explorer API, when the endpoint is `schema-explorer serve`
+    _ask_server: bool  # the server answers as this handle does (same Pulsar line, same broker settings)
+
+    def connected_clients(self, topic: str) -> list[ConnectedClient]:
+        """GET .../stats, or .../partitioned-stats for a partitioned topic (a broker's stats have no schema
+        versions: see `records_clients`)."""
+        name = TopicName.parse(topic).base
+        what = f"reading the stats of {name}"
+        response = self._client.get(f"{topic_path(name)}/stats")
+        if response.status_code == 404:
+            partitioned = self._client.get(f"{topic_path(name)}/partitioned-stats")
+            if partitioned.status_code == 200:
+                response = partitioned
+        if response.status_code == 404 and not _names_other_than_topic(reason_of(response)):
+            raise TopicNotFoundError(f"Topic does not exist: {name} ({what}: HTTP 404 from {self._client.url})")
+        raise_for(response, what, url=self._client.url)
+        return connected_from_stats(str(name), self._client.json(response, what))
+
+    # --- the explorer API: one request each ------------------------------------------------------------------
+
+    def search_topics(self, query: TopicQuery | None = None, *, offset: int = 0, limit: int = 50) -> TopicPage:
+        if self._explorer is None or not self._ask_server:
+            return super().search_topics(query, offset=offset, limit=limit)
+        for key, value in (("offset", offset), ("limit", limit)):
+            if isinstance(value, bool) or not isinstance(value, int) or value < (1 if key == "limit" else 0):
+                raise InvalidArgumentError(
+                    f"{key} must be a whole number >= {1 if key == 'limit' else 0}, got {value!r}"
+                )
+        return self._explorer.search(query or TopicQuery(), offset=offset, limit=limit)
+
+    def topic_summary(self, topic: str) -> TopicSummary:
+        name = TopicName.parse(topic)
+        if self._explorer is None or not self._ask_server:
+            return super().topic_summary(topic)
+        return self._explorer.summary(name)
+
+    @bounded
+    def diff(self, topic: str, old: int | SchemaInfo, new: int | SchemaInfo | None = None) -> SchemaDiff:
+        name = TopicName.parse(topic)
+        askable = (
+            self._explorer is not None
+            and self._ask_server
+            and name.domain == "persistent"
+            and _whole(old)
+            and (new is None or _whole(new) or isinstance(new, SchemaInfo))
+        )
+        if not askable:
+            return super().diff(topic, old, new)
+        assert self._explorer is not None and isinstance(old, int)
+        return self._explorer.diff(name, old, checked_info(new) if isinstance(new, SchemaInfo) else new)
+
+    @bounded
+    def what_if(self, topic: str, info: SchemaInfo) -> WhatIf:
+        name = TopicName.parse(topic)
+        info = checked_info(info)
+        if self._explorer is None or not self._ask_server or name.domain != "persistent" or not _textual(info):
+            return super().what_if(topic, info)
+        return self._explorer.what_if(name, info)
+
+    @bounded
+    def upgrade_plan(self, topic: str, target: int | SchemaInfo | None = None) -> UpgradePlan:
+        name = TopicName.parse(topic)
+        if isinstance(target, SchemaInfo):
+            target = checked_info(target)
+        askable = (
+            self._explorer is not None
+            and self._ask_server
+            and name.domain == "persistent"
+            and (target is None or _whole(target) or (isinstance(target, SchemaInfo) and _textual(target)))
+        )
+        if not askable:
+            return super().upgrade_plan(topic, target)
+        assert self._explorer is not None
+        return self._explorer.upgrade_plan(name, target)
+
+    def policy_impact(self, namespace: str, strategy: CompatibilityStrategy | str) -> PolicyImpact:
+        ns = NamespaceName.parse(namespace)
+        proposed = CompatibilityStrategy.parse(strategy)
+        if self._explorer is None or not self._ask_server or proposed is S.UNDEFINED:
+            return super().policy_impact(namespace, strategy)
+        return self._explorer.policy_impact(str(ns), proposed)
+
+
+def _whole(value: object) -> bool:
+    """A version number the explorer routes take (they have no negative, from-the-end numbers)."""
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
+def _textual(info: SchemaInfo) -> bool:
+    """The admin API carries schemas as text: a candidate of other bytes is explained locally."""
+    return isinstance(info.schema, str) or _utf8(info.schema)
+
+
+def _utf8(data: bytes) -> bool:
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
+def _names_other_than_topic(reason: str) -> bool:
+    """A 404 about a namespace or tenant keeps its own error class (raise_for); any other is the topic."""
+    lowered = reason.lower()
+    return "namespace" in lowered or "tenant" in lowered
