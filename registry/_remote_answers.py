@@ -13,8 +13,10 @@ Who is connected comes from the broker's topic stats either way: a plain broker 
 
 from __future__ import annotations
 
+import contextlib
+
 from ._catalog import TopicPage, TopicQuery, TopicSummary
-from ._errors import InvalidArgumentError, TopicNotFoundError
+from ._errors import AuthError, InvalidArgumentError, TopicNotFoundError
 from ._facade import SchemaRegistry, bounded
 from ._model import CompatibilityStrategy, ConnectedClient, SchemaInfo
 from ._names import NamespaceName, TopicName
@@ -53,68 +55,72 @@ class ServerAnswers(SchemaRegistry):
         return connected_from_stats(str(name), self._client.json(response, what))
 
     # --- the explorer API: one request each ------------------------------------------------------------------
+    # A token whose role the explorer route refuses (what-if needs a producer's) is no answer: the call is then
+    # computed locally from the admin reads the token may make, as from a broker.
+
+    def _asking(self) -> ExplorerApi | None:
+        return self._explorer if self._ask_server else None
 
     def search_topics(self, query: TopicQuery | None = None, *, offset: int = 0, limit: int = 50) -> TopicPage:
-        if self._explorer is None or not self._ask_server:
-            return super().search_topics(query, offset=offset, limit=limit)
-        for key, value in (("offset", offset), ("limit", limit)):
-            if isinstance(value, bool) or not isinstance(value, int) or value < (1 if key == "limit" else 0):
+        api = self._asking()
+        if api is not None:
+            if isinstance(offset, bool) or isinstance(limit, bool) or offset < 0 or limit < 1:
                 raise InvalidArgumentError(
-                    f"{key} must be a whole number >= {1 if key == 'limit' else 0}, got {value!r}"
+                    f"a page needs offset >= 0 and limit >= 1, got offset={offset}, limit={limit}"
                 )
-        return self._explorer.search(query or TopicQuery(), offset=offset, limit=limit)
+            with contextlib.suppress(AuthError):
+                return api.search(query or TopicQuery(), offset=offset, limit=limit)
+        return super().search_topics(query, offset=offset, limit=limit)
 
     def topic_summary(self, topic: str) -> TopicSummary:
         name = TopicName.parse(topic)
-        if self._explorer is None or not self._ask_server:
-            return super().topic_summary(topic)
-        return self._explorer.summary(name)
+        api = self._asking()
+        if api is not None:
+            with contextlib.suppress(AuthError):
+                return api.summary(name)
+        return super().topic_summary(topic)
 
     @bounded
     def diff(self, topic: str, old: int | SchemaInfo, new: int | SchemaInfo | None = None) -> SchemaDiff:
         name = TopicName.parse(topic)
-        askable = (
-            self._explorer is not None
-            and self._ask_server
-            and name.domain == "persistent"
-            and _whole(old)
-            and (new is None or _whole(new) or isinstance(new, SchemaInfo))
-        )
-        if not askable:
-            return super().diff(topic, old, new)
-        assert self._explorer is not None and isinstance(old, int)
-        return self._explorer.diff(name, old, checked_info(new) if isinstance(new, SchemaInfo) else new)
+        api = self._asking()
+        if api is not None and name.domain == "persistent" and isinstance(old, int) and _whole(old):
+            candidate = checked_info(new) if isinstance(new, SchemaInfo) else None
+            if new is None or _whole(new) or (candidate is not None and _textual(candidate)):
+                with contextlib.suppress(AuthError):
+                    return api.diff(name, old, candidate or new)
+        return super().diff(topic, old, new)
 
     @bounded
     def what_if(self, topic: str, info: SchemaInfo) -> WhatIf:
         name = TopicName.parse(topic)
         info = checked_info(info)
-        if self._explorer is None or not self._ask_server or name.domain != "persistent" or not _textual(info):
-            return super().what_if(topic, info)
-        return self._explorer.what_if(name, info)
+        api = self._asking()
+        if api is not None and name.domain == "persistent" and _textual(info):
+            with contextlib.suppress(AuthError):
+                return api.what_if(name, info)
+        return super().what_if(topic, info)
 
     @bounded
     def upgrade_plan(self, topic: str, target: int | SchemaInfo | None = None) -> UpgradePlan:
         name = TopicName.parse(topic)
         if isinstance(target, SchemaInfo):
             target = checked_info(target)
-        askable = (
-            self._explorer is not None
-            and self._ask_server
-            and name.domain == "persistent"
-            and (target is None or _whole(target) or (isinstance(target, SchemaInfo) and _textual(target)))
-        )
-        if not askable:
-            return super().upgrade_plan(topic, target)
-        assert self._explorer is not None
-        return self._explorer.upgrade_plan(name, target)
+        api = self._asking()
+        askable = target is None or _whole(target) or (isinstance(target, SchemaInfo) and _textual(target))
+        if api is not None and name.domain == "persistent" and askable:
+            with contextlib.suppress(AuthError):
+                return api.upgrade_plan(name, target)
+        return super().upgrade_plan(topic, target)
 
     def policy_impact(self, namespace: str, strategy: CompatibilityStrategy | str) -> PolicyImpact:
         ns = NamespaceName.parse(namespace)
         proposed = CompatibilityStrategy.parse(strategy)
-        if self._explorer is None or not self._ask_server or proposed is S.UNDEFINED:
-            return super().policy_impact(namespace, strategy)
-        return self._explorer.policy_impact(str(ns), proposed)
+        api = self._asking()
+        if api is not None and proposed is not S.UNDEFINED:
+            with contextlib.suppress(AuthError):
+                return api.policy_impact(str(ns), proposed)
+        return super().policy_impact(namespace, strategy)
 
 
 def _whole(value: object) -> bool:

@@ -152,6 +152,23 @@ def test_a_viewer_token_reads_but_cannot_write(guarded_url):
             reg.set_namespace_policy("acme/orders", compatibility="FULL")
 
 
+def test_a_viewer_gets_the_what_if_a_producer_gets_computed_from_its_reads(guarded_url):
+    """The explorer's what-if route wants a producer's role; a viewer's handle explains the same candidate from
+    the admin reads it may make instead of failing."""
+    topic = "persistent://acme/orders/order-created"
+    with (
+        Registry.open(guarded_url, token="viewer-token-1-0123456789abcdef") as viewer,
+        Registry.open(guarded_url, token="admin-token-1-0123456789abcdef") as admin,
+    ):
+        candidate = admin.get(topic, 3).info
+        before = admin.requests_sent
+        asked = admin.what_if(topic, candidate)
+        assert admin.requests_sent - before == 1  # the admin's handle asked the server
+        before = viewer.requests_sent
+        assert viewer.what_if(topic, candidate) == asked
+        assert viewer.requests_sent - before > 2  # refused there, read and computed here
+
+
 def test_an_admin_token_writes(guarded_url):
     with Registry.open(guarded_url, token="admin-token-1-0123456789abcdef") as reg:
         assert reg.register("persistent://acme/orders/guarded", SchemaInfo(type=SchemaType.STRING)) == 0
