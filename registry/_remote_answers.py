@@ -25,7 +25,7 @@ from .explain._changes import SchemaDiff
 from .explain._upgrade import UpgradePlan
 from .explain._whatif import PolicyImpact, WhatIf
 from .storage._admin_client import AdminClient, raise_for, reason_of, topic_path
-from .storage._explorer_api import ExplorerApi
+from .storage._explorer_api import SEARCH_TEXT_MAX, ExplorerApi
 from .storage._remote import connected_from_stats
 
 S = CompatibilityStrategy
@@ -63,13 +63,15 @@ class ServerAnswers(SchemaRegistry):
 
     def search_topics(self, query: TopicQuery | None = None, *, offset: int = 0, limit: int = 50) -> TopicPage:
         api = self._asking()
-        if api is not None:
+        wanted = query or TopicQuery()
+        # The route bounds its text (SEARCH_TEXT_MAX); a longer one is searched here, as embedded, not refused.
+        if api is not None and len(wanted.text) <= SEARCH_TEXT_MAX:
             if isinstance(offset, bool) or isinstance(limit, bool) or offset < 0 or limit < 1:
                 raise InvalidArgumentError(
                     f"a page needs offset >= 0 and limit >= 1, got offset={offset}, limit={limit}"
                 )
             with contextlib.suppress(AuthError):
-                return api.search(query or TopicQuery(), offset=offset, limit=limit)
+                return api.search(wanted, offset=offset, limit=limit)
         return super().search_topics(query, offset=offset, limit=limit)
 
     def topic_summary(self, topic: str) -> TopicSummary:

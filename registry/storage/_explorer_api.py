@@ -28,6 +28,7 @@ from ._admin_client import AdminClient, clip, payload, raise_for
 
 EXPLORER: Final = "/explorer/v1"
 PAGE_MAX: Final = 500  # the server's bound on one search page (`limit`)
+SEARCH_TEXT_MAX: Final = 200  # and on a search's text (`q`)
 T = TypeVar("T")
 
 

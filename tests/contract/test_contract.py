@@ -448,3 +448,8 @@ def test_connected_clients_come_from_the_brokers_topic_stats(embedded, remote, k
     assert all(c.connected_since.endswith("Z") for c in orders)
     same(embedded, remote, lambda r: r.connected_clients("persistent://acme/orders/no-such-topic"))
     same(embedded, remote, lambda r: r.connected_clients("persistent://acme/no-such-ns/topic"))
+
+
+def test_a_search_text_longer_than_the_route_takes_is_searched_not_refused(embedded, remote, kind):
+    long_text = "order " * 40  # 240 characters: past the explorer route's bound of 200
+    same(embedded, remote, lambda r: r.search_topics(TopicQuery(text=long_text), limit=5))
