@@ -8,7 +8,7 @@ import streamlit as st
 
 from app import links, state
 from app.render import escape_markdown, show_error, show_schema, when
-from registry import Registry, RegistryError, SchemaVersion
+from registry import ClientRole, Registry, RegistryError, SchemaVersion
 from registry.views.charts import version_timeline
 from registry.views.tables import clients_frame, connected_frame, history_frame
 
@@ -48,8 +48,14 @@ def render(reg: Registry, topic: str) -> dict[str, object]:
     cols[0].metric("Schema type", str(summary.schema_type or "none"))
     cols[1].metric("Live versions", summary.versions)
     cols[2].metric("Compatibility", str(summary.strategy), help=f"from the {summary.strategy_source}")
-    cols[3].metric("Producers", summary.producers)
-    cols[4].metric("Consumers", summary.consumers)
+    if reg.records_clients:
+        cols[3].metric("Producers", summary.producers)
+        cols[4].metric("Consumers", summary.consumers)
+    else:  # a plain broker records none: count who is connected, and say so
+        roles = [c.role for c in reg.connected_clients(topic)]
+        note = "connected now, from the broker's topic stats (it records no client schemas)"
+        cols[3].metric("Producers", roles.count(ClientRole.PRODUCER), help=note)
+        cols[4].metric("Consumers", roles.count(ClientRole.CONSUMER), help=note)
     if summary.error:
         st.warning(escape_markdown(f"The latest schema cannot be read: {summary.error}"))
     entries = _history(state.cache_key(), topic, reg)

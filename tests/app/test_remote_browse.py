@@ -57,12 +57,14 @@ def test_a_plain_broker_browses_the_same_topics(make_app: MakeApp, servers) -> N
 
 def test_the_topic_page_shows_recorded_clients_or_what_a_broker_can_tell(make_app: MakeApp, servers) -> None:
     """Our server records which version each client uses; a plain broker only says who is connected (stats)."""
-    frames, said = {}, {}
+    frames, said, metrics = {}, {}, {}
     for kind, url in servers.items():
         at = make_app(url, topic=ORDERS, page=TOPIC_PAGE).run()
         assert errors(at) == [] and not at.exception
         frames[kind] = [frame.value for frame in at.dataframe if "subscription" in frame.value.columns]
         said[kind] = " ".join(info.value for info in at.info)
+        metrics[kind] = {m.label: m.value for m in at.metric if m.label in ("Producers", "Consumers")}
+    assert metrics["admin-only"] == metrics["serve"] == {"Producers": "2", "Consumers": "3"}
     recorded = frames["serve"][0]
     assert "version" in recorded.columns and len(recorded) == 5 and "admin API does not say" not in said["serve"]
     connected = frames["admin-only"][0]
