@@ -42,8 +42,7 @@ class CatalogCache:
 
     def search(self, query: TopicQuery | None, *, offset: int, limit: int) -> TopicPage:
         """One page of the topics matching `query` (all topics when None)."""
-        if isinstance(offset, bool) or isinstance(limit, bool) or offset < 0 or limit < 1:
-            raise InvalidArgumentError(f"a page needs offset >= 0 and limit >= 1, got offset={offset}, limit={limit}")
+        check_page(offset, limit)
         return self.catalog().search(query or TopicQuery(), offset=offset, limit=limit)
 
     def summary(self, name: TopicName) -> TopicSummary:
@@ -117,3 +116,9 @@ class CatalogCache:
             fields=fields,
             error=error,
         )
+
+
+def check_page(offset: int, limit: int) -> None:
+    """The bounds of a search page, the same for every facade (InvalidArgumentError naming both values)."""
+    if isinstance(offset, bool) or isinstance(limit, bool) or offset < 0 or limit < 1:
+        raise InvalidArgumentError(f"a page needs offset >= 0 and limit >= 1, got offset={offset}, limit={limit}")

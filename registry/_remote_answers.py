@@ -16,7 +16,8 @@ from __future__ import annotations
 import contextlib
 
 from ._catalog import TopicPage, TopicQuery, TopicSummary
-from ._errors import AuthError, InvalidArgumentError, TopicNotFoundError
+from ._catalog_cache import check_page
+from ._errors import AuthError, TopicNotFoundError
 from ._facade import SchemaRegistry, bounded
 from ._model import CompatibilityStrategy, ConnectedClient, SchemaInfo
 from ._names import NamespaceName, TopicName
@@ -66,10 +67,7 @@ class ServerAnswers(SchemaRegistry):
         wanted = query or TopicQuery()
         # The route bounds its text (SEARCH_TEXT_MAX); a longer one is searched here, as embedded, not refused.
         if api is not None and len(wanted.text) <= SEARCH_TEXT_MAX:
-            if isinstance(offset, bool) or isinstance(limit, bool) or offset < 0 or limit < 1:
-                raise InvalidArgumentError(
-                    f"a page needs offset >= 0 and limit >= 1, got offset={offset}, limit={limit}"
-                )
+            check_page(offset, limit)
             with contextlib.suppress(AuthError):
                 return api.search(wanted, offset=offset, limit=limit)
         return super().search_topics(query, offset=offset, limit=limit)

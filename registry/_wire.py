@@ -121,7 +121,7 @@ def _decode(kind: Any, data: Any, where: str) -> Any:
 
 def _key(kind: Any, key: str, where: str) -> Any:
     """Mapping keys are strings in JSON (`to_json` writes an enum key as its value)."""
-    if kind in (int,):
+    if kind is int:
         try:
             return int(key)
         except ValueError:

@@ -8,7 +8,7 @@ import streamlit as st
 
 from app import links, state
 from app.render import escape_markdown, show_error, show_schema, when
-from registry import ClientRole, Registry, RegistryError, SchemaVersion
+from registry import ClientRole, ConnectedClient, Registry, RegistryError, SchemaVersion
 from registry.views.charts import version_timeline
 from registry.views.tables import clients_frame, connected_frame, history_frame
 
@@ -48,11 +48,13 @@ def render(reg: Registry, topic: str) -> dict[str, object]:
     cols[0].metric("Schema type", str(summary.schema_type or "none"))
     cols[1].metric("Live versions", summary.versions)
     cols[2].metric("Compatibility", str(summary.strategy), help=f"from the {summary.strategy_source}")
-    if reg.records_clients:
+    # A plain broker records no clients: its topic stats (read once for the counts and the tab) say who is on.
+    connected = None if reg.records_clients else reg.connected_clients(topic)
+    if connected is None:
         cols[3].metric("Producers", summary.producers)
         cols[4].metric("Consumers", summary.consumers)
-    else:  # a plain broker records none: count who is connected, and say so
-        roles = [c.role for c in reg.connected_clients(topic)]
+    else:
+        roles = [c.role for c in connected]
         note = "connected now, from the broker's topic stats (it records no client schemas)"
         cols[3].metric("Producers", roles.count(ClientRole.PRODUCER), help=note)
         cols[4].metric("Consumers", roles.count(ClientRole.CONSUMER), help=note)
@@ -73,7 +75,7 @@ def render(reg: Registry, topic: str) -> dict[str, object]:
         st.dataframe(_policies(reg, topic), hide_index=True, width="stretch")
         st.caption("Change them on the Policies page.")
     with tabs[2]:
-        _clients(reg, topic)
+        _clients(reg, topic, connected)
     if entries and not state.read_only() and not summary.deleted:
         _delete(reg, topic)
     return {"version": shown}
@@ -112,14 +114,14 @@ def _versions(entries: list[SchemaVersion], live: set[int]) -> int:
     return int(version)
 
 
-def _clients(reg: Registry, topic: str) -> None:
-    if not reg.records_clients:
+def _clients(reg: Registry, topic: str, connected: list[ConnectedClient] | None) -> None:
+    """The recorded clients with their versions, or (`connected` given: a plain broker) who is connected."""
+    if connected is not None:
         st.info(
             "This broker's admin API does not say which producers and consumers use which schema version "
             "(Pulsar keeps no such record), so upgrade plans and policy previews cannot name clients. Below: "
             "who is connected now, from the broker's topic stats. `schema-explorer serve` records versions."
         )
-        connected = reg.connected_clients(topic)
         if not connected:
             st.caption("No producer or consumer is connected now.")
             return
