@@ -87,6 +87,7 @@ from .protobuf._native import ProtobufNativeSchema, parse_protobuf_native, to_pr
 from .protobuf._protoc import ProtoCompileError, compile_proto, compile_uploads, declared_messages
 from .storage._base import LocalStorage as StorageBackend
 from .storage._base import StaleHistory
+from .storage._broker_index import CACHE_ENV_VAR, INDEX_WORKERS, IndexState, IndexStatus
 from .storage._locations import ENTRY_POINT_GROUP as STORAGE_ENTRY_POINT_GROUP
 from .storage._locations import StorageLocation, parse_location
 from .storage._snapshot import (
@@ -136,6 +137,10 @@ __all__ = [
     "ClientRecord",
     "ConnectedClient",
     "ClientRole",
+    "CACHE_ENV_VAR",
+    "INDEX_WORKERS",
+    "IndexState",
+    "IndexStatus",
     "CompatibilityResult",
     "CompatibilityStrategy",
     "Direction",

@@ -8,6 +8,7 @@ import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator
+from typing import Protocol
 
 from ._catalog import Catalog, CatalogStorage, TopicPage, TopicQuery, TopicSummary, read_fields
 from ._errors import InvalidArgumentError, TopicNotFoundError
@@ -19,6 +20,11 @@ from ._view import RegistryView
 from .policy._rules import admin_strategy
 from .storage._base import ChangeTracking
 
+
+class IndexedCatalog(CatalogStorage, ChangeTracking, Protocol):
+    """A search index the catalog is built from instead of the backend (storage/_broker_index.py)."""
+
+
 _UNTRACKED_TTL_S = 5  # how long a backend without change tracking may serve a cached catalog
 
 
@@ -26,9 +32,10 @@ class CatalogCache:
     """The catalog of one view's backend. `own_writes` counts the owning facade's writes: a backend that
     cannot tell its changes (a remote one) gets a token from the time and that count."""
 
-    def __init__(self, view: RegistryView, own_writes: Callable[[], int]) -> None:
+    def __init__(self, view: RegistryView, own_writes: Callable[[], int], index: IndexedCatalog | None = None) -> None:
         self._view = view
         self._own_writes = own_writes
+        self._index = index  # a plain broker's search index: the catalog is built from it, keyed on its token
         self._cached: Catalog | None = None
         self._lock = threading.Lock()
         self._fields_memo: dict[tuple[str, int, int], tuple[tuple[str, ...], str]] = {}  # (id, version, hash)
@@ -56,20 +63,23 @@ class CatalogCache:
     def catalog(self) -> Catalog:
         """The cached catalog, rebuilt when the change token moved."""
         cached = self._cached
-        if cached is not None and cached.token == self.change_token():
+        if cached is not None and cached.token == self._catalog_token():
             return cached
         with self._lock:  # one rebuild at a time; the others then find it done
-            token = self.change_token()
+            token = self._catalog_token()
             cached = self._cached
             if cached is not None and cached.token == token:
                 return cached
-            storage = self._view.storage
+            storage = self._index or self._view.storage
             if isinstance(storage, CatalogStorage):
                 catalog = Catalog.build(storage.catalog_source(), self._strategy_from, self._fields_of)
             else:
                 catalog = Catalog(list(self._summaries()), token)
             self._cached = catalog
             return catalog
+
+    def _catalog_token(self) -> int:
+        return self._index.change_token() if self._index is not None else self.change_token()
 
     def _strategy_from(
         self, topic_policy: TopicPolicy | None, ns_policy: NamespacePolicy | None

@@ -20,7 +20,7 @@ from typing import Any, Self, TypeVar, cast
 from ._audit import AuditEntry
 from ._cache_budget import CANDIDATES
 from ._catalog import TopicPage, TopicQuery, TopicSummary
-from ._catalog_cache import CatalogCache
+from ._catalog_cache import CatalogCache, IndexedCatalog
 from ._errors import PolicyError, TenantNotFoundError, TopicNotFoundError
 from ._history import version_number
 from ._model import (
@@ -49,6 +49,7 @@ from .explain._upgrade import UpgradePlan
 from .explain._whatif import PolicyImpact, WhatIf
 from .policy._preview import PolicyPreview, preview_namespace, preview_topic
 from .policy._rules import UNSET, policy_topic
+from .storage._broker_index import IndexStatus
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -70,12 +71,14 @@ def bounded(method: F) -> F:
 class SchemaRegistry(abc.ABC):
     """A Pulsar-faithful schema registry: what every registry handle answers, embedded or remote."""
 
-    def __init__(self, view: RegistryView, *, location: str, profile_source: str) -> None:
+    def __init__(
+        self, view: RegistryView, *, location: str, profile_source: str, index: IndexedCatalog | None = None
+    ) -> None:
         self._view = view
         self._location = location
         self._profile_source = profile_source
         self._own_writes = 0
-        self._catalog = CatalogCache(view, lambda: self._own_writes)
+        self._catalog = CatalogCache(view, lambda: self._own_writes, index)
 
     # --- which Pulsar, which backend -------------------------------------------------------------------------
 
@@ -372,3 +375,18 @@ class SchemaRegistry(abc.ABC):
         name = TopicName.parse(topic)
         with self._view.snapshot():
             return self._catalog.summary(name)
+
+    # --- a plain broker's search index (storage/_broker_index.py) ------------------------------------------
+
+    def index_status(self) -> IndexStatus | None:
+        """Where the background search index of a plain broker stands; None when this registry searches
+        without one (embedded, or `schema-explorer serve`, which searches itself)."""
+        return None
+
+    def refresh_index(self) -> IndexStatus | None:
+        """Start reading the broker again in the background (a no-op while a run goes on); None as above."""
+        return None
+
+    def cancel_index(self) -> IndexStatus | None:
+        """Stop the running index: what it read stays cached, and the next refresh resumes; None as above."""
+        return None

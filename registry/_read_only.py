@@ -19,6 +19,7 @@ READS = frozenset(
     {
         "audit_trail",
         "broker",
+        "cancel_index",
         "change_token",
         "check",
         "clients",
@@ -29,6 +30,7 @@ READS = frozenset(
         "find_version",
         "get",
         "history",
+        "index_status",
         "location",
         "namespace_policy",
         "namespaces",
@@ -39,6 +41,7 @@ READS = frozenset(
         "pulsar_version",
         "pulsar_version_source",
         "records_clients",
+        "refresh_index",
         "requests_sent",
         "search_topics",
         "stored_pulsar_version",

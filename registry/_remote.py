@@ -71,6 +71,7 @@ from .storage._admin_client import (
     schemas_path,
     topic_path,
 )
+from .storage._broker_index import BrokerIndex, cache_path
 from .storage._explorer_api import ExplorerApi, offers_explorer
 from .storage._remote import (
     RemoteStorage,
@@ -146,8 +147,21 @@ class RemoteRegistry(ServerAnswers):
             explorer is not None and broker is None and reported is not None and _same_line(reported, chosen.name)
         )
         # auto_create is the server's business remotely: it decides whether a write may create a namespace.
-        view = RegistryView(RemoteStorage(client, config, explorer), config, chosen, auto_create=auto_create)
-        super().__init__(view, location=client.url, profile_source=source)
+        storage = RemoteStorage(client, config, explorer)
+        view = RegistryView(storage, config, chosen, auto_create=auto_create)
+        # A plain broker has no search: the handle builds its own index, cached per cluster URL and token.
+        self._index = (
+            None
+            if explorer is not None
+            else BrokerIndex(
+                storage,
+                cache_path(client.url, token),
+                url=client.url,
+                topic_policies=config.topic_level_policies_enabled,
+                sent=lambda: client.sent,
+            )
+        )
+        super().__init__(view, location=client.url, profile_source=source, index=self._index)
 
     @property
     def records_clients(self) -> bool:
@@ -159,6 +173,8 @@ class RemoteRegistry(ServerAnswers):
         return self._client.sent
 
     def close(self) -> None:
+        if self._index is not None:
+            self._index.close()
         self._client.close()
 
     def __getattr__(self, name: str) -> Any:
@@ -408,7 +424,10 @@ class RemoteRegistry(ServerAnswers):
     ) -> httpx.Response:
         """Every write goes here, so this handle's catalog cache (keyed on change_token) sees its own writes."""
         self._own_writes += 1
-        return self._client.write(method, path, body=body, params=params)
+        response = self._client.write(method, path, body=body, params=params)
+        if self._index is not None and response.status_code < 400:
+            self._index.touched(path)  # a search sees this handle's own writes at once
+        return response
 
     def _local_data(self, info: SchemaInfo) -> SchemaData:
         return to_schema_data(info)

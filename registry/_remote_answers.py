@@ -26,6 +26,7 @@ from .explain._changes import SchemaDiff
 from .explain._upgrade import UpgradePlan
 from .explain._whatif import PolicyImpact, WhatIf
 from .storage._admin_client import AdminClient, raise_for, reason_of, topic_path
+from .storage._broker_index import BrokerIndex, IndexStatus, wait_ready
 from .storage._explorer_api import SEARCH_TEXT_MAX, ExplorerApi
 from .storage._remote import connected_from_stats
 
@@ -39,6 +40,18 @@ class ServerAnswers(SchemaRegistry):
     _client: AdminClient
     _explorer: ExplorerApi | None  # the explorer API, when the endpoint is `schema-explorer serve`
     _ask_server: bool  # the server answers as this handle does (same Pulsar line, same broker settings)
+    _index: BrokerIndex | None  # a plain broker's search index (None against `serve`: it searches itself)
+
+    # --- a plain broker's search index -----------------------------------------------------------------------
+
+    def index_status(self) -> IndexStatus | None:
+        return None if self._index is None else self._index.status()
+
+    def refresh_index(self) -> IndexStatus | None:
+        return None if self._index is None else self._index.start()
+
+    def cancel_index(self) -> IndexStatus | None:
+        return None if self._index is None else self._index.cancel()
 
     def connected_clients(self, topic: str) -> list[ConnectedClient]:
         """GET .../stats, or .../partitioned-stats for a partitioned topic (a broker's stats have no schema
@@ -70,6 +83,9 @@ class ServerAnswers(SchemaRegistry):
             check_page(offset, limit)
             with contextlib.suppress(AuthError):
                 return api.search(wanted, offset=offset, limit=limit)
+        if self._index is not None:
+            check_page(offset, limit)
+            wait_ready(self._index)  # the first search waits for a complete index; later ones answer from it
         return super().search_topics(query, offset=offset, limit=limit)
 
     def topic_summary(self, topic: str) -> TopicSummary:

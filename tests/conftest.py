@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import contextlib
+import os
 import sys
+import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -16,8 +18,12 @@ for _p in (str(_TESTS.parent), str(_TESTS)):
         sys.path.insert(0, _p)
 
 import needs  # noqa: E402
-from registry import BrokerConfig, Registry  # noqa: E402
+from registry import CACHE_ENV_VAR, BrokerConfig, Registry  # noqa: E402
 from schemas import TOPIC  # noqa: E402
+
+# A plain broker's search index is cached under the user's data directory: never the tester's own, and never
+# one left by an earlier run (the servers' ports, which key the cache with the URL, come round again).
+os.environ[CACHE_ENV_VAR] = tempfile.mkdtemp(prefix="schema-explorer-index-cache-")
 
 # Folders whose every test needs the same thing; other tests carry their markers themselves.
 _FOLDER_MARKERS = {"spark": ("java",), "e2e": ("browser", "server"), "contract": ("server",), "notebook": ("slow",)}

@@ -202,10 +202,9 @@ class RemoteStorage:
         name = TopicName.parse(topic)
         path = topic_path(name)
         what = f"reading the topic policies of {name}"
-        strategy = self.client.get(f"{path}/schemaCompatibilityStrategy")
-        if strategy.status_code in (404, 405, 412):
+        strategy = self._strategy_response(name)
+        if strategy is None:
             return None
-        raise_for(strategy, what, url=self.client.url)
         raw = self.client.get(f"{path}/schemaValidationEnforced")
         raise_for(raw, what, url=self.client.url)
         enforced = _json_or_none(raw)
@@ -221,6 +220,22 @@ class RemoteStorage:
             compatibility=None if compatibility is S.UNDEFINED else compatibility, validation_enforced=validation
         )
         return None if policy == TopicPolicy() else policy
+
+    def topic_compatibility(self, topic: str) -> CompatibilityStrategy | None:
+        """The topic's own compatibility strategy (one GET; what the search index reads), None when unset."""
+        response = self._strategy_response(TopicName.parse(topic))
+        value = None if response is None else _json_or_none(response)
+        strategy = wire_strategy(value) if value else None
+        return None if strategy is S.UNDEFINED else strategy
+
+    def _strategy_response(self, name: TopicName) -> httpx.Response | None:
+        """GET .../schemaCompatibilityStrategy; None when the topic has no policies to read (no such topic,
+        or topic policies disabled: 404, 405, 412)."""
+        response = self.client.get(f"{topic_path(name)}/schemaCompatibilityStrategy")
+        if response.status_code in (404, 405, 412):
+            return None
+        raise_for(response, f"reading the topic policies of {name}", url=self.client.url)
+        return response
 
     def _namespace_enforces(self, name: TopicName) -> bool:
         policy = self.namespace_policy(str(name.namespace_name))

@@ -11,10 +11,11 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import ExitStack
+from pathlib import Path
 
 import pytest
 
-from registry import Registry
+from registry import CACHE_ENV_VAR, Registry
 from serving import seeded, served
 
 KINDS = ("serve", "admin-only")
@@ -43,8 +44,10 @@ def server_url(start_server, kind: str, tmp_path_factory: pytest.TempPathFactory
 
 
 @pytest.fixture(scope="module")
-def remote(server_url: str) -> Iterator[Registry]:
-    reg = Registry.open(server_url)
+def remote(server_url: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Registry]:
+    with pytest.MonkeyPatch.context() as env:  # this module's own index cache (a plain broker's search)
+        env.setenv(CACHE_ENV_VAR, str(tmp_path_factory.mktemp("index-cache")))
+        reg = Registry.open(server_url)
     yield reg
     reg.close()
 
@@ -55,3 +58,9 @@ def embedded(kind: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Re
     reg = Registry.open(db, create=True)
     yield reg
     reg.close()
+
+
+@pytest.fixture(autouse=True)
+def own_index_cache(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """A handle a test opens builds its plain-broker search index afresh, never from another test's cache."""
+    monkeypatch.setenv(CACHE_ENV_VAR, str(tmp_path / "index-cache"))

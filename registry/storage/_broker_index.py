@@ -1,0 +1,559 @@
+"""The search index of a plain Pulsar broker, kept in a local SQLite cache (issue 22).
+
+A broker's admin API has no search: the only way to find "every topic with a field called currency" is to read
+every topic. `schema-explorer serve` answers searches itself (its explorer API), so this index exists only for
+a plain broker. It is built in the background, from a bounded pool of `INDEX_WORKERS` threads:
+
+* listing: per namespace, its policies (GET /namespaces/t/ns) and its topics (the three topic listings);
+* indexing: per topic, its schemas (GET /schemas/t/ns/topic/schemas: one request, plus GET /metadata for a
+  topic without a live schema, to tell a deleted history from none), and its own compatibility strategy (GET
+  .../schemaCompatibilityStrategy) when the broker has topic-level policies enabled. Pulsar has no bulk read
+  of topic policies and no change feed or ETag for schemas, so a refresh asks every topic again; only
+  answers that differ are written, and only they move the catalog's token.
+
+The cache is one SQLite file per cluster URL and token (`cache_path`, under the user's data directory), so a
+second visit searches at once from the last complete index while a refresh runs. It is only ever a search
+index: every other read (a history, a policy, a topic page) and every write goes to the broker. After a write
+through the same handle, the topic or namespace it touched is read again at once (`touched`), so a search
+sees its own writes. A cache that cannot be read, or was written by another format, is deleted and rebuilt,
+never answered from.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import re
+import sqlite3
+import threading
+import time
+from collections.abc import Callable, Iterator
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from dataclasses import dataclass, replace
+from enum import StrEnum
+from pathlib import Path
+from typing import Final, Protocol
+from urllib.parse import unquote
+
+from platformdirs import user_data_dir
+
+from .._catalog import CatalogRow, CatalogSource, stored_fields
+from .._errors import AuthError, NamespaceNotFoundError, RegistryError, StorageError, TenantNotFoundError
+from .._history import trim
+from .._model import CompatibilityStrategy, NamespacePolicy, SchemaVersion, TopicPolicy
+from .._names import TopicName
+from ._rows import namespace_policy_from_json, namespace_policy_to_json
+
+INDEX_WORKERS: Final = 8  # requests in flight while indexing (the admin client's httpx pool allows more)
+CACHE_FORMAT: Final = "1"
+CACHE_ENV_VAR: Final = "SCHEMA_EXPLORER_CACHE_DIR"
+_BATCH: Final = 256  # rows written to the cache per transaction
+_GIVE_UP_AFTER: Final = 20  # topics failing in a row: the broker is down or refusing, not one topic broken
+
+
+class IndexState(StrEnum):
+    """The phase of a plain broker's index run."""
+
+    IDLE = "idle"  # not started in this process (a cache from an earlier visit may answer)
+    LISTING = "listing"  # reading namespaces and their topic lists
+    INDEXING = "indexing"  # reading each topic's schemas
+    DONE = "done"
+    CANCELLED = "cancelled"
+    FAILED = "failed"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class IndexStatus:
+    """Where the search index of a plain broker stands (Registry.index_status)."""
+
+    state: IndexState
+    indexed: int  # topics read so far in this run
+    total: int  # topics listed in this run (0 until the listing is done)
+    cached: int  # topics the cache holds (what a search answers from)
+    complete_at: int | None  # when the last complete index finished, ms since the epoch; None: never
+    unreadable: int = 0  # topics of this run whose schemas could not be read (their cached row, if any, stays)
+    error: str = ""  # why the run failed, or the first unreadable topic's reason
+    cache_path: str = ""  # the SQLite file
+    workers: int = INDEX_WORKERS
+    requests: int = 0  # HTTP requests this run sent so far
+
+    @property
+    def ready(self) -> bool:
+        """A complete index exists (maybe from an earlier visit): a search answers from it at once."""
+        return self.complete_at is not None
+
+    @property
+    def running(self) -> bool:
+        return self.state in (IndexState.LISTING, IndexState.INDEXING)
+
+    def age_s(self, now_ms: int | None = None) -> float | None:
+        """Seconds since the last complete index finished (None: never)."""
+        if self.complete_at is None:
+            return None
+        return max(0.0, ((now_ms if now_ms is not None else _now_ms()) - self.complete_at) / 1000)
+
+
+class IndexSource(Protocol):
+    """What the index reads from the broker: RemoteStorage's reads."""
+
+    def tenants(self) -> list[str]: ...
+
+    def namespaces(self, tenant: str) -> list[str]: ...
+
+    def namespace_policy(self, namespace: str) -> NamespacePolicy | None: ...
+
+    def topics(self, namespace: str) -> list[str]: ...
+
+    def history(self, schema_id: str) -> list[SchemaVersion]: ...
+
+    def topic_compatibility(self, topic: str) -> CompatibilityStrategy | None: ...
+
+
+def cache_path(url: str, token: str | None) -> Path:
+    """`$SCHEMA_EXPLORER_CACHE_DIR/<host>-<digest>.sqlite`, else under `<user data dir>/pulsar-schema-explorer/
+    remote-cache/`. The digest covers the token too: what one role may see is never shown to another."""
+    base = os.environ.get(CACHE_ENV_VAR)
+    folder = (
+        Path(base).expanduser()
+        if base
+        else Path(user_data_dir("pulsar-schema-explorer", appauthor=False)) / "remote-cache"
+    )
+    digest = hashlib.sha256(f"{url}\0{token or ''}".encode()).hexdigest()[:16]
+    host = re.sub(r"[^A-Za-z0-9.-]+", "_", url.split("://", 1)[-1])[:60]
+    return folder / f"{host}-{digest}.sqlite"
+
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS namespaces (name TEXT PRIMARY KEY, policy TEXT);
+CREATE TABLE IF NOT EXISTS topics (
+    name TEXT PRIMARY KEY, tenant TEXT NOT NULL, namespace TEXT NOT NULL, version INTEGER, type TEXT,
+    timestamp INTEGER, deleted INTEGER, live INTEGER, fields TEXT, data BLOB, compatibility TEXT
+);
+"""
+_COLUMNS = "name, tenant, namespace, version, type, timestamp, deleted, live, fields, data, compatibility"
+# An upsert that writes only a row that differs, so `total_changes` says whether the catalog moved.
+_UPSERT = f"""
+INSERT INTO topics ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+ON CONFLICT(name) DO UPDATE SET version = excluded.version, type = excluded.type, timestamp = excluded.timestamp,
+    deleted = excluded.deleted, live = excluded.live, fields = excluded.fields, data = excluded.data,
+    compatibility = excluded.compatibility
+WHERE (topics.version, topics.type, topics.timestamp, topics.deleted, topics.live, topics.fields, topics.data,
+       topics.compatibility)
+    IS NOT (excluded.version, excluded.type, excluded.timestamp, excluded.deleted, excluded.live, excluded.fields,
+            excluded.data, excluded.compatibility)
+"""
+_CATALOG = (
+    "SELECT name, namespace, version, type, timestamp, deleted, live, fields, data FROM topics "
+    "ORDER BY tenant, namespace, name"
+)
+IndexRow = tuple[str, str, str, int | None, str | None, int | None, int | None, int | None, str | None, bytes | None,
+                 str | None]  # fmt: skip
+
+
+class BrokerIndex:
+    """The background index of one plain broker over one cache file (module docstring). Thread-safe: the app's
+    sessions search while the index thread writes."""
+
+    def __init__(
+        self,
+        source: IndexSource,
+        path: Path,
+        *,
+        url: str,
+        topic_policies: bool,
+        sent: Callable[[], int],
+        workers: int = INDEX_WORKERS,
+    ) -> None:
+        self._source = source
+        self._path = path
+        self._url = url
+        self._topic_policies = topic_policies
+        self._sent = sent
+        self._workers = workers
+        self._lock = threading.RLock()  # the connection and the status
+        self._opened: sqlite3.Connection | None = None  # the cache file, opened when first needed
+        self._generation = 0  # moves whenever a search could answer differently
+        self._status = IndexStatus(
+            state=IndexState.IDLE, indexed=0, total=0, cached=0, complete_at=None, cache_path=str(path), workers=workers
+        )
+        self._thread: threading.Thread | None = None
+        self._cancel = threading.Event()
+        self._finished = threading.Condition(self._lock)
+        self._started_sent = 0
+        self._read_seq = 0  # numbers each topic read, so an older read never overwrites a newer one
+        self._last_read: dict[str, int] = {}
+        self._failing = 0  # topic reads that failed in a row
+        self._resume_from: set[str] = set()  # topics a cancelled run already read (not read again on resume)
+
+    # --- the cache file ---------------------------------------------------------------------------------
+
+    @property
+    def _db(self) -> sqlite3.Connection:
+        return self._open_cache()
+
+    def _open_cache(self) -> sqlite3.Connection:
+        """The cache file, opened (and the status read from it) on first use: a handle that never searches
+        creates no cache."""
+        with self._lock:
+            if self._opened is None:
+                self._opened = self._open()
+                self._status = replace(self._status, cached=self._count(), complete_at=self._complete_at())
+            return self._opened
+
+    def _open(self) -> sqlite3.Connection:
+        self._path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        try:
+            db = self._connect(str(self._path))
+            found = dict(db.execute("SELECT key, value FROM meta").fetchall())
+            if found.get("format") == CACHE_FORMAT and found.get("url") == self._url:
+                return db
+            if not found:  # a new file
+                self._stamp(db)
+                return db
+            db.close()
+        except sqlite3.DatabaseError:
+            pass
+        # Unreadable, or another format: a cache is never answered from when in doubt. Start afresh.
+        for suffix in ("", "-wal", "-shm", "-journal"):
+            with contextlib.suppress(FileNotFoundError):
+                Path(f"{self._path}{suffix}").unlink()
+        db = self._connect(str(self._path))
+        self._stamp(db)
+        return db
+
+    @staticmethod
+    def _connect(where: str) -> sqlite3.Connection:
+        db = sqlite3.connect(where, check_same_thread=False, isolation_level=None)
+        os.chmod(where, 0o600)  # schemas can be private: the cache is the user's alone
+        db.execute("PRAGMA journal_mode=WAL")
+        db.executescript(_SCHEMA)
+        return db
+
+    def _stamp(self, db: sqlite3.Connection) -> None:
+        db.execute("INSERT OR REPLACE INTO meta VALUES ('format', ?), ('url', ?)", (CACHE_FORMAT, self._url))
+
+    def _count(self) -> int:
+        return int(self._db.execute("SELECT count(*) FROM topics").fetchone()[0])
+
+    def _complete_at(self) -> int | None:
+        row = self._db.execute("SELECT value FROM meta WHERE key = 'complete_at'").fetchone()
+        return int(row[0]) if row else None
+
+    def close(self) -> None:
+        self.cancel()
+        thread = self._thread
+        if thread is not None:
+            thread.join(timeout=30)
+        with self._lock:
+            if self._opened is not None:
+                self._opened.close()
+                self._opened = None
+
+    # --- what the catalog reads -------------------------------------------------------------------------
+
+    def change_token(self) -> int:
+        """Moves whenever the cache's rows or policies changed (the catalog is rebuilt only then)."""
+        return self._generation
+
+    def catalog_source(self) -> CatalogSource:
+        """Every indexed topic's catalog facts, in catalog order. A broker records no clients."""
+        with self._lock:
+            token = self._generation
+            rows: list[CatalogRow] = self._db.execute(_CATALOG).fetchall()
+            namespaces = self._db.execute("SELECT name, policy FROM namespaces WHERE policy IS NOT NULL").fetchall()
+            strategies = self._db.execute(
+                "SELECT name, compatibility FROM topics WHERE compatibility IS NOT NULL"
+            ).fetchall()
+        return CatalogSource(
+            token=token,
+            rows=rows,
+            namespace_policies={str(n): namespace_policy_from_json(str(p)) for n, p in namespaces},
+            topic_policies={str(t): TopicPolicy(compatibility=CompatibilityStrategy(c)) for t, c in strategies},
+            clients={},
+        )
+
+    # --- the run ----------------------------------------------------------------------------------------
+
+    def status(self) -> IndexStatus:
+        with self._lock:
+            self._open_cache()  # what an earlier visit left
+            status = self._status
+        return replace(status, requests=self._sent() - self._started_sent) if status.running else status
+
+    def start(self) -> IndexStatus:
+        """Start a run unless one is going (a cancelled run resumes: the topics it read are not read again)."""
+        with self._lock:
+            if self._thread is not None and self._thread.is_alive():
+                return self._status
+            self._open_cache()
+            self._cancel.clear()
+            self._failing = 0
+            self._started_sent = self._sent()
+            self._status = replace(
+                self._status, state=IndexState.LISTING, indexed=0, total=0, unreadable=0, error="", requests=0
+            )
+            self._thread = threading.Thread(target=self._run, name="broker-index", daemon=True)
+            self._thread.start()
+            return self._status
+
+    def cancel(self) -> IndexStatus:
+        """Stop the run: the requests in flight finish, nothing more is asked; what was read stays cached."""
+        self._cancel.set()
+        return self.status()
+
+    def wait(self, timeout: float | None = None) -> IndexStatus:
+        """Block until the run ends (or `timeout` seconds pass); the status then."""
+        with self._finished:
+            self._finished.wait_for(lambda: not self._status.running, timeout=timeout)
+        return self.status()
+
+    def _run(self) -> None:
+        try:
+            listed = self._list()
+            if listed is None:
+                return self._end(IndexState.CANCELLED)
+            todo = [t for t in listed if t not in self._resume_from]
+            self._update(state=IndexState.INDEXING, total=len(listed), indexed=len(listed) - len(todo))
+            if not self._index(todo):
+                self._resume_from.update(t for t in listed if t in self._last_read)
+                return self._end(IndexState.CANCELLED)
+            self._resume_from.clear()
+            now = _now_ms()
+            with self._lock:
+                self._db.execute("INSERT OR REPLACE INTO meta VALUES ('complete_at', ?)", (str(now),))
+            self._end(IndexState.DONE, complete_at=now)
+        except RegistryError as exc:
+            self._end(IndexState.FAILED, error=str(exc))
+        except Exception as exc:  # noqa: BLE001 - a background thread must report, never die silently
+            self._end(IndexState.FAILED, error=f"internal error while indexing: {type(exc).__name__}: {exc}")
+
+    def _list(self) -> list[str] | None:
+        """Namespaces with their policies and topics, reconciled into the cache; the listed topics, or None
+        when cancelled."""
+        namespaces = [ns for tenant in self._tenants() for ns in self._namespaces(tenant)]
+        found: dict[str, tuple[NamespacePolicy | None, list[str]] | None] = {}
+        with ThreadPoolExecutor(self._workers, thread_name_prefix="broker-index") as pool:
+            for ns, listing in zip(namespaces, pool.map(self._read_namespace, namespaces), strict=True):
+                if self._cancel.is_set():
+                    return None
+                found[ns] = listing
+        kept = {ns: listing for ns, listing in found.items() if listing is not None}
+        topics = [t for _, names in kept.values() for t in names]
+        with self._lock, self._transaction():
+            before = self._db.total_changes
+            for table, names in (("topics", topics), ("namespaces", list(kept))):  # what is no longer there goes
+                self._db.execute("CREATE TEMP TABLE IF NOT EXISTS listed (name TEXT PRIMARY KEY)")
+                self._db.execute("DELETE FROM listed")
+                self._db.executemany("INSERT OR IGNORE INTO listed VALUES (?)", ((n,) for n in names))
+                self._db.execute(f"DELETE FROM {table} WHERE name NOT IN (SELECT name FROM listed)")  # noqa: S608
+            self._db.executemany(
+                "INSERT INTO namespaces VALUES (?, ?) ON CONFLICT(name) DO UPDATE SET policy = excluded.policy "
+                "WHERE namespaces.policy IS NOT excluded.policy",
+                ((ns, _policy_text(policy)) for ns, (policy, _) in kept.items()),
+            )
+            self._moved(before)
+        return topics
+
+    def _tenants(self) -> list[str]:
+        return self._source.tenants()
+
+    def _namespaces(self, tenant: str) -> list[str]:
+        try:
+            return self._source.namespaces(tenant)
+        except TenantNotFoundError:
+            return []  # deleted since it was listed
+
+    def _read_namespace(self, namespace: str) -> tuple[NamespacePolicy | None, list[str]] | None:
+        if self._cancel.is_set():
+            return None
+        try:
+            return self._source.namespace_policy(namespace), self._source.topics(namespace)
+        except NamespaceNotFoundError:
+            return None  # deleted since its tenant was listed
+
+    def _index(self, topics: list[str]) -> bool:
+        """Read each topic from the pool, at most `workers` in flight; False when cancelled."""
+        pending: set[Future[IndexRow | None]] = set()
+        batch: list[IndexRow] = []
+        it = iter(topics)
+        with ThreadPoolExecutor(self._workers, thread_name_prefix="broker-index") as pool:
+            while True:
+                while len(pending) < self._workers * 2 and not self._cancel.is_set():
+                    topic = next(it, None)
+                    if topic is None:
+                        break
+                    pending.add(pool.submit(self._read_topic, topic, self._next_seq()))
+                if not pending:
+                    break
+                done, pending = wait(pending, return_when=FIRST_COMPLETED)
+                for future in done:
+                    row = future.result()
+                    if row is not None:
+                        batch.append(row)
+                    self._bump_indexed()
+                if len(batch) >= _BATCH or not pending:
+                    self._write(batch)
+                    batch.clear()
+        self._write(batch)
+        return not self._cancel.is_set()
+
+    def _next_seq(self) -> int:
+        with self._lock:
+            self._read_seq += 1
+            return self._read_seq
+
+    def _read_topic(self, topic: str, seq: int) -> IndexRow | None:
+        """One topic's catalog row, or None when it could not be read (counted) or a newer read exists."""
+        try:
+            row = self._row(topic)
+        except AuthError:
+            raise
+        except RegistryError as exc:
+            with self._lock:
+                self._failing += 1
+                self._status = replace(
+                    self._status,
+                    unreadable=self._status.unreadable + 1,
+                    error=self._status.error or f"{topic}: {exc}",
+                )
+                if self._failing >= _GIVE_UP_AFTER:
+                    raise StorageError(f"{self._failing} topics in a row could not be read; the last: {exc}") from None
+            return None
+        with self._lock:
+            self._failing = 0
+            if self._last_read.get(topic, -1) > seq:
+                return None  # a write's re-read came after this one started
+            self._last_read[topic] = seq
+        return row
+
+    def _row(self, topic: str) -> IndexRow:
+        name = TopicName.parse(topic)
+        history = self._source.history(name.schema_id)
+        strategy = self._source.topic_compatibility(topic) if self._topic_policies else None
+        namespace = str(name.namespace_name)
+        base: tuple[str, str, str] = (topic, name.tenant, namespace)
+        compatibility = None if strategy in (None, CompatibilityStrategy.UNDEFINED) else str(strategy)
+        if not history:
+            return (*base, None, None, None, None, None, None, None, compatibility)
+        live = trim(history)
+        last = history[-1]
+        if last.deleted or not live:
+            return (*base, last.version, str(last.type), last.timestamp, 1, 0, None, None, compatibility)
+        latest = live[-1]
+        fields = stored_fields(latest.type, latest.data)
+        data = latest.data if fields is None else None  # kept only when its fields cannot be read (an error row)
+        return (*base, latest.version, str(latest.type), latest.timestamp, 0, len(live), fields, data, compatibility)
+
+    def _write(self, rows: list[IndexRow]) -> None:
+        if not rows:
+            return
+        with self._lock, self._transaction():
+            before = self._db.total_changes
+            self._db.executemany(_UPSERT, rows)
+            self._moved(before)
+
+    @contextlib.contextmanager
+    def _transaction(self) -> Iterator[None]:
+        self._db.execute("BEGIN IMMEDIATE")
+        try:
+            yield
+        except BaseException:
+            self._db.execute("ROLLBACK")
+            raise
+        self._db.execute("COMMIT")
+
+    def _moved(self, before: int) -> None:
+        if self._db.total_changes != before:
+            self._generation += 1
+            self._status = replace(self._status, cached=self._count())
+
+    def _bump_indexed(self) -> None:
+        with self._lock:
+            self._status = replace(self._status, indexed=self._status.indexed + 1)
+
+    def _update(self, **changes: object) -> None:
+        with self._lock:
+            self._status = replace(self._status, **changes)  # type: ignore[arg-type]
+
+    def _end(self, state: IndexState, *, error: str = "", complete_at: int | None = None) -> None:
+        with self._finished:
+            self._status = replace(
+                self._status,
+                state=state,
+                error=error or self._status.error,
+                complete_at=complete_at if complete_at is not None else self._status.complete_at,
+                requests=self._sent() - self._started_sent,
+                cached=self._count(),
+            )
+            self._finished.notify_all()
+
+    # --- a write through the same handle ------------------------------------------------------------------
+
+    def touched(self, path: str) -> None:
+        """Read again what an admin write to `path` changed, so a search sees this handle's own writes at
+        once: a topic (schemas or topic policies), or a namespace (policies and topic list)."""
+        parts = [unquote(p) for p in path.split("?", 1)[0].strip("/").split("/")]
+        if parts[:2] != ["admin", "v2"] or len(parts) < 5 or (self._opened is None and not self._path.exists()):
+            return  # not a namespace or topic; or no index to keep current
+        kind, tenant, namespace = parts[2], parts[3], parts[4]
+        if kind == "namespaces":
+            self._reread_namespace(f"{tenant}/{namespace}")
+        elif kind in ("schemas", "persistent", "non-persistent") and len(parts) >= 6:
+            domains = ("persistent", "non-persistent") if kind == "schemas" else (kind,)
+            for domain in domains:
+                topic = f"{domain}://{tenant}/{namespace}/{parts[5]}"
+                if kind == "schemas" and domain == "non-persistent" and not self._holds(topic):
+                    continue
+                self._reread_topic(topic)
+
+    def _holds(self, topic: str) -> bool:
+        with self._lock:
+            return self._db.execute("SELECT 1 FROM topics WHERE name = ?", (topic,)).fetchone() is not None
+
+    def _reread_topic(self, topic: str) -> None:
+        """A successful write leaves its topic in place (Pulsar has it, or created it): read its row."""
+        row = self._read_topic(topic, self._next_seq())
+        if row is not None:
+            self._write([row])
+
+    def _reread_namespace(self, namespace: str) -> None:
+        try:
+            policy = self._source.namespace_policy(namespace)
+        except NamespaceNotFoundError:
+            policy = None
+        with self._lock, self._transaction():
+            before = self._db.total_changes
+            self._db.execute(
+                "INSERT INTO namespaces VALUES (?, ?) ON CONFLICT(name) DO UPDATE SET policy = excluded.policy "
+                "WHERE namespaces.policy IS NOT excluded.policy",
+                (namespace, _policy_text(policy)),
+            )
+            self._moved(before)
+
+
+def _policy_text(policy: NamespacePolicy | None) -> str | None:
+    return None if policy is None else namespace_policy_to_json(policy)
+
+
+def _now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+def wait_ready(index: BrokerIndex) -> IndexStatus:
+    """Start the index when no complete one exists and wait for it (a search must not answer from half an
+    index); a StorageError naming why when it ends without one."""
+    status = index.status()
+    if status.ready:
+        if status.state is IndexState.IDLE:
+            index.start()  # a cache from an earlier visit answers now; the broker is read again meanwhile
+        return status
+    index.start()
+    status = index.wait()
+    if not status.ready:
+        raise StorageError(
+            f"the search index of this broker is not complete ({status.state}: {status.indexed} of "
+            f"{status.total} topics read{'; ' + status.error if status.error else ''}); refresh it to search"
+        )
+    return status
