@@ -185,7 +185,7 @@ class BrokerIndex:
         self._read_seq = 0  # numbers each topic read, so an older read never overwrites a newer one
         self._last_read: dict[str, int] = {}
         self._failing = 0  # topic reads that failed in a row
-        self._resume_from: set[str] = set()  # topics a cancelled run already read (not read again on resume)
+        self._resume_from: set[str] = set()  # topics read since the last complete run (a resumed run skips them)
 
     # --- the cache file ---------------------------------------------------------------------------------
 
@@ -278,7 +278,8 @@ class BrokerIndex:
 
     def status(self) -> IndexStatus:
         with self._lock:
-            self._open_cache()  # what an earlier visit left
+            if self._opened is None and self._path.exists():
+                self._open_cache()  # what an earlier visit left (asking creates no cache: only a run does)
             status = self._status
         return replace(status, requests=self._sent() - self._started_sent) if status.running else status
 
@@ -317,7 +318,6 @@ class BrokerIndex:
             todo = [t for t in listed if t not in self._resume_from]
             self._update(state=IndexState.INDEXING, total=len(listed), indexed=len(listed) - len(todo))
             if not self._index(todo):
-                self._resume_from.update(t for t in listed if t in self._last_read)
                 return self._end(IndexState.CANCELLED)
             self._resume_from.clear()
             now = _now_ms()
@@ -426,6 +426,7 @@ class BrokerIndex:
             if self._last_read.get(topic, -1) > seq:
                 return None  # a write's re-read came after this one started
             self._last_read[topic] = seq
+            self._resume_from.add(topic)
         return row
 
     def _row(self, topic: str) -> IndexRow:
