@@ -1,7 +1,7 @@
 """Exploring a large remote registry (issue 22): what a first Browse page, a search and a topic cost over HTTP,
 against `schema-explorer serve` (explorer API) and against `serve --admin-only` (a plain broker's API).
 
-    .venv/bin/python bench/bench_remote.py [--topics 10000 100000] [--workdir DIR] [--admin-only-max 10000]
+    .venv/bin/python bench/bench_remote.py [--topics 10000 100000] [--workdir DIR] [--kinds serve admin-only]
 
 For each size, bench_browse.generate writes a real registry (10 tenants × 10 namespaces, 1-4 versions a
 topic, clients on one topic in ten), and two servers serve it on loopback. A fresh `Registry.open(url)` per
@@ -9,15 +9,19 @@ measurement then asks what the app's Browse page asks on a first visit (open, th
 50), then searches, then what the Topic page asks for one topic. Figures: wall time, HTTP requests the handle
 sent (`Registry.requests_sent`), and the peak RSS of this process (the client; psutil, sampled every 50 ms).
 
-Against `--admin-only` the facade has no explorer API to ask, so a search reads every topic (its history and
-policies): only the first page is measured, only up to `--admin-only-max` topics.
-Targets (issue 22): against our server, the first page in <= 3 s and <= namespaces + 100 requests.
+Against `--admin-only` (a plain broker) a search needs the handle's background index (storage/_broker_index.py):
+the cold first page is the whole index (a fresh cache directory), the second visit answers from the cache
+while the broker is read again behind, and a refresh re-reads every topic with the cache in place. Run each
+kind in its own process (`--kinds`) so its peak RSS is its own.
+Targets (issue 22): against our server, the first page in <= 3 s and <= namespaces + 100 requests; against a
+plain broker, the index under 1 GB at 100,000 topics, with bounded requests in flight.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -38,7 +42,7 @@ for path in (ROOT, ROOT / "bench"):
 
 from bench_browse import SEARCHES, _free_port, generate  # noqa: E402
 
-from registry import Registry, TopicQuery  # noqa: E402
+from registry import CACHE_ENV_VAR, Registry, TopicQuery  # noqa: E402
 
 PAGE = 50
 
@@ -140,6 +144,37 @@ def later_reads(url: str) -> dict[str, float]:
     return figures
 
 
+def index_visits(url: str, cache: Path) -> dict[str, float]:
+    """A plain broker: the first visit builds the index (cold cache), the second answers from the cache, and a
+    refresh re-reads every topic into it."""
+    shutil.rmtree(cache, ignore_errors=True)
+    os.environ[CACHE_ENV_VAR] = str(cache)
+    figures = {f"cold {k}": v for k, v in first_page(url).items()}
+    started = time.perf_counter()
+    with PeakRss() as rss:
+        reg = Registry.open(url)
+        reg.tenants()
+        reg.search_topics(TopicQuery(), limit=PAGE)
+        figures["second visit first page s"] = time.perf_counter() - started
+        figures["second visit first page requests (refresh running)"] = reg.requests_sent
+        for text in SEARCHES:
+            seconds, _, _ = measured(None, lambda t=text: reg.search_topics(TopicQuery(text=t), limit=PAGE))
+            figures[f"search {text!r} ms"] = seconds * 1000
+        reg.cancel_index()
+        reg.close()
+    with Registry.open(url) as reg:
+        started = time.perf_counter()
+        reg.refresh_index()
+        while (status := reg.index_status()) is not None and status.running:
+            time.sleep(0.05)
+        assert status is not None and status.state == "done", status
+        figures["refresh s (every topic read again)"] = time.perf_counter() - started
+        figures["refresh requests"] = status.requests
+        figures["refresh: batches that changed a row (0: none)"] = reg._index.change_token()  # type: ignore[attr-defined]
+    figures["second visit + refresh client peak MB"] = rss.peak / 2**20
+    return figures
+
+
 def namespaces_of(db: Path) -> int:
     with Registry.open(db) as reg:
         return sum(len(reg.namespaces(t)) for t in reg.tenants())
@@ -149,7 +184,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--topics", type=int, nargs="+", default=[10_000, 100_000])
     parser.add_argument("--workdir", type=Path, default=Path(tempfile.gettempdir()) / "bench-remote")
-    parser.add_argument("--admin-only-max", type=int, default=10_000, help="largest size to read topic by topic")
+    parser.add_argument("--kinds", nargs="+", choices=("serve", "admin-only"), default=["serve", "admin-only"])
     args = parser.parse_args(argv)
     args.workdir.mkdir(parents=True, exist_ok=True)
     os.environ.setdefault("PYTHONUNBUFFERED", "1")
@@ -161,22 +196,20 @@ def main(argv: list[str] | None = None) -> int:
             print(f"generated {topics:,} topics in {time.perf_counter() - started:.1f} s", flush=True)
         namespaces = namespaces_of(db)
         print(f"\n== {topics:,} topics in {namespaces} namespaces (budget: {namespaces + 100} requests) ==")
-        kinds = [("serve", False)] + ([("serve --admin-only", True)] if topics <= args.admin_only_max else [])
-        for name, admin_only in kinds:
-            with serving(db, admin_only=admin_only) as url:
-                cold = first_page(url)  # the server builds its catalog on this first search
-                # Over the admin API every new handle reads every topic again: one first page says it all.
-                warm = {} if admin_only else first_page(url)
-                later = {} if admin_only else later_reads(url)
-            print(f"-- {name}")
-            for label, value in (
-                *((f"cold {k}", v) for k, v in cold.items()),
-                *((f"warm {k}", v) for k, v in warm.items()),
-                *later.items(),
-            ):
-                print(f"   {label:40s} {value:12,.1f}")
-        if topics > args.admin_only_max:
-            print(f"-- serve --admin-only: not run above {args.admin_only_max:,} topics (a search reads every topic)")
+        for kind in args.kinds:
+            with serving(db, admin_only=kind == "admin-only") as url:
+                if kind == "admin-only":
+                    figures = index_visits(url, args.workdir / f"index-cache-{topics}")
+                else:
+                    cold = first_page(url)  # the server builds its catalog on this first search
+                    figures = {
+                        **{f"cold {k}": v for k, v in cold.items()},
+                        **{f"warm {k}": v for k, v in first_page(url).items()},
+                        **later_reads(url),
+                    }
+            print(f"-- {'serve --admin-only' if kind == 'admin-only' else 'serve'}")
+            for label, value in figures.items():
+                print(f"   {label:52s} {value:12,.1f}", flush=True)
     load = os.getloadavg()
     print(f"\nload average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}; {os.cpu_count()} CPUs")
     return 0

@@ -133,7 +133,7 @@ CREATE TABLE IF NOT EXISTS topics (
 );
 """
 _COLUMNS = "name, tenant, namespace, version, type, timestamp, deleted, live, fields, data, compatibility"
-# An upsert that writes only a row that differs, so `total_changes` says whether the catalog moved.
+# Upserts that write only a row that differs, so their row count says whether the catalog moved.
 _UPSERT = f"""
 INSERT INTO topics ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 ON CONFLICT(name) DO UPDATE SET version = excluded.version, type = excluded.type, timestamp = excluded.timestamp,
@@ -144,6 +144,10 @@ WHERE (topics.version, topics.type, topics.timestamp, topics.deleted, topics.liv
     IS NOT (excluded.version, excluded.type, excluded.timestamp, excluded.deleted, excluded.live, excluded.fields,
             excluded.data, excluded.compatibility)
 """
+_UPSERT_NAMESPACE = (
+    "INSERT INTO namespaces VALUES (?, ?) ON CONFLICT(name) DO UPDATE SET policy = excluded.policy "
+    "WHERE namespaces.policy IS NOT excluded.policy"
+)
 _CATALOG = (
     "SELECT name, namespace, version, type, timestamp, deleted, live, fields, data FROM topics "
     "ORDER BY tenant, namespace, name"
@@ -342,18 +346,17 @@ class BrokerIndex:
         kept = {ns: listing for ns, listing in found.items() if listing is not None}
         topics = [t for _, names in kept.values() for t in names]
         with self._lock, self._transaction():
-            before = self._db.total_changes
+            changed = 0
             for table, names in (("topics", topics), ("namespaces", list(kept))):  # what is no longer there goes
                 self._db.execute("CREATE TEMP TABLE IF NOT EXISTS listed (name TEXT PRIMARY KEY)")
                 self._db.execute("DELETE FROM listed")
                 self._db.executemany("INSERT OR IGNORE INTO listed VALUES (?)", ((n,) for n in names))
-                self._db.execute(f"DELETE FROM {table} WHERE name NOT IN (SELECT name FROM listed)")  # noqa: S608
-            self._db.executemany(
-                "INSERT INTO namespaces VALUES (?, ?) ON CONFLICT(name) DO UPDATE SET policy = excluded.policy "
-                "WHERE namespaces.policy IS NOT excluded.policy",
-                ((ns, _policy_text(policy)) for ns, (policy, _) in kept.items()),
-            )
-            self._moved(before)
+                sql = f"DELETE FROM {table} WHERE name NOT IN (SELECT name FROM listed)"  # noqa: S608
+                changed += self._db.execute(sql).rowcount
+            changed += self._db.executemany(
+                _UPSERT_NAMESPACE, ((ns, _policy_text(policy)) for ns, (policy, _) in kept.items())
+            ).rowcount
+            self._moved(changed)
         return topics
 
     def _tenants(self) -> list[str]:
@@ -451,9 +454,7 @@ class BrokerIndex:
         if not rows:
             return
         with self._lock, self._transaction():
-            before = self._db.total_changes
-            self._db.executemany(_UPSERT, rows)
-            self._moved(before)
+            self._moved(self._db.executemany(_UPSERT, rows).rowcount)
 
     @contextlib.contextmanager
     def _transaction(self) -> Iterator[None]:
@@ -465,8 +466,9 @@ class BrokerIndex:
             raise
         self._db.execute("COMMIT")
 
-    def _moved(self, before: int) -> None:
-        if self._db.total_changes != before:
+    def _moved(self, changed: int) -> None:
+        """After a write of `changed` rows: a catalog built before is stale only when some row changed."""
+        if changed > 0:
             self._generation += 1
             self._status = replace(self._status, cached=self._count())
 
@@ -525,13 +527,7 @@ class BrokerIndex:
         except NamespaceNotFoundError:
             policy = None
         with self._lock, self._transaction():
-            before = self._db.total_changes
-            self._db.execute(
-                "INSERT INTO namespaces VALUES (?, ?) ON CONFLICT(name) DO UPDATE SET policy = excluded.policy "
-                "WHERE namespaces.policy IS NOT excluded.policy",
-                (namespace, _policy_text(policy)),
-            )
-            self._moved(before)
+            self._moved(self._db.execute(_UPSERT_NAMESPACE, (namespace, _policy_text(policy))).rowcount)
 
 
 def _policy_text(policy: NamespacePolicy | None) -> str | None:
