@@ -34,7 +34,7 @@ from dataclasses import dataclass, replace
 from enum import StrEnum
 from pathlib import Path
 from typing import Final, Protocol
-from urllib.parse import unquote
+from urllib.parse import unquote, urlsplit
 
 from platformdirs import user_data_dir
 
@@ -120,8 +120,9 @@ def cache_path(url: str, token: str | None) -> Path:
         else Path(user_data_dir("pulsar-schema-explorer", appauthor=False)) / "remote-cache"
     )
     digest = hashlib.sha256(f"{url}\0{token or ''}".encode()).hexdigest()[:16]
-    host = re.sub(r"[^A-Za-z0-9.-]+", "_", url.split("://", 1)[-1])[:60]
-    return folder / f"{host}-{digest}.sqlite"
+    parsed = urlsplit(url)  # the host and port name the file; a password in the URL never does
+    where = f"{parsed.hostname or 'broker'}_{parsed.port}" if parsed.port else parsed.hostname or "broker"
+    return folder / f"{re.sub(r'[^A-Za-z0-9.-]+', '_', where)[:60]}-{digest}.sqlite"
 
 
 _SCHEMA = """
@@ -496,10 +497,23 @@ class BrokerIndex:
 
     def touched(self, path: str) -> None:
         """Read again what an admin write to `path` changed, so a search sees this handle's own writes at
-        once: a topic (schemas or topic policies), or a namespace (policies and topic list)."""
+        once: a topic (schemas or topic policies), or a namespace (policies and topic list). The write stood on
+        the broker whatever happens here: when the re-read fails, the index stops counting as complete, so
+        the next search reads the broker again instead of answering without the write."""
         parts = [unquote(p) for p in path.split("?", 1)[0].strip("/").split("/")]
         if parts[:2] != ["admin", "v2"] or len(parts) < 5 or (self._opened is None and not self._path.exists()):
             return  # not a namespace or topic; or no index to keep current
+        try:
+            self._reread(parts)
+        except (RegistryError, sqlite3.Error) as exc:
+            with self._lock:
+                self._status = replace(
+                    self._status, complete_at=None, error=f"the index missed a write to {path} ({exc})"
+                )
+                with contextlib.suppress(sqlite3.Error):
+                    self._db.execute("DELETE FROM meta WHERE key = 'complete_at'")
+
+    def _reread(self, parts: list[str]) -> None:
         kind, tenant, namespace = parts[2], parts[3], parts[4]
         if kind == "namespaces":
             self._reread_namespace(f"{tenant}/{namespace}")

@@ -233,11 +233,28 @@ def test_an_unreadable_or_foreign_cache_is_rebuilt_never_answered_from(sample_ur
         assert remote.search_topics(limit=100).total == 47
 
 
-def test_the_cache_is_per_cluster_and_per_token():
+def test_the_cache_is_per_cluster_and_per_token_and_never_names_a_secret():
     url = "http://broker.example:8080"
-    paths = {cache_path(url, None), cache_path(url, "a-token"), cache_path(url, "another"), cache_path(url + "1", None)}
+    paths = {cache_path(url, None), cache_path(url, "a-token"), cache_path(url, "another"), cache_path("http://broker.example:8081", None)}
     assert len(paths) == 4
-    assert all(p.name.startswith("broker.example_8080") for p in list(paths)[:3] if "80801" not in p.name)
+    assert cache_path(url, "a-token").name.startswith("broker.example_8080-")
+    assert "secret" not in str(cache_path("http://ops:secret@broker.example:8080", "secret-token"))
+
+
+def test_a_write_the_index_cannot_follow_makes_the_next_search_read_the_broker(sample_url, tmp_path, monkeypatch):
+    """The write stands on the broker; an index that missed it must not answer as if complete."""
+    _fresh_cache(monkeypatch, tmp_path)
+    created = "persistent://acme/orders/index-missed-write"
+    with Registry.open(sample_url) as remote:
+        remote.search_topics(limit=1)
+        index = remote._index  # type: ignore[attr-defined]
+        real = index._reread
+        index._reread = lambda parts: (_ for _ in ()).throw(StorageError("the cache disk is full"))
+        remote.register(created, _avro("Missed", "id"))  # the write succeeds
+        status = remote.index_status()
+        assert status is not None and not status.ready and "missed a write" in status.error
+        index._reread = real
+        assert remote.search_topics(TopicQuery(text="name:index-missed-write")).total == 1  # read afresh
 
 
 def test_registries_that_search_themselves_have_no_index(tmp_path, start):
