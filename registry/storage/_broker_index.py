@@ -389,6 +389,8 @@ class BrokerIndex:
                     if topic is None:
                         break
                     pending.add(pool.submit(self._read_topic, topic, self._next_seq()))
+                if self._cancel.is_set():  # the queued reads are dropped; only those in flight finish
+                    pending = {f for f in pending if not f.cancel()}
                 if not pending:
                     break
                 done, pending = wait(pending, return_when=FIRST_COMPLETED)
