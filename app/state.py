@@ -28,6 +28,7 @@ from __future__ import annotations
 import argparse
 import gc
 import getpass
+import hashlib
 import logging
 import os
 import sys
@@ -199,11 +200,14 @@ def clear_caches() -> None:
     st.cache_data.clear()
 
 
-def cache_key() -> tuple[str, int]:
+def cache_key() -> tuple[str, str, int]:
     """A value for st.cache_data functions to take as an argument, so their tables follow the registry:
-    the connection's target and its change token (bumped by any write, from any process)."""
+    the connection's target, a digest of its token (two tokens on one URL may see different things, and a
+    switch to another token must not answer from what the previous one read; the token itself is never a
+    cache key) and the registry's change token (bumped by any write, from any process)."""
     conn = connection()
-    return conn.target, registry().change_token()
+    token = hashlib.sha256(conn.token.encode()).hexdigest()[:16] if conn.token else ""
+    return conn.target, token, registry().change_token()
 
 
 def topic_page(render: Callable[[Registry, str], Mapping[str, object] | None], *, empty: str = "") -> None:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import streamlit as st
 
-from app import state
+from app import search_index, state
 from app.render import code_span, show_error
 from registry import PROFILES, Registry, RegistryError
 
@@ -15,7 +15,8 @@ EMBEDDED, REMOTE = "Embedded file", "Remote admin URL"
 
 
 def connection_sidebar() -> Registry | None:
-    """The sidebar: where the registry is, a form to switch it, read-only mode and the broker defaults.
+    """The sidebar: where the registry is (and a plain broker's search index), a form to switch it, read-only
+    mode and the broker defaults.
 
     Returns the open registry, or None when it cannot open (the error is shown in the sidebar)."""
     conn = state.connection()
@@ -29,6 +30,8 @@ def connection_sidebar() -> Registry | None:
         except RegistryError as exc:
             reg = None
             show_error(exc)
+        if reg is not None:
+            search_index.sidebar(reg)  # a plain broker's search index: its age, or its progress
         # Once a creation was asked for, the form stays open until a connection is made: the expander
         # neither folds under the person's cursor on Cancel nor races a test that reopens it.
         if reg is None or PENDING in st.session_state:

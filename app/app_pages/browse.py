@@ -3,6 +3,9 @@
 Every answer comes from `Registry.search_topics` (one page at a time, cached catalog in the core), so this
 stays fast with 100k topics; a topic whose schema cannot be read shows its error in its row. The search and
 page are in the URL (app/links.py); a click on a row opens the topic.
+
+Over a plain broker the search needs the app's index of it (app/search_index.py): until a complete one exists
+the page shows its progress instead of searching, so the script never waits for the whole index.
 """
 
 from __future__ import annotations
@@ -12,7 +15,7 @@ from typing import TypeVar
 
 import streamlit as st
 
-from app import links, state
+from app import links, search_index, state
 from app.render import escape_markdown, show_error
 from registry import STRATEGIES, CompatibilityStrategy, RegistryError, SchemaType, TopicQuery
 from registry.views.tables import topics_frame
@@ -44,6 +47,7 @@ COLUMNS = {
     "error": st.column_config.TextColumn("Problem", help="why the latest schema could not be read"),
     "topic": st.column_config.TextColumn("Full name", width="large"),
 }
+_CLIENT_COLUMNS = ("producers", "consumers")
 TABLE = "browse_table"  # the table's key, with a counter: a new key after each open clears the row selection
 
 
@@ -129,7 +133,14 @@ def _query(reg_tenants: list[str]) -> TopicQuery:
     chosen_types = types.multiselect("Schema type", TYPES, key="browse_types")
     chosen_strategies = strategies.multiselect("Compatibility", STRATEGY_FILTERS, key="browse_strategies")
     min_versions = versions.number_input("Min. versions", min_value=0, step=1, key="browse_min_versions")
-    has_clients = clients.selectbox("Clients", list(CLIENTS), key="browse_clients")
+    records = state.registry().records_clients
+    has_clients = clients.selectbox(
+        "Clients",
+        list(CLIENTS),
+        key="browse_clients",
+        disabled=not records,
+        help=None if records else "A plain broker records no producers or consumers with their schema versions",
+    )
     return TopicQuery(
         text=text,
         tenant=None if tenant == ALL else tenant,
@@ -137,7 +148,7 @@ def _query(reg_tenants: list[str]) -> TopicQuery:
         schema_types=frozenset(chosen_types),
         strategies=frozenset(chosen_strategies),
         min_versions=int(min_versions) or None,
-        has_clients=CLIENTS[has_clients],
+        has_clients=CLIENTS[has_clients] if records else None,
     )
 
 
@@ -154,8 +165,11 @@ def _results() -> None:
         tenants = reg.tenants()
         _open_link(tenants)
         query = _query(tenants)
-        if st.session_state.get("browse_last_query") != query:  # a new search starts on its first page
-            st.session_state["browse_last_query"] = query
+        # A new search, or the same one on another registry (the sidebar switched it), starts on its first page.
+        conn = state.connection()
+        asked = (conn.target, conn.token, query)
+        if st.session_state.get("browse_last_query") != asked:
+            st.session_state["browse_last_query"] = asked
             st.session_state["browse_page"] = st.session_state.pop("browse_link_page", 1)
         page_number = int(st.session_state.get("browse_page", 1))
         page = reg.search_topics(query, offset=(page_number - 1) * PAGE_SIZE, limit=PAGE_SIZE)
@@ -180,7 +194,8 @@ def _results() -> None:
         st.info("No topic matches. Clear the search or a filter, or pick another tenant or namespace.")
         return
 
-    frame = topics_frame(page)[SHOWN]
+    # A plain broker records no clients: a column of zeros would say "no clients" where it means "not known".
+    frame = topics_frame(page)[SHOWN if reg.records_clients else [c for c in SHOWN if c not in _CLIENT_COLUMNS]]
     opened = int(st.session_state.get("browse_opened", 0))
     event = st.dataframe(
         frame,
@@ -206,4 +221,5 @@ def _results() -> None:
 
 
 st.title("Browse")
-_results()
+if search_index.gate():
+    _results()

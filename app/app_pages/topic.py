@@ -14,7 +14,7 @@ from registry.views.tables import clients_frame, connected_frame, history_frame
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
-def _history(key: tuple[str, int], topic: str, _reg: Registry) -> list[SchemaVersion]:
+def _history(key: tuple[str, str, int], topic: str, _reg: Registry) -> list[SchemaVersion]:
     return _reg.history(topic, include_deleted=True)
 
 

@@ -203,9 +203,18 @@ class BrokerIndex:
         creates no cache."""
         with self._lock:
             if self._opened is None:
-                self._opened = self._open()
-                self._status = replace(self._status, cached=self._count(), complete_at=self._complete_at())
+                try:
+                    self._opened = self._open()
+                    self._status = replace(self._status, cached=self._count(), complete_at=self._complete_at())
+                except (OSError, sqlite3.Error) as exc:
+                    self._opened = None
+                    raise self._unusable(exc) from None
             return self._opened
+
+    def _unusable(self, exc: Exception) -> StorageError:
+        return StorageError(
+            f"cannot use the search index cache {self._path}: {exc}; set {CACHE_ENV_VAR} to a folder you may write"
+        )
 
     def _open(self) -> sqlite3.Connection:
         self._path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
@@ -230,8 +239,9 @@ class BrokerIndex:
 
     @staticmethod
     def _connect(where: str) -> sqlite3.Connection:
+        os.close(os.open(where, os.O_CREAT | os.O_WRONLY, 0o600))  # schemas can be private: the user's alone
+        os.chmod(where, 0o600)  # a file an older version made
         db = sqlite3.connect(where, check_same_thread=False, isolation_level=None)
-        os.chmod(where, 0o600)  # schemas can be private: the cache is the user's alone
         db.execute("PRAGMA journal_mode=WAL")
         db.executescript(_SCHEMA)
         return db
@@ -266,11 +276,14 @@ class BrokerIndex:
         """Every indexed topic's catalog facts, in catalog order. A broker records no clients."""
         with self._lock:
             token = self._generation
-            rows: list[CatalogRow] = self._db.execute(_CATALOG).fetchall()
-            namespaces = self._db.execute("SELECT name, policy FROM namespaces WHERE policy IS NOT NULL").fetchall()
-            strategies = self._db.execute(
-                "SELECT name, compatibility FROM topics WHERE compatibility IS NOT NULL"
-            ).fetchall()
+            try:
+                rows: list[CatalogRow] = self._db.execute(_CATALOG).fetchall()
+                namespaces = self._db.execute("SELECT name, policy FROM namespaces WHERE policy IS NOT NULL").fetchall()
+                strategies = self._db.execute(
+                    "SELECT name, compatibility FROM topics WHERE compatibility IS NOT NULL"
+                ).fetchall()
+            except sqlite3.Error as exc:
+                raise self._unusable(exc) from None
         return CatalogSource(
             token=token,
             rows=rows,
@@ -331,6 +344,8 @@ class BrokerIndex:
             self._end(IndexState.DONE, complete_at=now)
         except RegistryError as exc:
             self._end(IndexState.FAILED, error=str(exc))
+        except (OSError, sqlite3.Error) as exc:
+            self._end(IndexState.FAILED, error=str(self._unusable(exc)))
         except Exception as exc:  # noqa: BLE001 - a background thread must report, never die silently
             self._end(IndexState.FAILED, error=f"internal error while indexing: {type(exc).__name__}: {exc}")
 

@@ -236,7 +236,12 @@ def test_an_unreadable_or_foreign_cache_is_rebuilt_never_answered_from(sample_ur
 
 def test_the_cache_is_per_cluster_and_per_token_and_never_names_a_secret():
     url = "http://broker.example:8080"
-    paths = {cache_path(url, None), cache_path(url, "a-token"), cache_path(url, "another"), cache_path("http://broker.example:8081", None)}
+    paths = {
+        cache_path(url, None),
+        cache_path(url, "a-token"),
+        cache_path(url, "another"),
+        cache_path("http://broker.example:8081", None),
+    }
     assert len(paths) == 4
     assert cache_path(url, "a-token").name.startswith("broker.example_8080-")
     assert "secret" not in str(cache_path("http://ops:secret@broker.example:8080", "secret-token"))
@@ -286,3 +291,14 @@ def test_the_cli_indexes_with_progress_and_searches(sample_url, tmp_path, monkey
     assert "persistent://acme/orders/order-created\tAVRO" in out and "of 8 topics" in err
     assert main(["index", "--db", str(seeded(tmp_path / "file.db"))]) == 0
     assert "searches without an index" in capsys.readouterr().err
+
+
+def test_a_cache_folder_that_cannot_be_made_is_one_clear_error(sample_url, tmp_path, monkeypatch):
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a folder")
+    monkeypatch.setenv(CACHE_ENV_VAR, str(blocker / "cache"))
+    with Registry.open(sample_url) as remote:
+        assert remote.index_status().cached == 0  # type: ignore[union-attr]  # asking creates nothing
+        with pytest.raises(StorageError, match=f"cannot use the search index cache .*{CACHE_ENV_VAR}"):
+            remote.search_topics()
+        assert remote.tenants()  # the registry itself still answers

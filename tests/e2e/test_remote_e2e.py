@@ -1,5 +1,6 @@
 """`schema-explorer ui --url URL --read-only` against a live `schema-explorer serve` on loopback: the app
-explores a remote admin endpoint through the same facade, and read-only mode hides writes."""
+explores a remote admin endpoint through the same facade, and read-only mode hides writes. Against
+`serve --admin-only` (a plain broker) Browse shows the search index's progress, then its topics."""
 
 from __future__ import annotations
 
@@ -19,6 +20,13 @@ from serving import served
 def admin_url(e2e_db: Path) -> Iterator[str]:
     with served(e2e_db, log_dir=e2e_db.parent) as url:
         yield url
+
+
+@pytest.fixture(scope="module")
+def broker_app_url(e2e_db: Path, start_app: Any) -> Iterator[str]:
+    """The app on `serve --admin-only`: a new URL, so its index cache (the test run's cache folder) is empty."""
+    with served(e2e_db, log_dir=e2e_db.parent, admin_only=True) as url:
+        yield str(start_app(e2e_db, "--read-only", source=["--url", url]))
 
 
 @pytest.fixture(scope="module")
@@ -70,3 +78,20 @@ def test_the_app_searches_a_remote_endpoint_and_shows_its_recorded_clients(
     expect(main.locator("[data-testid='stDataFrame']:visible").first).to_be_visible()
     expect(main.get_by_text("admin API does not say")).to_have_count(0)
     shot(page, "remote-topic-clients")
+
+
+def test_the_app_indexes_a_plain_broker_then_browses_it(page: Any, broker_app_url: str, shot: Any) -> None:
+    """Issue 22: a plain broker has no search; the first visit shows the index's progress (the script never waits
+    for it), then the page reruns by itself and lists the topics; the sidebar says how old the index is."""
+    page.goto(broker_app_url)
+    main = page.get_by_test_id("stMain")
+    sidebar = page.get_by_test_id("stSidebar")
+    expect(main.get_by_text(re.compile(r"48 topics match"))).to_be_visible(timeout=60_000)
+    expect(main.get_by_text("Building the search index of")).to_have_count(0)
+    expect(main.get_by_text(re.compile("results come from this app's index of"))).to_be_visible()
+    expect(sidebar.get_by_text(re.compile(r"Search index: 48 topics, updated"))).to_be_visible()
+    shot(page, "remote-broker-index-ready")
+    sidebar.get_by_role("button", name="Refresh index").click()
+    expect(sidebar.get_by_text(re.compile(r"Search index: 48 topics, updated (just now|\d+ s ago)"))).to_be_visible()
+    expect(sidebar.get_by_role("button", name="Refresh index")).to_be_visible(timeout=60_000)
+    expect(main.get_by_text(re.compile(r"48 topics match"))).to_be_visible()
