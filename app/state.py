@@ -33,6 +33,7 @@ import logging
 import os
 import sys
 import threading
+import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -121,6 +122,7 @@ def connection() -> Connection:
 def connect(target: str, token: str | None = None) -> None:
     """Switch the session to another registry (the Connection form); the new one opens on the next call."""
     st.session_state[CONNECTION] = replace(connection(), target=target.strip(), token=token or None)
+    st.session_state.pop(_FAILED, None)  # an explicit Connect always tries again
     st.session_state.pop(TOPIC, None)
 
 
@@ -141,11 +143,26 @@ def _open(target: str, token: str | None, pulsar_version: str | None = None) -> 
     return Registry.open(target, token=token, pulsar_version=pulsar_version)
 
 
+_FAILED = "open_failed"  # session key: (connection, when, error) of the last open that failed
+RETRY_AFTER_S = 15.0  # a failed open is not retried within this time: each page would wait for it again
+
+
 def registry() -> Registry:
     """The cached registry handle of the session's connection, or in read-only mode a view of it that refuses
-    every write (ReadOnlyError), so no page or widget can write. Raises RegistryError when it cannot open."""
+    every write (ReadOnlyError), so no page or widget can write. Raises RegistryError when it cannot open; an
+    endpoint that failed to open a moment ago fails at once (a hanging URL takes 30 s to give up, and the
+    sidebar and the page would each wait that long)."""
     conn = connection()
-    reg = _open(conn.target, conn.token, conn.pulsar_version)
+    wanted = (conn.target, conn.token, conn.pulsar_version)
+    failed = st.session_state.get(_FAILED)
+    if failed is not None and failed[0] == wanted and time.monotonic() - failed[1] < RETRY_AFTER_S:
+        raise failed[2]
+    try:
+        reg = _open(conn.target, conn.token, conn.pulsar_version)
+    except RegistryError as exc:
+        st.session_state[_FAILED] = (wanted, time.monotonic(), exc)
+        raise
+    st.session_state.pop(_FAILED, None)
     if read_only():
         # The view answers every read Registry answers; pages only need those.
         return cast(Registry, reg.read_only())

@@ -21,6 +21,7 @@ def connection_sidebar() -> Registry | None:
     Returns the open registry, or None when it cannot open (the error is shown in the sidebar)."""
     conn = state.connection()
     with st.sidebar:
+        _hide_previous_registry(conn)
         st.caption("Connection")
         st.markdown(f"**{'Remote' if conn.is_remote else 'Embedded'}** · {code_span(conn.shown)}")
         try:
@@ -54,6 +55,20 @@ def connection_sidebar() -> Registry | None:
             _pulsar_version(reg)
             _broker_defaults(reg)
     return reg
+
+
+_SHOWN = "sidebar_connection_shown"  # session key: the connection the page on screen was drawn from
+# Streamlit keeps the previous run's elements on screen, faded, until the new run replaces them; in the run that
+# switches registry they would show the previous registry's data beside "Connecting…", so that run hides them.
+_HIDE_STALE = '<style>[data-testid="stMain"] [data-stale="true"] { display: none; }</style>'
+
+
+def _hide_previous_registry(conn: state.Connection) -> None:
+    """In the run that switches to another registry, hide the page the previous one drew (module note above)."""
+    shown = (conn.target, conn.token, conn.pulsar_version)
+    if st.session_state.get(_SHOWN, shown) != shown:
+        st.html(_HIDE_STALE)
+    st.session_state[_SHOWN] = shown
 
 
 OWN = "the registry's own"  # the profile choice that follows the registry (stored, or the broker's version)

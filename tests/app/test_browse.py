@@ -12,7 +12,7 @@ from shell_helpers import TOPIC_PAGE, errors
 from streamlit.testing.v1 import AppTest
 
 from app import state
-from registry import Registry, SchemaInfo, SchemaType
+from registry import Registry, RegistryError, SchemaInfo, SchemaType
 
 MakeApp = Callable[..., AppTest]
 
@@ -149,6 +149,35 @@ def test_switching_the_connection_in_the_sidebar(make_app: MakeApp, db: Path, tm
     at.button(key="conn_apply").click().run()
     assert errors(at) == []
     assert table_topics(at) == ["persistent://solo/ns/only"]
+
+
+def test_the_run_that_switches_registry_hides_the_previous_page(make_app: MakeApp, db: Path, tmp_path: Path) -> None:
+    """Streamlit keeps the previous run's elements on screen (faded) until they are replaced: the run that
+    switches registry hides them, so the previous registry's data is never shown beside "Connecting…"."""
+    other = tmp_path / "other.db"
+    Registry.open(other, create=True).close()
+    at = make_app(db).run()
+    assert not [h for h in at.get("html") if "data-stale" in h.proto.body]
+    at.text_input(key="conn_target").input(str(other))
+    at.button(key="conn_apply").click().run()
+    assert [h for h in at.get("html") if 'data-stale="true"' in h.proto.body and "display: none" in h.proto.body]
+    at.run()  # the next run draws over the new registry's own page: nothing to hide
+    assert not [h for h in at.get("html") if "data-stale" in h.proto.body]
+
+
+def test_a_failed_open_is_not_waited_for_again_until_connect_is_clicked(make_app: MakeApp, db: Path) -> None:
+    """A hanging endpoint takes 30 s to give up: the sidebar and the page must not each wait that long, and a
+    rerun soon after says the same at once; Connect tries again."""
+    at = make_app("http://127.0.0.1:9").run()
+    failed = at.session_state[state._FAILED]
+    assert failed[0][0] == "http://127.0.0.1:9" and isinstance(failed[2], RegistryError)
+    at.run()
+    assert at.session_state[state._FAILED][1] == failed[1]  # answered from the last failure, not asked again
+    assert any("Connection" in m for m in errors(at))
+    at.radio(key="conn_kind").set_value("Embedded file")
+    at.text_input(key="conn_target").input(str(db))
+    at.button(key="conn_apply").click().run()
+    assert errors(at) == [] and state._FAILED not in at.session_state
 
 
 def test_warm_up_opens_the_shared_handle_and_never_raises(make_app: MakeApp, db: Path) -> None:
