@@ -221,12 +221,17 @@ def _sidebar_running() -> None:
     current = _current()
     if current is None or not current[1].running:
         st.rerun(scope="app")
-    _, status = current
+    reg, status = current
     st.caption(_summary(status))
     fraction, text = progress(status)
     if status.ready and status.state is IndexState.INDEXING:
         text = text.replace("Indexing", "Refreshing", 1)
     st.progress(fraction, text=text)
+    if st.button("Stop", key="index_sidebar_cancel", icon=":material/stop:", help="What was read stays cached"):
+        try:
+            reg.cancel_index()
+        except _FAILURES as exc:
+            show_error(exc)
 
 
 def _sidebar_line(reg: Registry, status: IndexStatus) -> None:

@@ -76,7 +76,7 @@ class IndexStatus:
     error: str = ""  # why the run failed, or the first unreadable topic's reason
     cache_path: str = ""  # the SQLite file
     workers: int = INDEX_WORKERS
-    requests: int = 0  # HTTP requests this run sent so far
+    requests: int = 0  # HTTP requests the handle sent since this run started (the run's; and any other call's)
 
     @property
     def ready(self) -> bool:

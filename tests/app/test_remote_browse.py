@@ -175,6 +175,23 @@ def test_cancel_then_resume_the_index_from_browse(make_app: MakeApp, servers, fr
     assert counts(at).startswith("**47** topics match")
 
 
+def test_the_sidebar_stops_a_background_refresh(make_app: MakeApp, servers, fresh_index) -> None:
+    url = servers["admin-only"]
+    fresh_index.set()
+    with Registry.open(url) as other:  # an earlier visit left a complete index
+        assert other.search_topics().total == 47
+    fresh_index.clear()
+    at = make_app(url).run()  # the refresh starts, its reads wait at the gate
+    handle = state._open(url, None, None)
+    at.sidebar.button(key="index_sidebar_cancel").click().run()
+    fresh_index.set()
+    status = handle._index.wait(timeout=30)  # type: ignore[attr-defined]
+    assert status.state is IndexState.CANCELLED and status.ready  # the earlier complete index still answers
+    at.run()
+    assert errors(at) == [] and counts(at).startswith("**47** topics match")
+    assert "The last run was cancelled after" in sidebar_captions(at)
+
+
 def test_a_second_visit_searches_at_once_from_the_cached_index(make_app: MakeApp, servers, fresh_index) -> None:
     """The cache is a file per cluster URL and token: a handle that finds a complete one answers from it at once
     (the page says how old it is) while a refresh runs in the background."""
