@@ -9,6 +9,7 @@ import json
 import os
 import re
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -175,6 +176,21 @@ def close_registry(reg: Registry) -> None:
     close = getattr(reg, "close", None)
     if callable(close):
         close()
+
+
+def whole_number(minimum: int) -> Callable[[str], int]:
+    """An argparse `type` for a whole number >= `minimum`, naming the value it refuses."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"must be at least {minimum}, got {value}")
+        return value
+
+    return parse
 
 
 def port_number(text: str) -> int:

@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from ._common import EXIT_OK, UserError, add_source_arguments, check_url, pulsar_version
+from ._common import EXIT_OK, UserError, add_source_arguments, check_url, pulsar_version, whole_number
 
 JOBS = ("compat-matrix", "policy-impact", "data")
 
@@ -36,7 +36,7 @@ def add_commands(commands: argparse._SubParsersAction[Any]) -> None:
     scope.add_argument("--namespace", metavar="T/NS", help="only this namespace's topics")
     matrix.add_argument(
         "--max-versions",
-        type=_positive,
+        type=whole_number(1),
         default=20,
         metavar="N",
         help="check each topic's latest N live versions (default: 20)",
@@ -60,7 +60,7 @@ def _common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--snapshot", metavar="FILE", help="an exported snapshot (JSON lines) instead of a registry")
     parser.add_argument("--out", required=True, metavar="DIR", help="folder for the Parquet tables")
     parser.add_argument("--master", default="local[*]", metavar="URL", help="Spark master (default: local[*])")
-    parser.add_argument("--partitions", type=_positive, metavar="N", help="Spark partitions for the topic rows")
+    parser.add_argument("--partitions", type=whole_number(1), metavar="N", help="Spark partitions for the topic rows")
     parser.add_argument(
         "--code",
         choices=("ship", "installed"),
@@ -74,16 +74,6 @@ def _common(parser: argparse.ArgumentParser) -> None:
         default="text",
         help="progress from Spark's status tracker on stderr: a line (default), JSON lines (for tools), or none",
     )
-
-
-def _positive(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
-    return value
 
 
 def _no_job(parser: argparse.ArgumentParser) -> int:

@@ -15,7 +15,7 @@ import sys
 import time
 from typing import Any
 
-from ._common import EXIT_OK, EXIT_REFUSED, PROG, add_source_arguments, close_registry, open_source
+from ._common import EXIT_OK, EXIT_REFUSED, PROG, add_source_arguments, close_registry, open_source, whole_number
 
 _TICK_S = 0.5  # how often the progress line is redrawn on a terminal
 _LOG_EVERY_S = 10.0  # and how often a line is written when stderr is not a terminal
@@ -32,8 +32,8 @@ def add_commands(commands: argparse._SubParsersAction[Any]) -> None:
     add_source_arguments(search)
     search.add_argument("text", nargs="?", default="", help="search terms (default: every topic)")
     search.add_argument("--namespace", "-n", metavar="NS", help="only this namespace (tenant/namespace)")
-    search.add_argument("--limit", type=_positive, default=50, help="topics to print (default: 50)")
-    search.add_argument("--offset", type=_not_negative, default=0, help="topics to skip (default: 0)")
+    search.add_argument("--limit", type=whole_number(1), default=50, help="topics to print (default: 50)")
+    search.add_argument("--offset", type=whole_number(0), default=0, help="topics to skip (default: 0)")
     search.add_argument("--json", action="store_true", help="print the page as JSON (to_json of a TopicPage)")
     search.set_defaults(handler=run_search)
 
@@ -148,20 +148,3 @@ def _progress(status: Any) -> str:
         return f"indexing: listing namespaces and topics ({status.requests} requests)"
     share = f" ({100 * status.indexed // status.total}%)" if status.total else ""
     return f"indexing: {status.indexed} of {status.total} topics{share}, {status.requests} requests"
-
-
-def _positive(text: str) -> int:
-    value = _not_negative(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {text!r}")
-    return value
-
-
-def _not_negative(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"expected a whole number >= 0, got {text!r}")
-    return value
