@@ -547,9 +547,14 @@ class BrokerIndex:
             return self._db.execute("SELECT 1 FROM topics WHERE name = ?", (topic,)).fetchone() is not None
 
     def _reread_topic(self, topic: str) -> None:
-        """A successful write leaves its topic in place (Pulsar has it, or created it): read its row."""
-        row = self._read_topic(topic, self._next_seq())
-        if row is not None:
+        """A successful write leaves its topic in place (Pulsar has it, or created it): read its row. A read
+        that fails raises (`touched` then marks the index incomplete), unlike a run's, which counts it."""
+        seq = self._next_seq()
+        row = self._row(topic)
+        with self._lock:
+            if self._last_read.get(topic, -1) > seq:
+                return
+            self._last_read[topic] = seq
             self._write([row])
 
     def _reread_namespace(self, namespace: str) -> None:
