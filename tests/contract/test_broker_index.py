@@ -291,6 +291,9 @@ def test_the_cli_indexes_with_progress_and_searches(sample_url, tmp_path, monkey
     assert "persistent://acme/orders/order-created\tAVRO" in out and "of 8 topics" in err
     assert main(["index", "--db", str(seeded(tmp_path / "file.db"))]) == 0
     assert "searches without an index" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as bad:
+        main(["search", "--limit", "0", "--url", sample_url])
+    assert bad.value.code == 2 and "--limit: must be at least 1, got 0" in capsys.readouterr().err
 
 
 def test_a_cache_folder_that_cannot_be_made_is_one_clear_error(sample_url, tmp_path, monkeypatch):
