@@ -9,7 +9,8 @@ the errors the embedded facade raises, and refusals are explained locally from t
 no `connect_*`: `what_if(topic, info).producer` / `.consumer` is the dry run of the broker's admission check.
 
 Two kinds of remote, one facade. A plain broker answers the admin API only: the facade computes every
-answer from what it reads there. `schema-explorer serve` also offers its explorer API: then the recorded
+answer from what it reads there, and searches an index of it built in the background and cached locally
+(storage/_broker_index.py). `schema-explorer serve` also offers its explorer API: then the recorded
 clients come from there (so upgrade plans, admission and policy previews see them), and search pages,
 summaries, diffs, what-if, upgrade plans and policy impact are asked of the server in one request each
 instead of reading every topic, when the server answers as the Pulsar line and broker settings this handle

@@ -3,7 +3,8 @@
 `schema-explorer serve` answers search pages, topic summaries, diffs, what-if, upgrade plans and policy
 impact in one request each through its explorer API, computed by the same core over its own registry; a
 broker's admin API answers none of them, so the shared facade computes them from the histories and policies
-it reads (about four requests a topic for a search). The server's answer is taken only while this handle
+it reads, and searches the handle's background index of the broker (storage/_broker_index.py: the first
+search waits for a complete one, later ones answer from its cache). The server's answer is taken only while this handle
 answers as the server's own Pulsar line and broker settings (`_ask_server`); anything the explorer routes do
 not take (a candidate as the old side of a diff, a from-the-end version number, a non-persistent topic,
 schema bytes that are not text) is computed locally as before.
