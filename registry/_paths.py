@@ -1,4 +1,5 @@
-"""Where the default embedded registry lives: a per-user data file (platformdirs), overridable by env."""
+"""Where the default embedded registry lives: a per-user data file (platformdirs), overridable by env; and the
+per-user data folder itself."""
 
 from __future__ import annotations
 
@@ -13,12 +14,17 @@ from ._errors import StorageError
 ENV_VAR = "SCHEMA_EXPLORER_DB"
 
 
+def data_dir() -> Path:
+    """`<user data dir>/pulsar-schema-explorer`: the default registry file and a broker's search index cache."""
+    return Path(user_data_dir("pulsar-schema-explorer", appauthor=False))
+
+
 def default_db_path() -> Path:
     """`$SCHEMA_EXPLORER_DB`, else `<user data dir>/pulsar-schema-explorer/registry.db`."""
     override = os.environ.get(ENV_VAR)
     if override:
         return Path(override).expanduser()
-    return Path(user_data_dir("pulsar-schema-explorer", appauthor=False)) / "registry.db"
+    return data_dir() / "registry.db"
 
 
 _URL_SCHEME = re.compile(r"^\s*([A-Za-z][A-Za-z0-9+.-]*)://")

@@ -36,13 +36,12 @@ from pathlib import Path
 from typing import Final, Protocol
 from urllib.parse import unquote, urlsplit
 
-from platformdirs import user_data_dir
-
 from .._catalog import CatalogRow, CatalogSource, stored_fields
 from .._errors import AuthError, NamespaceNotFoundError, RegistryError, StorageError, TenantNotFoundError
 from .._history import trim
 from .._model import CompatibilityStrategy, NamespacePolicy, SchemaVersion, TopicPolicy
 from .._names import TopicName
+from .._paths import data_dir
 from ._rows import namespace_policy_from_json, namespace_policy_to_json
 
 INDEX_WORKERS: Final = 8  # requests in flight while indexing (the admin client's httpx pool allows more)
@@ -114,11 +113,7 @@ def cache_path(url: str, token: str | None) -> Path:
     """`$SCHEMA_EXPLORER_CACHE_DIR/<host>-<digest>.sqlite`, else under `<user data dir>/pulsar-schema-explorer/
     remote-cache/`. The digest covers the token too: what one role may see is never shown to another."""
     base = os.environ.get(CACHE_ENV_VAR)
-    folder = (
-        Path(base).expanduser()
-        if base
-        else Path(user_data_dir("pulsar-schema-explorer", appauthor=False)) / "remote-cache"
-    )
+    folder = Path(base).expanduser() if base else data_dir() / "remote-cache"
     digest = hashlib.sha256(f"{url}\0{token or ''}".encode()).hexdigest()[:16]
     parsed = urlsplit(url)  # the host and port name the file; a password in the URL never does
     where = f"{parsed.hostname or 'broker'}_{parsed.port}" if parsed.port else parsed.hostname or "broker"
@@ -352,7 +347,7 @@ class BrokerIndex:
     def _list(self) -> list[str] | None:
         """Namespaces with their policies and topics, reconciled into the cache; the listed topics, or None
         when cancelled."""
-        namespaces = [ns for tenant in self._tenants() for ns in self._namespaces(tenant)]
+        namespaces = [ns for tenant in self._source.tenants() for ns in self._namespaces(tenant)]
         found: dict[str, tuple[NamespacePolicy | None, list[str]] | None] = {}
         with ThreadPoolExecutor(self._workers, thread_name_prefix="broker-index") as pool:
             for ns, listing in zip(namespaces, pool.map(self._read_namespace, namespaces), strict=True):
@@ -374,9 +369,6 @@ class BrokerIndex:
             ).rowcount
             self._moved(changed)
         return topics
-
-    def _tenants(self) -> list[str]:
-        return self._source.tenants()
 
     def _namespaces(self, tenant: str) -> list[str]:
         try:
@@ -444,11 +436,17 @@ class BrokerIndex:
             return None
         with self._lock:
             self._failing = 0
-            if self._last_read.get(topic, -1) > seq:
+            if not self._newest(topic, seq):
                 return None  # a write's re-read came after this one started
-            self._last_read[topic] = seq
             self._resume_from.add(topic)
         return row
+
+    def _newest(self, topic: str, seq: int) -> bool:
+        """Record read `seq` of `topic` unless a later-started read was recorded already (call under the lock)."""
+        if self._last_read.get(topic, -1) > seq:
+            return False
+        self._last_read[topic] = seq
+        return True
 
     def _row(self, topic: str) -> IndexRow:
         name = TopicName.parse(topic)
@@ -552,10 +550,8 @@ class BrokerIndex:
         seq = self._next_seq()
         row = self._row(topic)
         with self._lock:
-            if self._last_read.get(topic, -1) > seq:
-                return
-            self._last_read[topic] = seq
-            self._write([row])
+            if self._newest(topic, seq):
+                self._write([row])
 
     def _reread_namespace(self, namespace: str) -> None:
         try:
