@@ -20,6 +20,7 @@ from typing import Any
 
 import pytest
 from browser_helpers import WAIT_MS, seed_e2e, wait_idle
+from identity_proxy import IdentityProxy
 
 import needs
 from serving import free_port
@@ -99,6 +100,22 @@ def start_app() -> Iterator[Callable[..., str]]:
     yield start
     for server in servers:
         server.stop()
+
+
+@pytest.fixture(scope="module")
+def behind_proxy() -> Iterator[Callable[[str, str, str], str]]:
+    """`behind_proxy(app_url, header, person) -> url`: the app as `person` reaches it through a reverse proxy
+    that sets `header` on every request, the WebSocket upgrade included (identity_proxy.py), as
+    `ui --user-header` expects; one proxy per person, stopped with the module."""
+    proxies: list[IdentityProxy] = []
+
+    def start(app_url: str, header: str, person: str) -> str:
+        proxies.append(IdentityProxy(app_url, header, person))
+        return proxies[-1].url
+
+    yield start
+    for proxy in proxies:
+        proxy.stop()
 
 
 @pytest.fixture(scope="module")

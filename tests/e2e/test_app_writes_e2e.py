@@ -159,10 +159,12 @@ def test_read_only_holds_on_every_page(browser: Any, start_app: Any, db: Path, s
     assert export(db) == before
 
 
-def test_writes_are_attributed_through_the_user_header(browser: Any, start_app: Any, db: Path, shot: Any) -> None:
+def test_writes_are_attributed_through_the_user_header(
+    browser: Any, start_app: Any, behind_proxy: Any, db: Path, shot: Any
+) -> None:
     url = start_app(db, "--user-header", HEADER)
-    page = new_page(browser, extra_http_headers={HEADER: "alice@example.com"})
-    open_whatif(page, url)
+    page = new_page(browser)
+    open_whatif(page, behind_proxy(url, HEADER, "alice@example.com"))
     expect(sidebar(page).get_by_text("alice@example.com")).to_be_visible()
     text = main(page).get_by_label("Schema text", exact=True)
     text.fill(with_field(db, optional("byAlice")))
@@ -174,7 +176,8 @@ def test_writes_are_attributed_through_the_user_header(browser: Any, start_app: 
     expect(main(page).get_by_text("alice@example.com", exact=True).first).to_be_attached()  # the audit table
     shot(page, "writes-attributed")
 
-    anonymous = new_page(browser)  # no header: no one to attribute a write to, so the session is read-only
+    # Straight to the app, past the proxy: no header, no one to attribute a write to, so the session is read-only.
+    anonymous = new_page(browser)
     open_whatif(anonymous, url)
     expect(sidebar(anonymous).get_by_text(f"carries no {HEADER} header")).to_be_visible()
     expect(main(anonymous).get_by_role("button", name="Register", exact=True)).to_be_disabled()
@@ -241,9 +244,11 @@ def save_after_preview(page: Any, change: str, button: str, target: str) -> None
     expect(main(page).get_by_test_id("stAlert").filter(has_text=f"Saved on {target}")).to_be_visible()
 
 
-def test_every_policy_control_is_previewed_then_confirmed(browser: Any, start_app: Any, db: Path, shot: Any) -> None:
-    url = start_app(db, "--user-header", HEADER)
-    page = new_page(browser, extra_http_headers={HEADER: "ops@example.com"})
+def test_every_policy_control_is_previewed_then_confirmed(
+    browser: Any, start_app: Any, behind_proxy: Any, db: Path, shot: Any
+) -> None:
+    url = behind_proxy(start_app(db, "--user-header", HEADER), HEADER, "ops@example.com")
+    page = new_page(browser)
     page.goto(f"{url}/policies?namespace=initech/hr")
     wait_idle(page)
     choose(page, "Compatibility strategy", "FULL_TRANSITIVE")
