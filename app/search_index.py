@@ -1,7 +1,7 @@
 """A plain broker's search index in the app (issue 22): Browse's progress view and the sidebar's index line.
 
 A plain broker (a remote admin URL without the explorer API) has no search, so the core builds an index of it
-in the background and keeps it in a SQLite file per cluster URL and token (registry/storage/_broker_index.py).
+in the background and keeps it in a SQLite file per cluster URL and token (registry/remote/_broker_index.py).
 `Registry.search_topics` waits for a complete index when none exists yet, which would hold a page's script for
 the whole run; so before searching, Browse asks `gate()`:
 

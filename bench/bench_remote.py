@@ -9,7 +9,7 @@ measurement then asks what the app's Browse page asks on a first visit (open, th
 50), then searches, then what the Topic page asks for one topic. Figures: wall time, HTTP requests the handle
 sent (`Registry.requests_sent`), and the peak RSS of this process (the client; psutil, sampled every 50 ms).
 
-Against `--admin-only` (a plain broker) a search needs the handle's background index (storage/_broker_index.py):
+Against `--admin-only` (a plain broker) a search needs the handle's background index (remote/_broker_index.py):
 the cold first page is the whole index (a fresh cache directory), the second visit answers from the cache
 while the broker is read again behind, and a refresh re-reads every topic with the cache in place. Run each
 kind in its own process (`--kinds`) so its peak RSS is its own.

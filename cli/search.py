@@ -4,7 +4,7 @@
     schema-explorer index --url URL [--token T] [--json]
 
 Against a plain broker (no explorer API), a search needs the broker's topic index: built in the background
-and cached locally (registry/storage/_broker_index.py). Both commands then show its progress on stderr,
+and cached locally (registry/remote/_broker_index.py). Both commands then show its progress on stderr,
 topics read of the total, and Ctrl-C cancels it (what was read stays cached; the next run resumes).
 """
 

@@ -85,9 +85,9 @@ from .policy._preview import PolicyPreview, TopicPreview
 from .policy._rules import namespace_allow_auto_update, namespace_validation_enforced
 from .protobuf._native import ProtobufNativeSchema, parse_protobuf_native, to_protobuf_native_data
 from .protobuf._protoc import ProtoCompileError, compile_proto, compile_uploads, declared_messages
+from .remote._broker_index import CACHE_ENV_VAR, INDEX_WORKERS, IndexState, IndexStatus
 from .storage._base import LocalStorage as StorageBackend
 from .storage._base import StaleHistory
-from .storage._broker_index import CACHE_ENV_VAR, INDEX_WORKERS, IndexState, IndexStatus
 from .storage._locations import ENTRY_POINT_GROUP as STORAGE_ENTRY_POINT_GROUP
 from .storage._locations import StorageLocation, parse_location
 from .storage._snapshot import (
@@ -100,13 +100,13 @@ from .storage._snapshot import (
 )
 
 if TYPE_CHECKING:
-    from ._remote import RemoteRegistry
+    from .remote._handle import RemoteRegistry
 
 
 def __getattr__(name: str) -> Any:
     """`RemoteRegistry` is imported on first use, so `import registry` does not pay for httpx."""
     if name == "RemoteRegistry":
-        from ._remote import RemoteRegistry
+        from .remote._handle import RemoteRegistry
 
         return RemoteRegistry
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -22,7 +22,7 @@ from .storage._base import ChangeTracking
 
 
 class IndexedCatalog(CatalogStorage, ChangeTracking, Protocol):
-    """A search index the catalog is built from instead of the backend (storage/_broker_index.py)."""
+    """A search index the catalog is built from instead of the backend (remote/_broker_index.py)."""
 
 
 _UNTRACKED_TTL_S = 5  # how long a backend without change tracking may serve a cached catalog

@@ -49,7 +49,7 @@ from .explain._upgrade import UpgradePlan
 from .explain._whatif import PolicyImpact, WhatIf
 from .policy._preview import PolicyPreview, preview_namespace, preview_topic
 from .policy._rules import UNSET, policy_topic
-from .storage._broker_index import IndexStatus
+from .remote._broker_index import IndexStatus
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -376,7 +376,7 @@ class SchemaRegistry(abc.ABC):
         with self._view.snapshot():
             return self._catalog.summary(name)
 
-    # --- a plain broker's search index (storage/_broker_index.py) ------------------------------------------
+    # --- a plain broker's search index (remote/_broker_index.py) ------------------------------------------
 
     def index_status(self) -> IndexStatus | None:
         """Where the background search index of a plain broker stands; None when this registry searches

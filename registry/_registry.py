@@ -48,7 +48,7 @@ from .storage._locations import open_plugin, parse_location
 from .storage._sqlite import SqliteStorage
 
 if TYPE_CHECKING:
-    from ._remote import RemoteRegistry
+    from .remote._handle import RemoteRegistry
 
 
 class Registry(SchemaRegistry):
@@ -103,7 +103,7 @@ class Registry(SchemaRegistry):
         text = os.fspath(target)
         url = remote_url(text)
         if url is not None:
-            from ._remote import RemoteRegistry  # httpx is only imported when a URL is opened
+            from .remote._handle import RemoteRegistry  # httpx is only imported when a URL is opened
 
             return RemoteRegistry(
                 url, token=token, broker=broker, auto_create=auto_create, pulsar_version=pulsar_version

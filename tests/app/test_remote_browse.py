@@ -18,7 +18,7 @@ from streamlit.testing.v1 import AppTest
 
 from app import state
 from registry import CACHE_ENV_VAR, IndexState, IndexStatus, Registry
-from registry.storage._broker_index import BrokerIndex
+from registry.remote._broker_index import BrokerIndex
 from serving import served
 
 pytestmark = pytest.mark.server

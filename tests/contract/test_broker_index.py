@@ -28,7 +28,7 @@ from registry import (
     StorageError,
     TopicQuery,
 )
-from registry.storage._broker_index import cache_path
+from registry.remote._broker_index import cache_path
 from serving import seeded, served
 
 BIG = 600  # topics in the registry a cancel is tried on

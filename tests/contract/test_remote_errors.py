@@ -15,7 +15,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 
 from registry import AuthError, Registry, SchemaInfo, SchemaType, StorageError
-from registry._remote import RemoteRegistry
+from registry.remote._handle import RemoteRegistry
 from serving import free_port, seeded
 
 Handler = Callable[[BaseHTTPRequestHandler], None]

@@ -217,7 +217,7 @@ PULSAR_STATS = {  # the shape of Pulsar 3.x TopicStatsImpl, trimmed of rates and
 
 def test_connected_clients_are_read_from_pulsars_topic_stats() -> None:
     from registry import ClientRole
-    from registry.storage._remote import connected_from_stats
+    from registry.remote._backend import connected_from_stats
 
     found = connected_from_stats("persistent://acme/orders/order-created", PULSAR_STATS)
     assert [(c.role, c.subscription, c.name) for c in found] == [
@@ -233,7 +233,7 @@ def test_connected_clients_are_read_from_pulsars_topic_stats() -> None:
 @pytest.mark.parametrize("body", [[], "stats", {"publishers": {}, "subscriptions": {}}, {"subscriptions": []}])
 def test_what_is_not_topic_stats_is_a_storage_error_naming_it(body: object) -> None:
     from registry import StorageError
-    from registry.storage._remote import connected_from_stats
+    from registry.remote._backend import connected_from_stats
 
     with pytest.raises(StorageError, match="stats of t"):
         connected_from_stats("t", body)

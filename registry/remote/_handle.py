@@ -1,7 +1,7 @@
 """`Registry.open("http://host:port")`: the facade over a remote Pulsar admin v2 endpoint, this project's server
 or a real broker's web service.
 
-Reads come through the remote backend (registry/storage/_remote.py), so every explanation, diff, what-if,
+Reads come through the remote backend (registry/remote/_backend.py), so every explanation, diff, what-if,
 upgrade plan and policy impact is computed by the shared facade exactly as for the embedded registry. Writes
 (register, delete, policies, creation) go to the server, whose verdict stands; its status codes map back to
 the errors the embedded facade raises, and refusals are explained locally from the fetched history
@@ -10,7 +10,7 @@ no `connect_*`: `what_if(topic, info).producer` / `.consumer` is the dry run of 
 
 Two kinds of remote, one facade. A plain broker answers the admin API only: the facade computes every
 answer from what it reads there, and searches an index of it built in the background and cached locally
-(storage/_broker_index.py). `schema-explorer serve` also offers its explorer API: then the recorded
+(remote/_broker_index.py). `schema-explorer serve` also offers its explorer API: then the recorded
 clients come from there (so upgrade plans, admission and policy previews see them), and search pages,
 summaries, diffs, what-if, upgrade plans and policy impact are asked of the server in one request each
 instead of reading every topic, when the server answers as the Pulsar line and broker settings this handle
@@ -26,8 +26,8 @@ from typing import Any, Final
 
 import httpx
 
-from ._audit import AuditAction, AuditEntry, AuditOutcome
-from ._errors import (
+from .._audit import AuditAction, AuditEntry, AuditOutcome
+from .._errors import (
     IncompatibleSchemaError,
     InvalidArgumentError,
     InvalidSchemaError,
@@ -37,9 +37,9 @@ from ._errors import (
     SchemaNotFoundError,
     StorageError,
 )
-from ._facade import bounded
-from ._history import version_number
-from ._model import (
+from .._facade import bounded
+from .._history import version_number
+from .._model import (
     AutoUpdateStrategy,
     BrokerConfig,
     CompatibilityResult,
@@ -52,14 +52,13 @@ from ._model import (
     SchemaVersion,
     TopicPolicy,
 )
-from ._names import NamespaceName, TopicName, parse_tenant
-from ._pulsar_version import profile, profile_for_broker
-from ._remote_answers import ServerAnswers
-from ._schema_data import checked_info, to_schema_data
-from ._types import SchemaData
-from ._view import RegistryView
-from .policy._rules import UNSET, flag, optional_flag, policy_topic
-from .storage._admin_client import (
+from .._names import NamespaceName, TopicName, parse_tenant
+from .._pulsar_version import profile, profile_for_broker
+from .._schema_data import checked_info, to_schema_data
+from .._types import SchemaData
+from .._view import RegistryView
+from ..policy._rules import UNSET, flag, optional_flag, policy_topic
+from ._admin_client import (
     ADMIN,
     DEFAULT_ATTEMPTS,
     DEFAULT_TIMEOUT,
@@ -72,9 +71,8 @@ from .storage._admin_client import (
     schemas_path,
     topic_path,
 )
-from .storage._broker_index import BrokerIndex, cache_path
-from .storage._explorer_api import ExplorerApi, offers_explorer
-from .storage._remote import (
+from ._answers import ServerAnswers
+from ._backend import (
     RemoteStorage,
     fetch_broker_config,
     fetch_broker_version,
@@ -82,6 +80,8 @@ from .storage._remote import (
     string_list,
     wire_strategy,
 )
+from ._broker_index import BrokerIndex, cache_path
+from ._explorer_api import ExplorerApi, offers_explorer
 
 S = CompatibilityStrategy
 

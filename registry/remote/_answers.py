@@ -3,7 +3,7 @@
 `schema-explorer serve` answers search pages, topic summaries, diffs, what-if, upgrade plans and policy
 impact in one request each through its explorer API, computed by the same core over its own registry; a
 broker's admin API answers none of them, so the shared facade computes them from the histories and policies
-it reads, and searches the handle's background index of the broker (storage/_broker_index.py: the first
+it reads, and searches the handle's background index of the broker (remote/_broker_index.py: the first
 search waits for a complete one, later ones answer from its cache). The server's answer is taken only while this handle
 answers as the server's own Pulsar line and broker settings (`_ask_server`); anything the explorer routes do
 not take (a candidate as the old side of a diff, a from-the-end version number, a non-persistent topic,
@@ -16,20 +16,20 @@ from __future__ import annotations
 
 import contextlib
 
-from ._catalog import TopicPage, TopicQuery, TopicSummary
-from ._catalog_cache import check_page
-from ._errors import AuthError, TopicNotFoundError
-from ._facade import SchemaRegistry, bounded
-from ._model import CompatibilityStrategy, ConnectedClient, SchemaInfo
-from ._names import NamespaceName, TopicName
-from ._schema_data import checked_info
-from .explain._changes import SchemaDiff
-from .explain._upgrade import UpgradePlan
-from .explain._whatif import PolicyImpact, WhatIf
-from .storage._admin_client import AdminClient, raise_for, reason_of, topic_path
-from .storage._broker_index import BrokerIndex, IndexStatus, wait_ready
-from .storage._explorer_api import SEARCH_TEXT_MAX, ExplorerApi
-from .storage._remote import connected_from_stats
+from .._catalog import TopicPage, TopicQuery, TopicSummary
+from .._catalog_cache import check_page
+from .._errors import AuthError, TopicNotFoundError
+from .._facade import SchemaRegistry, bounded
+from .._model import CompatibilityStrategy, ConnectedClient, SchemaInfo
+from .._names import NamespaceName, TopicName
+from .._schema_data import checked_info
+from ..explain._changes import SchemaDiff
+from ..explain._upgrade import UpgradePlan
+from ..explain._whatif import PolicyImpact, WhatIf
+from ._admin_client import AdminClient, raise_for, reason_of, topic_path
+from ._backend import connected_from_stats
+from ._broker_index import BrokerIndex, IndexStatus, wait_ready
+from ._explorer_api import SEARCH_TEXT_MAX, ExplorerApi
 
 S = CompatibilityStrategy
 

@@ -42,7 +42,7 @@ from .._history import trim
 from .._model import CompatibilityStrategy, NamespacePolicy, SchemaVersion, TopicPolicy
 from .._names import TopicName
 from .._paths import data_dir
-from ._rows import namespace_policy_from_json, namespace_policy_to_json
+from ..storage._rows import namespace_policy_from_json, namespace_policy_to_json
 
 INDEX_WORKERS: Final = 8  # requests in flight while indexing (the admin client's httpx pool allows more)
 CACHE_FORMAT: Final = "1"
