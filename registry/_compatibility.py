@@ -17,10 +17,10 @@ from ._pulsar_version import in_force
 from ._schema_data import parse_avro_data
 from ._types import SchemaData, SchemaType
 from .avro._json_legacy import jackson_id, jackson_schema
+from .avro._nodes import AvroSchema
 from .avro._resolution import InvalidDefaultHit, Note, resolve_with_notes
-from .avro._schema import AvroSchema
 from .explain._changes import Advisory, AdvisoryCode, Severity
-from .protobuf._diff import protobuf_advisories
+from .protobuf._advisories import protobuf_advisories
 from .protobuf._native import parse_protobuf_native
 
 S = CompatibilityStrategy

@@ -8,8 +8,9 @@ from .._model import SchemaVersion
 from .._schema_data import parse_avro_data
 from .._types import AVRO_PARSED_TYPES, SchemaData, SchemaType
 from ..avro._diff import avro_text, diff_avro
-from ..protobuf._diff import diff_protobuf, proto_text
+from ..protobuf._diff import diff_protobuf
 from ..protobuf._native import parse_protobuf_native
+from ..protobuf._proto_text import proto_text
 from ._changes import Change, ChangeKind, Effect, SchemaDiff
 
 

@@ -22,7 +22,7 @@ from google.protobuf import descriptor_pb2
 from registry import _cache_budget as budget
 from registry._cache_budget import ByteLRU, cache_bytes
 from registry._errors import StorageError
-from registry.protobuf._diff import MODELS, _model_of
+from registry.protobuf._descriptor import MODELS, model_of
 from registry.protobuf._native import PARSED, parse_protobuf_native
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -112,7 +112,7 @@ def test_the_protobuf_parse_and_model_caches_stay_within_their_bytes() -> None:
     assert PARSED.max_bytes // parsed_cost < len(docs)  # more than fits: the old bound was 1,024 entries
     for doc in docs:
         schema = parse_protobuf_native(doc)
-        _model_of(schema.root)
+        model_of(schema.root)
         assert PARSED.bytes <= PARSED.max_bytes and MODELS.bytes <= MODELS.max_bytes
     # Keyed by data and the line's root rule (the default line: master, exact).
     assert (docs[0], True) not in PARSED and (docs[-1], True) in PARSED

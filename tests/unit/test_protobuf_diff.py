@@ -1,4 +1,4 @@
-"""PROTOBUF_NATIVE advisories (buf WIRE / WIRE_JSON), semantic diff and text rendering (registry/protobuf/_diff.py).
+"""PROTOBUF_NATIVE advisories (buf WIRE / WIRE_JSON), semantic diff and text rendering (registry/protobuf/).
 
 Why: Pulsar only compares the root message name (pulsar-semantics.md §4.6; apache/pulsar#19385, users.md #9), so
 these advisories are the only place a user learns that a field number was reused or int64 became string. Each case
@@ -22,8 +22,10 @@ from google.protobuf.message import Message
 
 from registry._model import Direction
 from registry.explain._changes import AdvisoryCode, ChangeKind, Effect, Severity
-from registry.protobuf._diff import Finding, buf_findings, diff_protobuf, proto_text, protobuf_advisories
+from registry.protobuf._advisories import Finding, buf_findings, protobuf_advisories
+from registry.protobuf._diff import diff_protobuf
 from registry.protobuf._native import ProtobufNativeSchema, parse_protobuf_native, to_protobuf_native_data
+from registry.protobuf._proto_text import proto_text
 
 F = descriptor_pb2.FieldDescriptorProto
 A = AdvisoryCode
