@@ -46,7 +46,7 @@ $(STAMP): pyproject.toml | $(BIN)/python
 
 # Optional mypyc build of the Avro core (tools/build_speedups.py): redone when its sources change; without a C
 # compiler it prints one warning and everything runs in pure Python. PSE_NO_SPEEDUPS=1 skips it.
-$(SPEEDUPS): registry/avro/_schema.py registry/avro/_resolution.py tools/build_speedups.py $(STAMP)
+$(SPEEDUPS): registry/avro/_nodes.py registry/avro/_parser.py registry/avro/_schema.py registry/avro/_resolution.py tools/build_speedups.py $(STAMP)
 	@$(BIN)/python tools/build_speedups.py || echo "warning: tools/build_speedups.py failed; the Avro core runs in pure Python"
 	@touch $@
 

@@ -28,9 +28,10 @@ sys.path[:0] = [str(_ROOT), str(_ROOT / "bench")]
 
 from google.protobuf import descriptor_pb2  # noqa: E402
 
+from registry.avro._nodes import AvroSchema  # noqa: E402
+from registry.avro._parser import parse_text  # noqa: E402
 from registry.avro._resolution import resolve  # noqa: E402
-from registry.avro._schema import AvroSchema, _parse  # noqa: E402
-from registry.protobuf._diff import _build_model  # noqa: E402
+from registry.protobuf._descriptor import build_model  # noqa: E402
 from registry.protobuf._native import _parse_protobuf_native  # noqa: E402
 from schemas import large_record  # noqa: E402
 
@@ -70,11 +71,11 @@ def measure_avro() -> float:
     worst = 0.0
     for shape in avro_shapes(0):
         texts = [avro_shapes(salt)[shape] for salt in range(1, 6)]
-        _parse(avro_shapes(0)[shape])  # warm the name tables
+        parse_text(avro_shapes(0)[shape])  # warm the name tables
         gc.collect()
         tracemalloc.start()
         before = tracemalloc.get_traced_memory()[0]
-        kept = [used(_parse(text)) for text in texts]
+        kept = [used(parse_text(text)) for text in texts]
         gc.collect()
         grown = tracemalloc.get_traced_memory()[0] - before
         tracemalloc.stop()
@@ -112,7 +113,7 @@ def measure_proto() -> tuple[float, float]:
         parsed = [_parse_protobuf_native(d) for d in docs]
         gc.collect()
         mid = rss()
-        models = [_build_model(p.root) for p in parsed]
+        models = [build_model(p.root) for p in parsed]
         gc.collect()
         after = rss()
         parse_factor = (mid - before + size) / size

@@ -18,7 +18,7 @@ from ._pulsar_version import PulsarProfile, in_force
 from ._schema_data import parse_avro_data
 from ._types import AVRO_PARSED_TYPES, SchemaData, SchemaType
 from .avro._json_legacy import jackson_schema
-from .avro._schema import AvroSchema
+from .avro._nodes import AvroSchema
 
 
 def find_duplicate(

@@ -16,7 +16,9 @@ from ._pulsar_version import PulsarProfile, avro_111_name_problem, in_force
 from ._text import check_mapping, preview
 from ._types import PRIMITIVE_TYPES, SchemaData, SchemaType
 from .avro._json_legacy import jackson_schema
-from .avro._schema import AvroParseError, AvroSchema, Enum, Fixed, Record, Union, is_name, parse_avro, walk
+from .avro._nodes import AvroParseError, AvroSchema, Enum, Fixed, Record, Union, walk
+from .avro._parser import is_name
+from .avro._schema import parse_avro
 from .protobuf._native import parse_protobuf_native
 
 # Types whose data is not validated at all (§3.7).

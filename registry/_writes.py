@@ -34,7 +34,7 @@ from ._names import NamespaceName, TopicName
 from ._schema_data import parse_avro_data
 from ._types import AVRO_PARSED_TYPES, SchemaData, SchemaType
 from ._view import RegistryView
-from .avro._schema import AvroSchema
+from .avro._nodes import AvroSchema
 from .storage._base import Fingerprint, LocalStorage, StaleHistory
 
 _MAX_ATTEMPTS = 200

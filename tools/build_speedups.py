@@ -7,12 +7,12 @@
 
 The pure-Python modules stay the source of truth; this compiles copies of them (in build/speedups/) and
 puts the extension modules next to them in registry/avro/ (`registry/avro/*.so`, gitignored; mypyc's shared library
-for the two, `*__mypyc.*.so`, goes to the checkout's root), where the import system prefers them.
+for the four, `*__mypyc.*.so`, goes to the checkout's root), where the import system prefers them.
 `make install` (run by `make run` and `make test`) calls it. It never fails the caller: without mypy, a C
 compiler or Python's headers, or when compiling or the smoke test after it fails, it prints one warning,
 leaves no compiled module behind and exits 0, and the project runs in pure Python.
 
-A compiled build knows the SHA-256 of the sources it was compiled from; `registry/avro/_schema.py` refuses
+A compiled build knows the SHA-256 of the sources it was compiled from; `registry/avro/_nodes.py` refuses
 to load a compiled build whose sources have changed since (an ImportError that says to rerun this), so an
 edited source is never shadowed by old machine code. Set PSE_NO_SPEEDUPS=1 to skip the build (and remove
 any compiled modules).
@@ -34,7 +34,7 @@ PACKAGE = ROOT / "registry"
 SOURCES = PACKAGE / "avro"  # the compiled modules' folder
 WORK = ROOT / "build" / "speedups"
 # Compiled together (one shared library: calls between them stay native). Order matters for the hash.
-MODULES = ("_schema.py", "_resolution.py")
+MODULES = ("_nodes.py", "_parser.py", "_schema.py", "_resolution.py")
 # mypyc's shared library for the group (`<hash>__mypyc.*.so`) goes to the checkout's root, which is on sys.path.
 # (A dotted group name would put it in the package, but then mypyc gives the modules a wrong __file__.)
 HASH_LINE = '_BUILT_FROM = ""'
@@ -43,7 +43,7 @@ EXT = sysconfig.get_config_var("EXT_SUFFIX") or ".so"
 
 
 def source_digest() -> str:
-    """What a compiled build records and `registry.avro._schema._check_build` recomputes at import."""
+    """What a compiled build records and `registry.avro._nodes._check_build` recomputes at import."""
     digest = hashlib.sha256()
     for name in MODULES:
         digest.update(name.encode() + b"\0" + (SOURCES / name).read_bytes())

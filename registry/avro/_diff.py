@@ -12,20 +12,8 @@ from typing import Any
 from .._compatibility import read_outcome
 from .._model import Direction
 from ..explain._changes import Change, ChangeKind, Effect
+from ._nodes import Array, AvroSchema, Enum, Field, Fixed, Map, Named, Node, Record, Union, default_json
 from ._resolution import PROMOTIONS, Resolver
-from ._schema import (
-    Array,
-    AvroSchema,
-    Enum,
-    Field,
-    Fixed,
-    Map,
-    Named,
-    Node,
-    Record,
-    Union,
-    default_json,
-)
 
 OK, RISK, BREAKS = Effect.OK, Effect.RISK, Effect.BREAKS
 

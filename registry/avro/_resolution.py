@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Final
 
 from .._model import RuleCode
-from ._schema import (
+from ._nodes import (
     Array,
     AvroSchema,
     Enum,

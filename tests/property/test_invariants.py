@@ -347,7 +347,7 @@ JSON_VALUES = st.recursive(
 def test_schema_text_decoding_is_json_loads(value: Any, indent: int | None) -> None:
     """The parser's fast decoder (msgspec, falling back to json.loads on what it refuses) yields exactly what
     json.loads yields, big integers, -0.0, duplicate keys and escapes included."""
-    from registry.avro._schema import _decode_json
+    from registry.avro._parser import _decode_json
 
     text = json.dumps(value, indent=indent, ensure_ascii=False)
     try:
@@ -358,7 +358,7 @@ def test_schema_text_decoding_is_json_loads(value: Any, indent: int | None) -> N
 
 
 def test_schema_text_decoding_keeps_the_last_duplicate_key_and_exact_integers() -> None:
-    from registry.avro._schema import _decode_json
+    from registry.avro._parser import _decode_json
 
     for text in ('{"a": 1, "a": 2}', "[123456789012345678901234567890, -9223372036854775809, -0.0]"):
         assert repr(_decode_json(text)) == repr(json.loads(text))

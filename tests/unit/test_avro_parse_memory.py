@@ -2,7 +2,7 @@
 
 Compiled builds keep leaf nodes, sites and most fields out of the cyclic collector's sight (`acyclic` classes in
 registry/avro/_schema.py); only fields whose type refers to a named type by name can close a cycle, and those are
-`_LinkingField`s that it does see. A mistake there leaks every recursive schema parsed: these tests parse each
+`LinkingField`s that it does see. A mistake there leaks every recursive schema parsed: these tests parse each
 shape a thousand times and watch the allocator.
 """
 
@@ -13,17 +13,15 @@ import sys
 
 import pytest
 
+from registry.avro._nodes import LinkingField, Record, walk
+from registry.avro._parser import parse_text
 from registry.avro._schema import (
     _PARSED,
     _PARSED_MAX_BYTES,
-    Record,
-    _LinkingField,
-    _parse,
     clear_parse_cache,
     parse_avro,
     parse_cache_bytes,
     parse_cost,
-    walk,
 )
 
 SHAPES = {
@@ -52,11 +50,11 @@ SHAPES = {
 
 @pytest.mark.parametrize("text", SHAPES.values(), ids=SHAPES.keys())
 def test_a_thousand_parses_of_the_same_shape_leave_nothing_behind(text: str) -> None:
-    _parse(text)  # warm the name and structure tables, which keep one entry per distinct name and shape
+    parse_text(text)  # warm the name and structure tables, which keep one entry per distinct name and shape
     gc.collect()
     before = sys.getallocatedblocks()
     for _ in range(1000):
-        _parse(text)
+        parse_text(text)
     gc.collect()
     # A leaked tree is a dozen blocks or more: a thousand of them could not hide under this bound.
     assert sys.getallocatedblocks() - before < 500
@@ -65,10 +63,10 @@ def test_a_thousand_parses_of_the_same_shape_leave_nothing_behind(text: str) -> 
 def _linking_fields(text: str) -> set[str]:
     return {
         f"{node.name}.{field.name}"
-        for node in walk(_parse(text).root)
+        for node in walk(parse_text(text).root)
         if isinstance(node, Record)
         for field in node.fields
-        if isinstance(field, _LinkingField)
+        if isinstance(field, LinkingField)
     }
 
 
@@ -115,7 +113,7 @@ def test_a_schema_larger_than_the_whole_share_is_parsed_but_not_kept() -> None:
 
 
 def test_long_names_are_not_kept_in_the_shared_name_tables() -> None:
-    from registry.avro._schema import _FULL_NAMES, _NAMES
+    from registry.avro._parser import _FULL_NAMES, _NAMES
 
     long_name = "N" * 10_000
     parse_avro(
