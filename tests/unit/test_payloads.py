@@ -13,6 +13,7 @@ import pyarrow as pa
 import pytest
 
 from pipeline import data_audit
+from pipeline._data_decode import PartitionAudit
 from pipeline._payload import PayloadError, decode_primitive, encode_inline, encode_primitive, split_inline
 from registry import CompatibilityStrategy, Registry, SchemaInfo, SchemaType, key_value_schema_info
 
@@ -67,7 +68,7 @@ def _audit(registry: Registry, rows: list[tuple[str, int, str | None, bytes]]) -
             "bad": pa.array([None] * len(rows), pa.string()),
         }
     )
-    audit = data_audit.PartitionAudit(table)
+    audit = PartitionAudit(table)
     audit.add(batch)
     return audit.rows()
 
