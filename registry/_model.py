@@ -288,7 +288,7 @@ class CompatibilityResult:
 
 
 class ClientRole(enum.StrEnum):
-    """Which side of a topic a client is on: admission rules differ (pulsar-semantics.md §6)."""
+    """Which side of a topic a client is on: admission rules differ (pulsar-semantics.md §8)."""
 
     PRODUCER = "producer"
     CONSUMER = "consumer"
