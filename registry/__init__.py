@@ -21,6 +21,7 @@ from ._errors import (
     NotFoundError,
     PartitionPolicyError,
     PoisonedHistoryError,
+    PolicyChangedError,
     PolicyError,
     ReadOnlyError,
     RegistryError,
@@ -31,10 +32,12 @@ from ._errors import (
     TopicNotFoundError,
     TopicPoliciesDisabledError,
 )
-from ._facade import SchemaRegistry
+from ._handle import SchemaRegistry
+from ._history import version_number
 from ._key_value import KEY_VALUE_ENCODINGS, KEY_VALUE_PART_TYPES, decode_key_value
 from ._limits import Limits, SchemaTooLargeError, current_limits, limited, set_limits
 from ._model import (
+    STORED_HEADER,
     STRATEGIES,
     STRATEGY_FACTS,
     Admission,
@@ -51,6 +54,7 @@ from ._model import (
     NamespacePolicy,
     PolicySource,
     Problem,
+    Registration,
     RuleCode,
     SchemaInfo,
     SchemaVersion,
@@ -59,6 +63,7 @@ from ._model import (
     UpgradeOrder,
 )
 from ._names import NamespaceName, TopicName
+from ._open import open
 from ._paths import default_db_path, remote_url
 from ._pulsar_version import DEFAULT_PROFILE, PROFILES, PulsarProfile, answering_as, profile_for_broker
 from ._pulsar_version import profile as pulsar_profile
@@ -87,7 +92,7 @@ from .protobuf._native import ProtobufNativeSchema, parse_protobuf_native, to_pr
 from .protobuf._protoc import ProtoCompileError, compile_proto, compile_uploads, declared_messages
 from .remote._broker_index import CACHE_ENV_VAR, INDEX_WORKERS, IndexState, IndexStatus
 from .storage._base import LocalStorage as StorageBackend
-from .storage._base import StaleHistory
+from .storage._base import StaleHistoryError
 from .storage._locations import ENTRY_POINT_GROUP as STORAGE_ENTRY_POINT_GROUP
 from .storage._locations import StorageLocation, parse_location
 from .storage._snapshot import (
@@ -174,6 +179,11 @@ __all__ = [
     "RegistryNotFoundError",
     "RemoteRegistry",
     "SchemaRegistry",
+    "open",
+    "version_number",
+    "Registration",
+    "STORED_HEADER",
+    "PolicyChangedError",
     "RecordError",
     "record_advisories",
     "STRATEGY_FACTS",
@@ -182,7 +192,7 @@ __all__ = [
     "KEY_VALUE_PART_TYPES",
     "decode_key_value",
     "StorageBackend",
-    "StaleHistory",
+    "StaleHistoryError",
     "STORAGE_ENTRY_POINT_GROUP",
     "StorageLocation",
     "parse_location",

@@ -2,7 +2,7 @@
 paths: `AbstractTopic.addSchema` for producers and for consumers on an idle topic, and
 `checkConsumerCompatibility` for consumers on a topic in use.
 
-Admission is decided over a `RegistryView`. A producer or an idle-topic consumer may register its schema
+Admission is decided over a `RegistryState`. A producer or an idle-topic consumer may register its schema
 when auto-update allows it: that write goes through `writes` (the embedded registry's `LocalWrites`); with
 `writes=None` the answer is a dry run that writes nothing (what-if, previews).
 """
@@ -29,8 +29,8 @@ from ._model import (
 )
 from ._names import TopicName
 from ._schema_data import checked_info, to_schema_data
+from ._state import RegistryState
 from ._types import SCHEMALESS_CLIENT_TYPES, SchemaData, SchemaType
-from ._view import RegistryView
 
 if TYPE_CHECKING:
     from ._writes import LocalWrites
@@ -44,7 +44,7 @@ _AUTO_UPDATE_DISABLED = "Schema not found and schema auto updating is disabled."
 
 
 def admit_producer(
-    view: RegistryView,
+    state: RegistryState,
     writes: LocalWrites | None,
     name: TopicName,
     info: SchemaInfo | None,
@@ -52,20 +52,20 @@ def admit_producer(
     user: str,
 ) -> tuple[Admission, SchemaType | None]:
     """§8.1: the producer's admission and the schema type it connects with (None: no schema)."""
-    policy = view.effective_policy(name)
+    policy = state.effective_policy(name)
     if info is None or checked_info(info).type in SCHEMALESS_CLIENT_TYPES:
-        if view.live(name) and policy.validation_enforced.value:
+        if state.live(name) and policy.validation_enforced.value:
             return Admission(accepted=False, role=ClientRole.PRODUCER, reason=_NO_SCHEMA_ENFORCED), None
         return Admission(accepted=True, role=ClientRole.PRODUCER), None
     data = client_schema(info)
-    ns_policy = view.stored_namespace_policy(name)
+    ns_policy = state.stored_namespace_policy(name)
     allowed = policy.allow_auto_update.value or (replicator and ns_policy.allow_auto_update_with_replicator)
     strategy = policy.compatibility.value
-    return _add_schema(view, writes, name, data, ClientRole.PRODUCER, allowed, strategy, user), data.type
+    return _add_schema(state, writes, name, data, ClientRole.PRODUCER, allowed, strategy, user), data.type
 
 
 def admit_consumer(
-    view: RegistryView,
+    state: RegistryState,
     writes: LocalWrites | None,
     name: TopicName,
     info: SchemaInfo | None,
@@ -78,13 +78,13 @@ def admit_consumer(
     if info is None or info.type is SchemaType.AUTO_CONSUME or info.type in SCHEMALESS_CLIENT_TYPES:
         kind = info.type if info is not None and info.type is SchemaType.AUTO_CONSUME else None
         return Admission(accepted=True, role=ClientRole.CONSUMER), kind
-    policy = view.effective_policy(name)
+    policy = state.effective_policy(name)
     strategy = policy.compatibility.value
-    live = view.live(name)
-    if not in_use(view, name, live, exclude=client):
+    live = state.live(name)
+    if not in_use(state, name, live, exclude=client):
         data = client_schema(info)
         allowed = policy.allow_auto_update.value
-        return _add_schema(view, writes, name, data, ClientRole.CONSUMER, allowed, strategy, user), data.type
+        return _add_schema(state, writes, name, data, ClientRole.CONSUMER, allowed, strategy, user), data.type
     # On a topic in use Pulsar never validates the consumer's schema as a new one: only
     # SchemaRegistryServiceWithSchemaDataValidator.putSchemaIfAbsent runs SchemaDataValidator, and
     # SchemaRegistryServiceImpl.checkConsumerCompatibility goes straight to the compatibility check.
@@ -119,12 +119,12 @@ def check_consumer(live: Sequence[SchemaVersion], data: SchemaData, strategy: Co
     )
 
 
-def in_use(view: RegistryView, name: TopicName, live: Sequence[SchemaVersion], exclude: tuple[str, str]) -> bool:
+def in_use(state: RegistryState, name: TopicName, live: Sequence[SchemaVersion], exclude: tuple[str, str]) -> bool:
     """§8.2: a live schema, a producer (replicators only count on non-persistent topics), or a consumer
     that is not AUTO_CONSUME. The embedded registry has no message data, so ledger size does not apply."""
     if live:
         return True
-    for client in view.clients(name):
+    for client in state.clients(name):
         # persistent topics count user-created producers only; non-persistent ones count any producer
         if client.role is ClientRole.PRODUCER and (not client.replicator or name.domain == "non-persistent"):
             return True
@@ -146,7 +146,7 @@ def client_schema(info: SchemaInfo, *, validate: bool = True) -> SchemaData:
 
 
 def _add_schema(
-    view: RegistryView,
+    state: RegistryState,
     writes: LocalWrites | None,
     name: TopicName,
     data: SchemaData,
@@ -158,8 +158,8 @@ def _add_schema(
     """AbstractTopic.addSchema: register when auto-update is allowed, else only match a live version."""
     try:
         if allowed and writes is None:
-            entries = view.history(name)
-            match, result = view.plan_put(name, entries, data, strategy)
+            entries = state.history(name)
+            match, result = state.plan_put(name, entries, data, strategy)
             if result is not None and not result.compatible:
                 return Admission(accepted=False, role=role, reason=result.message, result=result)
             if match is not None:
@@ -168,7 +168,7 @@ def _add_schema(
         if allowed and writes is not None:
             version, stored, result = writes.put_if_absent(name, data, strategy, user)
             return Admission(accepted=True, role=role, version=version, registered=stored, result=result)
-        match = view.duplicate(name, view.live(name), data)
+        match = state.duplicate(name, state.live(name), data)
     except IncompatibleSchemaError as exc:
         return Admission(accepted=False, role=role, reason=str(exc), result=exc.result)
     except (InvalidSchemaError, PoisonedHistoryError) as exc:

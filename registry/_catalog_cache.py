@@ -15,8 +15,8 @@ from ._errors import InvalidArgumentError, TopicNotFoundError
 from ._history import trim
 from ._model import ClientRole, CompatibilityStrategy, Effective, NamespacePolicy, TopicPolicy
 from ._names import TopicName
+from ._state import RegistryState
 from ._types import SchemaType
-from ._view import RegistryView
 from .policy._rules import admin_strategy
 from .storage._base import ChangeTracking
 
@@ -29,11 +29,13 @@ _UNTRACKED_TTL_S = 5  # how long a backend without change tracking may serve a c
 
 
 class CatalogCache:
-    """The catalog of one view's backend. `own_writes` counts the owning facade's writes: a backend that
+    """The catalog of one state's backend. `own_writes` counts the owning facade's writes: a backend that
     cannot tell its changes (a remote one) gets a token from the time and that count."""
 
-    def __init__(self, view: RegistryView, own_writes: Callable[[], int], index: IndexedCatalog | None = None) -> None:
-        self._view = view
+    def __init__(
+        self, state: RegistryState, own_writes: Callable[[], int], index: IndexedCatalog | None = None
+    ) -> None:
+        self._state = state
         self._own_writes = own_writes
         self._index = index  # a plain broker's search index: the catalog is built from it, keyed on its token
         self._cached: Catalog | None = None
@@ -42,7 +44,7 @@ class CatalogCache:
 
     def change_token(self) -> int:
         """A number that changes whenever anything in the registry changes (see the facade's change_token)."""
-        storage = self._view.storage
+        storage = self._state.storage
         if isinstance(storage, ChangeTracking):
             return storage.change_token()
         return int(time.monotonic() // _UNTRACKED_TTL_S) * 1_000_000 + self._own_writes()
@@ -54,7 +56,7 @@ class CatalogCache:
 
     def summary(self, name: TopicName) -> TopicSummary:
         """The catalog row of one topic, read directly (TopicNotFoundError when it does not exist)."""
-        storage = self._view.storage
+        storage = self._state.storage
         if not storage.has_topic(str(name.base)):
             raise TopicNotFoundError(f"Topic does not exist: {name.base}")
         counts = Counter((c.role, c.topic) for c in storage.clients([str(name.base)]))
@@ -70,7 +72,7 @@ class CatalogCache:
             cached = self._cached
             if cached is not None and cached.token == token:
                 return cached
-            storage = self._index or self._view.storage
+            storage = self._index or self._state.storage
             if isinstance(storage, CatalogStorage):
                 catalog = Catalog.build(storage.catalog_source(), self._strategy_from, self._fields_of)
             else:
@@ -84,7 +86,7 @@ class CatalogCache:
     def _strategy_from(
         self, topic_policy: TopicPolicy | None, ns_policy: NamespacePolicy | None
     ) -> Effective[CompatibilityStrategy]:
-        return admin_strategy(topic_policy, ns_policy, self._view.broker)
+        return admin_strategy(topic_policy, ns_policy, self._state.broker)
 
     def _fields_of(self, schema_id: str, version: int, kind: SchemaType, data: bytes) -> tuple[tuple[str, ...], str]:
         """Search fields of a version whose storage did not keep them, read once per version."""
@@ -96,7 +98,7 @@ class CatalogCache:
 
     def _summaries(self) -> Iterator[TopicSummary]:
         """Every topic's summary the slow way (one history read each): for backends without a catalog source."""
-        storage = self._view.storage
+        storage = self._state.storage
         counts = Counter((c.role, c.topic) for c in storage.clients(None))
         for tenant in storage.tenants():
             for namespace in storage.namespaces(tenant):
@@ -105,11 +107,11 @@ class CatalogCache:
 
     def _summary(self, name: TopicName, counts: Counter[tuple[ClientRole, str]]) -> TopicSummary:
         topic = str(name.base)
-        history = self._view.history(name)
+        history = self._state.history(name)
         live = trim(history)
         latest = live[-1] if live else None
         fields, error = read_fields(latest.type, latest.data) if latest is not None else ((), "")
-        strategy = self._view.admin_strategy(name)
+        strategy = self._state.admin_strategy(name)
         return TopicSummary(
             topic=topic,
             tenant=name.tenant,

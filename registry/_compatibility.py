@@ -18,7 +18,7 @@ from ._schema_data import parse_avro_data
 from ._types import SchemaData, SchemaType
 from .avro._json_legacy import jackson_id, jackson_schema
 from .avro._nodes import AvroSchema
-from .avro._resolution import InvalidDefaultHit, Note, resolve_with_notes
+from .avro._resolution import InvalidDefaultError, Note, resolve_with_notes
 from .explain._changes import Advisory, AdvisoryCode, Severity
 from .protobuf._advisories import protobuf_advisories
 from .protobuf._native import parse_protobuf_native
@@ -240,7 +240,7 @@ def read_outcome(reader: AvroSchema, writer: AvroSchema, direction: Direction, v
     """
     try:
         findings, notes = resolve_with_notes(reader, writer)
-    except InvalidDefaultHit as hit:
+    except InvalidDefaultError as hit:
         findings, notes = [hit.finding], []
     problems = [
         Problem(

@@ -66,6 +66,11 @@ class PolicyError(RegistryError, ValueError):
     """A policy value or combination Pulsar refuses (e.g. an unknown strategy)."""
 
 
+class PolicyChangedError(PolicyError):
+    """A policy change made against a preview (`expected=`) found the stored policy changed since: another
+    write got there first, and nothing was saved."""
+
+
 class TopicPoliciesDisabledError(PolicyError):
     """Topic policies asked of a broker with `topicLevelPoliciesEnabled=false`: Pulsar's
     `AdminResource.checkTopicLevelPolicyEnable` answers 405 Method Not Allowed."""

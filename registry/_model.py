@@ -169,6 +169,20 @@ class SchemaInfo:
         return cls(type=kind, schema=text, name=kind.value)
 
 
+# `schema-explorer serve` says in this response header of POST /schema whether the schema was stored ("true") or
+# found identical to a live version ("false"); Pulsar's body answers both alike with `{"version": N}`.
+STORED_HEADER = "X-Registry-Stored"
+
+
+@dataclass(frozen=True, slots=True)
+class Registration:
+    """What a registration did: the version `info` has now (REST POST /schema answers only this), and whether
+    it was stored as a new version (False: a live version was already identical, §3.3, and nothing changed)."""
+
+    version: int
+    stored: bool
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class SchemaVersion:
     """One entry of a topic's schema history, as the broker stores it (§1, §3.1); tombstones included."""

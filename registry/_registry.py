@@ -15,13 +15,13 @@ import os
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ._admission import admit_consumer, admit_producer
 from ._audit import AuditAction, AuditEntry, AuditOutcome
 from ._auditing import Auditor, created, topic_target
 from ._errors import InvalidArgumentError, InvalidNameError, RegistryNotFoundError, StorageError
-from ._facade import SchemaRegistry, bounded
+from ._facade import BackedRegistry, bounded
 from ._history import version_number
 from ._model import (
     Admission,
@@ -30,6 +30,7 @@ from ._model import (
     CompatibilityResult,
     CompatibilityStrategy,
     NamespacePolicy,
+    Registration,
     SchemaInfo,
     SchemaVersion,
     TopicPolicy,
@@ -38,20 +39,24 @@ from ._names import NamespaceName, TopicName, parse_tenant
 from ._paths import remote_url
 from ._pulsar_version import PROFILES, PULSAR_VERSION_SETTING, PulsarProfile, profile
 from ._schema_data import checked_info, to_schema_data
-from ._view import RegistryView
+from ._state import RegistryState
 from ._writes import LocalWrites
 from .explain._answers import live_version
 from .policy._preview import describe_changes
-from .policy._rules import UNSET, asked_fields, changed_namespace_policy, changed_topic_policy, policy_topic
+from .policy._rules import (
+    UNSET,
+    asked_fields,
+    changed_namespace_policy,
+    changed_topic_policy,
+    policy_topic,
+    require_expected,
+)
 from .storage._base import LocalStorage, MemoryStorage
 from .storage._locations import open_plugin, parse_location
 from .storage._sqlite import SqliteStorage
 
-if TYPE_CHECKING:
-    from .remote._handle import RemoteRegistry
 
-
-class Registry(SchemaRegistry):
+class Registry(BackedRegistry):
     """A Pulsar-faithful schema registry over a local storage (embedded SQLite by default, or memory)."""
 
     def __init__(
@@ -67,12 +72,12 @@ class Registry(SchemaRegistry):
         # The profile this handle answers as: the one asked for, else the one stored with the registry.
         self._asked = bool(pulsar_version)
         chosen, source = (profile(pulsar_version), "asked when opened") if pulsar_version else _stored(storage)
-        view = RegistryView(storage, broker or BrokerConfig(), chosen, auto_create=auto_create)
-        super().__init__(view, location=location, profile_source=source)
+        state = RegistryState(storage, broker or BrokerConfig(), chosen, auto_create=auto_create)
+        super().__init__(state, location=location, profile_source=source)
         self._storage = storage
         self._clock = clock or (lambda: time.time_ns() // 1_000_000)
         stamp = lambda: self._clock()  # noqa: E731 - read at each call: the seeder sets its own clock
-        self._writes = LocalWrites(storage, view, stamp)
+        self._writes = LocalWrites(storage, state, stamp)
         self._auditor = Auditor(storage, stamp, self._count_write)
 
     # --- opening ----------------------------------------------------------------------------------------
@@ -84,32 +89,26 @@ class Registry(SchemaRegistry):
         *,
         broker: BrokerConfig | None = None,
         auto_create: bool = True,
-        token: str | None = None,
         create: bool = False,
         pulsar_version: str | None = None,
-    ) -> Registry | RemoteRegistry:
-        """Open the registry a location names (storage/_locations.py): a file path or `sqlite:///path`,
-        `memory:`, `postgresql://...`, `package.module:factory` or a scheme a package registers as a storage;
-        or a remote admin endpoint named by an http(s) URL (a broker's web service or `schema-explorer serve`,
-        reached with `token` as a bearer token).
+    ) -> Registry:
+        """Open the embedded registry a location names (storage/_locations.py): a file path or
+        `sqlite:///path`, `memory:`, `postgresql://...`, `package.module:factory` or a scheme a package registers
+        as a storage. An http(s) URL names a remote registry, which `registry.open` opens (StorageError here: a
+        caller that needs what only an embedded registry does, such as `serve`, must not get a remote one).
 
         A file or database without a registry raises RegistryNotFoundError unless `create=True`: reading,
         checking or diffing against a registry made on the spot would answer from an empty history (fail
         closed).
 
         `pulsar_version` ("3.0", "4.0", "master") is the broker line to answer as; None takes the one stored with
-        the registry (default "master"), or for a URL the one the broker reports. A new file stores it; an
-        existing file keeps its own (`set_pulsar_version` changes that) and this handle answers as asked."""
+        the registry (default "master"). A new file stores it; an existing file keeps its own
+        (`set_pulsar_version` changes that) and this handle answers as asked."""
         text = os.fspath(target)
-        url = remote_url(text)
-        if url is not None:
-            from .remote._handle import RemoteRegistry  # httpx is only imported when a URL is opened
-
-            return RemoteRegistry(
-                url, token=token, broker=broker, auto_create=auto_create, pulsar_version=pulsar_version
+        if remote_url(text) is not None:
+            raise StorageError(
+                f"{text} is a remote admin API, not an embedded registry: open it with registry.open(url)"
             )
-        if token is not None:
-            raise StorageError("a token only applies to remote registries (http:// or https:// URLs)")
         location = parse_location(text)
         if location.kind == "sqlite":
             return cls.open_file(
@@ -178,7 +177,7 @@ class Registry(SchemaRegistry):
         """Answer as the profile stored with the registry (after a snapshot import stored one), unless this
         handle was opened asking for a line."""
         if not self._asked:
-            self._view.profile, self._profile_source = _stored(self._storage)
+            self._state.profile, self._profile_source = _stored(self._storage)
 
     def stored_pulsar_version(self) -> str:
         """The profile stored with the registry (what a handle opened without `pulsar_version` answers as)."""
@@ -192,25 +191,22 @@ class Registry(SchemaRegistry):
             self._storage.put_setting(PULSAR_VERSION_SETTING, chosen.name)
             note.detail = f"Pulsar version profile {before} → {chosen.name}"
             note.outcome = AuditOutcome.OK if before != chosen.name else AuditOutcome.UNCHANGED
-        self._view.profile = chosen  # once stored: a failed write leaves the handle as it was
+        self._state.profile = chosen  # once stored: a failed write leaves the handle as it was
         self._profile_source = "stored with the registry"
         return chosen.name
 
     # --- schemas ----------------------------------------------------------------------------------------
 
     @bounded
-    def register(self, topic: str, info: SchemaInfo, *, user: str = "") -> int:
-        """REST POST /schema (§3.3): dedup, check with the admin effective strategy, store. Ignores auto-update.
-
-        Raises IncompatibleSchemaError (with `.result`), InvalidSchemaError or PoisonedHistoryError.
-        """
+    def register(self, topic: str, info: SchemaInfo, *, user: str = "") -> Registration:
+        # Ignores auto-update, as REST POST /schema does (§3.3).
         with self._auditor.audited(AuditAction.REGISTER, topic, user) as note:
             note.input = info.schema if isinstance(info, SchemaInfo) else None
             name = TopicName.parse(topic)
             note.target = str(name.base)
             data = to_schema_data(checked_info(info))
             self._writes.ensure_topic(name)
-            strategy = self._view.admin_strategy(name).value
+            strategy = self._state.admin_strategy(name).value
             version, stored, _ = self._writes.put_if_absent(name, data, strategy, user)
             note.detail = (
                 f"{data.type} schema stored as version {version}"
@@ -218,7 +214,7 @@ class Registry(SchemaRegistry):
                 else f"identical to live version {version}: nothing stored"
             )
             note.outcome = AuditOutcome.OK if stored else AuditOutcome.UNCHANGED
-        return version
+        return Registration(version, stored)
 
     @bounded
     def check(
@@ -229,23 +225,23 @@ class Registry(SchemaRegistry):
         No dedup. `strategy=None` uses the topic's effective strategy.
         """
         name = TopicName.parse(topic)
-        self._view.require_namespace(name)
+        self._state.require_namespace(name)
         data = to_schema_data(checked_info(info))
-        chosen = self._view.resolve_strategy(name, strategy)
-        return self._view.judge(self._view.live(name), data, chosen)
+        chosen = self._state.resolve_strategy(name, strategy)
+        return self._state.judge(self._state.live(name), data, chosen)
 
     def get(self, topic: str, version: int | None = None) -> SchemaVersion:
         """The latest live version, or a given version if it is live (§3.6); SchemaNotFoundError otherwise."""
         name = TopicName.parse(topic)
-        return live_version(self._view, name, None if version is None else version_number(version, negative=True))
+        return live_version(self._state, name, None if version is None else version_number(version, negative=True))
 
     @bounded
     def find_version(self, topic: str, info: SchemaInfo) -> int | None:
         """REST POST /version (§3.4): the first live version with the same type and identical bytes, or None."""
         name = TopicName.parse(topic)
-        self._view.require_namespace(name)
+        self._state.require_namespace(name)
         data = to_schema_data(checked_info(info), validate=False)
-        for entry in self._view.live(name):
+        for entry in self._state.live(name):
             if entry.type is data.type and entry.data == data.data:
                 return entry.version
         return None
@@ -276,13 +272,9 @@ class Registry(SchemaRegistry):
         allow_auto_update: Any = UNSET,
         allow_auto_update_with_replicator: Any = UNSET,
         validation_enforced: Any = UNSET,
+        expected: NamespacePolicy | None = None,
         user: str = "",
     ) -> NamespacePolicy:
-        """Change the given fields of a namespace's schema policies (§2.2); omitted fields stay as they are.
-
-        `compatibility=UNDEFINED` clears the strategy; `auto_update_strategy=None` and `allow_auto_update=None`
-        clear theirs (fall back to the next level).
-        """
         fields = dict(
             compatibility=compatibility,
             auto_update_strategy=auto_update_strategy,
@@ -295,7 +287,8 @@ class Registry(SchemaRegistry):
             ns = NamespaceName.parse(namespace)
             note.target = str(ns)
             before = self._storage.namespace_policy(str(ns))
-            current = self._writes.namespace(ns, create=self._view.auto_create)
+            require_expected(expected, before or NamespacePolicy(), str(ns))
+            current = self._writes.namespace(ns, create=self._state.auto_create)
             after = changed_namespace_policy(current, **fields)
             self._writes.put_namespace_policy(ns, after)
             note.detail = _policy_change(before or NamespacePolicy(), after)
@@ -303,14 +296,20 @@ class Registry(SchemaRegistry):
         return after
 
     def set_topic_policy(
-        self, topic: str, *, compatibility: Any = UNSET, validation_enforced: Any = UNSET, user: str = ""
+        self,
+        topic: str,
+        *,
+        compatibility: Any = UNSET,
+        validation_enforced: Any = UNSET,
+        expected: TopicPolicy | None = None,
+        user: str = "",
     ) -> TopicPolicy:
-        """Topic-level schema policies (§7.3); None or UNDEFINED removes the strategy."""
         fields = dict(compatibility=compatibility, validation_enforced=validation_enforced)
         with self._auditor.audited(AuditAction.SET_TOPIC_POLICY, topic, user) as note:
             note.detail = asked_fields(fields)
             note.target = topic_target(topic)
             before = self._storage.topic_policy(note.target) or TopicPolicy()
+            require_expected(expected, before, note.target)
             name = policy_topic(topic, self.broker)
             self._writes.ensure_topic(name)
             after = changed_topic_policy(before, **fields)
@@ -330,7 +329,7 @@ class Registry(SchemaRegistry):
         client_name = _client_name(name)
         with self._auditor.atomic():
             self._writes.ensure_topic(topic_name)
-            admission, kind = admit_producer(self._view, self._writes, topic_name, info, replicator, user)
+            admission, kind = admit_producer(self._state, self._writes, topic_name, info, replicator, user)
             if admission.accepted:
                 self._writes.record_client(
                     topic_name, ClientRole.PRODUCER, client_name, "", kind, admission.version, replicator
@@ -347,7 +346,7 @@ class Registry(SchemaRegistry):
         client_name = _client_name(name or sub)
         with self._auditor.atomic():
             self._writes.ensure_topic(topic_name)
-            admission, kind = admit_consumer(self._view, self._writes, topic_name, info, (client_name, sub), user)
+            admission, kind = admit_consumer(self._state, self._writes, topic_name, info, (client_name, sub), user)
             if admission.accepted:
                 self._writes.record_client(
                     topic_name, ClientRole.CONSUMER, client_name, sub, kind, admission.version, False

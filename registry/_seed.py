@@ -141,7 +141,7 @@ class _Loader:
                         infos.clear()
                         continue
                     info = self.schema_info(step)
-                    version = self.registry.register(name, info, user=user)
+                    version = self.registry.register(name, info, user=user).version
                 except RegistryError as exc:
                     if isinstance(exc, SeedError | StorageError):
                         raise

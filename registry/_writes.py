@@ -32,20 +32,20 @@ from ._model import (
 )
 from ._names import NamespaceName, TopicName
 from ._schema_data import parse_avro_data
+from ._state import RegistryState
 from ._types import AVRO_PARSED_TYPES, SchemaData, SchemaType
-from ._view import RegistryView
 from .avro._nodes import AvroSchema
-from .storage._base import Fingerprint, LocalStorage, StaleHistory
+from .storage._base import Fingerprint, LocalStorage, StaleHistoryError
 
 _MAX_ATTEMPTS = 200
 
 
 class LocalWrites:
-    """Writes to one local storage; `view` reads the same storage, `clock` stamps what is stored (ms)."""
+    """Writes to one local storage; `state` reads the same storage, `clock` stamps what is stored (ms)."""
 
-    def __init__(self, storage: LocalStorage, view: RegistryView, clock: Callable[[], int]) -> None:
+    def __init__(self, storage: LocalStorage, state: RegistryState, clock: Callable[[], int]) -> None:
         self._storage = storage
-        self._view = view
+        self._state = state
         self._clock = clock
 
     # --- schemas -------------------------------------------------------------------------------------------
@@ -64,7 +64,7 @@ class LocalWrites:
             try:
                 parsed = parse_avro_data(data.type, data.data)
             except InvalidSchemaError as exc:
-                parsed = legacy_json_refusal(data, exc, self._view.profile)
+                parsed = legacy_json_refusal(data, exc, self._state.profile)
             else:
                 equality = equality_digest(parsed)
         for _ in range(_MAX_ATTEMPTS):
@@ -75,7 +75,7 @@ class LocalWrites:
                 raise invalid_default_error(data.type, parsed)
             try:
                 match = self._duplicate(name, scan.rows, data.type, equality)
-            except StaleHistory:
+            except StaleHistoryError:
                 continue
             if match is not None:
                 return match, False, None
@@ -88,14 +88,14 @@ class LocalWrites:
                     entries = storage.history_range(name.schema_id, first, scan.latest)
                     if not entries or entries[-1].version != scan.latest:
                         continue  # another process changed the history meanwhile
-                result = self._view.judge(entries, data, strategy)
+                result = self._state.judge(entries, data, strategy)
                 if not result.compatible:
                     raise IncompatibleSchemaError(f"Incompatible schema for {name}: {result.message}", result)
             entry = self._entry(name, 0 if scan.latest is None else scan.latest + 1, data, user)
             stored_equality = equality if isinstance(parsed, AvroSchema) and not parsed.invalid_defaults else None
             try:
                 storage.append_indexed(entry, scan.latest, stored_equality)
-            except StaleHistory:
+            except StaleHistoryError:
                 continue
             return entry.version, True, result
         raise StorageError(f"could not register a schema on {name}: too many concurrent writers")
@@ -114,7 +114,7 @@ class LocalWrites:
             if kind in AVRO_PARSED_TYPES and digest is None:
                 stored = self._storage.history_range(name.schema_id, found.version, found.version)
                 if not stored:
-                    raise StaleHistory(name.schema_id)
+                    raise StaleHistoryError(name.schema_id)
                 old = parse_stored(found.type, stored[0].data)
                 if old is None:  # the legacy Jackson form: equal to no Avro schema, and never remembered
                     continue
@@ -147,7 +147,7 @@ class LocalWrites:
             try:
                 self._storage.append(tombstone, latest)
                 return tombstone.version
-            except StaleHistory:
+            except StaleHistoryError:
                 continue
         raise StorageError(f"could not delete the schema of {name}: too many concurrent writers")
 
@@ -173,7 +173,7 @@ class LocalWrites:
         if not create:
             raise NamespaceNotFoundError(f"Namespace does not exist: {ns}")
         if ns.tenant not in self._storage.tenants():
-            if not self._view.auto_create:
+            if not self._state.auto_create:
                 raise TenantNotFoundError(f"Tenant does not exist: {ns.tenant}")
             self._storage.put_tenant(ns.tenant, self._clock())
         policy = NamespacePolicy()
@@ -186,7 +186,7 @@ class LocalWrites:
         if self._storage.has_topic(base):
             return
         if self._storage.namespace_policy(str(name.namespace_name)) is None:
-            if not self._view.auto_create:
+            if not self._state.auto_create:
                 raise NamespaceNotFoundError(f"Namespace does not exist: {name.namespace_name}")
             self.namespace(name.namespace_name, create=True)
         self._storage.put_topic(base, str(name.namespace_name), self._clock())

@@ -60,7 +60,7 @@ class Note:
     symbols: tuple[str, ...] = ()
 
 
-class InvalidDefaultHit(Exception):
+class InvalidDefaultError(Exception):
     """Resolution needed a reader default that Avro cannot encode: Java throws here (pulsar-semantics §4.8)."""
 
     def __init__(self, finding: Finding) -> None:
@@ -90,7 +90,7 @@ def _passing(has_errors: bool) -> _Verdict:
 def resolve(reader: AvroSchema, writer: AvroSchema) -> list[Finding]:
     """Every reason `reader` cannot read data written with `writer`; empty when it can.
 
-    Raises InvalidDefaultHit where Avro itself would throw while resolving.
+    Raises InvalidDefaultError where Avro itself would throw while resolving.
     """
     return resolve_with_notes(reader, writer)[0]
 
@@ -122,7 +122,7 @@ class Resolver:
         """Whether reader node `r` reads data written with writer node `w` (no findings recorded)."""
         try:
             return not self.resolve(w, r, "", False).has_errors
-        except InvalidDefaultHit:
+        except InvalidDefaultError:
             return False
 
     def writer_fullname(self, w: Named) -> str:
@@ -327,7 +327,7 @@ class Resolver:
             return
         problem = default_problem(rf.type, value)
         if problem is not None:
-            raise InvalidDefaultHit(
+            raise InvalidDefaultError(
                 Finding(
                     RuleCode.INVALID_DEFAULT,
                     f"field {_join(where, rf.name)!r} has the default {_json(value)}, which is not a valid "

@@ -1,5 +1,5 @@
 """What-if answers, upgrade plans and policy impact: Pulsar's verdicts on what has not happened yet, computed
-over a `RegistryView` and writing nothing, so the embedded and the remote registry give the same answers.
+over a `RegistryState` and writing nothing, so the embedded and the remote registry give the same answers.
 """
 
 from __future__ import annotations
@@ -22,8 +22,8 @@ from .._model import (
 )
 from .._names import NamespaceName, TopicName
 from .._schema_data import parse_avro_data, to_schema_data
+from .._state import RegistryState
 from .._types import AVRO_PARSED_TYPES, SchemaData
-from .._view import RegistryView
 from ._diff import diff_schemas
 from ._upgrade import UpgradePlan, change_order, plan_upgrade, strategy_order
 from ._whatif import PolicyImpact, RefusedClient, TopicImpact, WhatIf
@@ -31,22 +31,22 @@ from ._whatif import PolicyImpact, RefusedClient, TopicImpact, WhatIf
 S = CompatibilityStrategy
 
 
-def what_if(view: RegistryView, name: TopicName, info: SchemaInfo) -> WhatIf:
+def what_if(state: RegistryState, name: TopicName, info: SchemaInfo) -> WhatIf:
     """Pulsar's answer to `info` on the topic under each of the 8 strategies, with the effective verdict,
     simulated registration and admission, advisories, the diff against the latest version and the upgrade
     order."""
     data = to_schema_data(info)
-    entries = view.history(name)
+    entries = state.history(name)
     live = trim(entries)
-    effective = view.admin_strategy(name)
-    by_strategy = {s: view.judge(live, data, s) for s in STRATEGIES}
+    effective = state.admin_strategy(name)
+    by_strategy = {s: state.judge(live, data, s) for s in STRATEGIES}
     result = by_strategy[effective.value]
     advisories = result.advisories + by_strategy[S.FULL].advisories
     if data.type in AVRO_PARSED_TYPES:
         advisories += tuple(invalid_default_advisories(parse_avro_data(data.type, data.data)))
-    registration = simulate_registration(view, name, entries, data, effective.value)
-    producer, _ = admit_producer(view, None, name, info, False, "")
-    consumer, _ = admit_consumer(view, None, name, info, ("", ""), "")
+    registration = simulate_registration(state, name, entries, data, effective.value)
+    producer, _ = admit_producer(state, None, name, info, False, "")
+    consumer, _ = admit_consumer(state, None, name, info, ("", ""), "")
     latest = live[-1] if live else None
     latest_data = data_of(latest) if latest else None
     order = None
@@ -67,12 +67,12 @@ def what_if(view: RegistryView, name: TopicName, info: SchemaInfo) -> WhatIf:
         latest_version=latest.version if latest else None,
         strategy_order=strategy_order(effective.value),
         change_order=order,
-        plan=upgrade_plan(view, name, live, data) if live else None,
+        plan=upgrade_plan(state, name, live, data) if live else None,
     )
 
 
 def simulate_registration(
-    view: RegistryView,
+    state: RegistryState,
     name: TopicName,
     entries: Sequence[SchemaVersion],
     data: SchemaData,
@@ -81,7 +81,7 @@ def simulate_registration(
     """What registering `data` would do (§3.3), as an admission: the duplicate it returns, the version it
     stores, or the refusal."""
     try:
-        match, result = view.plan_put(name, entries, data, strategy)
+        match, result = state.plan_put(name, entries, data, strategy)
     except (InvalidSchemaError, PoisonedHistoryError) as exc:
         return Admission(accepted=False, role=ClientRole.PRODUCER, reason=str(exc))
     if match is not None:
@@ -98,16 +98,16 @@ def simulate_registration(
     )
 
 
-def schema_of(view: RegistryView, name: TopicName, ref: int | SchemaInfo | None) -> SchemaData:
+def schema_of(state: RegistryState, name: TopicName, ref: int | SchemaInfo | None) -> SchemaData:
     """A live version (None: the latest) or a candidate, as the checks compare it."""
     if isinstance(ref, SchemaInfo):
         return to_schema_data(ref)
-    return data_of(live_version(view, name, ref))
+    return data_of(live_version(state, name, ref))
 
 
-def live_version(view: RegistryView, name: TopicName, version: int | None) -> SchemaVersion:
+def live_version(state: RegistryState, name: TopicName, version: int | None) -> SchemaVersion:
     """The latest live version, or a given version if it is live (§3.6); SchemaNotFoundError otherwise."""
-    entries = view.history(name)
+    entries = state.history(name)
     if version is None:
         if not entries or entries[-1].deleted:
             raise SchemaNotFoundError(f"Schema not found: topic {name} has no schema")
@@ -118,7 +118,9 @@ def live_version(view: RegistryView, name: TopicName, version: int | None) -> Sc
     raise SchemaNotFoundError(f"Schema not found: topic {name} has no live version {version}")
 
 
-def upgrade_plan(view: RegistryView, name: TopicName, live: Sequence[SchemaVersion], target: SchemaData) -> UpgradePlan:
+def upgrade_plan(
+    state: RegistryState, name: TopicName, live: Sequence[SchemaVersion], target: SchemaData
+) -> UpgradePlan:
     """Order in which to move the topic's recorded clients to `target` so that every reader can read every
     writer at each step."""
     schemas: dict[int | str, SchemaData] = {e.version: data_of(e) for e in live}
@@ -133,27 +135,27 @@ def upgrade_plan(view: RegistryView, name: TopicName, live: Sequence[SchemaVersi
         reasons = can_read(schemas[reader], schemas[writer])
         return reasons[0] if reasons else None
 
-    return plan_upgrade(str(name.base), view.clients(name), target_key, reads)
+    return plan_upgrade(str(name.base), state.clients(name), target_key, reads)
 
 
 def policy_impact(
-    view: RegistryView, ns: NamespaceName, proposed: CompatibilityStrategy, topics: list[str]
+    state: RegistryState, ns: NamespaceName, proposed: CompatibilityStrategy, topics: list[str]
 ) -> PolicyImpact:
     """What setting `proposed` on a namespace would have refused, per topic of it."""
-    impacts = [topic_impact(view, TopicName.parse(t), proposed) for t in topics]
+    impacts = [topic_impact(state, TopicName.parse(t), proposed) for t in topics]
     return PolicyImpact(namespace=str(ns), proposed=proposed, topics=tuple(impacts))
 
 
-def topic_impact(view: RegistryView, name: TopicName, proposed: CompatibilityStrategy) -> TopicImpact:
+def topic_impact(state: RegistryState, name: TopicName, proposed: CompatibilityStrategy) -> TopicImpact:
     """One topic under a proposed namespace strategy: the registrations it would have refused and the
     recorded consumers that could no longer subscribe; a topic with its own strategy is overridden."""
-    current = view.admin_strategy(name)
+    current = state.admin_strategy(name)
     overridden = current.source is PolicySource.TOPIC
     strategy = current.value if overridden else proposed
-    live = view.live(name)
-    refused, first = replay(view, live, strategy)
+    live = state.live(name)
+    refused, first = replay(state, live, strategy)
     clients = []
-    for client in view.clients(name):
+    for client in state.clients(name):
         if client.role is not ClientRole.CONSUMER or client.version is None:
             continue
         entry = next((e for e in live if e.version == client.version), None)
@@ -175,14 +177,14 @@ def topic_impact(view: RegistryView, name: TopicName, proposed: CompatibilityStr
 
 
 def replay(
-    view: RegistryView, live: Sequence[SchemaVersion], strategy: CompatibilityStrategy
+    state: RegistryState, live: Sequence[SchemaVersion], strategy: CompatibilityStrategy
 ) -> tuple[tuple[int, ...], Problem | None]:
     """Each live registration checked again, under `strategy`, against the versions before it: the versions
     that would have been refused, and the first problem found."""
     refused: list[int] = []
     first: Problem | None = None
     for i in range(1, len(live)):
-        verdict = view.judge(live[:i], data_of(live[i]), strategy)
+        verdict = state.judge(live[:i], data_of(live[i]), strategy)
         if not verdict.compatible:
             refused.append(live[i].version)
             first = first or verdict.problems[0]

@@ -25,7 +25,7 @@ from .._admission import admit_consumer, admit_producer
 from .._errors import NamespaceNotFoundError
 from .._model import ClientRecord, ClientRole, EffectivePolicy, NamespacePolicy, Problem, TopicPolicy
 from .._names import NamespaceName, TopicName
-from .._view import RegistryView
+from .._state import RegistryState
 from ..explain._answers import replay
 from ..explain._whatif import RefusedClient
 from ._rules import changed_namespace_policy, changed_topic_policy, policy_topic
@@ -60,12 +60,15 @@ class TopicPreview:
 @dataclass(frozen=True, slots=True, kw_only=True)
 class PolicyPreview:
     """What saving a proposed policy would change and refuse. `target` is a namespace (tenant/ns) or a topic;
-    `changes` says each stored value that changes ("compatibility: BACKWARD → FULL"); empty when nothing would."""
+    `changes` says each stored value that changes ("compatibility: BACKWARD → FULL"); empty when nothing would.
+    `before` is the stored policy the change was previewed against: passed back as `expected=` when saving, the
+    save is refused if another write changed it since (a compare-and-set, not a re-read in the shell)."""
 
     target: str
     scope: str  # "namespace" or "topic"
     changes: tuple[str, ...]
     topics: tuple[TopicPreview, ...]
+    before: TopicPolicy | NamespacePolicy
 
     @property
     def refused_topics(self) -> tuple[TopicPreview, ...]:
@@ -133,66 +136,74 @@ class StagedPolicies:
         yield
 
 
-def preview_namespace(view: RegistryView, ns: NamespaceName, **fields: Any) -> PolicyPreview:
+def preview_namespace(state: RegistryState, ns: NamespaceName, **fields: Any) -> PolicyPreview:
     """What `set_namespace_policy(ns, **fields)` would change and refuse, writing nothing; values are read
     and checked as saving reads them (registry/policy/_rules.py)."""
-    before = view.storage.namespace_policy(str(ns))
-    if before is None and not view.auto_create:
+    before = state.storage.namespace_policy(str(ns))
+    if before is None and not state.auto_create:
         raise NamespaceNotFoundError(f"Namespace does not exist: {ns}")
     after = changed_namespace_policy(before or NamespacePolicy(), **fields)
-    staged = StagedPolicies(view.storage)
+    staged = StagedPolicies(state.storage)
     staged.put_namespace(str(ns), after, 0)
-    topics = [] if before is None else view.storage.topics(str(ns))
+    topics = [] if before is None else state.storage.topics(str(ns))
     changes = describe_changes(before or NamespacePolicy(), after)
-    return _preview(view, _staged_view(view, staged), str(ns), "namespace", changes, topics)
+    return _preview(state, _staged_state(state, staged), str(ns), "namespace", changes, topics, before)
 
 
-def preview_topic(view: RegistryView, topic: str, **fields: Any) -> PolicyPreview:
+def preview_topic(state: RegistryState, topic: str, **fields: Any) -> PolicyPreview:
     """What `set_topic_policy(topic, **fields)` would change and refuse on that topic, writing nothing."""
-    name = policy_topic(topic, view.broker)
-    if not view.auto_create and view.storage.namespace_policy(str(name.namespace_name)) is None:
+    name = policy_topic(topic, state.broker)
+    if not state.auto_create and state.storage.namespace_policy(str(name.namespace_name)) is None:
         raise NamespaceNotFoundError(f"Namespace does not exist: {name.namespace_name}")
-    before = view.topic_policy(name)
+    before = state.topic_policy(name)
     after = changed_topic_policy(before, **fields)
-    staged = StagedPolicies(view.storage)
+    staged = StagedPolicies(state.storage)
     staged.put_topic_policy(str(name), None if after == TopicPolicy() else after)
     changes = describe_changes(before, after)
-    return _preview(view, _staged_view(view, staged), str(name), "topic", changes, [str(name)])
+    return _preview(state, _staged_state(state, staged), str(name), "topic", changes, [str(name)], before)
 
 
-def _staged_view(view: RegistryView, staged: StagedPolicies) -> RegistryView:
-    return RegistryView(cast("Storage", staged), view.broker, view.profile, auto_create=view.auto_create)
+def _staged_state(state: RegistryState, staged: StagedPolicies) -> RegistryState:
+    return RegistryState(cast("Storage", staged), state.broker, state.profile, auto_create=state.auto_create)
 
 
 def _preview(
-    view: RegistryView, staged: RegistryView, target: str, scope: str, changes: tuple[str, ...], topics: list[str]
+    state: RegistryState,
+    staged: RegistryState,
+    target: str,
+    scope: str,
+    changes: tuple[str, ...],
+    topics: list[str],
+    before: NamespacePolicy | TopicPolicy | None,
 ) -> PolicyPreview:
-    """Compare `view` (as it is) with `staged` (the same storage with the proposed policy) on `topics`."""
+    """Compare `state` (as it is) with `staged` (the same storage with the proposed policy) on `topics`;
+    `before` is the stored policy (None: a namespace not created yet, which saving would create)."""
     return PolicyPreview(
         target=target,
         scope=scope,
         changes=changes,
-        topics=tuple(_topic(view, staged, TopicName.parse(t), scope) for t in topics) if changes else (),
+        topics=tuple(_topic(state, staged, TopicName.parse(t), scope) for t in topics) if changes else (),
+        before=NamespacePolicy() if before is None else before,
     )
 
 
-def _topic(view: RegistryView, staged: RegistryView, name: TopicName, scope: str) -> TopicPreview:
-    current, proposed = view.effective_policy(name), staged.effective_policy(name)
-    live = view.live(name)
+def _topic(state: RegistryState, staged: RegistryState, name: TopicName, scope: str) -> TopicPreview:
+    current, proposed = state.effective_policy(name), staged.effective_policy(name)
+    live = state.live(name)
     strategy = proposed.admin_compatibility.value
     unchanged = strategy is current.admin_compatibility.value  # then nothing registered before is refused now
-    refused, first = ((), None) if unchanged else replay(view, live, strategy)
+    refused, first = ((), None) if unchanged else replay(state, live, strategy)
     clients: list[RefusedClient] = []
     if _admission_values(current) != _admission_values(proposed):
-        for client in view.clients(name):
-            now, then = _admit(view, name, client, live), _admit(staged, name, client, live)
+        for client in state.clients(name):
+            now, then = _admit(state, name, client, live), _admit(staged, name, client, live)
             if now is not None and then is not None and now[0] and not then[0]:
                 clients.append(RefusedClient(client=client, reason=then[1]))
     return TopicPreview(
         topic=str(name.base),
         current=current,
         proposed=proposed,
-        shielded_by=_shields(view, staged, name, current) if scope == "namespace" else (),
+        shielded_by=_shields(state, staged, name, current) if scope == "namespace" else (),
         refused_versions=refused,
         latest_refused=len(live) > 1 and live[-1].version in refused,
         first_problem=first,
@@ -200,7 +211,7 @@ def _topic(view: RegistryView, staged: RegistryView, name: TopicName, scope: str
     )
 
 
-def _admit(view: RegistryView, name: TopicName, client: ClientRecord, live: list[Any]) -> tuple[bool, str] | None:
+def _admit(state: RegistryState, name: TopicName, client: ClientRecord, live: list[Any]) -> tuple[bool, str] | None:
     """(accepted, reason) for a recorded client coming back with its recorded schema, written nowhere;
     None when that schema is no longer live (nothing can say how it would connect)."""
     info = None
@@ -210,17 +221,17 @@ def _admit(view: RegistryView, name: TopicName, client: ClientRecord, live: list
             return None
         info = entry.info
     if client.role is ClientRole.PRODUCER:
-        admission, _ = admit_producer(view, None, name, info, client.replicator, "")
+        admission, _ = admit_producer(state, None, name, info, client.replicator, "")
     else:
-        admission, _ = admit_consumer(view, None, name, info, (client.name, client.subscription), "")
+        admission, _ = admit_consumer(state, None, name, info, (client.name, client.subscription), "")
     return admission.accepted, admission.reason
 
 
-def _shields(view: RegistryView, staged: RegistryView, name: TopicName, current: EffectivePolicy) -> tuple[str, ...]:
+def _shields(state: RegistryState, staged: RegistryState, name: TopicName, current: EffectivePolicy) -> tuple[str, ...]:
     """Which parts of a namespace change stop short of this topic, and why."""
-    before = view.stored_namespace_policy(name)
+    before = state.stored_namespace_policy(name)
     after = staged.stored_namespace_policy(name)
-    own = view.topic_policy(name)
+    own = state.topic_policy(name)
     reasons: list[str] = []
     strategy_changed = (before.compatibility, before.auto_update_strategy) != (
         after.compatibility,
@@ -229,7 +240,7 @@ def _shields(view: RegistryView, staged: RegistryView, name: TopicName, current:
     if strategy_changed and own.compatibility is not None:
         reasons.append(f"its own strategy {own.compatibility}")
     if before.validation_enforced != after.validation_enforced:
-        if view.broker.validation_enforced:
+        if state.broker.validation_enforced:
             reasons.append("the broker enforces validation (isSchemaValidationEnforced=true)")
         elif own.validation_enforced is not None:
             reasons.append(f"its own validation setting ({str(own.validation_enforced).lower()})")

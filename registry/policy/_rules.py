@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any, Final
 
-from .._errors import PartitionPolicyError, PolicyError, TopicPoliciesDisabledError
+from .._errors import PartitionPolicyError, PolicyChangedError, PolicyError, TopicPoliciesDisabledError
 from .._model import (
     AutoUpdateStrategy,
     BrokerConfig,
@@ -167,3 +167,13 @@ def flag(field: str, value: object) -> bool:
 def optional_flag(field: str, value: object) -> bool | None:
     """A policy flag that None clears."""
     return None if value is None else flag(field, value)
+
+
+def require_expected(expected: object | None, stored: object, target: str) -> None:
+    """The compare of a policy compare-and-set: nothing is saved unless the stored policy is still the one the
+    change was previewed against. Embedded, it runs inside the write's transaction, so no write interleaves."""
+    if expected is not None and expected != stored:
+        raise PolicyChangedError(
+            f"the policies of {target} changed since this change was previewed (another write got there first); "
+            "nothing was saved: preview the change again"
+        )

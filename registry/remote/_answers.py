@@ -19,7 +19,7 @@ import contextlib
 from .._catalog import TopicPage, TopicQuery, TopicSummary
 from .._catalog_cache import check_page
 from .._errors import AuthError, TopicNotFoundError
-from .._facade import SchemaRegistry, bounded
+from .._facade import BackedRegistry, bounded
 from .._model import CompatibilityStrategy, ConnectedClient, SchemaInfo
 from .._names import NamespaceName, TopicName
 from .._schema_data import checked_info
@@ -34,7 +34,7 @@ from ._explorer_api import SEARCH_TEXT_MAX, ExplorerApi
 S = CompatibilityStrategy
 
 
-class ServerAnswers(SchemaRegistry):
+class ServerAnswers(BackedRegistry):
     """The facade calls a remote endpoint can answer itself (module docstring); RemoteRegistry sets the three
     attributes below when it opens."""
 

@@ -1,4 +1,4 @@
-"""`Registry.open("http://host:port")`: the facade over a remote Pulsar admin v2 endpoint, this project's server
+"""`registry.open("http://host:port")`: the facade over a remote Pulsar admin v2 endpoint, this project's server
 or a real broker's web service.
 
 Reads come through the remote backend (registry/remote/_backend.py), so every explanation, diff, what-if,
@@ -40,6 +40,7 @@ from .._errors import (
 from .._facade import bounded
 from .._history import version_number
 from .._model import (
+    STORED_HEADER,
     AutoUpdateStrategy,
     BrokerConfig,
     CompatibilityResult,
@@ -47,6 +48,7 @@ from .._model import (
     Direction,
     NamespacePolicy,
     Problem,
+    Registration,
     RuleCode,
     SchemaInfo,
     SchemaVersion,
@@ -55,9 +57,9 @@ from .._model import (
 from .._names import NamespaceName, TopicName, parse_tenant
 from .._pulsar_version import profile, profile_for_broker
 from .._schema_data import checked_info, to_schema_data
+from .._state import RegistryState
 from .._types import SchemaData
-from .._view import RegistryView
-from ..policy._rules import UNSET, flag, optional_flag, policy_topic
+from ..policy._rules import UNSET, flag, optional_flag, policy_topic, require_expected
 from ._admin_client import (
     ADMIN,
     DEFAULT_ATTEMPTS,
@@ -105,7 +107,7 @@ _EMBEDDED_ONLY: Final[Mapping[str, str]] = {
 
 
 class RemoteRegistry(ServerAnswers):
-    """`Registry.open("http://host:port")`: the facade over a Pulsar admin v2 endpoint (module docstring)."""
+    """`registry.open("http://host:port")`: the facade over a Pulsar admin v2 endpoint (module docstring)."""
 
     def __init__(
         self,
@@ -149,7 +151,7 @@ class RemoteRegistry(ServerAnswers):
         )
         # auto_create is the server's business remotely: it decides whether a write may create a namespace.
         storage = RemoteStorage(client, config, explorer)
-        view = RegistryView(storage, config, chosen, auto_create=auto_create)
+        state = RegistryState(storage, config, chosen, auto_create=auto_create)
         # A plain broker has no search: the handle builds its own index, cached per cluster URL and token.
         self._index = (
             None
@@ -162,7 +164,7 @@ class RemoteRegistry(ServerAnswers):
                 sent=lambda: client.sent,
             )
         )
-        super().__init__(view, location=client.url, profile_source=source, index=self._index)
+        super().__init__(state, location=client.url, profile_source=source, index=self._index)
 
     @property
     def records_clients(self) -> bool:
@@ -191,15 +193,31 @@ class RemoteRegistry(ServerAnswers):
     # --- schemas: the server decides ----------------------------------------------------------------------
 
     @bounded
-    def register(self, topic: str, info: SchemaInfo, *, user: str = "") -> int:
-        """POST /schema. `user` is ignored: the server records the caller's role."""
+    def register(self, topic: str, info: SchemaInfo, *, user: str = "") -> Registration:
+        """POST /schema. `user` is ignored: the server records the caller's role.
+
+        Pulsar answers a new version and a live duplicate alike (`{"version": N}`). `serve` says which in its
+        STORED_HEADER; against a plain broker the latest version is read first, and the answer was stored when
+        it is newer (an identical schema stored by someone else at that very moment also counts as stored)."""
         name = TopicName.parse(topic)
         info = checked_info(info)
+        before = None if self._explorer is not None else self._latest_version(name)
         response = self._write("POST", f"{schemas_path(name.schema_id)}/schema", body=payload(info))
         if response.status_code < 400:
-            return _version_of(self._client.json(response, f"registering a schema on {name}"), f"register on {name}")
+            body = self._client.json(response, f"registering a schema on {name}")
+            version = _version_of(body, f"register on {name}")
+            told = response.headers.get(STORED_HEADER)
+            stored = told == "true" if told in ("true", "false") else before is None or version > before
+            return Registration(version, stored)
         self._explain_refusal(name, info, response)
         raise AssertionError("unreachable")  # pragma: no cover
+
+    def _latest_version(self, name: TopicName) -> int | None:
+        """The latest live version's number, None when the topic has no live schema."""
+        try:
+            return self.get(str(name)).version
+        except SchemaNotFoundError:
+            return None
 
     @bounded
     def check(
@@ -212,8 +230,8 @@ class RemoteRegistry(ServerAnswers):
         chosen = None if strategy is None else CompatibilityStrategy.parse(strategy)
         with self._client.snapshot():
             if chosen not in (None, S.UNDEFINED):
-                self._view.require_namespace(name)
-                return self._view.judge(self._view.live(name), to_schema_data(info), chosen)
+                self._state.require_namespace(name)
+                return self._state.judge(self._state.live(name), to_schema_data(info), chosen)
             response = self._client.ask(f"{schemas_path(name.schema_id)}/compatibility", payload(info))
             what = f"checking a schema against {name}"
             if response.status_code == 422:
@@ -226,14 +244,14 @@ class RemoteRegistry(ServerAnswers):
                 server_strategy = (
                     wire_strategy(body.get("schemaCompatibilityStrategy")) if isinstance(body, dict) else S.UNDEFINED
                 )
-                used = server_strategy if server_strategy is not S.UNDEFINED else self._view.admin_strategy(name).value
+                used = server_strategy if server_strategy is not S.UNDEFINED else self._state.admin_strategy(name).value
                 compatible = not isinstance(body, dict) or body.get("compatibility") is not False
                 return self._agree(name, info, used, compatible, reason_of(response))
             # An incompatible candidate is an HTTP 500 (or 409) with the checker's message (§7.1).
             reason = reason_of(response)
             if "unexpected error occurred" in reason:
                 raise_for(response, what, url=self._client.url)
-            return self._agree(name, info, self._view.admin_strategy(name).value, False, reason)
+            return self._agree(name, info, self._state.admin_strategy(name).value, False, reason)
 
     def get(self, topic: str, version: int | None = None) -> SchemaVersion:
         """GET /schema or /schema/{version} (§3.6)."""
@@ -281,11 +299,16 @@ class RemoteRegistry(ServerAnswers):
         allow_auto_update: Any = UNSET,
         allow_auto_update_with_replicator: Any = UNSET,
         validation_enforced: Any = UNSET,
+        expected: NamespacePolicy | None = None,
         user: str = "",
     ) -> NamespacePolicy:
         """One admin call per changed field (Pulsar has no call for several at once, so this is not atomic).
-        `user` is ignored here and below: the server knows the caller from the token."""
+        `user` is ignored here and below: the server knows the caller from the token. `expected` is compared
+        with the policy read just before the calls: Pulsar's admin API has no compare-and-set of policies, so a
+        write landing between that read and the calls is not seen (embedded, the compare is atomic)."""
         ns = NamespaceName.parse(namespace)
+        if expected is not None:
+            require_expected(expected, self.namespace_policy(str(ns)), str(ns))
         calls: list[tuple[str, str, Any, dict[str, str] | None]] = []
         base = f"{ADMIN}/namespaces/{ns.tenant}/{ns.namespace}"
         if compatibility is not UNSET:
@@ -333,10 +356,19 @@ class RemoteRegistry(ServerAnswers):
         return self.namespace_policy(str(ns))
 
     def set_topic_policy(
-        self, topic: str, *, compatibility: Any = UNSET, validation_enforced: Any = UNSET, user: str = ""
+        self,
+        topic: str,
+        *,
+        compatibility: Any = UNSET,
+        validation_enforced: Any = UNSET,
+        expected: TopicPolicy | None = None,
+        user: str = "",
     ) -> TopicPolicy:
-        """§7.3: PUT/DELETE schemaCompatibilityStrategy, POST/DELETE schemaValidationEnforced."""
+        """§7.3: PUT/DELETE schemaCompatibilityStrategy, POST/DELETE schemaValidationEnforced. `expected` as in
+        `set_namespace_policy` (compared with a read just before, not atomically)."""
         name = policy_topic(topic, self.broker)
+        if expected is not None:
+            require_expected(expected, self.topic_policy(str(name)), str(name))
         path = topic_path(name)
         calls: list[tuple[str, str, Any]] = []
         if compatibility is not UNSET:
@@ -448,12 +480,12 @@ class RemoteRegistry(ServerAnswers):
             result: CompatibilityResult | None = None
             with self._client.snapshot():
                 try:
-                    live = self._view.live(name)
+                    live = self._state.live(name)
                     data = self._local_data(info)
                 except RegistryError:
                     live, data = None, None
                 if live is not None and data is not None:
-                    self._view.duplicate(name, live, data)
+                    self._state.duplicate(name, live, data)
                 if status == 409:
                     result = self._local_verdict(name, info, reason)
             if result is not None:
@@ -467,7 +499,7 @@ class RemoteRegistry(ServerAnswers):
         if not compatible:
             return self._local_verdict(name, info, reason, strategy)
         try:
-            local = self._view.judge(self._view.live(name), self._local_data(info), strategy)
+            local = self._state.judge(self._state.live(name), self._local_data(info), strategy)
         except (InvalidSchemaError, PoisonedHistoryError):
             return CompatibilityResult(compatible=True, strategy=strategy)
         if local.compatible:
@@ -483,9 +515,9 @@ class RemoteRegistry(ServerAnswers):
         local = None
         live: list[SchemaVersion] = []
         try:
-            live = self._view.live(name)
-            strategy = strategy or self._view.admin_strategy(name).value
-            local = self._view.judge(live, self._local_data(info), strategy)
+            live = self._state.live(name)
+            strategy = strategy or self._state.admin_strategy(name).value
+            local = self._state.judge(live, self._local_data(info), strategy)
         except RegistryError:
             pass
         if local is not None and not local.compatible:

@@ -20,7 +20,7 @@ from .._model import ClientRecord, NamespacePolicy, SchemaVersion, TopicPolicy
 from .._types import AVRO_PARSED_TYPES, SchemaType
 
 
-class StaleHistory(Exception):
+class StaleHistoryError(Exception):
     """The history changed since it was read; the caller re-reads and retries (never surfaces to users)."""
 
 
@@ -174,7 +174,7 @@ class MemoryStorage:
             entries = self._histories.setdefault(entry.topic, [])
             latest = entries[-1].version if entries else None
             if latest != expected_latest:
-                raise StaleHistory(entry.topic)
+                raise StaleHistoryError(entry.topic)
             entries.append(entry)
             self._fingerprints.setdefault(entry.topic, []).append(fingerprint(entry, equality))
 

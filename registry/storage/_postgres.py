@@ -5,7 +5,7 @@ The same semantics as the SQLite file (storage/_sqlite.py), across processes and
   (`pg_advisory_xact_lock`), as SQLite's `BEGIN IMMEDIATE` takes the file's write lock: writers are
   serialised, so a registration's read-check-append and a policy's read-modify-write are atomic wherever
   they run. Appends also compare the latest version, and the primary key (schema_id, version) is the last
-  line of defence: a duplicate becomes StaleHistory (re-read and retry), never a second version 5.
+  line of defence: a duplicate becomes StaleHistoryError (re-read and retry), never a second version 5.
 - A write is acknowledged after COMMIT, which PostgreSQL makes durable (synchronous_commit, the default).
 - The change token is the `changes` row of `meta`, bumped in the committing transaction; every cached read
   compares it first (one indexed read), so a policy set through one server is what the next read of any
@@ -29,7 +29,7 @@ from .._catalog import CatalogSource, stored_fields
 from .._errors import RegistryNotFoundError, StorageError
 from .._model import ClientRecord, NamespacePolicy, SchemaVersion, TopicPolicy
 from .._types import AVRO_PARSED_TYPES, SchemaType
-from ._base import DedupScan, StaleHistory, fingerprint
+from ._base import DedupScan, StaleHistoryError, fingerprint
 from ._read_cache import MISSING, ReadCache
 from ._rows import (
     EQUALITY_FORM,
@@ -320,7 +320,7 @@ class PostgresStorage:
                 sql = "SELECT max(version) FROM schemas WHERE schema_id = %s"
                 (latest,) = db.execute(sql, (entry.topic,)).fetchone()
                 if latest != expected_latest:
-                    raise StaleHistory(entry.topic)
+                    raise StaleHistoryError(entry.topic)
                 db.execute(
                     f"INSERT INTO schemas ({_VERSION_COLUMNS}, schema_id, fields) VALUES (%s, %s, %s, %s, %s, %s, %s, "
                     "%s, %s)",
@@ -345,7 +345,7 @@ class PostgresStorage:
                 )
         except StorageError as exc:
             if isinstance(exc.__context__, self._unique):  # the primary key caught a race the lock did not
-                raise StaleHistory(entry.topic) from None
+                raise StaleHistoryError(entry.topic) from None
             raise
 
     def drop(self, schema_id: str) -> bool:

@@ -65,10 +65,10 @@ from .._names import NamespaceName, TopicName, parse_tenant
 from .._pulsar_version import PULSAR_VERSION_SETTING, profile
 from .._text import readable
 from .._types import SchemaType
-from ._base import AuditLog, MemoryStorage, StaleHistory
+from ._base import AuditLog, MemoryStorage, StaleHistoryError
 
 if TYPE_CHECKING:
-    from .._facade import SchemaRegistry
+    from .._handle import SchemaRegistry
     from .._registry import Registry
 
 SNAPSHOT_FORMAT = 2
@@ -377,7 +377,7 @@ def _load(storage: Any, record: Mapping[str, Any]) -> None:
             )
         try:
             storage.append(entry, latest)
-        except StaleHistory:  # only one writer here; kept for the storage contract
+        except StaleHistoryError:  # only one writer here; kept for the storage contract
             raise SnapshotError(f"{_where(record)}: history of {entry.topic} changed while loading") from None
     elif kind == "client":
         storage.put_client(_client(record))

@@ -30,7 +30,7 @@ from .._model import (
     TopicPolicy,
 )
 from .._types import AVRO_PARSED_TYPES, SchemaType
-from ._base import DedupScan, StaleHistory, fingerprint
+from ._base import DedupScan, StaleHistoryError, fingerprint
 from ._read_cache import MISSING, ReadCache
 from ._rows import (
     EQUALITY_FORM,
@@ -344,7 +344,7 @@ class SqliteStorage:
         with self._write(touches=("history", entry.topic)) as db:
             (latest,) = db.execute("SELECT max(version) FROM schemas WHERE schema_id = ?", (entry.topic,)).fetchone()
             if latest != expected_latest:
-                raise StaleHistory(entry.topic)
+                raise StaleHistoryError(entry.topic)
             db.execute(
                 "INSERT INTO schemas (schema_id, version, type, data, properties, timestamp, deleted, user, fields) "
                 "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",

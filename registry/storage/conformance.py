@@ -23,7 +23,7 @@ from typing import Any
 from .._audit import AuditAction, AuditEntry, AuditOutcome
 from .._model import ClientRecord, ClientRole, CompatibilityStrategy, NamespacePolicy, SchemaVersion, TopicPolicy
 from .._types import SchemaType
-from ._base import LocalStorage, StaleHistory, fingerprint
+from ._base import LocalStorage, StaleHistoryError, fingerprint
 
 Make = Callable[[], LocalStorage]
 SCHEMA_ID = "acme/orders/created"
@@ -64,13 +64,13 @@ def appends_compare_and_set_on_the_latest_version(make: Make) -> None:
         for expected in (None, 1, 5):
             try:
                 storage.append(_version(1), expected)
-            except StaleHistory:
+            except StaleHistoryError:
                 continue
             raise AssertionError(f"append of version 1 expecting latest {expected} (it is 0) was accepted")
         storage.append(_version(1), 0)
         try:
             storage.append(_version(1), 0)  # a second writer that read the same latest
-        except StaleHistory:
+        except StaleHistoryError:
             pass
         else:
             raise AssertionError("a duplicate version 1 was appended")
@@ -234,7 +234,7 @@ def concurrent_appends_lose_and_duplicate_nothing(make: Make) -> None:
                         try:
                             storage.append(_version(nxt), latest)
                             break
-                        except StaleHistory:
+                        except StaleHistoryError:
                             continue
             except BaseException as exc:  # noqa: BLE001 - reported below
                 errors.append(exc)

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from typing import Any, Literal, TypeVar, cast
 
 import altair as alt
-import pandas as pd  # type: ignore[import-untyped]
+import pandas as pd
 import vl_convert
 
 from registry import (

@@ -28,10 +28,10 @@ from collections.abc import Iterator, Mapping, Sequence
 from contextlib import closing
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, overload
+from typing import overload
 
 import altair as alt
-import pandas as pd  # type: ignore[import-untyped]
+import pandas as pd
 
 from registry import (
     CompatibilityStrategy,
@@ -48,9 +48,7 @@ from registry import (
     remote_url,
     seed_sample_data,
 )
-
-if TYPE_CHECKING:
-    from registry import RemoteRegistry
+from registry import open as open_handle
 
 from .charts import OFFLINE_RENDERER, compatibility_heatmap, strategy_matrix_chart, version_timeline
 from .html import history_html
@@ -112,9 +110,7 @@ AUDIT_TABLES = (
 )
 
 
-def open_registry(
-    target: str | os.PathLike[str] | None = None, *, seed_if_empty: bool = True
-) -> Registry | RemoteRegistry:
+def open_registry(target: str | os.PathLike[str] | None = None, *, seed_if_empty: bool = True) -> SchemaRegistry:
     """A registry file or an admin URL (http://…); None: `$SCHEMA_EXPLORER_DB`, else the per-user file.
 
     A new or empty embedded file is seeded from sample_data/ (as the CLI and the app do on first use), so a
@@ -123,7 +119,7 @@ def open_registry(
     """
     text = os.fspath(target) if target is not None else str(default_db_path())
     if remote_url(text) is not None:
-        return Registry.open(text, token=os.environ.get("SCHEMA_EXPLORER_TOKEN") or None)
+        return open_handle(text, token=os.environ.get("SCHEMA_EXPLORER_TOKEN") or None)
     path = Path(text).expanduser()
     if seed_if_empty:
         path.parent.mkdir(parents=True, exist_ok=True)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 
-import pandas as pd  # type: ignore[import-untyped]
+import pandas as pd
 
 from registry import (
     STRATEGIES,

@@ -1,8 +1,8 @@
 """What a registry knows, read from its backend, and the verdicts Pulsar derives from it without writing.
 
-Both facades, the embedded `Registry` and the `RemoteRegistry` over a broker's admin API, hold one view over
+Both facades, the embedded `Registry` and the `RemoteRegistry` over a broker's admin API, hold one state over
 their backend (a storage: SQLite, memory, or the admin API read over HTTP). Admission, what-if, upgrade plans,
-policy impact and previews are computed over a view, so embedded and remote answer them with the same code.
+policy impact and previews are computed over a state, so embedded and remote answer them with the same code.
 """
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ class Snapshotting(Protocol):
     def snapshot(self) -> contextlib.AbstractContextManager[None]: ...
 
 
-class RegistryView:
+class RegistryState:
     """Reads of one backend under one broker configuration and one Pulsar version profile.
 
     `profile` is the line the owning facade answers as; the facade updates it when that changes
@@ -115,7 +115,7 @@ class RegistryView:
         self, live: Sequence[SchemaVersion], data: SchemaData, strategy: CompatibilityStrategy
     ) -> CompatibilityResult:
         """Pulsar's compatibility check of `data` against a live history: the latest version, or every live one
-        under a transitive strategy (§3.4), with this view's profile (also for the calls that replay a history
+        under a transitive strategy (§3.4), with this state's profile (also for the calls that replay a history
         outside a facade call: policy impact, previews)."""
         existing = versioned(live)
         with using(self.profile):

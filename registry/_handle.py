@@ -1,0 +1,316 @@
+"""`SchemaRegistry`: the one handle type every shell holds, whatever kind of registry is behind it.
+
+`registry.open(location)` returns one for every kind of location: an embedded `Registry` (a SQLite file, memory,
+PostgreSQL or a storage of your own), a `RemoteRegistry` (a Pulsar admin API: a broker or `schema-explorer
+serve`), and, with `read_only=True` or `handle.read_only()`, a `ReadOnlyRegistry` that answers every read and
+refuses every write. The app, the server, the CLI, the pipeline and notebooks are typed against this class, so
+a type checker sees exactly what every kind offers, and a shell never needs to know which it holds.
+
+Every member is abstract here and documented here: the contract. `_facade.py` implements the reads and the
+explanations once for both registries over their `RegistryState`; `_registry.py` and `remote/_handle.py`
+implement the writes where their backend decides; `_read_only.py` forwards the reads and refuses the writes.
+What only an embedded registry can do (recording producers and consumers, group commits, the stored Pulsar
+line) is on `Registry` alone.
+"""
+
+from __future__ import annotations
+
+import abc
+from types import TracebackType
+from typing import Any, Self
+
+from ._audit import AuditEntry
+from ._catalog import TopicPage, TopicQuery, TopicSummary
+from ._model import (
+    BrokerConfig,
+    ClientRecord,
+    CompatibilityResult,
+    CompatibilityStrategy,
+    ConnectedClient,
+    EffectivePolicy,
+    NamespacePolicy,
+    Registration,
+    SchemaInfo,
+    SchemaVersion,
+    TopicPolicy,
+)
+from ._pulsar_version import PulsarProfile
+from .explain._changes import SchemaDiff
+from .explain._upgrade import UpgradePlan
+from .explain._whatif import PolicyImpact, WhatIf
+from .policy._preview import PolicyPreview
+from .policy._rules import UNSET
+from .remote._broker_index import IndexStatus
+
+
+class SchemaRegistry(abc.ABC):
+    """A Pulsar-faithful schema registry: what every registry handle answers, embedded, remote or read-only."""
+
+    __slots__ = ()
+
+    # --- which Pulsar, which backend -------------------------------------------------------------------------
+
+    @property
+    @abc.abstractmethod
+    def pulsar_profile(self) -> PulsarProfile:
+        """The Pulsar release line whose rules this handle answers with (README "Which Pulsar")."""
+
+    @property
+    @abc.abstractmethod
+    def pulsar_version(self) -> str:
+        """The name of that line ("3.0", "4.0", "master")."""
+
+    @property
+    @abc.abstractmethod
+    def pulsar_version_source(self) -> str:
+        """Where the line comes from: asked when opened, stored with the registry, the default, or (remote)
+        what the broker reports."""
+
+    @property
+    @abc.abstractmethod
+    def broker(self) -> BrokerConfig:
+        """The broker settings the rules read (defaults, or what a remote broker reports)."""
+
+    @property
+    @abc.abstractmethod
+    def location(self) -> str:
+        """The registry file's path, ":memory:", a database location without its password, or the admin
+        endpoint's URL."""
+
+    @property
+    @abc.abstractmethod
+    def is_read_only(self) -> bool:
+        """True when every write of this handle raises ReadOnlyError before touching anything."""
+
+    @abc.abstractmethod
+    def read_only(self) -> SchemaRegistry:
+        """A handle on the same registry that answers every read and raises ReadOnlyError on every write (the
+        app's --read-only holds only such a handle, so no page can write)."""
+
+    @property
+    @abc.abstractmethod
+    def requests_sent(self) -> int:
+        """HTTP requests this handle has sent (retries included): 0 for an embedded registry. What benchmarks
+        and tests count to hold a remote registry to its request budget."""
+
+    @property
+    @abc.abstractmethod
+    def records_clients(self) -> bool:
+        """Whether this registry knows the producers and consumers and the schema each uses. A plain broker's
+        admin API does not (its `clients()` is []): shells say so instead of showing an empty list."""
+
+    @abc.abstractmethod
+    def close(self) -> None:
+        """Release the backend (a database connection, an HTTP client)."""
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self, kind: type[BaseException] | None, error: BaseException | None, trace: TracebackType | None
+    ) -> None:
+        self.close()
+
+    # --- schemas: where the backend decides --------------------------------------------------------------
+
+    @abc.abstractmethod
+    def register(self, topic: str, info: SchemaInfo, *, user: str = "") -> Registration:
+        """REST POST /schema (§3.3): dedup, check with the admin effective strategy, store. The version `info`
+        is stored as, or the live duplicate's, and whether anything was stored (`Registration.stored`).
+
+        Raises IncompatibleSchemaError (with `.result`), InvalidSchemaError or PoisonedHistoryError."""
+
+    @abc.abstractmethod
+    def check(
+        self, topic: str, info: SchemaInfo, strategy: CompatibilityStrategy | str | None = None
+    ) -> CompatibilityResult:
+        """REST POST /compatibility (§3.4), explained; `strategy=None` uses the topic's effective one."""
+
+    @abc.abstractmethod
+    def get(self, topic: str, version: int | None = None) -> SchemaVersion:
+        """The latest live version, or a given live version (§3.6); SchemaNotFoundError otherwise."""
+
+    @abc.abstractmethod
+    def find_version(self, topic: str, info: SchemaInfo) -> int | None:
+        """REST POST /version (§3.4): the first live version with the same type and identical bytes, or None."""
+
+    @abc.abstractmethod
+    def delete(self, topic: str, *, force: bool = False, user: str = "") -> int | None:
+        """Soft delete appends a tombstone and returns its version (§3.5); `force` drops the history and
+        returns None, after which numbering restarts at 0."""
+
+    # --- policies and creation ----------------------------------------------------------------------------
+
+    @abc.abstractmethod
+    def set_namespace_policy(
+        self,
+        namespace: str,
+        *,
+        compatibility: Any = UNSET,
+        auto_update_strategy: Any = UNSET,
+        allow_auto_update: Any = UNSET,
+        allow_auto_update_with_replicator: Any = UNSET,
+        validation_enforced: Any = UNSET,
+        expected: NamespacePolicy | None = None,
+        user: str = "",
+    ) -> NamespacePolicy:
+        """Change the given fields of a namespace's schema policies (§2.2); omitted fields stay as they are.
+
+        `compatibility=UNDEFINED` clears the strategy; `auto_update_strategy=None` and `allow_auto_update=None`
+        clear theirs (fall back to the next level). With `expected` (the policy the caller previewed the change
+        against), nothing is saved and PolicyChangedError is raised when the stored policy is no longer that
+        one: another write got there first."""
+
+    @abc.abstractmethod
+    def set_topic_policy(
+        self,
+        topic: str,
+        *,
+        compatibility: Any = UNSET,
+        validation_enforced: Any = UNSET,
+        expected: TopicPolicy | None = None,
+        user: str = "",
+    ) -> TopicPolicy:
+        """Topic-level schema policies (§7.3); None or UNDEFINED removes the strategy. `expected` as for
+        `set_namespace_policy`."""
+
+    @abc.abstractmethod
+    def create_tenant(self, tenant: str, *, user: str = "") -> bool:
+        """Create a tenant; False when it already existed."""
+
+    @abc.abstractmethod
+    def create_namespace(self, namespace: str, *, user: str = "") -> bool:
+        """Create a namespace with default policies; False when it already existed."""
+
+    @abc.abstractmethod
+    def create_topic(self, topic: str, *, user: str = "") -> bool:
+        """Create a topic; False when it already existed."""
+
+    @abc.abstractmethod
+    def audit_trail(self, target: str | None = None, *, limit: int = 200) -> list[AuditEntry]:
+        """Write attempts, newest first: all of them, or those about `target` (a topic, or a namespace or
+        tenant with everything inside it). Refusals are included with their reason."""
+
+    # --- reads ------------------------------------------------------------------------------------------
+
+    @abc.abstractmethod
+    def history(self, topic: str, *, include_deleted: bool = False) -> list[SchemaVersion]:
+        """Live versions oldest first (REST GET /schemas); with `include_deleted`, the whole index with
+        tombstones and the versions before them."""
+
+    @abc.abstractmethod
+    def namespace_policy(self, namespace: str) -> NamespacePolicy:
+        """A namespace's stored schema policies; NamespaceNotFoundError when it does not exist."""
+
+    @abc.abstractmethod
+    def topic_policy(self, topic: str) -> TopicPolicy:
+        """A topic's own schema policies (empty when it has none)."""
+
+    @abc.abstractmethod
+    def effective_policy(self, topic: str) -> EffectivePolicy:
+        """Each schema policy in force for a topic, and which level it comes from (§2.4)."""
+
+    @abc.abstractmethod
+    def clients(self, topic: str | None = None) -> list[ClientRecord]:
+        """Recorded producers and consumers, of one topic or of all ([] from a plain broker, whose admin API
+        has no record of them: see `records_clients`)."""
+
+    @abc.abstractmethod
+    def connected_clients(self, topic: str) -> list[ConnectedClient]:
+        """The producers and consumers connected to `topic`, as a broker's topic stats list them (no schema
+        versions: a broker does not tell them). Embedded, the recorded clients stand for the connected ones;
+        remotely the broker's GET .../stats answers. TopicNotFoundError when the topic does not exist."""
+
+    @abc.abstractmethod
+    def tenants(self) -> list[str]:
+        """Every tenant."""
+
+    @abc.abstractmethod
+    def namespaces(self, tenant: str) -> list[str]:
+        """The namespaces of a tenant; TenantNotFoundError when it does not exist."""
+
+    @abc.abstractmethod
+    def topics(self, namespace: str) -> list[str]:
+        """The topics of a namespace; NamespaceNotFoundError when it does not exist."""
+
+    # --- explanations, diffs, what-if ------------------------------------------------------------------
+
+    @abc.abstractmethod
+    def diff(self, topic: str, old: int | SchemaInfo, new: int | SchemaInfo | None = None) -> SchemaDiff:
+        """Semantic and textual diff between two live versions, or a version and a candidate (new=None: the
+        latest live version)."""
+
+    @abc.abstractmethod
+    def what_if(self, topic: str, info: SchemaInfo) -> WhatIf:
+        """Pulsar's answer to `info` on `topic` under each of the 8 strategies, with the effective verdict,
+        simulated registration and admission (nothing is written), advisories, the diff against the latest
+        version and the upgrade order."""
+
+    @abc.abstractmethod
+    def upgrade_plan(self, topic: str, target: int | SchemaInfo | None = None) -> UpgradePlan:
+        """Order in which to move the topic's recorded clients to `target` (a live version or a candidate;
+        default: the latest version) so that every reader can read every writer at each step."""
+
+    @abc.abstractmethod
+    def policy_impact(self, namespace: str, strategy: CompatibilityStrategy | str) -> PolicyImpact:
+        """What setting `strategy` on a namespace would have refused: per topic, the live registrations that
+        would not have passed (replaying each against the versions before it) and the recorded consumers that
+        could no longer subscribe. Topics with their own strategy are reported as overridden."""
+
+    @abc.abstractmethod
+    def preview_namespace_policy(
+        self,
+        namespace: str,
+        *,
+        compatibility: Any = UNSET,
+        auto_update_strategy: Any = UNSET,
+        allow_auto_update: Any = UNSET,
+        allow_auto_update_with_replicator: Any = UNSET,
+        validation_enforced: Any = UNSET,
+    ) -> PolicyPreview:
+        """What `set_namespace_policy` with the same arguments would change and refuse, writing nothing: per
+        topic of the namespace, the values in force now and then, the live registrations the proposed strategy
+        would refuse, the recorded clients that could no longer connect, and the topics it does not reach
+        (registry/policy/_preview.py). Values are checked as saving checks them; `PolicyPreview.before` is the
+        policy to pass back as `expected` when saving."""
+
+    @abc.abstractmethod
+    def preview_topic_policy(
+        self, topic: str, *, compatibility: Any = UNSET, validation_enforced: Any = UNSET
+    ) -> PolicyPreview:
+        """What `set_topic_policy` with the same arguments would change and refuse on that topic, writing
+        nothing (see preview_namespace_policy)."""
+
+    # --- catalog ----------------------------------------------------------------------------------------
+
+    @abc.abstractmethod
+    def change_token(self) -> int:
+        """A number that changes whenever anything in the registry changes, from any process; cheap to read,
+        so shells key their caches on it. Backends that cannot tell (remote ones) change it every few seconds
+        and after this handle's own writes."""
+
+    @abc.abstractmethod
+    def search_topics(self, query: TopicQuery | None = None, *, offset: int = 0, limit: int = 50) -> TopicPage:
+        """One page of the topics matching `query` (all topics when None), in tenant, namespace, topic order.
+
+        Served from a catalog built once per change of the registry (one backend read for every topic) and
+        searched in memory, so a page of 100k topics answers in milliseconds once built."""
+
+    @abc.abstractmethod
+    def topic_summary(self, topic: str) -> TopicSummary:
+        """The catalog row of one topic (TopicNotFoundError when the topic does not exist)."""
+
+    # --- a plain broker's search index (remote/_broker_index.py) ------------------------------------------
+
+    @abc.abstractmethod
+    def index_status(self) -> IndexStatus | None:
+        """Where the background search index of a plain broker stands; None when this registry searches
+        without one (embedded, or `schema-explorer serve`, which searches itself)."""
+
+    @abc.abstractmethod
+    def refresh_index(self) -> IndexStatus | None:
+        """Start reading the broker again in the background (a no-op while a run goes on); None as above."""
+
+    @abc.abstractmethod
+    def cancel_index(self) -> IndexStatus | None:
+        """Stop the running index: what it read stays cached, and the next refresh resumes; None as above."""

@@ -1,0 +1,56 @@
+"""`registry.open(location)`: one way to open every kind of registry, as one handle type.
+
+A location names an embedded registry (a file path or `sqlite:///path`, `memory:`, `postgresql://...`,
+`package.module:factory`, or a scheme a package registers: storage/_locations.py) or a remote one (an http(s)
+URL of a Pulsar admin API: a broker's web service or `schema-explorer serve`). Either way the caller holds a
+`SchemaRegistry` and never needs to know which (_handle.py).
+"""
+
+from __future__ import annotations
+
+import os
+
+from ._errors import InvalidArgumentError, StorageError
+from ._handle import SchemaRegistry
+from ._model import BrokerConfig
+from ._paths import remote_url
+from ._registry import Registry
+
+
+def open(  # noqa: A001 - `registry.open`, as `io.open` and `sqlite3.connect` name theirs
+    location: str | os.PathLike[str],
+    *,
+    token: str | None = None,
+    create: bool = False,
+    read_only: bool = False,
+    pulsar_version: str | None = None,
+    broker: BrokerConfig | None = None,
+    auto_create: bool = True,
+) -> SchemaRegistry:
+    """The registry `location` names, embedded or remote.
+
+    - `token`: the bearer token of a remote admin API (refused for an embedded location).
+    - `create`: make an embedded registry where there is none; without it a missing one raises
+      RegistryNotFoundError, because reading or checking against a registry made on the spot would answer from
+      an empty history (fail closed). Never with `read_only`: what is only read is never created.
+    - `read_only`: a handle that answers every read and refuses every write (`SchemaRegistry.read_only()`).
+    - `pulsar_version`: the Pulsar line to answer as ("3.0", "4.0", "master"); None takes the one stored with
+      an embedded registry, or the one a broker reports.
+    - `broker`: the broker settings the rules read (defaults, or what a remote broker reports).
+    """
+    if read_only and create:
+        raise InvalidArgumentError("a read-only handle never creates a registry: pass create=False")
+    text = os.fspath(location)
+    url = remote_url(text)
+    handle: SchemaRegistry
+    if url is not None:
+        from .remote._handle import RemoteRegistry  # httpx is only imported when a URL is opened
+
+        handle = RemoteRegistry(url, token=token, broker=broker, auto_create=auto_create, pulsar_version=pulsar_version)
+    else:
+        if token is not None:
+            raise StorageError("a token only applies to remote registries (http:// or https:// URLs)")
+        handle = Registry.open(
+            text, broker=broker, auto_create=auto_create, create=create, pulsar_version=pulsar_version
+        )
+    return handle.read_only() if read_only else handle
