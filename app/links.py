@@ -28,9 +28,9 @@ from urllib.parse import urlencode
 
 import streamlit as st
 
-from app import state
+from app import connection
 from app.render import code_span, escape_markdown
-from registry import PROFILES, Registry, RegistryError, TopicName
+from registry import PROFILES, RegistryError, SchemaRegistry, TopicName
 
 _SEEN = "link_seen"  # session key: the query parameters this session has already opened or written
 _CURRENT = "link_current"  # session key: the parameters `opened()` returned in this run
@@ -65,10 +65,10 @@ def keep(params: Mapping[str, object]) -> None:
     is connected to another registry than the one the app started with."""
     wanted = {key: str(value) for key, value in params.items() if value not in (None, "", (), [])}
     st.session_state[_SEEN] = dict(wanted)
-    if state.connection().target != state.start_connection().target:
-        wanted[REGISTRY] = state.connection().target
-    if state.connection().pulsar_version != state.start_connection().pulsar_version:
-        wanted[PULSAR] = state.connection().pulsar_version or "own"
+    if connection.connection().target != connection.start_connection().target:
+        wanted[REGISTRY] = connection.connection().target
+    if connection.connection().pulsar_version != connection.start_connection().pulsar_version:
+        wanted[PULSAR] = connection.connection().pulsar_version or "own"
     if _params() != wanted:
         st.query_params.from_dict(wanted)
 
@@ -101,7 +101,7 @@ def short_topic(topic: str) -> str:
     return topic.split("://", 1)[1] if name.domain == "persistent" and "://" in topic else topic
 
 
-def resolve_topic(reg: Registry, value: str, name: str = "topic") -> str | None:
+def resolve_topic(reg: SchemaRegistry, value: str, name: str = "topic") -> str | None:
     """The full name of the topic a link names (short or full), or None after saying why it cannot be used."""
     try:
         return reg.topic_summary(value).topic
@@ -130,13 +130,13 @@ def follow_connection() -> None:
     if not target or st.session_state.get(_REGISTRY_SEEN) == target:
         return
     st.session_state[_REGISTRY_SEEN] = target
-    if target == state.connection().target:
+    if target == connection.connection().target:
         return
     remote = target.startswith(("http://", "https://"))
     if not remote and not Path(target).expanduser().exists():
         bad_value(REGISTRY, target, "no registry file there (create one from the sidebar's Connection)")
         return
-    state.connect(target)
+    connection.connect(target)
 
 
 def _follow_pulsar() -> None:
@@ -151,4 +151,4 @@ def _follow_pulsar() -> None:
     else:
         bad_value(PULSAR, value, f"not a Pulsar line this app knows ({', '.join(PROFILES)})")
         return
-    state.answer_as(wanted, from_link=True)
+    connection.answer_as(wanted, from_link=True)

@@ -25,7 +25,6 @@ from registry import (
     NamespaceNotFoundError,
     PoisonedHistoryError,
     PolicyError,
-    Registry,
     RegistryError,
     RegistryNotFoundError,
     SchemaNotFoundError,
@@ -129,47 +128,3 @@ def show_schema(entry: SchemaVersion) -> None:
         st.info(f"{entry.type} is a primitive type: Pulsar stores no schema definition for it.")
         return
     st.code(text, language=language, line_numbers=True, wrap_lines=True)
-
-
-# --- pickers ------------------------------------------------------------------------------------------
-
-
-def topic_picker(reg: Registry, *, key: str = "topic_name") -> str | None:
-    """A text box with the shared selected topic; returns it once it names an existing topic, else None.
-
-    Every page that works on a topic has this box under the same key, and Streamlit drops a widget's state
-    when another page runs (with st.navigation, the same key on two pages is two widgets), so the box could
-    come up empty after a move between pages. Its text therefore lives in a plain session key (`<key>_text`,
-    written by the box's on_change) and is put back into the box before every run.
-    """
-    from app import state
-
-    shown = f"{key}_shown"
-    text = f"{key}_text"
-    selected = state.selected_topic()
-    if st.session_state.get(shown) != selected:  # another page (Browse, a link) picked a topic
-        st.session_state[text] = selected or ""
-        st.session_state[shown] = selected
-    st.session_state[key] = st.session_state.get(text, selected or "")
-
-    def remember() -> None:
-        st.session_state[text] = st.session_state[key]
-
-    typed = st.text_input(
-        "Topic",
-        key=key,
-        on_change=remember,
-        placeholder="persistent://tenant/namespace/topic",
-        help="Pick one on Browse, or type it.",
-    ).strip()
-    if not typed:
-        return None
-    try:
-        topic = reg.topic_summary(typed).topic
-    except RegistryError as exc:
-        show_error(exc)
-        return None
-    if topic != selected:
-        state.select_topic(topic)
-        st.session_state[shown] = topic
-    return topic

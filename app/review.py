@@ -8,8 +8,9 @@ st.dataframe, or HTML built with `html.escape`, so a `<script>` in a schema doc 
 from __future__ import annotations
 
 import html
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from itertools import islice, zip_longest
+from typing import Any
 
 import pandas as pd
 import streamlit as st
@@ -37,7 +38,7 @@ MAX_ROWS = 20_000  # rows of the side-by-side diff drawn at most: two 1 MiB sche
 WRAPPED_ROWS = 200  # problems or advisories shown as a wrapping table; more go to a scrolling grid
 
 
-def shaded(frame: pd.DataFrame, shades: dict[object, str], *columns: str) -> Styler:
+def shaded(frame: pd.DataFrame, shades: Mapping[Any, str], *columns: str) -> Styler:
     """The frame with the values of `columns` shaded by `shades` (value → CSS colour)."""
 
     def shade(value: object) -> str:

@@ -2,7 +2,7 @@
 
 A plain broker (a remote admin URL without the explorer API) has no search, so the core builds an index of it
 in the background and keeps it in a SQLite file per cluster URL and token (registry/remote/_broker_index.py).
-`Registry.search_topics` waits for a complete index when none exists yet, which would hold a page's script for
+`SchemaRegistry.search_topics` waits for a complete index when none exists yet, which would hold a page's script for
 the whole run; so before searching, Browse asks `gate()`:
 
 * no index needed (embedded, `schema-explorer serve`), or a complete one exists (maybe from an earlier visit):
@@ -20,9 +20,9 @@ from __future__ import annotations
 
 import streamlit as st
 
-from app import state
+from app import session
 from app.render import code_span, escape_markdown, show_error
-from registry import IndexState, IndexStatus, Registry, RegistryError
+from registry import IndexState, IndexStatus, RegistryError, SchemaRegistry
 
 POLL_S = 1.0  # how often a running index's progress is redrawn
 _STOPPING = "index_stopping"  # session key: Cancel was clicked and the run has not ended yet (its URL)
@@ -57,7 +57,7 @@ def _age(status: IndexStatus) -> str:
     return "never" if seconds is None else ago(seconds)
 
 
-def _status(reg: Registry) -> IndexStatus | None:
+def _status(reg: SchemaRegistry) -> IndexStatus | None:
     try:
         return reg.index_status()
     except _FAILURES as exc:
@@ -65,18 +65,18 @@ def _status(reg: Registry) -> IndexStatus | None:
         return None
 
 
-def _current() -> tuple[Registry, IndexStatus] | None:
+def _current() -> tuple[SchemaRegistry, IndexStatus] | None:
     """The session's registry and its index status; None when the registry does not open (the sidebar says why)
     or needs no index. A fragment's rerun asks again, so it follows a switched connection."""
     try:
-        reg = state.registry()
+        reg = session.registry()
     except RegistryError:
         return None
     status = _status(reg)
     return None if status is None else (reg, status)
 
 
-def _start(reg: Registry) -> bool:
+def _start(reg: SchemaRegistry) -> bool:
     try:
         reg.refresh_index()
     except _FAILURES as exc:
@@ -93,7 +93,7 @@ def gate() -> bool:
     """True when the session's registry can search at once (Browse then searches); else the index's
     progress view is shown in its place (the run started if it had not) and False is returned."""
     try:
-        reg = state.registry()
+        reg = session.registry()
     except RegistryError:
         return True  # the page shows why it cannot open
     try:
@@ -118,7 +118,7 @@ def gate() -> bool:
     return False
 
 
-def _answered_from_cache(reg: Registry, status: IndexStatus) -> None:
+def _answered_from_cache(reg: SchemaRegistry, status: IndexStatus) -> None:
     """A complete index answers; say how old it is, and that a refresh runs meanwhile."""
     line = (
         f"A plain broker has no search: results come from this app's index of {code_span(reg.location)} "
@@ -151,7 +151,7 @@ def _indexing() -> None:
             _stopped(reg, status)
 
 
-def _running(reg: Registry, status: IndexStatus, url: str) -> None:
+def _running(reg: SchemaRegistry, status: IndexStatus, url: str) -> None:
     fraction, text = progress(status, url)
     st.progress(fraction, text=text)
     details = [f"{status.requests:,} requests so far"]
@@ -172,7 +172,7 @@ def _running(reg: Registry, status: IndexStatus, url: str) -> None:
         st.caption("Stopping: the requests in flight finish, then what was read stays cached.")
 
 
-def _stopped(reg: Registry, status: IndexStatus) -> None:
+def _stopped(reg: SchemaRegistry, status: IndexStatus) -> None:
     """After a cancel or a failure (or before a run in this process): what happened, and Resume."""
     st.session_state.pop(_STOPPING, None)
     read = f"{status.indexed:,} of {status.total:,} topics were read" if status.total else "no topic was read"
@@ -198,7 +198,7 @@ def _stopped(reg: Registry, status: IndexStatus) -> None:
 # --- the sidebar --------------------------------------------------------------------------------------------
 
 
-def sidebar(reg: Registry) -> None:
+def sidebar(reg: SchemaRegistry) -> None:
     """The index line of a plain broker (nothing for a registry that needs no index); call inside st.sidebar."""
     status = _status(reg)
     if status is None:
@@ -234,7 +234,7 @@ def _sidebar_running() -> None:
             show_error(exc)
 
 
-def _sidebar_line(reg: Registry, status: IndexStatus) -> None:
+def _sidebar_line(reg: SchemaRegistry, status: IndexStatus) -> None:
     st.caption(_summary(status))
     if status.state is IndexState.FAILED:
         st.caption(f":material/error: The last run failed: {escape_markdown(status.error or 'no reason given')}")

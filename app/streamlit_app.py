@@ -35,9 +35,8 @@ def _page(file: str, title: str, icon: str, *, default: bool = False) -> st.Page
 
 # The one list of pages, in menu order. To add a page: create app/app_pages/<name>.py and append
 # `_page("<name>.py", "Title", ":material/icon:")` here. Entries whose file is missing are left out, so the
-# review pages (diff, whatif, policies, audit; another engineer's files) appear as soon as they exist.
-# A page that works on one topic can end with `state.topic_page(render)` (render(reg, topic) -> its link
-# parameters besides `topic`, or None; app/links.py).
+# review pages appear as soon as they exist. A page that works on one topic can end with `topic_page(render)`
+# (app/topic_page.py; render(reg, topic) -> its link parameters besides `topic`, or None; app/links.py).
 PAGES: list[st.Page | None] = [
     _page("browse.py", "Browse", ":material/travel_explore:", default=True),
     _page("topic.py", "Topic", ":material/schema:"),

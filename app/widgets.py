@@ -7,19 +7,19 @@ from pathlib import Path
 
 import streamlit as st
 
-from app import search_index, state
+from app import connection, search_index, session
 from app.render import code_span, show_error
-from registry import PROFILES, Registry, RegistryError
+from registry import PROFILES, Registry, RegistryError, SchemaRegistry
 
 EMBEDDED, REMOTE = "Embedded file", "Remote admin URL"
 
 
-def connection_sidebar() -> Registry | None:
+def connection_sidebar() -> SchemaRegistry | None:
     """The sidebar: where the registry is (and a plain broker's search index), a form to switch it, read-only
     mode and the broker defaults.
 
     Returns the open registry, or None when it cannot open (the error is shown in the sidebar)."""
-    conn = state.connection()
+    conn = connection.connection()
     with st.sidebar:
         _hide_previous_registry(conn)
         st.caption("Connection")
@@ -27,7 +27,7 @@ def connection_sidebar() -> Registry | None:
         try:
             # Opening a remote registry asks the server a few questions (shown after half a second).
             with st.spinner(f"Connecting to {conn.shown}…"):
-                reg: Registry | None = state.registry()
+                reg: SchemaRegistry | None = session.registry()
         except RegistryError as exc:
             reg = None
             show_error(exc)
@@ -40,11 +40,11 @@ def connection_sidebar() -> Registry | None:
         with st.expander("Change connection", expanded=bool(st.session_state.get(FORM_OPEN))):
             _connection_form(conn)
             _confirm_create()
-        final = state.server_read_only()
+        final = connection.server_read_only()
         st.toggle(
             "Read-only",
             value=conn.read_only,
-            key=state.READ_ONLY,
+            key=connection.READ_ONLY,
             disabled=final,
             help="The app was started read-only (--read-only): no session can write."
             if final
@@ -63,7 +63,7 @@ _SHOWN = "sidebar_connection_shown"  # session key: the connection the page on s
 _HIDE_STALE = '<style>[data-testid="stMain"] [data-stale="true"] { display: none; }</style>'
 
 
-def _hide_previous_registry(conn: state.Connection) -> None:
+def _hide_previous_registry(conn: connection.Connection) -> None:
     """In the run that switches to another registry, hide the page the previous one drew (module note above)."""
     shown = (conn.target, conn.token, conn.pulsar_version)
     if st.session_state.get(_SHOWN, shown) != shown:
@@ -74,14 +74,14 @@ def _hide_previous_registry(conn: state.Connection) -> None:
 OWN = "the registry's own"  # the profile choice that follows the registry (stored, or the broker's version)
 
 
-def _pulsar_version(reg: Registry) -> None:
+def _pulsar_version(reg: SchemaRegistry) -> None:
     """Which Pulsar release line the verdicts follow, where that comes from, and a choice to answer as another
     line in this session (never stored: `schema-explorer` with `--pulsar-version` on a new file stores one)."""
     profile = reg.pulsar_profile
-    asked = state.connection().pulsar_version
+    asked = connection.connection().pulsar_version
     source = reg.pulsar_version_source
     if asked is not None:
-        started = asked == state.start_connection().pulsar_version
+        started = asked == connection.start_connection().pulsar_version
         source = "the app was started with --pulsar-version" if started else "chosen for this session"
     st.caption(f"Answers as **{profile.title}** (Avro {profile.avro}): {source}")
     choices = [OWN, *PROFILES]
@@ -89,7 +89,7 @@ def _pulsar_version(reg: Registry) -> None:
         "Answer as Pulsar",
         choices,
         index=choices.index(asked) if asked in choices else 0,
-        key=state.PULSAR_CHOICE,
+        key=connection.PULSAR_CHOICE,
         help="Verdicts differ by release line: Avro 1.11 (3.0, 4.0) refuses '$' in names and a repeated "
         "enum or fixed, and still takes Jackson JSON-Schema documents as JSON schemas; master validates "
         "namespaces, takes EXTERNAL schemas and is strict about JSON. This choice holds for this session, and "
@@ -97,11 +97,11 @@ def _pulsar_version(reg: Registry) -> None:
     )
     wanted = None if chosen == OWN else chosen
     if wanted != asked:
-        state.answer_as(wanted)
+        connection.answer_as(wanted)
         st.rerun()
 
 
-def _connection_form(conn: state.Connection) -> None:
+def _connection_form(conn: connection.Connection) -> None:
     with st.form("conn_form", border=False):
         kind = st.radio("Registry", (EMBEDDED, REMOTE), index=int(conn.is_remote), key="conn_kind", horizontal=True)
         target = st.text_input(
@@ -123,7 +123,7 @@ def _connection_form(conn: state.Connection) -> None:
                 # Never make an empty registry silently: checking against it would answer from no history.
                 st.session_state[PENDING] = target
             elif target:
-                state.connect(target, token.strip() or None)
+                connection.connect(target, token.strip() or None)
                 st.session_state.pop(FORM_OPEN, None)
                 st.rerun()
 
@@ -154,10 +154,10 @@ def _confirm_create() -> None:
     if not target:
         return
     st.warning(f"No registry at {code_span(target)}. Create a new, empty registry there?")
-    if state.read_only():
+    if session.read_only():
         st.caption("The app is read-only: it cannot create a registry.")
     cols = st.columns(2)
-    create = cols[0].button("Create it", key="conn_create", type="primary", disabled=state.read_only())
+    create = cols[0].button("Create it", key="conn_create", type="primary", disabled=session.read_only())
     if cols[1].button("Cancel", key="conn_create_cancel"):
         st.session_state.pop(PENDING, None)
         st.rerun()
@@ -169,21 +169,21 @@ def _confirm_create() -> None:
             return
         st.session_state.pop(PENDING, None)
         st.session_state.pop(FORM_OPEN, None)
-        state.connect(target)
+        connection.connect(target)
         st.rerun()
 
 
 def _attribution() -> None:
     """Whom this session's writes are attributed to, or why it cannot write."""
-    person = state.user()
+    person = session.user()
     if person is None:
-        header = os.environ.get(state.USER_HEADER_ENV, "")
+        header = os.environ.get(session.USER_HEADER_ENV, "")
         st.warning(f"Read-only: this request carries no {header} header, so a write could not say who made it.")
-    elif not state.read_only():
+    elif not session.read_only():
         st.caption(f"Writes are recorded as {code_span(person)}")
 
 
-def _broker_defaults(reg: Registry) -> None:
+def _broker_defaults(reg: SchemaRegistry) -> None:
     broker = reg.broker
     st.caption("Policy defaults in force (broker)")
     st.markdown(

@@ -4,7 +4,7 @@ against `schema-explorer serve` (explorer API) and against `serve --admin-only` 
     .venv/bin/python bench/bench_remote.py [--topics 10000 100000] [--workdir DIR] [--kinds serve admin-only]
 
 For each size, bench_browse.generate writes a real registry (10 tenants × 10 namespaces, 1-4 versions a
-topic, clients on one topic in ten), and two servers serve it on loopback. A fresh `Registry.open(url)` per
+topic, clients on one topic in ten), and two servers serve it on loopback. A fresh `registry.open(url)` per
 measurement then asks what the app's Browse page asks on a first visit (open, the tenant list, the first page of
 50), then searches, then what the Topic page asks for one topic. Figures: wall time, HTTP requests the handle
 sent (`Registry.requests_sent`), and the peak RSS of this process (the client; psutil, sampled every 50 ms).
@@ -42,6 +42,7 @@ for path in (ROOT, ROOT / "bench"):
 
 from bench_browse import SEARCHES, _free_port, generate  # noqa: E402
 
+import registry  # noqa: E402
 from registry import CACHE_ENV_VAR, Registry, TopicQuery  # noqa: E402
 
 PAGE = 50
@@ -109,7 +110,7 @@ def first_page(url: str) -> dict[str, float]:
     """A first visit: open the handle, list tenants, ask the first page of Browse."""
     started = time.perf_counter()
     with PeakRss() as rss:
-        reg = Registry.open(url)
+        reg = registry.open(url)
         tenants = reg.tenants()
         page = reg.search_topics(TopicQuery(), limit=PAGE)
     seconds = time.perf_counter() - started
@@ -123,7 +124,7 @@ def first_page(url: str) -> dict[str, float]:
 def later_reads(url: str) -> dict[str, float]:
     """Searches on a warm server, then the Topic page's reads of one topic."""
     figures: dict[str, float] = {}
-    with Registry.open(url) as reg:
+    with registry.open(url) as reg:
         reg.search_topics(TopicQuery(), limit=PAGE)
         for text in SEARCHES:
             seconds, requests, page = measured(reg, lambda t=text: reg.search_topics(TopicQuery(text=t), limit=PAGE))
@@ -152,7 +153,7 @@ def index_visits(url: str, cache: Path) -> dict[str, float]:
     figures = {f"cold {k}": v for k, v in first_page(url).items()}
     started = time.perf_counter()
     with PeakRss() as rss:
-        reg = Registry.open(url)
+        reg = registry.open(url)
         reg.tenants()
         reg.search_topics(TopicQuery(), limit=PAGE)
         figures["second visit first page s"] = time.perf_counter() - started
@@ -162,7 +163,7 @@ def index_visits(url: str, cache: Path) -> dict[str, float]:
             figures[f"search {text!r} ms"] = seconds * 1000
         reg.cancel_index()
         reg.close()
-    with Registry.open(url) as reg:
+    with registry.open(url) as reg:
         started = time.perf_counter()
         reg.refresh_index()
         while (status := reg.index_status()) is not None and status.running:

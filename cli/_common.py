@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from registry import Registry
+    from registry import Registry, SchemaRegistry
 
 PROG = "schema-explorer"
 DIST = "pulsar-schema-explorer"
@@ -61,19 +61,19 @@ def add_pulsar_version_argument(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--pulsar-version", metavar="LINE", help=PULSAR_VERSION_HELP)
 
 
-def open_source(args: argparse.Namespace, *, create: bool = False) -> Registry:
+def open_source(args: argparse.Namespace, *, create: bool = False) -> SchemaRegistry:
     """The registry named by `--url` (remote) or `--db` (embedded, the default file when absent).
 
     Fails closed: a `--url` that is not an http(s) URL is a usage error, and a registry file that does not exist
     is only made for commands that write (`create=True`, which says so on stderr). A command that reads, checks
     or diffs against a registry made on the spot would answer from an empty history."""
-    from registry import Registry
+    import registry
 
     url = getattr(args, "url", None)
     token = getattr(args, "token", None)
     version = pulsar_version(args)
     if url is not None:
-        return Registry.open(
+        return registry.open(
             check_url(url), token=token or os.environ.get("SCHEMA_EXPLORER_TOKEN") or None, pulsar_version=version
         )
     if token:
@@ -152,19 +152,17 @@ def resolve_db_path(raw: str | None) -> Path:
 
 
 def open_registry(path: Path | str, *, create: bool = False, pulsar_version: str | None = None) -> Registry:
-    """The registry file at `path` (or the storage a location names: resolve_db). Missing: exit 2 "no
+    """The embedded registry file at `path` (or the storage a location names: resolve_db). Missing: exit 2 "no
     registry at PATH", unless `create` (a command that writes), which makes it and says so on stderr."""
     from registry import Registry, RegistryNotFoundError
 
     if isinstance(path, str):
         try:
-            reg = Registry.open(path, create=create, pulsar_version=pulsar_version)
+            return Registry.open(path, create=create, pulsar_version=pulsar_version)
         except RegistryNotFoundError:
             raise UserError(
                 f"no registry in {shown(path)} (create one with `{PROG} seed --db LOCATION` or `{PROG} upload`)"
             ) from None
-        assert isinstance(reg, Registry)  # resolve_db never gives an http(s) URL
-        return reg
     if not path.exists():
         if not create:
             raise UserError(f"no registry at {path} (create one with `{PROG} seed --db PATH` or `{PROG} upload`)")
@@ -172,10 +170,8 @@ def open_registry(path: Path | str, *, create: bool = False, pulsar_version: str
     return Registry.open(str(path), create=create, pulsar_version=pulsar_version)
 
 
-def close_registry(reg: Registry) -> None:
-    close = getattr(reg, "close", None)
-    if callable(close):
-        close()
+def close_registry(reg: SchemaRegistry) -> None:
+    reg.close()
 
 
 def whole_number(minimum: int) -> Callable[[str], int]:
@@ -349,7 +345,10 @@ def record_pitfalls(args: argparse.Namespace) -> tuple[Any, ...]:
         return ()
     from registry import record_advisories
 
-    return _from_record(record_advisories, args.record, _schema_type(args.type) if args.type else None)
+    found: tuple[Any, ...] = _from_record(
+        record_advisories, args.record, _schema_type(args.type) if args.type else None
+    )
+    return found
 
 
 def _from_record(read: Any, spec: str, kind: Any) -> Any:

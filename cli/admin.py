@@ -226,7 +226,7 @@ def run_upload(args: argparse.Namespace) -> int:
     with _registry(args, create=True) as reg:
         before = {e.version for e in reg.history(args.topic)}
         try:
-            version = reg.register(args.topic, info)
+            version = reg.register(args.topic, info).version
         except IncompatibleSchemaError as exc:
             if exc.result is None:
                 raise
@@ -488,7 +488,7 @@ def _command(
     description: str,
     handler: Callable[[argparse.Namespace], int],
 ) -> argparse.ArgumentParser:
-    parser = commands.add_parser(name, help=help_text, description=description)
+    parser: argparse.ArgumentParser = commands.add_parser(name, help=help_text, description=description)
     add_source_arguments(parser)
     parser.add_argument("--json", action="store_true", help=JSON_HELP)
     parser.set_defaults(handler=handler)

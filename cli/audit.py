@@ -84,7 +84,7 @@ def _no_job(parser: argparse.ArgumentParser) -> int:
 def run_audit(args: argparse.Namespace) -> int:
     from pipeline._archive import ArchiveError, find_archive
     from pipeline._source import SourceError, load_source
-    from pipeline._spark import SparkUnavailable, check_java, check_master, spark_session
+    from pipeline._spark import SparkUnavailableError, check_java, check_master, spark_session
     from pipeline.jobs import candidate_schema, check_out, run_compat_matrix, run_data_audit, run_policy_impact
     from pipeline.progress import SparkProgress, write_run_record
 
@@ -120,7 +120,7 @@ def run_audit(args: argparse.Namespace) -> int:
             candidate_schema(source, args.topic, args.reader)
         check_out(args.out)
         check_java()
-    except (SourceError, ArchiveError, SparkUnavailable) as exc:
+    except (SourceError, ArchiveError, SparkUnavailableError) as exc:
         raise UserError(str(exc)) from None
     started = time.perf_counter()
     spark = spark_session(args.master, app_name=f"schema-explorer audit {args.job}", ship_code=args.code == "ship")
@@ -163,12 +163,13 @@ def run_audit(args: argparse.Namespace) -> int:
 def _change_token(target: str, args: argparse.Namespace) -> int | None:
     """The registry file's change token before it is read: a later write makes the tables older than the
     registry. None for a remote registry, whose admin API cannot say whether anything changed."""
-    from registry import Registry, RegistryError
+    import registry
+    from registry import RegistryError
 
     if args.url is not None:
         return None
     try:
-        with Registry.open(target) as reg:
+        with registry.open(target, read_only=True) as reg:
             return reg.change_token()
     except RegistryError:
         return None

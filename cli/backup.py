@@ -102,8 +102,7 @@ def run_import(args: argparse.Namespace) -> int:
         print(f"{PROG}: import refused: {exc}; nothing was imported", file=sys.stderr)
         return EXIT_REFUSED
     target = resolve_db(getattr(args, "db", None))
-    fresh = isinstance(target, Path) and not target.exists()
-    if not fresh:
+    if not isinstance(target, Path) or target.exists():
         reg = Registry.open(str(target), create=True)  # a file: exists (checked above); a database: made if needed
         try:
             tenants = reg.tenants()

@@ -170,10 +170,10 @@ def run_ui(args: argparse.Namespace) -> int:
             env["SCHEMA_EXPLORER_DB"] = path
         where = shown(path)
 
-    # app.state.serve runs the app as an st.App that warms the registry and its catalog while it starts,
+    # app.launch.serve runs the app as an st.App that warms the registry and its catalog while it starts,
     # so the first visit after `make run` does not wait for them.
     command = [
-        sys.executable, "-c", "import sys; from app.state import serve; serve(sys.argv[1:])",
+        sys.executable, "-c", "import sys; from app.launch import serve; serve(sys.argv[1:])",
         "--port", str(args.port),
         "--host", args.host,
         *source, *(["--read-only"] if args.read_only else []),

@@ -217,12 +217,12 @@ class PartitionAudit:
                     "failed": failed,
                 }
             )
-        for (topic, version, part, fld, reason), (count, example) in self.tally.failures.items():
+        for (failed_topic, failed_version, part, fld, reason), (count, example) in self.tally.failures.items():
             rows.append(
                 {
                     "kind": "failure",
-                    "topic": topic,
-                    "writer_version": version,
+                    "topic": failed_topic,
+                    "writer_version": failed_version,
                     "part": part,
                     "field": fld,
                     "reason": reason,
@@ -260,7 +260,7 @@ def _decoded_with(plan: Plan) -> str | None:
     return "writer+reader" if all(p.resolve and p.reader is not None for p in readers) else "writer"
 
 
-class Undecodable(Exception):
+class UndecodableError(Exception):
     """Why one message (or one part of it) cannot be read: a failure reason, its field, and the detail."""
 
     def __init__(self, reason: str, detail: str, fld: str | None = None, part: str | None = None) -> None:
@@ -281,7 +281,7 @@ def decode_group(plan: Plan, payloads: list[bytes], tally: Tally, keys: list[str
             try:
                 if plan.codec:
                     decode_payload(plan, payload, key, writer_only=True)
-            except Undecodable as broken:  # damaged data says more than the refused pair
+            except UndecodableError as broken:  # damaged data says more than the refused pair
                 tally.fail(topic, version, broken.part, broken.field, "CORRUPT_PAYLOAD", broken.detail)
                 continue
             tally.fail(topic, version, part, plan.status_field, plan.status, plan.status_detail or plan.status)
@@ -294,7 +294,7 @@ def decode_group(plan: Plan, payloads: list[bytes], tally: Tally, keys: list[str
     for payload, key in zip(payloads, keys, strict=True):
         try:
             datums.append(decode_payload(plan, payload, key))
-        except Undecodable as failed:
+        except UndecodableError as failed:
             tally.fail(topic, version, failed.part, failed.field, failed.reason, failed.detail)
     return datums
 
@@ -314,7 +314,7 @@ def _decode_avro_group(plan: Plan, payloads: list[bytes], tally: Tally) -> list[
         except Exception:  # noqa: BLE001 - the reason comes from decode_payload below
             try:
                 datums.append(decode_payload(plan, payload))
-            except Undecodable as failed:
+            except UndecodableError as failed:
                 tally.fail(plan.topic, plan.version, failed.part, failed.field, failed.reason, failed.detail)
             reader = plan.reader if plan.resolve else None
             continue
@@ -331,7 +331,7 @@ def _status_part(plan: Plan) -> str | None:
 
 
 def decode_payload(plan: Plan, payload: bytes, key: str | None = None, *, writer_only: bool = False) -> Any:
-    """One message read as the reader's client reads it (or with its writer schema alone); Undecodable
+    """One message read as the reader's client reads it (or with its writer schema alone); UndecodableError
     says why not. AVRO and JSON through fastavro, primitives and KEY_VALUE framing as the Java client does
     (pipeline/_payload.py)."""
     codec = plan.codec
@@ -345,7 +345,7 @@ def decode_payload(plan: Plan, payload: bytes, key: str | None = None, *, writer
                 try:
                     key_bytes, value_bytes = separated_key(key), payload
                 except PayloadError as exc:
-                    raise Undecodable("CORRUPT_PAYLOAD", str(exc), part="key") from None
+                    raise UndecodableError("CORRUPT_PAYLOAD", str(exc), part="key") from None
             else:
                 key_bytes, value_bytes = split_inline(payload)
             return (
@@ -357,11 +357,11 @@ def decode_payload(plan: Plan, payload: bytes, key: str | None = None, *, writer
         if codec == "protobuf":
             return plan.writer.FromString(payload)
     except PayloadError as exc:
-        raise Undecodable("CORRUPT_PAYLOAD", str(exc), part=plan.part) from None
-    except Undecodable:
+        raise UndecodableError("CORRUPT_PAYLOAD", str(exc), part=plan.part) from None
+    except UndecodableError:
         raise
     except Exception as exc:  # noqa: BLE001 - protobuf's DecodeError and friends: counted, never fatal
-        raise Undecodable("CORRUPT_PAYLOAD", f"{type(exc).__name__}: {exc}", part=plan.part) from None
+        raise UndecodableError("CORRUPT_PAYLOAD", f"{type(exc).__name__}: {exc}", part=plan.part) from None
     return _decode_avro(plan, payload, writer_only)
 
 
@@ -374,7 +374,7 @@ def _decode_avro(plan: Plan, payload: bytes, writer_only: bool) -> Any:
         except Exception as exc:  # noqa: BLE001 - JSONDecodeError, ValueError, TypeError...: counted
             not_json = isinstance(exc, ValueError) and "Expecting" in str(exc)
             what = "not JSON" if not_json else "does not match the writer"
-            raise Undecodable("CORRUPT_PAYLOAD", f"{what}: {type(exc).__name__}: {exc}", part=plan.part) from None
+            raise UndecodableError("CORRUPT_PAYLOAD", f"{what}: {type(exc).__name__}: {exc}", part=plan.part) from None
         payload = out.getvalue()
     return _read_avro(plan, payload, None if writer_only or not plan.resolve else plan.reader)
 
@@ -388,18 +388,18 @@ def _read_avro(plan: Plan, payload: bytes, reader: Any) -> Any:
         if "not found in reader symbol list" in text:
             enum = text.split("reader symbol list ", 1)[1].split(",", 1)[0].strip()
             fld = plan.enum_fields.get(enum) or plan.enum_fields.get(enum.rsplit(".", 1)[-1])
-            raise Undecodable("ENUM_SYMBOL_UNKNOWN", text, fld, plan.part) from None
+            raise UndecodableError("ENUM_SYMBOL_UNKNOWN", text, fld, plan.part) from None
         if reader is None:
-            raise Undecodable("READ_ERROR", text, part=plan.part) from None
+            raise UndecodableError("READ_ERROR", text, part=plan.part) from None
         # Pulsar's rules accepted this pair (the core said so) but fastavro's resolution refuses it: the core
         # wins, so this topic's messages are decoded with the writer alone from now on (module docstring).
         plan.resolve = False
         plan.fields, plan.enum_fields = avro_fields(plan.writer)
         return _read_avro(plan, payload, None)
     except Exception as exc:  # noqa: BLE001 - EOFError, ValueError, UnicodeDecodeError... all counted
-        raise Undecodable("CORRUPT_PAYLOAD", f"{type(exc).__name__}: {exc}", part=plan.part) from None
+        raise UndecodableError("CORRUPT_PAYLOAD", f"{type(exc).__name__}: {exc}", part=plan.part) from None
     if buffer.tell() != len(payload):
-        raise Undecodable("CORRUPT_PAYLOAD", f"{len(payload) - buffer.tell()} bytes left over", part=plan.part)
+        raise UndecodableError("CORRUPT_PAYLOAD", f"{len(payload) - buffer.tell()} bytes left over", part=plan.part)
     return datum
 
 

@@ -253,7 +253,7 @@ def protobuf_fields(root: Any) -> list[Field]:
         F.TYPE_DOUBLE, F.TYPE_FLOAT, F.TYPE_INT32, F.TYPE_INT64, F.TYPE_UINT32, F.TYPE_UINT64,
         F.TYPE_SINT32, F.TYPE_SINT64, F.TYPE_FIXED32, F.TYPE_FIXED64, F.TYPE_SFIXED32, F.TYPE_SFIXED64,
     }  # fmt: skip
-    fields = []
+    fields: list[Field] = []
     for f in root.fields:
         if f.type in numbers:
             kind, label = "number", "number"

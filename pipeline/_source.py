@@ -17,6 +17,7 @@ from typing import Any
 from registry import (
     Registry,
     RegistryError,
+    SchemaRegistry,
     TopicName,
     parse_location,
     pulsar_profile,
@@ -24,6 +25,7 @@ from registry import (
     registry_from_records,
     snapshot_records,
 )
+from registry import open as open_registry
 
 Record = dict[str, Any]
 
@@ -129,20 +131,26 @@ def load_source(
             return source
         location = parse_location(db) if db else None
         if db and location and location.kind != "sqlite":  # PostgreSQL, memory: or a storage of the user's own
-            return _from_registry(Registry.open(db, pulsar_version=pulsar_version), f"registry {location.shown}")
+            return _from_registry(
+                open_registry(db, read_only=True, pulsar_version=pulsar_version), f"registry {location.shown}"
+            )
         if db:
             assert location is not None
             path = Path(location.target).expanduser()
             if not path.is_file():
                 raise SourceError(f"--db {db!r}: no registry file there (create one with `schema-explorer seed`)")
-            return _from_registry(Registry.open(path, pulsar_version=pulsar_version), f"registry {path}")
+            return _from_registry(
+                open_registry(path, read_only=True, pulsar_version=pulsar_version), f"registry {path}"
+            )
         assert url is not None
-        return _from_registry(Registry.open(url, token=token, pulsar_version=pulsar_version), f"registry {url}")
+        return _from_registry(
+            open_registry(url, token=token, read_only=True, pulsar_version=pulsar_version), f"registry {url}"
+        )
     except RegistryError as exc:
         raise SourceError(str(exc)) from None
 
 
-def _from_registry(reg: Registry, label: str) -> Source:
+def _from_registry(reg: SchemaRegistry, label: str) -> Source:
     try:
         return Source.from_records(list(snapshot_records(reg)), label)
     finally:

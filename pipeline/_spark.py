@@ -23,7 +23,7 @@ JAVA_HINT = (
 )
 
 
-class SparkUnavailable(RuntimeError):
+class SparkUnavailableError(RuntimeError):
     """No Java, no PySpark, or a master Spark does not know: the pipeline cannot start (reported before any
     work begins)."""
 
@@ -36,9 +36,9 @@ _MASTER = re.compile(
 
 
 def check_master(master: str) -> str:
-    """`master` when Spark would take it; otherwise SparkUnavailable naming the forms it takes."""
+    """`master` when Spark would take it; otherwise SparkUnavailableError naming the forms it takes."""
     if not _MASTER.fullmatch(master.strip()):
-        raise SparkUnavailable(
+        raise SparkUnavailableError(
             f"--master {master!r} is not a Spark master: use local[*], local[N], local-cluster[WORKERS,CORES,MB], "
             "spark://HOST:PORT (a standalone cluster), yarn, or k8s://https://HOST:PORT"
         )
@@ -46,17 +46,17 @@ def check_master(master: str) -> str:
 
 
 def check_java() -> str:
-    """The `java -version` banner, or SparkUnavailable with how to install a JRE."""
+    """The `java -version` banner, or SparkUnavailableError with how to install a JRE."""
     home = os.environ.get("JAVA_HOME")
     java = os.path.join(home, "bin", "java") if home else shutil.which("java")
     if not java or not os.path.exists(java):
-        raise SparkUnavailable(
+        raise SparkUnavailableError(
             f"no Java runtime found ({'JAVA_HOME=' + home if home else 'java not on PATH'}). " + JAVA_HINT
         )
     try:
         banner = subprocess.run([java, "-version"], capture_output=True, text=True, timeout=60).stderr
     except (OSError, subprocess.TimeoutExpired) as exc:
-        raise SparkUnavailable(f"{java} -version failed: {exc}. {JAVA_HINT}") from None
+        raise SparkUnavailableError(f"{java} -version failed: {exc}. {JAVA_HINT}") from None
     return banner.splitlines()[0] if banner else java
 
 
@@ -79,7 +79,7 @@ def spark_session(
     try:
         from pyspark.sql import SparkSession
     except ImportError:
-        raise SparkUnavailable("pyspark is not installed; run `make install` or `pip install -e .`") from None
+        raise SparkUnavailableError("pyspark is not installed; run `make install` or `pip install -e .`") from None
     # Executors start Python workers with $PYSPARK_PYTHON (default "python3"): without this they would miss
     # pyarrow and this checkout's registry/.
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)

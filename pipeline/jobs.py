@@ -308,17 +308,17 @@ def split_bytes(archive: Archive, cores: int) -> int:
 @contextmanager
 def session_conf(spark: SparkSession, values: dict[str, str]) -> Iterator[None]:
     """Set SQL confs for one job and put the previous values back (the session may be shared, as in tests)."""
-    previous = {key: spark.conf.get(key, None) for key in values}
+    previous: dict[str, str | None] = {key: spark.conf.get(key, None) for key in values}
     for key, value in values.items():
         spark.conf.set(key, value)
     try:
         yield
     finally:
-        for key, value in previous.items():
-            if value is None:
+        for key, earlier in previous.items():
+            if earlier is None:
                 spark.conf.unset(key)
             else:
-                spark.conf.set(key, value)
+                spark.conf.set(key, earlier)
 
 
 def _write_arrow(rows: Any, out: Path, name: str, report: Report) -> None:

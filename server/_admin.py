@@ -6,6 +6,7 @@ Routes translate: path → topic name, wire model → facade call → wire model
 from __future__ import annotations
 
 from collections.abc import Callable
+from enum import Enum
 from typing import Annotated, Any, TypeVar
 
 from fastapi import APIRouter, Body, Depends, Query, Request, Response
@@ -13,6 +14,7 @@ from fastapi.responses import PlainTextResponse
 from pydantic import StrictBool
 
 from registry import (
+    STORED_HEADER,
     AutoUpdateStrategy,
     ClientRole,
     CompatibilityStrategy,
@@ -20,6 +22,7 @@ from registry import (
     Registry,
     namespace_allow_auto_update,
     namespace_validation_enforced,
+    version_number,
 )
 
 from . import _auth as auth
@@ -101,7 +104,9 @@ async def get_schema_version(tenant: str, namespace: str, topic: str, version: s
     """One live version; 404 when it is not after the last delete, and for a negative version (-1), as in
     Pulsar. A version that is not a whole number, or does not fit a long, is a 400 here (Pulsar answers 500
     from `Long.parseLong`, a bug)."""
-    return GetSchemaResponse.of(registry.get(schema_topic(tenant, namespace, topic), version))
+    return GetSchemaResponse.of(
+        registry.get(schema_topic(tenant, namespace, topic), version_number(version, negative=True))
+    )
 
 
 @router.get(SCHEMAS + "/schemas", tags=["schemas"], **LOOKUP.route_options(412, ok=GetAllVersionsSchemaResponse))
@@ -140,12 +145,14 @@ async def delete_schema(
 
 @router.post(SCHEMAS + "/schema", tags=["schemas"], **PRODUCE.route_options(400, 404, 409, 412, 422))
 async def post_schema(
-    tenant: str, namespace: str, topic: str, payload: PostSchemaPayload, registry: Reg
+    tenant: str, namespace: str, topic: str, payload: PostSchemaPayload, registry: Reg, response: Response
 ) -> PostSchemaResponse:
     """Register (§3.3): an identical live version is returned as is; else checked with the topic's
-    strategy and stored. 409 incompatible, 422 invalid schema data. Ignores allow-auto-update, like Pulsar."""
-    version = await written(registry, registry.register, schema_topic(tenant, namespace, topic), payload.to_info())
-    return PostSchemaResponse(version=LongSchemaVersion(version=version))
+    strategy and stored. 409 incompatible, 422 invalid schema data. Ignores allow-auto-update, like Pulsar.
+    The `X-Registry-Stored` header says which it was ("true": stored; "false": an identical live version)."""
+    done = await written(registry, registry.register, schema_topic(tenant, namespace, topic), payload.to_info())
+    response.headers[STORED_HEADER] = "true" if done.stored else "false"
+    return PostSchemaResponse(version=LongSchemaVersion(version=done.version))
 
 
 @router.post(
@@ -299,8 +306,8 @@ def _set_topic_policy(registry: Registry, domain: str, tenant: str, namespace: s
 def _add_topic_routes(domain: str) -> None:
     base = f"/{domain}/{{tenant}}/{{namespace}}"
     topic_path = base + "/{topic}"
-    tags = ["topics"]
-    policy_tags = ["topic policies"]
+    tags: list[str | Enum] = ["topics"]
+    policy_tags: list[str | Enum] = ["topic policies"]
     # 405: topic policies disabled on the broker; 412: a partition (policies belong to the partitioned topic).
     write = auth.topic_policy("SCHEMA_COMPATIBILITY_STRATEGY").route_options(400, 404, 405, 412)
 

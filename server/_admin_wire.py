@@ -49,7 +49,7 @@ class PostSchemaPayload(BaseModel):
         if self.type not in _WIRE_TYPE_NAMES:
             valid = ", ".join(_WIRE_TYPE_NAMES)
             raise InvalidSchemaError(f"unknown schema type {self.type!r}: Pulsar expects exactly one of {valid}")
-        return SchemaInfo(type=self.type, schema=self.schema_, properties=self.properties or {})
+        return SchemaInfo(type=SchemaType(self.type), schema=self.schema_, properties=self.properties or {})
 
 
 class GetSchemaResponse(BaseModel):

@@ -152,12 +152,12 @@ def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     seen: dict[str, Any] = {}
     for key, value in pairs:
         if key in seen:
-            raise _Duplicate
+            raise _DuplicateTokenError
         seen[key] = value
     return seen
 
 
-class _Duplicate(Exception):
+class _DuplicateTokenError(Exception):
     """A JSON object holds a key twice (json.loads would keep the last one silently)."""
 
 
@@ -165,7 +165,7 @@ def parse_tokens(text: str, source: str) -> Tokens:
     """Parse either tokens format (see the module's docstring); `source` names where it came from in errors."""
     try:
         raw = json.loads(text, object_pairs_hook=_unique_keys)
-    except _Duplicate:
+    except _DuplicateTokenError:
         # In the first format the key is a token: never echo it.
         raise TokenError(f"{source}: an entry appears twice; names (and tokens) must be unique") from None
     except ValueError as exc:

@@ -5,7 +5,7 @@ The core's enums are used as field types so OpenAPI lists their values; names fo
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Self
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -34,7 +34,7 @@ class Wire(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     @classmethod
-    def of(cls, value: Any) -> Any:
+    def of(cls, value: Any) -> Self:
         return cls.model_validate(to_json(value))
 
 

@@ -120,7 +120,7 @@ def file_descriptor_set(
                 name=spec[0], number=spec[1], type=spec[2], label=descriptor_pb2.FieldDescriptorProto.LABEL_OPTIONAL
             )
             if len(spec) == 4:
-                f.type_name = spec[3]  # type: ignore[misc]
+                f.type_name = spec[3]
         for nested_name, nested_fields in (nested or {}).get(msg_name, {}).items():
             inner = msg.nested_type.add(name=nested_name)
             for n_name, n_number, n_type in nested_fields:
@@ -249,9 +249,9 @@ def seed(reg: Any, topic: str, infos: list[SchemaInfo]) -> list[int]:
     if not infos:
         return versions
     namespace = namespace_of(topic)
-    versions.append(reg.register(topic, infos[0]))
+    versions.append(reg.register(topic, infos[0]).version)
     reg.set_namespace_policy(namespace, compatibility=CompatibilityStrategy.ALWAYS_COMPATIBLE)
     for item in infos[1:]:
-        versions.append(reg.register(topic, item))
+        versions.append(reg.register(topic, item).version)
     reg.set_namespace_policy(namespace, compatibility=CompatibilityStrategy.UNDEFINED)
     return versions

@@ -13,11 +13,12 @@ from __future__ import annotations
 import os
 import shlex
 from pathlib import Path
+from typing import Literal
 
 import pandas as pd
 import streamlit as st
 
-from app import audit_runs, links, state
+from app import audit_runs, connection, links, selection, session
 from app.render import code_span, escape_markdown, when
 from app.review import ALARM_SHADE, shaded
 from pipeline.progress import read_run_record
@@ -57,7 +58,7 @@ def read_table(folder: Path, name: str) -> pd.DataFrame | None:
 
 
 def how_to_produce(job: str, folder: Path) -> None:
-    target = state.connection().target
+    target = connection.connection().target
     source = "--url" if target.startswith(("http://", "https://")) else "--db"
     extra = {"policy-impact": " --strategy FULL_TRANSITIVE", "data": " --messages sample_data/messages"}.get(job, "")
     command = f"schema-explorer audit {job} {source} {shlex.quote(target)}{extra} --out {shlex.quote(str(folder))}"
@@ -72,7 +73,7 @@ def how_to_produce(job: str, folder: Path) -> None:
 def _source_args() -> tuple[list[str], str | None, str]:
     """The CLI's source arguments for the connected registry (and the Pulsar line the session answers as), its
     token, and its location as runs record it."""
-    conn = state.connection()
+    conn = connection.connection()
     line = ["--pulsar-version", conn.pulsar_version] if conn.pulsar_version else []  # the session's line
     if conn.is_remote:
         return ["--url", conn.target, *line], conn.token, conn.target
@@ -109,7 +110,6 @@ def _run_progress(job: str, folder: Path) -> None:
     run = audit_runs.latest(job, folder)
     if run is None or not run.running:
         st.rerun(scope="app")
-        return
     done, total = run.progress
     text = f"{job}: Spark tasks {done:,} of {total:,}" if total else f"{job}: starting Spark…"
     st.progress(run.fraction, text=text)
@@ -155,7 +155,7 @@ def provenance(job: str, folder: Path, location: str) -> None:
         st.caption("A remote registry cannot say whether it changed since: run the job again for current answers.")
         return
     try:
-        current = state.registry().change_token()
+        current = session.registry().change_token()
     except RegistryError:
         return
     if isinstance(token, int) and current != token:
@@ -186,12 +186,13 @@ def compat_tab(folder: Path) -> None:
     if not names:
         st.info("No topic has two live versions to compare.")
         return
-    selected = state.selected_topic()
+    selected = selection.selected_topic()
     if st.session_state.get("audit_topic") not in names:
         st.session_state["audit_topic"] = selected if selected in names else names[0]
     left, right = st.columns([3, 1])
     topic = left.selectbox("Heatmap of topic", names, key="audit_topic")
-    value = right.radio("Colour by", ("compatible", "readable"), key="audit_value", horizontal=True)
+    colour_by: tuple[Literal["compatible", "readable"], ...] = ("compatible", "readable")
+    value = right.radio("Colour by", colour_by, key="audit_value", horizontal=True)
     st.altair_chart(compatibility_heatmap(pairs, topic=topic, value=value), width="content")
 
 

@@ -1,6 +1,6 @@
 """Browse: tenants → namespaces → topics, searched, filtered, counted and paged in the core.
 
-Every answer comes from `Registry.search_topics` (one page at a time, cached catalog in the core), so this
+Every answer comes from `SchemaRegistry.search_topics` (one page at a time, cached catalog in the core), so this
 stays fast with 100k topics; a topic whose schema cannot be read shows its error in its row. The search and
 page are in the URL (app/links.py); a click on a row opens the topic.
 
@@ -15,7 +15,7 @@ from typing import TypeVar
 
 import streamlit as st
 
-from app import links, search_index, state
+from app import connection, links, search_index, session
 from app.render import escape_markdown, show_error
 from registry import STRATEGIES, CompatibilityStrategy, RegistryError, SchemaType, TopicQuery
 from registry.views.tables import topics_frame
@@ -57,7 +57,7 @@ def _open_link(tenants: list[str]) -> None:
     params = links.opened()
     if not params:
         return
-    reg = state.registry()
+    reg = session.registry()
     st.session_state["browse_search"] = params.get("q", "")
     tenant, namespace = params.get("tenant", ALL), params.get("namespace")
     if namespace and "/" in namespace and tenant == ALL:
@@ -120,7 +120,7 @@ def _query(reg_tenants: list[str]) -> TopicQuery:
     """The search and filter widgets, as a TopicQuery (all matching happens in the core)."""
     left, middle, right = st.columns([1, 1, 2])
     tenant = left.selectbox("Tenant", [ALL, *reg_tenants], key="browse_tenant")
-    namespaces = [ALL] if tenant == ALL else [ALL, *state.registry().namespaces(tenant)]
+    namespaces = [ALL] if tenant == ALL else [ALL, *session.registry().namespaces(tenant)]
     namespace = middle.selectbox("Namespace", namespaces, key="browse_namespace")
     text = right.text_input(
         "Search",
@@ -133,7 +133,7 @@ def _query(reg_tenants: list[str]) -> TopicQuery:
     chosen_types = types.multiselect("Schema type", TYPES, key="browse_types")
     chosen_strategies = strategies.multiselect("Compatibility", STRATEGY_FILTERS, key="browse_strategies")
     min_versions = versions.number_input("Min. versions", min_value=0, step=1, key="browse_min_versions")
-    records = state.registry().records_clients
+    records = session.registry().records_clients
     has_clients = clients.selectbox(
         "Clients",
         list(CLIENTS),
@@ -161,12 +161,12 @@ def _results() -> None:
     """The search widgets, counts, table and pager: a fragment, so a search reruns only this part of the page
     (not the navigation and the sidebar) and the answer shows sooner."""
     try:
-        reg = state.registry()
+        reg = session.registry()
         tenants = reg.tenants()
         _open_link(tenants)
         query = _query(tenants)
         # A new search, or the same one on another registry (the sidebar switched it), starts on its first page.
-        conn = state.connection()
+        conn = connection.connection()
         asked = (conn.target, conn.token, query)
         if st.session_state.get("browse_last_query") != asked:
             st.session_state["browse_last_query"] = asked
@@ -210,7 +210,7 @@ def _results() -> None:
     rows = [*selection.rows, *(row for row, _ in selection.cells)] if selection is not None else []
     if rows:  # a click on a row opens its topic
         topic = str(frame.iloc[rows[0]]["topic"])
-        state.select_topic(topic)
+        selection.select_topic(topic)
         st.session_state["browse_opened"] = opened + 1
         st.switch_page("app_pages/topic.py", query_params={"topic": links.short_topic(topic)})
     left, middle, right = st.columns([3, 1, 1], vertical_alignment="bottom")

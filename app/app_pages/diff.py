@@ -1,18 +1,19 @@
 """Diff: any two live versions of a topic, or a version and a pasted candidate.
 
 Shows the BACKWARD/FORWARD badges, the semantic change table and a side-by-side text diff, all from
-`Registry.diff` (users.md: "diff any two versions", "semantic diff").
+`SchemaRegistry.diff` (users.md: "diff any two versions", "semantic diff").
 """
 
 from __future__ import annotations
 
 import streamlit as st
 
-from app import links, state
+from app import links
 from app.candidate import candidate_input
 from app.render import show_error, when
 from app.review import show_diff
-from registry import Registry, RegistryError, SchemaVersion
+from app.topic_page import topic_page
+from registry import RegistryError, SchemaInfo, SchemaRegistry, SchemaVersion
 
 CANDIDATE = "candidate"
 
@@ -45,7 +46,7 @@ def _open_link(versions: list[int | str]) -> None:
             st.session_state[key] = number
 
 
-def render(reg: Registry, topic: str) -> dict[str, object]:
+def render(reg: SchemaRegistry, topic: str) -> dict[str, object]:
     """The page; returns its link parameters (the two sides)."""
     history = reg.history(topic)
     if not history:
@@ -64,12 +65,16 @@ def render(reg: Registry, topic: str) -> dict[str, object]:
             "New", [*versions, CANDIDATE], key="diff_new", format_func=lambda v: labels.get(v, "a candidate schema")
         )
     sides: dict[str, object] = {"from": old, "to": new}
-    target = new
-    if new == CANDIDATE:
+    target: int | SchemaInfo | None
+    if isinstance(new, int):
+        target = new
+    else:  # CANDIDATE
         with st.expander("Candidate schema", expanded=True):
             target = candidate_input("diff_cand", start=history[-1])
         if target is None:
             return sides
+    if not isinstance(old, int):
+        return sides  # "Old" lists only versions
     try:
         diff = reg.diff(topic, old, target)
     except RegistryError as exc:
@@ -83,4 +88,4 @@ def render(reg: Registry, topic: str) -> dict[str, object]:
 
 st.title("Diff")
 st.caption("Any two versions of a topic, or a version and a candidate: what changed, and whom it breaks.")
-state.topic_page(render)
+topic_page(render)

@@ -1,7 +1,7 @@
 """Policies: a namespace's schema policies and a topic's own strategy, each change previewed and confirmed.
 
 Every change (compatibility strategy, allow auto-update, validation enforced, the deprecated auto-update
-strategy, a topic's own strategy set or cleared) is previewed with `Registry.preview_namespace_policy` /
+strategy, a topic's own strategy set or cleared) is previewed with `SchemaRegistry.preview_namespace_policy` /
 `preview_topic_policy` as soon as a value differs from the stored one: the topics whose latest change would
 be refused, the recorded producers and consumers that could no longer connect, and apart, the topics the
 change does not reach. Saving asks for a confirmation that repeats the change, and saves exactly that change,
@@ -17,7 +17,7 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from app import links, state
+from app import links, selection, session
 from app.render import escape_markdown, show_error, when
 from app.review import ALARM_SHADE, BAD, shaded
 from registry import (
@@ -26,10 +26,12 @@ from registry import (
     AutoUpdateStrategy,
     CompatibilityStrategy,
     NamespacePolicy,
+    PolicyChangedError,
     PolicyPreview,
-    Registry,
     RegistryError,
+    SchemaRegistry,
     TopicName,
+    TopicPolicy,
 )
 from registry.views.tables import policy_preview_frame, preview_clients_frame, shielded_frame
 
@@ -50,7 +52,7 @@ def _strategy_label(value: CompatibilityStrategy) -> str:
     return "not set (UNDEFINED)" if value is UNDEFINED else str(value)
 
 
-def namespaces(reg: Registry) -> list[str]:
+def namespaces(reg: SchemaRegistry) -> list[str]:
     return [ns for tenant in reg.tenants() for ns in reg.namespaces(tenant)]
 
 
@@ -119,12 +121,12 @@ def show_preview(preview: PolicyPreview) -> None:
         st.dataframe(shielded_frame(preview), hide_index=True, width="stretch")
 
 
-def _ask(scope: str, target: str, values: dict[str, Any], before: object) -> None:
+def _ask(scope: str, target: str, values: dict[str, Any], before: NamespacePolicy | TopicPolicy) -> None:
     st.session_state[PENDING] = (scope, target, values, before)
 
 
 def _confirm(
-    reg: Registry, scope: str, target: str, values: dict[str, Any], preview: PolicyPreview, *, read_only: bool
+    reg: SchemaRegistry, scope: str, target: str, values: dict[str, Any], preview: PolicyPreview, *, read_only: bool
 ) -> None:
     """The Save button, then the confirmation that repeats the change and what it refuses. A pending change
     that no longer matches the widgets (edited since) is dropped: only what is on screen can be saved."""
@@ -139,7 +141,6 @@ def _confirm(
         if scope == "namespace"
         else f"Save… strategy of {TopicName.parse(target).local_name}"
     )
-    stored = _stored(reg, scope, target)
     st.button(
         label,
         key=key,
@@ -147,7 +148,7 @@ def _confirm(
         disabled=read_only or pending is not None,
         help="The app is read-only." if read_only else "Shows the change once more before it is saved.",
         on_click=_ask,
-        args=(scope, target, values, stored),
+        args=(scope, target, values, preview.before),
     )
     if pending is None or read_only:
         return
@@ -176,33 +177,30 @@ def _drop_pending(scope: str) -> None:
         st.session_state.pop(PENDING, None)
 
 
-def _stored(reg: Registry, scope: str, target: str) -> object:
-    return reg.namespace_policy(target) if scope == "namespace" else reg.topic_policy(target)
-
-
-def _save(reg: Registry, pending: tuple[str, str, dict[str, Any], object]) -> None:
-    """Confirm's callback: save the pending change, unless the stored policy changed since it was previewed
-    (another person, another tab): then nothing is saved and the page shows the policy as it is now."""
+def _save(reg: SchemaRegistry, pending: tuple[str, str, dict[str, Any], NamespacePolicy | TopicPolicy]) -> None:
+    """Confirm's callback: save the pending change against the policy it was previewed with (`expected=`): the
+    registry refuses it, atomically, when another person or tab saved meanwhile, and the page then shows the
+    policy as it is now."""
     scope, target, values, before = pending
     st.session_state.pop(PENDING, None)
     st.session_state.pop("pol_ns_loaded", None)
     st.session_state.pop("pol_topic_loaded", None)
     try:
-        if _stored(reg, scope, target) != before:
-            st.session_state[OUTCOME] = (
-                "stale",
-                f"Not saved: the policies of {target} changed since this preview (someone else saved). "
-                "The page now shows them as they are; review the change again.",
-            )
-            return
-        if scope == "namespace":
-            reg.set_namespace_policy(target, **values, user=state.user() or "")
+        if isinstance(before, NamespacePolicy):
+            reg.set_namespace_policy(target, **values, expected=before, user=session.user() or "")
         else:
-            reg.set_topic_policy(target, **values, user=state.user() or "")
+            reg.set_topic_policy(target, **values, expected=before, user=session.user() or "")
+    except PolicyChangedError:
+        st.session_state[OUTCOME] = (
+            "stale",
+            f"Not saved: the policies of {target} changed since this preview (someone else saved). "
+            "The page now shows them as they are; review the change again.",
+        )
+        return
     except RegistryError as exc:
         st.session_state[OUTCOME] = ("error", exc)
         return
-    state.clear_caches()
+    session.clear_caches()
     done = "; ".join(f"{k.replace('_', ' ')} {_shown(v)}" for k, v in values.items())
     st.session_state[OUTCOME] = ("saved", f"Saved on {target}: {done}.")
 
@@ -216,7 +214,7 @@ def _shown(value: object) -> str:
 # --- sections -----------------------------------------------------------------------------------------
 
 
-def namespace_section(reg: Registry, namespace: str, *, read_only: bool) -> None:
+def namespace_section(reg: SchemaRegistry, namespace: str, *, read_only: bool) -> None:
     policy = reg.namespace_policy(namespace)
     st.dataframe(policy_frame(policy), hide_index=True, width="content")
     _load(
@@ -268,13 +266,13 @@ def namespace_section(reg: Registry, namespace: str, *, read_only: bool) -> None
     _confirm(reg, "namespace", namespace, values, preview, read_only=read_only)
 
 
-def topic_section(reg: Registry, namespace: str, *, read_only: bool) -> str | None:
+def topic_section(reg: SchemaRegistry, namespace: str, *, read_only: bool) -> str | None:
     """A topic's own strategy, previewed and confirmed like the namespace's; returns the topic shown."""
     topics = reg.topics(namespace)
     if not topics:
         st.info("This namespace has no topic yet.")
         return None
-    selected = state.selected_topic()
+    selected = selection.selected_topic()
     if st.session_state.get("pol_topic") not in topics:
         st.session_state["pol_topic"] = selected if selected in topics else topics[0]
     topic = st.selectbox("Topic", topics, key="pol_topic")
@@ -323,7 +321,7 @@ def audit_frame(entries: list[AuditEntry]) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["when", "user", "action", "target", "outcome", "detail"])
 
 
-def audit_section(reg: Registry, namespace: str) -> None:
+def audit_section(reg: SchemaRegistry, namespace: str) -> None:
     """Who changed what in this namespace (policies, registrations, deletions), newest first."""
     entries = reg.audit_trail(namespace, limit=100)
     if not entries:
@@ -332,13 +330,13 @@ def audit_section(reg: Registry, namespace: str) -> None:
     st.dataframe(shaded(audit_frame(entries), {"refused": BAD}, "outcome"), hide_index=True, width="stretch")
 
 
-def _open_link(reg: Registry, options: list[str]) -> None:
+def _open_link(reg: SchemaRegistry, options: list[str]) -> None:
     """`namespace=` or `topic=` (the topic's namespace then opens, with the topic chosen below)."""
     params = links.opened()
     if "topic" in params:
         topic = links.resolve_topic(reg, params["topic"])
         if topic is not None:
-            state.select_topic(topic)
+            selection.select_topic(topic)
             st.session_state["pol_namespace"] = str(TopicName.parse(topic).namespace_name)
             st.session_state["pol_topic"] = topic
     elif "namespace" in params:
@@ -348,7 +346,7 @@ def _open_link(reg: Registry, options: list[str]) -> None:
             links.bad_value("namespace", params["namespace"], "no such namespace in this registry")
 
 
-def render(reg: Registry, *, read_only: bool) -> None:
+def render(reg: SchemaRegistry, *, read_only: bool) -> None:
     _show_outcome()
     options = namespaces(reg)
     if not options:
@@ -357,7 +355,7 @@ def render(reg: Registry, *, read_only: bool) -> None:
         return
     share = st.container()
     _open_link(reg, options)
-    selected = state.selected_topic()
+    selected = selection.selected_topic()
     if st.session_state.get("pol_namespace") not in options:
         home = str(TopicName.parse(selected).namespace_name) if selected else options[0]
         st.session_state["pol_namespace"] = home if home in options else options[0]
@@ -376,6 +374,6 @@ def render(reg: Registry, *, read_only: bool) -> None:
 st.title("Policies")
 st.caption("Change a namespace's schema policies or a topic's strategy: each change is previewed, then confirmed.")
 try:
-    render(state.registry(), read_only=state.read_only())
+    render(session.registry(), read_only=session.read_only())
 except RegistryError as exc:
     show_error(exc)

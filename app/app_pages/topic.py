@@ -3,18 +3,21 @@ each comes from, and the producers and consumers recorded per version."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import pandas as pd
 import streamlit as st
 
-from app import links, state
+from app import links, session
 from app.render import escape_markdown, show_error, show_schema, when
-from registry import ClientRole, ConnectedClient, Registry, RegistryError, SchemaVersion
+from app.topic_page import topic_page
+from registry import ClientRole, ConnectedClient, Effective, RegistryError, SchemaRegistry, SchemaVersion
 from registry.views.charts import version_timeline
 from registry.views.tables import clients_frame, connected_frame, history_frame
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
-def _history(key: tuple[str, str, int], topic: str, _reg: Registry) -> list[SchemaVersion]:
+def _history(key: tuple[str, str, int], topic: str, _reg: SchemaRegistry) -> list[SchemaVersion]:
     return _reg.history(topic, include_deleted=True)
 
 
@@ -28,9 +31,9 @@ def _label(entry: SchemaVersion, live: set[int]) -> str:
     return f"v{entry.version} · {entry.type} · {when(entry.timestamp)}{status}"
 
 
-def _policies(reg: Registry, topic: str) -> pd.DataFrame:
+def _policies(reg: SchemaRegistry, topic: str) -> pd.DataFrame:
     policy = reg.effective_policy(topic)
-    rows = [
+    rows: list[tuple[str, Effective[Any]]] = [
         ("compatibility (producers and consumers)", policy.compatibility),
         ("compatibility (admin: register, check)", policy.admin_compatibility),
         ("schema auto-update allowed", policy.allow_auto_update),
@@ -39,7 +42,7 @@ def _policies(reg: Registry, topic: str) -> pd.DataFrame:
     return pd.DataFrame([{"policy": k, "value": str(v.value), "from": str(v.source)} for k, v in rows])
 
 
-def render(reg: Registry, topic: str) -> dict[str, object]:
+def render(reg: SchemaRegistry, topic: str) -> dict[str, object]:
     """The page; returns its link parameters (the version shown)."""
     summary = reg.topic_summary(topic)
     st.title(escape_markdown(summary.short_name))
@@ -60,7 +63,7 @@ def render(reg: Registry, topic: str) -> dict[str, object]:
         cols[4].metric("Consumers", roles.count(ClientRole.CONSUMER), help=note)
     if summary.error:
         st.warning(escape_markdown(f"The latest schema cannot be read: {summary.error}"))
-    entries = _history(state.cache_key(), topic, reg)
+    entries = _history(session.cache_key(), topic, reg)
     live = {e.version for e in reg.history(topic)}
     if summary.deleted:
         st.info("The schema of this topic was deleted: its history ends with a deletion marker.")
@@ -76,7 +79,7 @@ def render(reg: Registry, topic: str) -> dict[str, object]:
         st.caption("Change them on the Policies page.")
     with tabs[2]:
         _clients(reg, topic, connected)
-    if entries and not state.read_only() and not summary.deleted:
+    if entries and not session.read_only() and not summary.deleted:
         _delete(reg, topic)
     return {"version": shown}
 
@@ -114,7 +117,7 @@ def _versions(entries: list[SchemaVersion], live: set[int]) -> int:
     return int(version)
 
 
-def _clients(reg: Registry, topic: str, connected: list[ConnectedClient] | None) -> None:
+def _clients(reg: SchemaRegistry, topic: str, connected: list[ConnectedClient] | None) -> None:
     """The recorded clients with their versions, or (`connected` given: a plain broker) who is connected."""
     if connected is not None:
         st.info(
@@ -136,20 +139,20 @@ def _clients(reg: Registry, topic: str, connected: list[ConnectedClient] | None)
     st.dataframe(frame.drop(columns=["topic"]), hide_index=True, width="stretch")
 
 
-def _delete(reg: Registry, topic: str) -> None:
+def _delete(reg: SchemaRegistry, topic: str) -> None:
     with st.expander("Delete the schema"):
         st.write("Appends a deletion marker (soft delete); the next registration starts a new history.")
         sure = st.checkbox("I understand", key="topic_delete_sure")
         if st.button("Delete schema", key="topic_delete", disabled=not sure, type="primary"):
             try:
-                version = reg.delete(topic, user=state.user() or "")
+                version = reg.delete(topic, user=session.user() or "")
             except RegistryError as exc:
                 show_error(exc)
                 return
-            state.clear_caches()
+            session.clear_caches()
             st.session_state.pop("topic_version", None)
             st.toast(f"Deleted: marker v{version}")
             st.rerun()
 
 
-state.topic_page(render)
+topic_page(render)

@@ -1,7 +1,7 @@
 """What-if: a candidate schema against a topic, under all 8 strategies, before anyone registers it.
 
-Everything comes from one `Registry.what_if` call (nothing is written); the Register button is the only
-write, through `Registry.register`, and shows the version it stored or Pulsar's exact refusal.
+Everything comes from one `SchemaRegistry.what_if` call (nothing is written); the Register button is the only
+write, through `SchemaRegistry.register`, and shows the version it stored or Pulsar's exact refusal.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from collections.abc import Callable
 
 import streamlit as st
 
-from app import state
+from app import session
 from app.candidate import candidate_input
 from app.render import escape_markdown, show_error
 from app.review import (
@@ -22,13 +22,14 @@ from app.review import (
     show_upgrade,
     show_wrapped,
 )
+from app.topic_page import topic_page
 from registry import (
     IncompatibleSchemaError,
     ReadOnlyError,
-    Registry,
     RegistryError,
     SchemaInfo,
     SchemaNotFoundError,
+    SchemaRegistry,
     SchemaVersion,
     WhatIf,
 )
@@ -36,21 +37,20 @@ from registry.views.charts import strategy_matrix_chart
 from registry.views.tables import advisories_frame, strategy_frame
 
 
-def _latest(reg: Registry, topic: str) -> SchemaVersion | None:
+def _latest(reg: SchemaRegistry, topic: str) -> SchemaVersion | None:
     try:
         return reg.get(topic)
     except SchemaNotFoundError:
         return None
 
 
-def _register(reg: Registry, topic: str, info: SchemaInfo, on_write: Callable[[], None]) -> None:
+def _register(reg: SchemaRegistry, topic: str, info: SchemaInfo, on_write: Callable[[], None]) -> None:
     """Register `info`: the candidate built from the widgets in THIS run, i.e. what is on screen at the click
     (a callback would get the candidate of the previous run). The registry checks it again as it is now, so a
     candidate edited since its verdict is judged before anything is stored. The outcome is shown after a rerun,
     which then shows the registry after the write."""
     try:
-        already = reg.find_version(topic, info)
-        version = reg.register(topic, info, user=state.user() or "")
+        done = reg.register(topic, info, user=session.user() or "")
     except IncompatibleSchemaError as exc:
         st.session_state["whatif_outcome"] = ("refused", str(exc), exc.result)
     except ReadOnlyError as exc:
@@ -59,11 +59,12 @@ def _register(reg: Registry, topic: str, info: SchemaInfo, on_write: Callable[[]
         st.session_state["whatif_outcome"] = ("refused", str(exc), None)
     else:
         on_write()
-        if already is not None and already == version:
-            message = f"Identical to version {version} of {topic}: nothing was stored."
-            st.session_state["whatif_outcome"] = ("unchanged", message, None)
+        if done.stored:
+            message = f"Registered on {topic} as version {done.version}."
+            st.session_state["whatif_outcome"] = ("registered", message, None)
         else:
-            st.session_state["whatif_outcome"] = ("registered", f"Registered on {topic} as version {version}.", None)
+            message = f"Identical to version {done.version} of {topic}: nothing was stored."
+            st.session_state["whatif_outcome"] = ("unchanged", message, None)
     st.rerun()
 
 
@@ -97,7 +98,9 @@ def verdict(what_if: WhatIf) -> None:
         st.error(escape_markdown(f"Registering would be refused under {strategy}: {registration.reason}"))
 
 
-def render(reg: Registry, topic: str, *, read_only: bool = False, on_write: Callable[[], None] = lambda: None) -> None:
+def render(
+    reg: SchemaRegistry, topic: str, *, read_only: bool = False, on_write: Callable[[], None] = lambda: None
+) -> None:
     _show_outcome()
     latest = _latest(reg, topic)
     st.caption(
@@ -151,4 +154,4 @@ def render(reg: Registry, topic: str, *, read_only: bool = False, on_write: Call
 
 st.title("What-if")
 st.caption("Would Pulsar accept this schema? Under every strategy, for producers and consumers; and the upgrade order.")
-state.topic_page(lambda reg, topic: render(reg, topic, read_only=state.read_only(), on_write=state.clear_caches))
+topic_page(lambda reg, topic: render(reg, topic, read_only=session.read_only(), on_write=session.clear_caches))

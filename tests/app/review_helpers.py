@@ -14,7 +14,7 @@ TIMEOUT = 30
 
 def page_test(page: str, db: Path, *, topic: str | None = None, read_only: bool = False) -> AppTest:
     """An AppTest of app/app_pages/<page>.py on the registry file `db`, with `topic` selected."""
-    from app.state import CONNECTION, TOPIC, Connection
+    from app.connection import CONNECTION, TOPIC, Connection
 
     at = AppTest.from_file(str(PAGES / f"{page}.py"), default_timeout=TIMEOUT)
     at.session_state[CONNECTION] = Connection(target=str(db), read_only=read_only)

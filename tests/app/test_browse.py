@@ -11,7 +11,7 @@ import pytest
 from shell_helpers import TOPIC_PAGE, errors
 from streamlit.testing.v1 import AppTest
 
-from app import state
+from app import connection, launch
 from registry import Registry, RegistryError, SchemaInfo, SchemaType
 
 MakeApp = Callable[..., AppTest]
@@ -169,21 +169,21 @@ def test_a_failed_open_is_not_waited_for_again_until_connect_is_clicked(make_app
     """A hanging endpoint takes 30 s to give up: the sidebar and the page must not each wait that long, and a
     rerun soon after says the same at once; Connect tries again."""
     at = make_app("http://127.0.0.1:9").run()
-    failed = at.session_state[state._FAILED]
+    failed = at.session_state[connection.OPEN_FAILED]
     assert failed[0][0] == "http://127.0.0.1:9" and isinstance(failed[2], RegistryError)
     at.run()
-    assert at.session_state[state._FAILED][1] == failed[1]  # answered from the last failure, not asked again
+    assert at.session_state[connection.OPEN_FAILED][1] == failed[1]  # answered from the last failure, not asked again
     assert any("Connection" in m for m in errors(at))
     at.radio(key="conn_kind").set_value("Embedded file")
     at.text_input(key="conn_target").input(str(db))
     at.button(key="conn_apply").click().run()
-    assert errors(at) == [] and state._FAILED not in at.session_state
+    assert errors(at) == [] and connection.OPEN_FAILED not in at.session_state
 
 
 def test_warm_up_opens_the_shared_handle_and_never_raises(make_app: MakeApp, db: Path) -> None:
     try:
-        state.warm_up(state.Connection(target="/proc/no/such/dir/registry.db"))  # the first visit will say why
-        state.warm_up(state.Connection(target=str(db)))
+        launch.warm_up(connection.Connection(target="/proc/no/such/dir/registry.db"))  # the first visit will say why
+        launch.warm_up(connection.Connection(target=str(db)))
         assert gc.get_freeze_count() > 0
         at = make_app(db).run()  # the session gets the handle the warm-up opened
         assert errors(at) == [] and counts(at).startswith("**47** topics match")

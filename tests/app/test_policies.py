@@ -8,7 +8,7 @@ import pandas as pd
 from review_helpers import page_test, texts
 from streamlit.testing.v1 import AppTest
 
-from app.state import os_user
+from app.session import os_user
 from registry import AutoUpdateStrategy, CompatibilityStrategy, Registry
 
 HR = "initech/hr"

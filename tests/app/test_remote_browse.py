@@ -16,8 +16,9 @@ import pytest
 from shell_helpers import TOPIC_PAGE, errors
 from streamlit.testing.v1 import AppTest
 
-from app import state
-from registry import CACHE_ENV_VAR, IndexState, IndexStatus, Registry
+import registry
+from app import session
+from registry import CACHE_ENV_VAR, IndexState, IndexStatus
 from registry.remote._broker_index import BrokerIndex
 from serving import served
 
@@ -47,7 +48,7 @@ def test_first_browse_page_over_the_explorer_api_costs_a_few_requests(make_app: 
     assert errors(at) == [] and not at.exception
     assert counts(at).startswith("**47** topics match")
     assert len(at.dataframe[0].value) == 47
-    handle = state._open(url, None, None)
+    handle = session.open_handle(url, None, None)
     sent = handle.requests_sent
     namespaces = sum(len(handle.namespaces(t)) for t in handle.tenants())
     # Issue 22's bound is namespaces + 100; a page is one search request, plus the open and the tenant list.
@@ -67,7 +68,7 @@ def shows_progress(at: AppTest) -> bool:
 
 def ready(url: str, timeout: float = 30.0) -> IndexStatus:
     """Wait until the app's handle of `url` has a complete index (the handle every session shares)."""
-    handle = state._open(url, None, None)
+    handle = session.open_handle(url, None, None)
     deadline = time.monotonic() + timeout
     while True:
         status = handle.index_status()
@@ -91,12 +92,12 @@ def fresh_index(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[thr
         return read(index, topic)
 
     monkeypatch.setattr(BrokerIndex, "_row", gated)
-    state._open.clear()  # the handles opened so far keep their caches: the next one opens the empty one
+    session.open_handle.clear()  # the handles opened so far keep their caches: the next one opens the empty one
     try:
         yield gate
     finally:
         gate.set()
-        state._open.clear()
+        session.open_handle.clear()
 
 
 def test_a_plain_broker_browses_the_same_topics(make_app: MakeApp, servers) -> None:
@@ -107,7 +108,7 @@ def test_a_plain_broker_browses_the_same_topics(make_app: MakeApp, servers) -> N
     at.run()
     assert errors(at) == [] and not at.exception
     assert counts(at).startswith("**47** topics match")
-    handle = state._open(url, None, None)
+    handle = session.open_handle(url, None, None)
     assert not handle.records_clients
     # The index, not the page, costs the requests on a plain broker: per namespace its policies and three topic
     # listings, per topic its schemas (plus its metadata when it has none, its own strategy when topic-level
@@ -148,7 +149,7 @@ def test_browse_shows_the_index_progress_until_it_is_complete(make_app: MakeApp,
 def test_cancel_then_resume_the_index_from_browse(make_app: MakeApp, servers, fresh_index) -> None:
     url = servers["admin-only"]
     at = make_app(url).run()
-    handle = state._open(url, None, None)
+    handle = session.open_handle(url, None, None)
     at.button(key="index_cancel").click().run()
     assert errors(at) == [] and not at.exception
     assert shows_progress(at)
@@ -178,11 +179,11 @@ def test_cancel_then_resume_the_index_from_browse(make_app: MakeApp, servers, fr
 def test_the_sidebar_stops_a_background_refresh(make_app: MakeApp, servers, fresh_index) -> None:
     url = servers["admin-only"]
     fresh_index.set()
-    with Registry.open(url) as other:  # an earlier visit left a complete index
+    with registry.open(url) as other:  # an earlier visit left a complete index
         assert other.search_topics().total == 47
     fresh_index.clear()
     at = make_app(url).run()  # the refresh starts, its reads wait at the gate
-    handle = state._open(url, None, None)
+    handle = session.open_handle(url, None, None)
     at.sidebar.button(key="index_sidebar_cancel").click().run()
     fresh_index.set()
     status = handle._index.wait(timeout=30)  # type: ignore[attr-defined]
@@ -197,7 +198,7 @@ def test_a_second_visit_searches_at_once_from_the_cached_index(make_app: MakeApp
     (the page says how old it is) while a refresh runs in the background."""
     url = servers["admin-only"]
     fresh_index.set()
-    with Registry.open(url) as other:  # an earlier visit: the same cache file
+    with registry.open(url) as other:  # an earlier visit: the same cache file
         assert other.search_topics().total == 47
     fresh_index.clear()  # the refresh this visit starts waits: the page must answer from the cache meanwhile
     at = make_app(url).run()

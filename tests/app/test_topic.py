@@ -11,7 +11,7 @@ from typing import Any
 from shell_helpers import TOPIC_PAGE, errors
 from streamlit.testing.v1 import AppTest
 
-from app.state import os_user
+from app.session import os_user
 from registry import Registry, SchemaInfo, SchemaType
 
 MakeApp = Callable[..., AppTest]

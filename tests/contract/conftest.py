@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+import registry
 from registry import CACHE_ENV_VAR, Registry
 from serving import seeded, served
 
@@ -47,7 +48,7 @@ def server_url(start_server, kind: str, tmp_path_factory: pytest.TempPathFactory
 def remote(server_url: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Registry]:
     with pytest.MonkeyPatch.context() as env:  # this module's own index cache (a plain broker's search)
         env.setenv(CACHE_ENV_VAR, str(tmp_path_factory.mktemp("index-cache")))
-        reg = Registry.open(server_url)
+        reg = registry.open(server_url)
     yield reg
     reg.close()
 

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+import registry
 from cli.main import main
 from registry import (
     CACHE_ENV_VAR,
@@ -78,7 +79,7 @@ def _fresh_cache(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, name: str = "c
 def test_the_first_search_waits_for_one_complete_index_then_answers_from_it(sample_url, tmp_path, monkeypatch):
     _fresh_cache(monkeypatch, tmp_path)
     twin = Registry.open(seeded(tmp_path / "twin.db", keep_clients=False))
-    with Registry.open(sample_url) as remote:
+    with registry.open(sample_url) as remote:
         status = remote.index_status()
         assert status is not None and status.state is IndexState.IDLE and not status.ready
         assert not Path(status.cache_path).exists()  # opening creates no cache: only a search does
@@ -106,12 +107,12 @@ def test_a_second_visit_answers_from_the_cache_at_once_and_reads_the_broker_behi
     topic = "persistent://acme/orders/order-created"
     db = seeded(tmp_path / "broker.db", keep_clients=False)
     sample_url = start(db)
-    with Registry.open(sample_url) as first:
+    with registry.open(sample_url) as first:
         old = first.search_topics(TopicQuery(text="name:order-created")).items[0]
     with Registry.open(db) as other:  # someone else registers meanwhile, not through this cache's handles
         latest = other.get(topic).info
         other.register(topic, SchemaInfo(type=latest.type, schema=_wider(latest.schema), properties=latest.properties))
-    with Registry.open(sample_url) as second:
+    with registry.open(sample_url) as second:
         status = second.index_status()
         assert status is not None and status.ready and status.cached == 47
         assert status.age_s() is not None and status.age_s() >= 0
@@ -141,7 +142,7 @@ def test_this_handles_writes_show_in_its_next_search(sample_url, tmp_path, monke
         page = reg.search_topics(TopicQuery(namespace="acme/orders"), limit=100)
         return next(r for r in page.items if r.topic == topic)
 
-    with Registry.open(sample_url) as remote:
+    with registry.open(sample_url) as remote:
         remote.search_topics(limit=1)
         remote.register(created, _avro("IndexNew", "id"))
         assert row(remote, created) == remote.topic_summary(created)
@@ -156,12 +157,12 @@ def test_this_handles_writes_show_in_its_next_search(sample_url, tmp_path, monke
 
 def test_cancel_keeps_what_was_read_and_the_next_run_resumes(big_url, tmp_path, monkeypatch):
     _fresh_cache(monkeypatch, tmp_path, "full")
-    with Registry.open(big_url) as reference:
+    with registry.open(big_url) as reference:
         reference.refresh_index()
         full = reference._index.wait(timeout=120)  # type: ignore[attr-defined]
         assert full.state is IndexState.DONE and full.indexed == BIG
     _fresh_cache(monkeypatch, tmp_path, "cancelled")
-    with Registry.open(big_url) as remote:
+    with registry.open(big_url) as remote:
         remote.refresh_index()
         deadline = time.monotonic() + 60
         while (remote.index_status().indexed < 50) and time.monotonic() < deadline:  # type: ignore[union-attr]
@@ -205,7 +206,7 @@ def test_a_broker_that_stops_answering_fails_the_index_with_the_reason(tmp_path,
     db = seeded(tmp_path / "broker.db", keep_clients=False)
     with ExitStack() as own:
         url = own.enter_context(served(db, log_dir=tmp_path, admin_only=True))
-        remote = Registry.open(url)
+        remote = registry.open(url)
     try:  # the server is gone now
         with pytest.raises(StorageError, match=r"not complete \(failed.*cannot reach"):
             remote.search_topics()
@@ -217,18 +218,18 @@ def test_a_broker_that_stops_answering_fails_the_index_with_the_reason(tmp_path,
 
 def test_an_unreadable_or_foreign_cache_is_rebuilt_never_answered_from(sample_url, tmp_path, monkeypatch):
     _fresh_cache(monkeypatch, tmp_path)
-    with Registry.open(sample_url) as remote:
+    with registry.open(sample_url) as remote:
         path = Path(remote.index_status().cache_path)  # type: ignore[union-attr]
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_bytes(b"this is not a SQLite file" * 100)
-    with Registry.open(sample_url) as remote:
+    with registry.open(sample_url) as remote:
         assert remote.search_topics(limit=100).total == 47
         assert stat.S_IMODE(os.stat(path).st_mode) == 0o600  # the user's alone
     import sqlite3
 
     with sqlite3.connect(path) as db:  # a cache another format (or another URL) wrote
         db.execute("UPDATE meta SET value = 'elsewhere' WHERE key = 'url'")
-    with Registry.open(sample_url) as remote:
+    with registry.open(sample_url) as remote:
         status = remote.index_status()
         assert status is not None and not status.ready and status.cached == 0
         assert remote.search_topics(limit=100).total == 47
@@ -251,7 +252,7 @@ def test_a_write_the_index_cannot_follow_makes_the_next_search_read_the_broker(s
     """The write stands on the broker; an index that missed it must not answer as if complete."""
     _fresh_cache(monkeypatch, tmp_path)
     created = "persistent://acme/orders/index-missed-write"
-    with Registry.open(sample_url) as remote:
+    with registry.open(sample_url) as remote:
         remote.search_topics(limit=1)
         index = remote._index  # type: ignore[attr-defined]
         real = index._reread
@@ -266,13 +267,13 @@ def test_a_write_the_index_cannot_follow_makes_the_next_search_read_the_broker(s
 def test_registries_that_search_themselves_have_no_index(tmp_path, start):
     with Registry.open(tmp_path / "r.db", create=True) as embedded:
         assert embedded.index_status() is None and embedded.refresh_index() is None
-    with Registry.open(start(seeded(tmp_path / "s.db"), admin_only=False)) as over_serve:
+    with registry.open(start(seeded(tmp_path / "s.db"), admin_only=False)) as over_serve:
         assert over_serve.index_status() is None and over_serve.cancel_index() is None
 
 
 def test_a_read_only_view_may_follow_and_refresh_the_index(sample_url, tmp_path, monkeypatch):
     _fresh_cache(monkeypatch, tmp_path)
-    with Registry.open(sample_url) as remote:
+    with registry.open(sample_url) as remote:
         view = remote.read_only()
         assert view.refresh_index() is not None
         remote._index.wait(timeout=60)  # type: ignore[attr-defined]
@@ -300,7 +301,7 @@ def test_a_cache_folder_that_cannot_be_made_is_one_clear_error(sample_url, tmp_p
     blocker = tmp_path / "a-file"
     blocker.write_text("not a folder")
     monkeypatch.setenv(CACHE_ENV_VAR, str(blocker / "cache"))
-    with Registry.open(sample_url) as remote:
+    with registry.open(sample_url) as remote:
         assert remote.index_status().cached == 0  # type: ignore[union-attr]  # asking creates nothing
         with pytest.raises(StorageError, match=f"cannot use the search index cache .*{CACHE_ENV_VAR}"):
             remote.search_topics()

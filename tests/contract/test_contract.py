@@ -1,4 +1,4 @@
-"""One contract, two registries: the embedded facade and `Registry.open(url)` over a live `serve` must answer
+"""One contract, two registries: the embedded facade and `registry.open(url)` over a live `serve` must answer
 identically (architecture.md: "all shells give identical verdicts on the same input, and a test proves it").
 
 Both start from the same sample data, against both kinds of remote (conftest.py): `serve` with its explorer
@@ -16,17 +16,22 @@ from typing import Any
 
 import pytest
 
+import registry
 from registry import (
     STRATEGIES,
     ClientRecord,
     ClientRole,
+    CompatibilityStrategy,
     IncompatibleSchemaError,
+    NamespacePolicy,
     PolicyError,
+    Registration,
     Registry,
     RegistryError,
     SchemaInfo,
     SchemaType,
     SchemaVersion,
+    TopicPolicy,
     TopicQuery,
     to_json,
 )
@@ -236,10 +241,13 @@ def test_register_check_delete_answer_identically(embedded, remote):
         lambda r: r.history(topic),
     ]
     answers = [same(embedded, remote, step, times=True) for step in steps]
-    assert answers[0] == answers[1] == ("ok", 0)
+    assert answers[0] == ("ok", normalised(Registration(0, stored=True)))
+    assert answers[1] == ("ok", normalised(Registration(0, stored=False)))  # the live duplicate: nothing stored
     assert answers[5][0] == "refused" and answers[5][2].problems[0].code == "READER_FIELD_WITHOUT_DEFAULT"
     assert answers[6] == ("error", "InvalidSchemaError")
-    assert answers[10] == ("ok", 2) and answers[14] == ("ok", 3) and answers[17] == ("ok", 0)
+    assert answers[3] == ("ok", normalised(Registration(1, stored=True))) and answers[10] == ("ok", 2)
+    assert answers[14] == ("ok", normalised(Registration(3, stored=True)))
+    assert answers[17] == ("ok", normalised(Registration(0, stored=True)))
 
 
 def test_refusals_carry_the_same_message(embedded, remote):
@@ -253,6 +261,33 @@ def test_refusals_carry_the_same_message(embedded, remote):
         messages.append((str(refused.value), refused.value.result))
     assert messages[0] == messages[1]
     assert "weight" in messages[0][0]
+
+
+def test_a_policy_saved_against_a_stale_preview_is_refused_identically(embedded, remote):
+    """Two people preview changes of the same namespace; one saves; the other's save, made against what it
+    previewed (`expected=`), is refused and stores nothing, embedded and remote alike."""
+    ns = "globex/contract-cas"
+    topic = f"persistent://{ns}/readings"
+    for reg in (embedded, remote):
+        reg.create_namespace(ns)
+        reg.create_topic(topic)
+    steps: list[Callable[[Registry], Any]] = [
+        lambda r: r.set_namespace_policy(
+            ns, compatibility="FULL", expected=r.preview_namespace_policy(ns, compatibility="FULL").before
+        ),
+        lambda r: r.set_namespace_policy(ns, compatibility="FORWARD", expected=NamespacePolicy()),  # stale
+        lambda r: r.namespace_policy(ns),
+        lambda r: r.set_topic_policy(topic, compatibility="FORWARD", expected=TopicPolicy()),
+        lambda r: r.set_topic_policy(topic, compatibility="FULL", expected=TopicPolicy()),  # stale now
+        lambda r: r.topic_policy(topic),
+    ]
+    answers = [same(embedded, remote, step) for step in steps]
+    assert answers[1] == answers[4] == ("error", "PolicyChangedError")
+    assert answers[0] == ("ok", normalised(NamespacePolicy(compatibility=CompatibilityStrategy.FULL)))
+    assert answers[2] == answers[0] and answers[5] == (
+        "ok",
+        normalised(TopicPolicy(compatibility=CompatibilityStrategy.FORWARD)),
+    )
 
 
 def test_policies_answer_identically(embedded, remote):
@@ -377,7 +412,7 @@ def test_clearing_allow_auto_update_over_http_is_refused_not_turned_into_false(r
 def test_each_question_costs_one_request_over_the_explorer_api(embedded, server_url, kind):
     """Against `serve`, a search page, a summary, the clients, a diff, a what-if, a plan and a policy impact are
     one request each; a plain broker's API makes the facade read what it needs (a search reads every topic)."""
-    with Registry.open(server_url) as fresh:
+    with registry.open(server_url) as fresh:
         assert fresh.requests_sent <= 4  # tenants (the probe), broker settings, version, explorer probe
         latest = embedded.get(ORDERS)
         questions = {
@@ -404,7 +439,7 @@ def test_each_question_costs_one_request_over_the_explorer_api(embedded, server_
 
 def test_a_remote_answering_as_another_pulsar_line_computes_locally(server_url, kind):
     """The server answers as its own line: asked as another, the facade must not take the server's answers."""
-    with Registry.open(server_url, pulsar_version="3.0") as other:
+    with registry.open(server_url, pulsar_version="3.0") as other:
         before = other.requests_sent
         other.search_topics(TopicQuery(), limit=5)
         assert other.requests_sent - before > 47  # read topic by topic, answered under 3.0's rules
@@ -426,9 +461,9 @@ def test_recorded_consumers_reach_the_policy_preview_remotely(embedded, remote, 
 def test_the_clients_of_several_topics_are_read_namespace_by_namespace(embedded, remote, kind):
     """The storage protocol's clients(topics) over HTTP: one request per namespace, only the topics asked."""
     topics = [ORDERS, "persistent://initech/hr/employee-records", "persistent://acme/inventory/product-catalog"]
-    mine = embedded._view.storage.clients(topics)
+    mine = embedded._state.storage.clients(topics)
     before = remote.requests_sent
-    theirs = remote._view.storage.clients(topics)
+    theirs = remote._state.storage.clients(topics)
     if kind == "admin-only":
         assert theirs == [] and remote.requests_sent == before
         return

@@ -11,6 +11,7 @@ from typing import Any
 import httpx
 import pytest
 
+import registry
 from registry import (
     IncompatibleSchemaError,
     InvalidSchemaError,
@@ -109,11 +110,11 @@ def test_dedup_is_schema_equals(case: dict[str, Any], http: httpx.Client, embedd
     """Under ALWAYS_INCOMPATIBLE an Avro-equal schema returns the live version; any other is a 409."""
     for where, reg in (("embedded", embedded), ("remote", remote)):
         topic = f"persistent://acme/orders/fidelity-dedup-{case['id']}-{where}"
-        assert reg.register(topic, SchemaInfo(type=SchemaType.AVRO, schema=case["first"])) == 0
+        assert reg.register(topic, SchemaInfo(type=SchemaType.AVRO, schema=case["first"])).version == 0
         reg.set_topic_policy(topic, compatibility="ALWAYS_INCOMPATIBLE")
         second = SchemaInfo(type=SchemaType.AVRO, schema=case["second"])
         if case["duplicate"]:
-            assert reg.register(topic, second) == 0, case["source"]
+            assert reg.register(topic, second).version == 0, case["source"]
         else:
             with pytest.raises(IncompatibleSchemaError):
                 reg.register(topic, second)
@@ -148,7 +149,7 @@ def test_profiles(case: dict[str, Any], profile_servers: dict[str, str]) -> None
     topic = f"persistent://t/n/{case['id']}"
     embedded = Registry.in_memory(pulsar_version=case["profile"])
     url = profile_servers[case["profile"]]
-    with Registry.open(url) as remote:
+    with registry.open(url) as remote:
         assert remote.pulsar_version == case["profile"]
         for reg, suffix in ((embedded, ""), (remote, "-remote")):
             try:
@@ -175,7 +176,7 @@ def test_key_value(case: dict[str, Any], http: httpx.Client, embedded: Registry,
                 reg.register(topic, info)
             assert reg.history(topic) == [], "nothing stored"
             continue
-        assert reg.register(topic, info) == 0
+        assert reg.register(topic, info).version == 0
         stored = reg.get(topic)
         assert json.loads(stored.schema) == case["data"], case["source"]
         assert dict(stored.properties) == case["properties"]
@@ -199,14 +200,14 @@ def test_sequences(case: dict[str, Any], http: httpx.Client, embedded: Registry,
     for where, reg in (("embedded", embedded), ("remote", remote), ("rest", None)):
         topic = f"persistent://acme/orders/fidelity-seq-{case['id']}-{where}"
         setter = reg or remote
-        assert setter.register(topic, first) == 0
+        assert setter.register(topic, first).version == 0
         setter.set_topic_policy(topic, compatibility=case["strategy"])
         if reg is None:
             body = {"type": case["second"]["type"], "schema": case["second"]["schema"], "properties": {}}
             response = http.post(f"/admin/v2/schemas/{topic.removeprefix('persistent://')}/schema", json=body)
             assert response.status_code == (200 if case["accepted"] else 409), (response.text, case["source"])
         elif case["accepted"]:
-            assert reg.register(topic, second) == 1, case["source"]
+            assert reg.register(topic, second).version == 1, case["source"]
         else:
             with pytest.raises(IncompatibleSchemaError):
                 reg.register(topic, second)

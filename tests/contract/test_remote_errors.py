@@ -1,4 +1,4 @@
-"""`Registry.open(url)` when the other end is not a healthy, open Pulsar admin endpoint: nothing listening,
+"""`registry.open(url)` when the other end is not a healthy, open Pulsar admin endpoint: nothing listening,
 a web server that is not Pulsar, flaky answers, slow answers, and tokens (a real `serve --tokens`).
 
 The stand-ins are tiny `http.server`s started here: the only fakes, at a boundary this project does not own.
@@ -14,7 +14,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from registry import AuthError, Registry, SchemaInfo, SchemaType, StorageError
+import registry
+from registry import AuthError, SchemaInfo, SchemaType, StorageError
 from registry.remote._handle import RemoteRegistry
 from serving import free_port, seeded
 
@@ -60,7 +61,7 @@ def reply(request: BaseHTTPRequestHandler, status: int, body: str, kind: str = "
 def test_nothing_listening_is_named_with_the_url():
     url = f"http://127.0.0.1:{free_port()}"
     with pytest.raises(StorageError, match=f"cannot reach the Pulsar admin endpoint {url}"):
-        Registry.open(url)
+        registry.open(url)
 
 
 @pytest.mark.parametrize(
@@ -68,19 +69,19 @@ def test_nothing_listening_is_named_with_the_url():
 )
 def test_a_malformed_url_is_refused(url):
     with pytest.raises(StorageError, match="invalid URL"):
-        Registry.open(url)
+        registry.open(url)
 
 
 def test_a_web_page_is_not_a_pulsar_endpoint(stand_in):
     url = stand_in(lambda r: reply(r, 200, "<!doctype html><title>Grafana</title>", "text/html"))
     with pytest.raises(StorageError, match=f"{url} is not a Pulsar admin endpoint: .*HTML page"):
-        Registry.open(url)
+        registry.open(url)
 
 
 def test_a_json_api_without_tenants_is_not_a_pulsar_endpoint(stand_in):
     url = stand_in(lambda r: reply(r, 404, '{"detail": "Not Found"}'))
     with pytest.raises(StorageError, match=r"not a Pulsar admin endpoint: GET /admin/v2/tenants answered HTTP 404"):
-        Registry.open(url)
+        registry.open(url)
 
 
 def test_reads_are_retried_and_writes_are_not(stand_in):
@@ -97,7 +98,7 @@ def test_reads_are_retried_and_writes_are_not(stand_in):
         else:
             reply(request, 404, '{"reason": "Not Found"}')
 
-    reg = Registry.open(stand_in(flaky))  # the first GET gets a 503, the second succeeds
+    reg = registry.open(stand_in(flaky))  # the first GET gets a 503, the second succeeds
     assert seen[:2] == ["GET /admin/v2/tenants", "GET /admin/v2/tenants"]
     with pytest.raises(StorageError, match="metadata store unavailable"):
         reg.register("persistent://t/n/x", SchemaInfo(type=SchemaType.STRING))
@@ -123,7 +124,7 @@ def test_broker_defaults_come_from_the_runtime_configuration(stand_in):
         else:
             reply(request, 200, "[]")
 
-    reg = Registry.open(stand_in(broker) + "/admin/v2/")  # a pasted /admin/v2 suffix is fine
+    reg = registry.open(stand_in(broker) + "/admin/v2/")  # a pasted /admin/v2 suffix is fine
     assert str(reg.broker.compatibility) == "BACKWARD" and reg.broker.validation_enforced
     assert reg.broker.allow_auto_update  # not reported: Pulsar's default
     reg.close()
@@ -140,11 +141,11 @@ def guarded_url(start_server, tmp_path_factory) -> str:
 
 def test_no_token_is_an_auth_error(guarded_url):
     with pytest.raises(AuthError, match="token"):
-        Registry.open(guarded_url)
+        registry.open(guarded_url)
 
 
 def test_a_viewer_token_reads_but_cannot_write(guarded_url):
-    with Registry.open(guarded_url, token="viewer-token-1-0123456789abcdef") as reg:
+    with registry.open(guarded_url, token="viewer-token-1-0123456789abcdef") as reg:
         assert reg.get("persistent://acme/orders/order-created").version == 13
         with pytest.raises(AuthError):
             reg.delete("persistent://acme/orders/order-created")
@@ -157,8 +158,8 @@ def test_a_viewer_gets_the_what_if_a_producer_gets_computed_from_its_reads(guard
     the admin reads it may make instead of failing."""
     topic = "persistent://acme/orders/order-created"
     with (
-        Registry.open(guarded_url, token="viewer-token-1-0123456789abcdef") as viewer,
-        Registry.open(guarded_url, token="admin-token-1-0123456789abcdef") as admin,
+        registry.open(guarded_url, token="viewer-token-1-0123456789abcdef") as viewer,
+        registry.open(guarded_url, token="admin-token-1-0123456789abcdef") as admin,
     ):
         candidate = admin.get(topic, 3).info
         before = admin.requests_sent
@@ -170,10 +171,10 @@ def test_a_viewer_gets_the_what_if_a_producer_gets_computed_from_its_reads(guard
 
 
 def test_an_admin_token_writes(guarded_url):
-    with Registry.open(guarded_url, token="admin-token-1-0123456789abcdef") as reg:
-        assert reg.register("persistent://acme/orders/guarded", SchemaInfo(type=SchemaType.STRING)) == 0
+    with registry.open(guarded_url, token="admin-token-1-0123456789abcdef") as reg:
+        assert reg.register("persistent://acme/orders/guarded", SchemaInfo(type=SchemaType.STRING)).version == 0
 
 
 def test_a_token_with_a_newline_is_refused_before_sending():
     with pytest.raises(AuthError, match="control characters"):
-        Registry.open("http://127.0.0.1:9", token="abc\ndef")
+        registry.open("http://127.0.0.1:9", token="abc\ndef")

@@ -78,7 +78,7 @@ class _Forward(web.RequestHandler):
         if answer.body and self.request.method != "HEAD":
             self.write(answer.body)
 
-    get = head = post = put = delete = patch = options = _forward  # type: ignore[assignment]
+    get = head = post = put = delete = patch = options = _forward
 
 
 class _WebSocket(websocket.WebSocketHandler):

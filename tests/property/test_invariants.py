@@ -157,7 +157,7 @@ def fresh() -> Registry:
 @given(record_schema())
 def test_schema_is_compatible_with_itself(schema: dict[str, Any]) -> None:
     reg = fresh()
-    assert reg.register(TOPIC, avro(compact(schema))) == 0
+    assert reg.register(TOPIC, avro(compact(schema))).version == 0
     same_bytes, other_bytes = avro(compact(schema)), avro(reformatted(schema))
     for strategy in NOT_ALWAYS_INCOMPATIBLE:
         for candidate in (same_bytes, other_bytes):
@@ -169,7 +169,7 @@ def test_schema_is_compatible_with_itself(schema: dict[str, Any]) -> None:
     assert not reg.check(TOPIC, other_bytes, strategy=CS.ALWAYS_INCOMPATIBLE).compatible
     # ...while register dedups by Avro equality first.
     reg.set_namespace_policy(NAMESPACE, compatibility=CS.ALWAYS_INCOMPATIBLE)
-    assert reg.register(TOPIC, other_bytes) == 0
+    assert reg.register(TOPIC, other_bytes).version == 0
 
 
 @SETTINGS
@@ -203,7 +203,7 @@ def test_full_is_backward_and_forward(data: st.DataObject) -> None:
     # register agrees with check under the effective strategy.
     reg.set_namespace_policy(NAMESPACE, compatibility=CS.FULL)
     if full.compatible:
-        assert reg.register(TOPIC, candidate) in (0, 1)
+        assert reg.register(TOPIC, candidate).version in (0, 1)
     else:
         with pytest.raises(IncompatibleSchemaError):
             reg.register(TOPIC, candidate)
@@ -217,15 +217,15 @@ def test_versions_are_dense_and_register_is_idempotent(schemas: list[dict[str, A
     reg.set_namespace_policy(NAMESPACE, compatibility=CS.ALWAYS_COMPATIBLE)
     seen: dict[str, int] = {}
     for schema in schemas:
-        version = reg.register(TOPIC, avro(compact(schema)))
+        version = reg.register(TOPIC, avro(compact(schema))).version
         key = compact(schema)
         if key in seen:
             assert version == seen[key]
         else:
             assert version in (len(seen), *seen.values())
             seen.setdefault(key, version)
-        assert reg.register(TOPIC, avro(compact(schema))) == version, "idempotent"
-        assert reg.register(TOPIC, avro(reformatted(schema))) == version, "dedup ignores layout and doc"
+        assert reg.register(TOPIC, avro(compact(schema))).version == version, "idempotent"
+        assert reg.register(TOPIC, avro(reformatted(schema))).version == version, "dedup ignores layout and doc"
     history = reg.history(TOPIC)
     assert [v.version for v in history] == list(range(len(history)))
     timestamps = [v.timestamp for v in history]
@@ -252,7 +252,7 @@ def test_soft_delete_hides_history_and_next_register_is_unchecked(
     # Not checked against anything before the delete, even transitively and whatever the schema.
     reg.set_namespace_policy(NAMESPACE, compatibility=CS.FULL_TRANSITIVE)
     assert reg.check(TOPIC, avro(compact(after))).compatible
-    assert reg.register(TOPIC, avro(compact(after))) == tombstone + 1
+    assert reg.register(TOPIC, avro(compact(after))).version == tombstone + 1
     assert [v.version for v in reg.history(TOPIC)] == [tombstone + 1]
     assert len(reg.history(TOPIC, include_deleted=True)) == count + 2
 
@@ -320,7 +320,10 @@ def test_sqlite_storage_agrees_with_memory(schemas: list[dict[str, Any]]) -> Non
                 reg.register(TOPIC, avro(compact(schemas[0])))
                 reg.set_namespace_policy(NAMESPACE, compatibility=CS.ALWAYS_COMPATIBLE)
             for schema in schemas:
-                assert disk.register(TOPIC, avro(compact(schema))) == memory.register(TOPIC, avro(compact(schema)))
+                assert (
+                    disk.register(TOPIC, avro(compact(schema))).version
+                    == memory.register(TOPIC, avro(compact(schema))).version
+                )
             assert disk.delete(TOPIC) == memory.delete(TOPIC)
             disk_all = [(v.version, v.type, v.data, v.deleted) for v in disk.history(TOPIC, include_deleted=True)]
             mem_all = [(v.version, v.type, v.data, v.deleted) for v in memory.history(TOPIC, include_deleted=True)]

@@ -83,7 +83,7 @@ def _wide_union(branches: int, duplicate: bool) -> str:
 POST = ("POST", TOPIC_PATH + "/schema")
 
 # (id, method, path, body, headers, allowed statuses, words in the reason)
-REST_CASES: list[tuple[str, str, str, Any, dict[str, str], tuple[int, ...], tuple[str, ...]]] = [
+REST_CASES: list[Any] = [  # (name, method, path, body, headers, statuses, words), or a pytest.param of one
     # --- malformed bodies and wrong types
     ("malformed JSON body", *POST, b'{"type": "AVRO", "schema": ', {}, (400,), ("JSON",)),
     ("a body that is a list", *POST, [], {}, (400,), ("Invalid request",)),

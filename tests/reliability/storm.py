@@ -269,7 +269,7 @@ def _facade_write(reg: Any, kind: str, topic: str, text: str, user: str) -> tupl
             return "ok", reg.delete(topic, user=user), ""
         if kind == "read":
             return "read", reg.get(topic).version, ""
-        return "ok", reg.register(topic, SchemaInfo(type=SchemaType.AVRO, schema=text), user=user), ""
+        return "ok", reg.register(topic, SchemaInfo(type=SchemaType.AVRO, schema=text), user=user).version, ""
     except (IncompatibleSchemaError, SchemaNotFoundError) as exc:
         return "refused", None, str(exc)
     except RegistryError as exc:
@@ -467,13 +467,13 @@ def verify(
         histories = {t: reg.history(t, include_deleted=True) for t in {r["topic"] for r in results}}
         acked_versions: dict[tuple[str, int], set[str]] = defaultdict(set)
         for r in acked:
-            entries = {e.version: e for e in histories[r["topic"]]}
-            entry = entries.get(r["version"])
+            by_version = {e.version: e for e in histories[r["topic"]]}
+            found = by_version.get(r["version"])
             want_tombstone = r["kind"] == "delete"
             if (
-                entry is None
-                or entry.deleted != want_tombstone
-                or (not want_tombstone and digest(entry.data) != r["digest"])
+                found is None
+                or found.deleted != want_tombstone
+                or (not want_tombstone and digest(found.data) != r["digest"])
             ):
                 report.lost += 1
                 report.problems.append(f"lost: {r}")
@@ -526,12 +526,12 @@ def verify(
         # the audit trail: an entry for every acknowledged write, naming its version ("ok" when it stored one,
         # "unchanged" when a duplicate was answered with an existing version)
         noted: set[tuple[str, str]] = set()
-        for entry in reg.audit_trail(NAMESPACE, limit=10_000_000):
-            if entry.action in ("register", "delete") and entry.outcome in ("ok", "unchanged"):
-                words = entry.detail.replace(":", " ").split()
+        for line in reg.audit_trail(NAMESPACE, limit=10_000_000):
+            if line.action in ("register", "delete") and line.outcome in ("ok", "unchanged"):
+                words = line.detail.replace(":", " ").split()
                 after = [words[k + 1] for k, w in enumerate(words[:-1]) if w == "version"]
                 if after:
-                    noted.add((entry.target, after[0]))
+                    noted.add((line.target, after[0]))
         for r in acked:
             if (r["topic"], str(r["version"])) not in noted:
                 report.audit_missing += 1

@@ -50,7 +50,7 @@ def _small_history(db: Path) -> list[dict[str, object]]:
     with Registry.open(db, create=True) as reg:
         for i in range(3):
             text = storm.schema_text([(f"f{i}", False)])
-            version = reg.register(names[0], SchemaInfo(type=SchemaType.AVRO, schema=text), user="test")
+            version = reg.register(names[0], SchemaInfo(type=SchemaType.AVRO, schema=text), user="test").version
             results.append(
                 {"kind": "compatible", "topic": names[0], "status": "ok", "version": version,
                  "digest": storm.digest(text)}

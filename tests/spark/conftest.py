@@ -15,14 +15,14 @@ from registry import Registry, export_snapshot, seed_sample_data
 
 @pytest.fixture(scope="session")
 def spark() -> Iterator[Any]:
-    from pipeline._spark import SparkUnavailable, spark_session
+    from pipeline._spark import SparkUnavailableError, spark_session
 
     needs.require("java")
     try:
         session = spark_session(
             "local[2]", app_name="schema-explorer tests", shuffle_partitions=2, ui=False, progress=False
         )
-    except SparkUnavailable as exc:
+    except SparkUnavailableError as exc:
         pytest.skip(str(exc))
     yield session
     session.stop()

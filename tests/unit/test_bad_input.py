@@ -195,7 +195,7 @@ def test_schema_type_names_parse_in_any_case() -> None:
 
 
 def test_string_null_is_the_one_allowed_string_data(reg: Registry) -> None:
-    assert reg.register(TOPIC, SchemaInfo(type=SchemaType.STRING, schema="null")) == 0
+    assert reg.register(TOPIC, SchemaInfo(type=SchemaType.STRING, schema="null")).version == 0
 
 
 def test_incompatible_is_not_invalid(reg: Registry) -> None:
@@ -275,7 +275,7 @@ def test_invalid_tenant_name(reg: Registry, tenant: str) -> None:
 def test_valid_names_with_pulsar_characters(reg: Registry) -> None:
     # Pulsar's NamedEntity allows [-=:.\w]; local names may use more.
     name = "persistent://my-tenant_1/ns.v2=a:b/orders-created.v1"
-    assert reg.register(name, avro_info(S1)) == 0
+    assert reg.register(name, avro_info(S1)).version == 0
     assert reg.get(name).topic == "my-tenant_1/ns.v2=a:b/orders-created.v1"
 
 

@@ -245,7 +245,7 @@ def test_a_first_format_file_is_migrated_on_open(tmp_path: Path) -> None:
         row = reg.topic_summary(f"{ORDERS}/created")
         assert reg.search_topics().items == (row,)
         assert (row.versions, row.latest_version, row.fields) == (2, 3, ("order_id",))
-        assert reg.register(f"{ORDERS}/created", avro_info(_order("order_id", "c"))) == 4
+        assert reg.register(f"{ORDERS}/created", avro_info(_order("order_id", "c"))).version == 4
         assert reg.search_topics(TopicQuery(text="field:c")).total == 1
         assert [e.action.value for e in reg.audit_trail()] == ["register"]
     with sqlite3.connect(path) as db:

@@ -80,7 +80,7 @@ def test_depth_at_the_limit_passes_every_path() -> None:
     schema = nested_records(42)  # 3 levels each + the innermost: 126 levels
     assert nesting_depth(schema.encode()) <= current_limits().max_depth
     info = SchemaInfo(type=SchemaType.AVRO, schema=schema)
-    assert reg.register(TOPIC, info) == 0
+    assert reg.register(TOPIC, info).version == 0
     assert reg.what_if(TOPIC, info).result.compatible
     assert reg.diff(TOPIC, 0, info).changes == ()
 
@@ -125,7 +125,7 @@ def test_limited_changes_limits_for_a_block() -> None:
         with pytest.raises(InvalidSchemaError, match="more than 1 levels"):
             reg.register(TOPIC, info)
     assert current_limits() == Limits()
-    assert reg.register(TOPIC, info) == 0
+    assert reg.register(TOPIC, info).version == 0
 
 
 def test_set_limits_returns_the_previous_ones() -> None:

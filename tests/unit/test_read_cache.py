@@ -38,7 +38,7 @@ def path(tmp_path: Path) -> Path:
 def test_own_writes_are_read_back_at_once(path: Path) -> None:
     with Registry.open(path, create=True) as reg:
         for k in range(5):
-            assert reg.register(TOPIC, version(k)) == k
+            assert reg.register(TOPIC, version(k)).version == k
             assert latest(reg) == k and reg.get(TOPIC).version == k
 
 
@@ -110,7 +110,7 @@ def test_readers_racing_a_writer_never_read_an_acknowledged_version_as_missing(p
             thread.start()
         try:
             for k in range(1, 60):
-                assert reg.register(TOPIC, version(k)) == k
+                assert reg.register(TOPIC, version(k)).version == k
                 assert latest(reg) == k, f"version {k} acknowledged but not read back"
         finally:
             stop.set()

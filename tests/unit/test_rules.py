@@ -92,7 +92,7 @@ def use(reg: Registry, strategy: CompatibilityStrategy) -> None:
 
 class TestRule1Versions:
     def test_partitions_and_domains_share_one_history(self, reg: Registry) -> None:
-        assert reg.register("persistent://acme/tests/orders-partition-3", A(S1)) == 0
+        assert reg.register("persistent://acme/tests/orders-partition-3", A(S1)).version == 0
         for name in (
             "persistent://acme/tests/orders",
             "non-persistent://acme/tests/orders",
@@ -102,8 +102,8 @@ class TestRule1Versions:
             got = reg.get(name)
             assert got.version == 0, name
             assert got.topic == "acme/tests/orders"
-        assert reg.register("persistent://acme/tests/orders-partition-0", A(S1)) == 0, "dedup across partitions"
-        assert reg.register("non-persistent://acme/tests/orders", A(S2)) == 1
+        assert reg.register("persistent://acme/tests/orders-partition-0", A(S1)).version == 0, "dedup across partitions"
+        assert reg.register("non-persistent://acme/tests/orders", A(S2)).version == 1
         assert [v.version for v in reg.history("acme/tests/orders-partition-7")] == [0, 1]
         assert reg.find_version("persistent://acme/tests/orders", A(S2)) == 1
 
@@ -115,10 +115,10 @@ class TestRule1Versions:
             reg.register("non-persistent://acme/tests/orders-partition-2", A(S3))
 
     def test_each_topic_numbers_from_zero(self, reg: Registry) -> None:
-        assert reg.register("persistent://acme/tests/a", A(S1)) == 0
-        assert reg.register("persistent://acme/tests/a", A(S2)) == 1
-        assert reg.register("persistent://acme/tests/b", A(S2)) == 0
-        assert reg.register("persistent://acme/other/a", A(S2)) == 0
+        assert reg.register("persistent://acme/tests/a", A(S1)).version == 0
+        assert reg.register("persistent://acme/tests/a", A(S2)).version == 1
+        assert reg.register("persistent://acme/tests/b", A(S2)).version == 0
+        assert reg.register("persistent://acme/other/a", A(S2)).version == 0
 
     def test_soft_delete_on_empty_history_writes_a_tombstone(self, reg: Registry) -> None:
         reg.register(TOPIC, A(S1))
@@ -126,7 +126,7 @@ class TestRule1Versions:
         assert reg.delete(TOPIC) == 0
         assert reg.delete(TOPIC) == 1, "each soft delete appends a tombstone, even after a tombstone"
         assert [(v.version, v.deleted) for v in reg.history(TOPIC, include_deleted=True)] == [(0, True), (1, True)]
-        assert reg.register(TOPIC, A(S1)) == 2
+        assert reg.register(TOPIC, A(S1)).version == 2
 
     def test_tombstone_records_user_and_timestamp(self, reg: Registry) -> None:
         reg.register(TOPIC, A(S1), user="alice")
@@ -140,7 +140,7 @@ class TestRule1Versions:
         for s in (S1, S2):
             reg.register(TOPIC, A(s))
         assert reg.delete(TOPIC, force=True) is None
-        assert reg.register(TOPIC, A(S3)) == 0, "nothing before the forced delete is consulted (S3 vs S1 is F)"
+        assert reg.register(TOPIC, A(S3)).version == 0, "nothing before the forced delete is consulted (S3 vs S1 is F)"
 
 
 class TestRule1Concurrency:
@@ -150,7 +150,7 @@ class TestRule1Concurrency:
 
         reg.register("persistent://acme/tests/warmup", A(S1))
         with ThreadPoolExecutor(max_workers=8) as pool:
-            versions = list(pool.map(lambda _: reg.register(TOPIC, A(S1)), range(16)))
+            versions = list(pool.map(lambda _: reg.register(TOPIC, A(S1)).version, range(16)))
         assert set(versions) == {0}
         assert len(reg.history(TOPIC)) == 1
 
@@ -161,7 +161,7 @@ class TestRule1Concurrency:
         use(reg, CS.ALWAYS_COMPATIBLE)
         texts = [record("Seed", [field(f"f{i}", "int")]) for i in range(1, 13)]
         with ThreadPoolExecutor(max_workers=6) as pool:
-            versions = list(pool.map(lambda t: reg.register(TOPIC, A(t)), texts))
+            versions = list(pool.map(lambda t: reg.register(TOPIC, A(t)).version, texts))
         assert sorted(versions) == list(range(1, 13))
         assert [v.version for v in reg.history(TOPIC)] == list(range(13))
 
@@ -174,9 +174,9 @@ class TestRule1Concurrency:
         first = Registry.open(path, broker=BrokerConfig(), create=True)
         second = Registry.open(path, broker=BrokerConfig(), create=True)
         try:
-            assert first.register(TOPIC, A(S1)) == 0
-            assert second.register(TOPIC, A(S1)) == 0
-            assert second.register(TOPIC, A(S2)) == 1
+            assert first.register(TOPIC, A(S1)).version == 0
+            assert second.register(TOPIC, A(S1)).version == 0
+            assert second.register(TOPIC, A(S2)).version == 1
             assert first.get(TOPIC).version == 1
             second.delete(TOPIC)
             with pytest.raises(SchemaNotFoundError):
@@ -195,7 +195,7 @@ class TestRule2Trimming:
     def test_versions_before_the_tombstone_do_not_exist(self, reg: Registry) -> None:
         seed(reg, TOPIC, [A(S1), A(S2)])
         assert reg.delete(TOPIC) == 2
-        assert reg.register(TOPIC, A(S3)) == 3
+        assert reg.register(TOPIC, A(S3)).version == 3
         assert [v.version for v in reg.history(TOPIC)] == [3]
         for missing in (0, 1, 2, 4, 99):
             with pytest.raises(SchemaNotFoundError):
@@ -207,17 +207,17 @@ class TestRule2Trimming:
     def test_dedup_ignores_versions_before_the_tombstone(self, reg: Registry) -> None:
         reg.register(TOPIC, A(S1))
         reg.delete(TOPIC)
-        assert reg.register(TOPIC, A(S1)) == 2
+        assert reg.register(TOPIC, A(S1)).version == 2
 
     def test_transitive_check_ignores_versions_before_the_tombstone(self, reg: Registry) -> None:
         reg.register(TOPIC, A(S1))
         reg.delete(TOPIC)
-        assert reg.register(TOPIC, A(S2)) == 2
+        assert reg.register(TOPIC, A(S2)).version == 2
         use(reg, CS.BACKWARD_TRANSITIVE)
         res = reg.check(TOPIC, A(S3))  # S3 reads S2, would fail reading S1
         assert res.compatible, res.problems
         assert res.checked_versions == (2,)
-        assert reg.register(TOPIC, A(S3)) == 3
+        assert reg.register(TOPIC, A(S3)).version == 3
 
     def test_no_schema_after_delete(self, reg: Registry) -> None:
         reg.register(TOPIC, A(S1))
@@ -244,8 +244,8 @@ class TestRule3Register:
     def test_dedup_matches_any_live_version_before_checking(self, reg: Registry) -> None:
         seed(reg, TOPIC, [A(S1), A(S2), A(S5)])
         use(reg, CS.ALWAYS_INCOMPATIBLE)
-        assert reg.register(TOPIC, A(S1)) == 0
-        assert reg.register(TOPIC, A(S2)) == 1
+        assert reg.register(TOPIC, A(S1)).version == 0
+        assert reg.register(TOPIC, A(S2)).version == 1
         assert len(reg.history(TOPIC)) == 3
 
     def test_check_has_no_dedup_step(self, reg: Registry) -> None:
@@ -253,13 +253,13 @@ class TestRule3Register:
         use(reg, CS.ALWAYS_INCOMPATIBLE)
         res = reg.check(TOPIC, A(S1))
         assert not res.compatible
-        assert reg.register(TOPIC, A(S1)) == 0
+        assert reg.register(TOPIC, A(S1)).version == 0
 
     def test_first_schema_is_stored_without_any_check(self, make_reg: Callable[..., Registry]) -> None:
         reg = make_reg(compatibility=CS.ALWAYS_INCOMPATIBLE)
-        assert reg.register(TOPIC, A(S1)) == 0
+        assert reg.register(TOPIC, A(S1)).version == 0
         reg.delete(TOPIC)
-        assert reg.register(TOPIC, J(S3)) == 2, "after a delete the next schema is again unchecked"
+        assert reg.register(TOPIC, J(S3)).version == 2, "after a delete the next schema is again unchecked"
 
     @pytest.mark.parametrize(
         ("first", "second", "duplicate"),
@@ -278,10 +278,10 @@ class TestRule3Register:
         ],
     )
     def test_dedup_is_java_avro_schema_equals(self, reg: Registry, first: str, second: str, duplicate: bool) -> None:
-        assert reg.register(TOPIC, A(first)) == 0
+        assert reg.register(TOPIC, A(first)).version == 0
         use(reg, CS.ALWAYS_INCOMPATIBLE)
         if duplicate:
-            assert reg.register(TOPIC, A(second)) == 0, "the live version is returned, even ALWAYS_INCOMPATIBLE"
+            assert reg.register(TOPIC, A(second)).version == 0, "the live version is returned, even ALWAYS_INCOMPATIBLE"
             reg.set_namespace_policy(NAMESPACE, allow_auto_update=False)
             adm = reg.connect_producer(TOPIC, A(second), name="p")
             assert adm.accepted and adm.version == 0 and not adm.registered
@@ -292,21 +292,21 @@ class TestRule3Register:
 
     def test_properties_do_not_take_part_in_dedup(self, reg: Registry) -> None:
         first = SchemaInfo(type=SchemaType.AVRO, schema=S1, properties={"owner": "team-a"})
-        assert reg.register(TOPIC, first) == 0
+        assert reg.register(TOPIC, first).version == 0
         assert reg.get(TOPIC).properties == {"owner": "team-a"}
         other = SchemaInfo(type=SchemaType.AVRO, schema=S1, properties={"owner": "team-b", "x": "y"})
-        assert reg.register(TOPIC, other) == 0
+        assert reg.register(TOPIC, other).version == 0
         assert reg.get(TOPIC).properties == {"owner": "team-a"}, "the old properties are kept"
         assert len(reg.history(TOPIC)) == 1
 
     def test_properties_do_not_take_part_in_dedup_for_primitives(self, reg: Registry) -> None:
-        assert reg.register(TOPIC, SchemaInfo(type=SchemaType.STRING, schema="", properties={"a": "1"})) == 0
-        assert reg.register(TOPIC, SchemaInfo(type=SchemaType.STRING, schema="", properties={"a": "2"})) == 0
+        assert reg.register(TOPIC, SchemaInfo(type=SchemaType.STRING, schema="", properties={"a": "1"})).version == 0
+        assert reg.register(TOPIC, SchemaInfo(type=SchemaType.STRING, schema="", properties={"a": "2"})).version == 0
 
     def test_register_ignores_allow_auto_update(self, reg: Registry) -> None:
         reg.register(TOPIC, A(S1))
         reg.set_namespace_policy(NAMESPACE, allow_auto_update=False)
-        assert reg.register(TOPIC, A(S2)) == 1
+        assert reg.register(TOPIC, A(S2)).version == 1
 
     def test_incompatible_register_stores_nothing_and_explains(self, reg: Registry) -> None:
         reg.register(TOPIC, A(S1))
@@ -327,7 +327,7 @@ class TestRule3Register:
 
     def test_registered_version_carries_type_data_user_properties(self, reg: Registry) -> None:
         info = SchemaInfo(type=SchemaType.JSON, schema=S1, properties={"k": "v"})
-        assert reg.register(TOPIC, info, user="carol") == 0
+        assert reg.register(TOPIC, info, user="carol").version == 0
         got = reg.get(TOPIC)
         assert (got.type, got.data, got.user, dict(got.properties), got.deleted) == (
             SchemaType.JSON,
@@ -378,25 +378,25 @@ class TestRule4DedupEquality:
     @pytest.mark.parametrize("variant", SAME_AVRO_SCHEMA)
     @pytest.mark.parametrize("schema_type", [SchemaType.AVRO, SchemaType.JSON, SchemaType.PROTOBUF])
     def test_equal_avro_schemas_dedup(self, reg: Registry, variant: str, schema_type: SchemaType) -> None:
-        assert reg.register(TOPIC, SchemaInfo(type=schema_type, schema=S2)) == 0
+        assert reg.register(TOPIC, SchemaInfo(type=schema_type, schema=S2)).version == 0
         use(reg, CS.ALWAYS_COMPATIBLE)
-        assert reg.register(TOPIC, SchemaInfo(type=schema_type, schema=variant)) == 0
+        assert reg.register(TOPIC, SchemaInfo(type=schema_type, schema=variant)).version == 0
         assert reg.get(TOPIC).data == S2.encode()
         assert len(reg.history(TOPIC)) == 1
 
     @pytest.mark.parametrize("variant", DIFFERENT_AVRO_SCHEMA)
     def test_unequal_avro_schemas_make_a_new_version(self, reg: Registry, variant: str) -> None:
-        assert reg.register(TOPIC, A(S2)) == 0
+        assert reg.register(TOPIC, A(S2)).version == 0
         use(reg, CS.ALWAYS_COMPATIBLE)
-        assert reg.register(TOPIC, A(variant)) == 1
-        assert reg.register(TOPIC, A(variant)) == 1, "and that one dedups in turn"
+        assert reg.register(TOPIC, A(variant)).version == 1
+        assert reg.register(TOPIC, A(variant)).version == 1, "and that one dedups in turn"
 
     def test_logical_type_is_part_of_equality(self, reg: Registry) -> None:
         plain = record("Day", [field("d", "int")], "org.example")
         dated = record("Day", [field("d", {"type": "int", "logicalType": "date"})], "org.example")
         reg.register(TOPIC, A(plain))
         use(reg, CS.ALWAYS_COMPATIBLE)
-        assert reg.register(TOPIC, A(dated)) == 1
+        assert reg.register(TOPIC, A(dated)).version == 1
 
     def test_dedup_requires_the_same_type(self, reg: Registry) -> None:
         reg.register(TOPIC, A(S1))
@@ -404,43 +404,45 @@ class TestRule4DedupEquality:
             reg.register(TOPIC, J(S1))
         assert RuleCode.SCHEMA_TYPE_CHANGED in codes(excinfo.value.result)
         use(reg, CS.ALWAYS_COMPATIBLE)
-        assert reg.register(TOPIC, J(S1)) == 1
-        assert reg.register(TOPIC, A(S1_PRETTY)) == 0, "dedup matches the AVRO entry, not the JSON one"
+        assert reg.register(TOPIC, J(S1)).version == 1
+        assert reg.register(TOPIC, A(S1_PRETTY)).version == 0, "dedup matches the AVRO entry, not the JSON one"
 
     def test_other_types_dedup_by_bytes(self, reg: Registry) -> None:
-        assert reg.register(TOPIC, primitive(SchemaType.STRING)) == 0
-        assert reg.register(TOPIC, primitive(SchemaType.STRING, "null")) == 1, "different bytes, DEFAULT accepts"
-        assert reg.register(TOPIC, primitive(SchemaType.STRING)) == 0
-        assert reg.register(TOPIC, primitive(SchemaType.STRING, "null")) == 1
+        assert reg.register(TOPIC, primitive(SchemaType.STRING)).version == 0
+        assert reg.register(TOPIC, primitive(SchemaType.STRING, "null")).version == 1, (
+            "different bytes, DEFAULT accepts"
+        )
+        assert reg.register(TOPIC, primitive(SchemaType.STRING)).version == 0
+        assert reg.register(TOPIC, primitive(SchemaType.STRING, "null")).version == 1
 
     def test_protobuf_native_dedups_by_bytes(self, reg: Registry) -> None:
         first = pn_test()
-        assert reg.register(TOPIC, first) == 0
-        assert reg.register(TOPIC, pn_test()) == 0
+        assert reg.register(TOPIC, first).version == 0
+        assert reg.register(TOPIC, pn_test()).version == 0
         reformatted = SchemaInfo(
             type=SchemaType.PROTOBUF_NATIVE, schema=json.dumps(json.loads(first.text), indent=2), properties={}
         )
-        assert reg.register(TOPIC, reformatted) == 1, "not Avro-parsed: other bytes are another schema"
+        assert reg.register(TOPIC, reformatted).version == 1, "not Avro-parsed: other bytes are another schema"
 
     def test_key_value_dedups_by_packed_bytes(self, reg: Registry) -> None:
-        assert reg.register(TOPIC, kv(FOO, BAR)) == 0
+        assert reg.register(TOPIC, kv(FOO, BAR)).version == 0
         # The admin form is re-serialised compactly, so layout of the outer document does not matter...
         pretty = SchemaInfo(
             type=SchemaType.KEY_VALUE,
             schema=json.dumps(json.loads(kv(FOO, BAR).text), indent=3),
             properties=dict(kv(FOO, BAR).properties),
         )
-        assert reg.register(TOPIC, pretty) == 0
+        assert reg.register(TOPIC, pretty).version == 0
         # ...but KEY_VALUE is not Avro-parsed for dedup: reordered keys inside the key schema are other bytes.
         foo_reordered = json.dumps(dict(reversed(list(json.loads(FOO).items()))))
-        assert reg.register(TOPIC, kv(foo_reordered, BAR)) == 1
+        assert reg.register(TOPIC, kv(foo_reordered, BAR)).version == 1
 
     def test_key_value_same_bytes_other_sub_types_is_the_same_schema(self, reg: Registry) -> None:
         # derived (§4.7 registry-level caveat): the hash uses bytes + type only.
-        assert reg.register(TOPIC, kv(None, None, SchemaType.INT32, SchemaType.STRING)) == 0
+        assert reg.register(TOPIC, kv(None, None, SchemaType.INT32, SchemaType.STRING)).version == 0
         res = reg.check(TOPIC, kv(None, None, SchemaType.STRING, SchemaType.BOOLEAN))
         assert res.compatible
-        assert reg.register(TOPIC, kv(None, None, SchemaType.STRING, SchemaType.BOOLEAN)) == 0
+        assert reg.register(TOPIC, kv(None, None, SchemaType.STRING, SchemaType.BOOLEAN)).version == 0
         assert reg.get(TOPIC).properties["key.schema.type"] == "INT32"
 
 
@@ -450,7 +452,7 @@ class TestRule4FindVersion:
         assert reg.find_version(TOPIC, A(S1)) == 0
         assert reg.find_version(TOPIC, A(S2)) == 1
         assert reg.find_version(TOPIC, A(S1_PRETTY)) is None, "Avro-equal but other bytes"
-        assert reg.register(TOPIC, A(S1_PRETTY)) == 0, "while register dedups it"
+        assert reg.register(TOPIC, A(S1_PRETTY)).version == 0, "while register dedups it"
         assert reg.find_version(TOPIC, J(S1)) is None, "type takes part"
         assert reg.find_version(TOPIC, A(S3)) is None
 
@@ -462,7 +464,7 @@ class TestRule4FindVersion:
         seed(reg, TOPIC, [A(S1), A(S2)])
         reg.delete(TOPIC)
         assert reg.find_version(TOPIC, A(S1)) is None
-        assert reg.register(TOPIC, A(S1)) == 3
+        assert reg.register(TOPIC, A(S1)).version == 3
         assert reg.find_version(TOPIC, A(S1)) == 3
 
     def test_find_version_primitive(self, reg: Registry) -> None:
@@ -541,9 +543,9 @@ class TestRule6PreChecks:
     def test_type_change_accepted_under_always_compatible(self, reg: Registry) -> None:
         reg.register(TOPIC, A(S1))
         use(reg, CS.ALWAYS_COMPATIBLE)
-        assert reg.register(TOPIC, primitive(SchemaType.INT64)) == 1
-        assert reg.register(TOPIC, kv(FOO, BAR)) == 2
-        assert reg.register(TOPIC, pn_test()) == 3
+        assert reg.register(TOPIC, primitive(SchemaType.INT64)).version == 1
+        assert reg.register(TOPIC, kv(FOO, BAR)).version == 2
+        assert reg.register(TOPIC, pn_test()).version == 3
         assert [v.type for v in reg.history(TOPIC)] == [
             SchemaType.AVRO,
             SchemaType.INT64,
@@ -570,9 +572,9 @@ class TestRule6PreChecks:
 
 class TestRule7AlwaysStrategies:
     def test_always_incompatible_lifecycle(self, reg: Registry) -> None:
-        assert reg.register(TOPIC, A(S1)) == 0
+        assert reg.register(TOPIC, A(S1)).version == 0
         use(reg, CS.ALWAYS_INCOMPATIBLE)
-        assert reg.register(TOPIC, A(S1_PRETTY)) == 0
+        assert reg.register(TOPIC, A(S1_PRETTY)).version == 0
         with pytest.raises(IncompatibleSchemaError) as excinfo:
             reg.register(TOPIC, A(S2))
         problems = excinfo.value.result.problems  # type: ignore[union-attr]
@@ -600,14 +602,14 @@ class TestRule7AlwaysStrategies:
         assert not reg.check(TOPIC, info).compatible
         with pytest.raises(IncompatibleSchemaError):
             reg.register(TOPIC, info)
-        assert reg.register(TOPIC, first) == 0
+        assert reg.register(TOPIC, first).version == 0
 
     def test_always_compatible_accepts_incompatible_avro(self, reg: Registry) -> None:
         seed(reg, TOPIC, [A(S1), A(S5)])
         use(reg, CS.ALWAYS_COMPATIBLE)
         res = reg.check(TOPIC, A(S3))
         assert res.compatible and res.strategy is CS.ALWAYS_COMPATIBLE
-        assert reg.register(TOPIC, A(S3)) == 2
+        assert reg.register(TOPIC, A(S3)).version == 2
 
 
 # ====================== rule 8: effective policy
@@ -635,7 +637,7 @@ class TestRule8EffectivePolicy:
         reg.register(TOPIC, A(S1))
         eff = reg.effective_policy(TOPIC).compatibility
         assert (eff.value, eff.source) == (CS.BACKWARD, PolicySource.BROKER_DEFAULT)
-        assert reg.register(TOPIC, A(S2)) == 1
+        assert reg.register(TOPIC, A(S2)).version == 1
         assert reg.check(TOPIC, A(S8)).compatible, "S8 reads S2"
         res = reg.check(TOPIC, _r([field("field1", "int")], name="DefaultTest"))
         assert res.strategy is CS.BACKWARD and not res.compatible
@@ -671,7 +673,7 @@ class TestRule8EffectivePolicy:
         )
         eff = reg.effective_policy(TOPIC).compatibility
         assert (eff.value, eff.source) == (CS.BACKWARD, PolicySource.NAMESPACE)
-        assert reg.register(TOPIC, A(S2)) == 1
+        assert reg.register(TOPIC, A(S2)).version == 1
 
     def test_auto_update_disabled_means_always_incompatible(self, reg: Registry) -> None:
         reg.register(TOPIC, A(S1))
@@ -923,7 +925,7 @@ class TestRule10UncheckedTypes:
         candidate = SchemaInfo(type=SchemaType.PROTOBUF, schema=record("Other", [field("x", "boolean")]))
         res = reg.check(TOPIC, candidate)
         assert res.compatible, res.problems
-        assert reg.register(TOPIC, candidate) == 2
+        assert reg.register(TOPIC, candidate).version == 2
 
     def test_protobuf_always_incompatible(self, reg: Registry) -> None:
         reg.register(TOPIC, SchemaInfo(type=SchemaType.PROTOBUF, schema=S1))
@@ -948,7 +950,7 @@ class TestRule10UncheckedTypes:
             {"TestMessage": [("renamed", 1, PB_INT64), ("other", 9, PB_STRING)], "SubMessage": []}, "TestMessage"
         )
         assert reg.check(TOPIC, changed).compatible
-        assert reg.register(TOPIC, changed) == 1
+        assert reg.register(TOPIC, changed).version == 1
 
     def test_protobuf_native_package_change_is_a_root_change(self, reg: Registry) -> None:
         reg.register(TOPIC, protobuf_native({"M": [("a", 1, PB_INT32)]}, "M", package="p1"))
@@ -958,7 +960,7 @@ class TestRule10UncheckedTypes:
     def test_protobuf_native_nested_root(self, reg: Registry) -> None:
         nested = {"Outer": {"Inner": [("a", 1, PB_INT32)]}}
         first = protobuf_native({"Outer": [("x", 1, PB_INT32)]}, "Outer.Inner", nested=nested)
-        assert reg.register(TOPIC, first) == 0
+        assert reg.register(TOPIC, first).version == 0
         same_root = protobuf_native({"Outer": [("y", 2, PB_INT64)]}, "Outer.Inner", nested=nested)
         assert reg.check(TOPIC, same_root).compatible
         assert not reg.check(TOPIC, protobuf_native({"Outer": [("x", 1, PB_INT32)]}, "Outer", nested=nested)).compatible
@@ -966,7 +968,7 @@ class TestRule10UncheckedTypes:
     def test_protobuf_native_always_compatible_accepts_root_rename(self, reg: Registry) -> None:
         reg.register(TOPIC, pn_test())
         use(reg, CS.ALWAYS_COMPATIBLE)
-        assert reg.register(TOPIC, pn_test(root="SubMessage")) == 1
+        assert reg.register(TOPIC, pn_test(root="SubMessage")).version == 1
 
     def test_protobuf_native_transitive_checks_every_root(self, reg: Registry) -> None:
         seed(reg, TOPIC, [pn_test(root="SubMessage"), pn_test()])
@@ -979,7 +981,7 @@ class TestRule10UncheckedTypes:
         reg.register(TOPIC, primitive(SchemaType.DOUBLE))
         use(reg, strategy)
         assert reg.check(TOPIC, primitive(SchemaType.DOUBLE)).compatible
-        assert reg.register(TOPIC, primitive(SchemaType.DOUBLE)) == 0
+        assert reg.register(TOPIC, primitive(SchemaType.DOUBLE)).version == 0
 
 
 # ====================== rule 11: KEY_VALUE
@@ -1002,7 +1004,7 @@ class TestRule11KeyValue:
 
     def test_primitive_key_with_avro_value(self, reg: Registry) -> None:
         reg.register(TOPIC, kv(None, S1, SchemaType.INT32, SchemaType.AVRO))
-        assert reg.register(TOPIC, kv(None, S2, SchemaType.INT32, SchemaType.AVRO)) == 1
+        assert reg.register(TOPIC, kv(None, S2, SchemaType.INT32, SchemaType.AVRO)).version == 1
         # Same bytes as the latest with other sub-types would hit the identical-hash shortcut (§4.7 caveat).
         assert reg.check(TOPIC, kv(None, S2, SchemaType.INT64, SchemaType.AVRO)).compatible
         res = reg.check(TOPIC, kv(None, S1, SchemaType.INT64, SchemaType.AVRO))
@@ -1015,7 +1017,7 @@ class TestRule11KeyValue:
         reg.register(TOPIC, kv(S1, S1, None, None))
         use(reg, CS.BACKWARD)
         assert reg.check(TOPIC, kv(S3, S3, None, None)).compatible
-        assert reg.register(TOPIC, kv(S3, S3, None, None)) == 1
+        assert reg.register(TOPIC, kv(S3, S3, None, None)).version == 1
 
     def test_kv_transitive(self, reg: Registry) -> None:
         seed(reg, TOPIC, [kv(FOO, S1), kv(FOO, S2)])
@@ -1032,9 +1034,9 @@ class TestRule11KeyValue:
         assert res.compatible
 
     def test_separated_encoding_is_accepted(self, reg: Registry) -> None:
-        assert reg.register(TOPIC, kv(FOO, BAR, encoding="SEPARATED")) == 0
+        assert reg.register(TOPIC, kv(FOO, BAR, encoding="SEPARATED")).version == 0
         assert reg.get(TOPIC).properties["kv.encoding.type"] == "SEPARATED"
-        assert reg.register(TOPIC, kv(FOO, BAR, encoding=None)) == 0, "same bytes: dedup"
+        assert reg.register(TOPIC, kv(FOO, BAR, encoding=None)).version == 0, "same bytes: dedup"
 
 
 # ====================== rule 12: validation (see test_bad_input.py)
@@ -1053,29 +1055,29 @@ class TestRule12ValidationAccepts:
         ids=["string", "array", "map", "enum", "fixed"],
     )
     def test_avro_accepts_non_record_top_level(self, reg: Registry, text: str) -> None:
-        assert reg.register(TOPIC, A(text)) == 0
+        assert reg.register(TOPIC, A(text)).version == 0
 
     def test_json_accepts_top_level_union(self, reg: Registry) -> None:
-        assert reg.register(TOPIC, J('["null","string"]')) == 0
+        assert reg.register(TOPIC, J('["null","string"]')).version == 0
 
     def test_lenient_names_allow_dollar(self, reg: Registry) -> None:
         text = record("Outer$Inner", [field("$field", "int")], "org.example.Outer$")
-        assert reg.register(TOPIC, A(text)) == 0
+        assert reg.register(TOPIC, A(text)).version == 0
 
     def test_string_may_carry_null_data(self, reg: Registry) -> None:
-        assert reg.register(TOPIC, primitive(SchemaType.STRING, "null")) == 0
+        assert reg.register(TOPIC, primitive(SchemaType.STRING, "null")).version == 0
         assert reg.get(TOPIC).data == b"null"
 
     @pytest.mark.parametrize("schema_type", [SchemaType.NONE, SchemaType.EXTERNAL])
     def test_unvalidated_types(self, reg: Registry, schema_type: SchemaType) -> None:
-        assert reg.register(TOPIC, SchemaInfo(type=schema_type, schema="anything at all")) == 0
+        assert reg.register(TOPIC, SchemaInfo(type=schema_type, schema="anything at all")).version == 0
 
     @pytest.mark.parametrize(
         "schema_type",
         [t for t in SchemaType if t.is_primitive and t not in (SchemaType.NONE, SchemaType.BYTES)],
     )
     def test_every_primitive_with_empty_data(self, reg: Registry, schema_type: SchemaType) -> None:
-        assert reg.register(TOPIC, primitive(schema_type)) == 0
+        assert reg.register(TOPIC, primitive(schema_type)).version == 0
         assert reg.get(TOPIC).type is schema_type
 
 
@@ -1327,7 +1329,7 @@ POISONED_INT = record("PoisonInt", [field("n", "int", "not a number")], "org.exa
 class TestPoisonedHistory:
     @pytest.mark.parametrize("schema", [POISONED, POISONED_INT], ids=["null-for-string", "text-for-int"])
     def test_first_registration_is_accepted(self, reg: Registry, schema: str) -> None:
-        assert reg.register(TOPIC, A(schema)) == 0
+        assert reg.register(TOPIC, A(schema)).version == 0
 
     @pytest.mark.parametrize("strategy", [CS.ALWAYS_COMPATIBLE, CS.FULL, CS.BACKWARD_TRANSITIVE])
     def test_later_put_fails_clearly_whatever_the_strategy(
@@ -1391,8 +1393,8 @@ class TestPoisonedHistory:
     def test_soft_delete_recovers(self, reg: Registry) -> None:
         reg.register(TOPIC, A(POISONED))
         assert reg.delete(TOPIC) == 1
-        assert reg.register(TOPIC, A(S1)) == 2
-        assert reg.register(TOPIC, A(S2)) == 3
+        assert reg.register(TOPIC, A(S1)).version == 2
+        assert reg.register(TOPIC, A(S2)).version == 3
 
 
 @pytest.mark.parametrize("broker_flag", [True, False])

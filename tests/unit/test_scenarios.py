@@ -26,18 +26,18 @@ AUTO_UPDATE_DISABLED = "Schema not found and schema auto updating is disabled."
 
 # 1. broker/service/schema/SchemaServiceTest#deleteSchemaAndAddSchema
 def test_delete_then_add_continues_numbering_after_tombstone(reg: Registry) -> None:
-    assert reg.register(TOPIC, avro_info(S1), user="alice") == 0
+    assert reg.register(TOPIC, avro_info(S1), user="alice").version == 0
     assert reg.delete(TOPIC, user="alice") == 1
     with pytest.raises(SchemaNotFoundError):
         reg.get(TOPIC)
-    assert reg.register(TOPIC, avro_info(S1)) == 2
+    assert reg.register(TOPIC, avro_info(S1)).version == 2
     assert reg.get(TOPIC).version == 2
     assert [v.version for v in reg.history(TOPIC)] == [2]
 
 
 # 2. SchemaServiceTest#addLotsOfEntriesThenDelete
 def test_lots_of_entries_then_delete_hides_every_version(reg: Registry) -> None:
-    assert [reg.register(TOPIC, avro_info(s)) for s in (S1, S2, S3)] == [0, 1, 2]
+    assert [reg.register(TOPIC, avro_info(s)).version for s in (S1, S2, S3)] == [0, 1, 2]
     assert reg.delete(TOPIC) == 3
     for version in (0, 1, 2, 3):
         with pytest.raises(SchemaNotFoundError):
@@ -110,7 +110,7 @@ def test_force_delete_removes_history_and_restarts_at_zero(reg: Registry) -> Non
     assert reg.history(TOPIC, include_deleted=True) == []
     with pytest.raises(SchemaNotFoundError):
         reg.get(TOPIC)
-    assert reg.register(TOPIC, avro_info(S2)) == 0
+    assert reg.register(TOPIC, avro_info(S2)).version == 0
     assert reg.delete(TOPIC, force=True) is None
     assert reg.delete(TOPIC, force=True) is None, "forcing on an empty history also answers -1/None"
 
@@ -143,7 +143,7 @@ def test_topic_delete_then_schema_delete_then_readers(reg: Registry) -> None:
 # 7. service/schema/SchemaCompatibilityCheckTest#testSchemaComparison
 def test_schema_comparison_dedups_compact_text_without_auto_update(reg: Registry) -> None:
     stored_text = S1 + "   \n"
-    assert reg.register(TOPIC, avro_info(stored_text)) == 0
+    assert reg.register(TOPIC, avro_info(stored_text)).version == 0
     reg.set_namespace_policy(NAMESPACE, allow_auto_update=False)
     adm = reg.connect_producer(TOPIC, avro_info(S1), name="p1")
     assert adm.accepted, adm.reason
@@ -158,9 +158,9 @@ def test_schema_comparison_dedups_compact_text_without_auto_update(reg: Registry
 # 8. admin/AdminApiSchemaTest#createKeyValueSchema
 def test_reposting_identical_key_value_schema_keeps_version_and_timestamp(reg: Registry) -> None:
     schema = kv(FOO, BAR)
-    assert reg.register(TOPIC, schema) == 0
+    assert reg.register(TOPIC, schema).version == 0
     first = reg.get(TOPIC)
-    assert reg.register(TOPIC, kv(FOO, BAR)) == 0
+    assert reg.register(TOPIC, kv(FOO, BAR)).version == 0
     again = reg.get(TOPIC)
     assert again.version == 0 and again.timestamp == first.timestamp
     assert len(reg.history(TOPIC)) == 1
@@ -216,7 +216,7 @@ def test_auto_update_off_then_registered_schema_connects(make_reg: Callable[...,
     assert len(reg.history(TOPIC)) == 1
 
     # Registered through the admin API (which ignores the flag), the same schema now connects.
-    assert reg.register(TOPIC, avro_info(S2)) == 1
+    assert reg.register(TOPIC, avro_info(S2)).version == 1
     adm = reg.connect_producer(TOPIC, avro_info(S2), name="p1")
     assert adm.accepted and adm.version == 1 and not adm.registered
     consumer = reg.connect_consumer(TOPIC, avro_info(S2), subscription="sub", name="c1")

@@ -38,9 +38,9 @@ def _register_many(
     acked = []
     for i in range(PUTS):
         text = _schema(process, i)
-        acked.append((reg.register(TOPIC, SchemaInfo(SchemaType.AVRO, text)), text))
+        acked.append((reg.register(TOPIC, SchemaInfo(SchemaType.AVRO, text)).version, text))
         # every process also re-posts a shared schema: concurrent identical puts must yield one version
-        acked.append((reg.register(TOPIC, SchemaInfo(SchemaType.AVRO, _schema(99, 0))), _schema(99, 0)))
+        acked.append((reg.register(TOPIC, SchemaInfo(SchemaType.AVRO, _schema(99, 0))).version, _schema(99, 0)))
     reg.close()
     out.put(acked)
 
@@ -118,12 +118,12 @@ def test_equality_digests_of_an_older_equality_key_are_recomputed(tmp_path: Path
         )
 
     with Registry.open(path, create=True) as reg:
-        assert reg.register(TOPIC, enum_schema("A")) == 0
+        assert reg.register(TOPIC, enum_schema("A")).version == 0
     with sqlite3.connect(path) as db:  # as an older version left it: another digest, no equality mark
         db.execute("UPDATE fingerprints SET equality = zeroblob(32)")
         db.execute("DELETE FROM meta WHERE key = 'equality_form'")
     with Registry.open(path) as reg:
-        assert reg.register(TOPIC, enum_schema("B")) == 0
+        assert reg.register(TOPIC, enum_schema("B")).version == 0
         assert len(reg.history(TOPIC)) == 1
 
 

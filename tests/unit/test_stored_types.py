@@ -12,7 +12,7 @@ TOPIC = "persistent://acme/raw/frames"
 def test_bytes_is_stored_and_read_back_as_none() -> None:
     # §1: "stored enum = Java value + 1; any negative Java type is stored (and read back) as NONE".
     reg = Registry.in_memory()
-    assert reg.register(TOPIC, SchemaInfo(SchemaType.BYTES, "")) == 0
+    assert reg.register(TOPIC, SchemaInfo(SchemaType.BYTES, "")).version == 0
     assert reg.get(TOPIC).type is SchemaType.NONE
 
 
@@ -25,7 +25,7 @@ def test_reposting_bytes_meets_the_stored_none_as_a_type_change() -> None:
     assert refused.value.result is not None
     assert refused.value.result.problems[0].code is RuleCode.SCHEMA_TYPE_CHANGED
     reg.set_topic_policy(TOPIC, compatibility=CompatibilityStrategy.ALWAYS_COMPATIBLE)
-    assert reg.register(TOPIC, SchemaInfo(SchemaType.BYTES, "")) == 1
+    assert reg.register(TOPIC, SchemaInfo(SchemaType.BYTES, "")).version == 1
 
 
 def test_strict_registry_refuses_a_policy_on_an_unknown_namespace() -> None:

@@ -189,7 +189,7 @@ def test_plan_to_a_registered_version(reg: Registry) -> None:
     reg.register(TOPIC, ID_INT)
     connect(reg, ID_INT, ["checkout"], ["billing"])
     reg.set_namespace_policy(NS, compatibility=CS.BACKWARD)
-    assert reg.register(TOPIC, ID_LONG) == 1
+    assert reg.register(TOPIC, ID_LONG).version == 1
     plan = reg.upgrade_plan(TOPIC, 1)
     assert plan.feasible and plan.target_version == 1
     assert [s.role for s in plan.steps] == [ClientRole.CONSUMER, ClientRole.PRODUCER]
@@ -239,7 +239,7 @@ def test_mixed_versions_plan(reg: Registry) -> None:
     reg.register(TOPIC, ID_LONG)
     connect(reg, ID_LONG, [], ["new-consumer"])
     target = R(field("id", "long"), field("note", "string", ""))
-    assert reg.register(TOPIC, target) == 2
+    assert reg.register(TOPIC, target).version == 2
     plan = reg.upgrade_plan(TOPIC, 2)
     assert plan.feasible
     assert plan.steps[0].role is ClientRole.CONSUMER

@@ -217,7 +217,7 @@ def test_diff_against_the_latest(shop: Registry) -> None:
 def test_diff_skips_deleted_versions(shop: Registry) -> None:
     shop.delete(ORDERS)
     shop.set_namespace_policy(NS, compatibility=CS.ALWAYS_COMPATIBLE)
-    v = shop.register(ORDERS, avro_info(P3))
+    v = shop.register(ORDERS, avro_info(P3)).version
     what = shop.what_if(ORDERS, avro_info(P4))
     assert what.latest_version == v
     assert set(what.by_strategy[CS.FULL_TRANSITIVE].checked_versions) == {v}

@@ -86,11 +86,11 @@ def test_a_refusal_leaves_the_change_token_alone_but_is_kept(reg: Registry, tmp_
 def test_a_batch_commits_its_writes_once(reg: Registry) -> None:
     statements = _commits(reg)
     with reg.batch():
-        assert reg.register(TOPIC, _avro()) == 0
-        assert reg.register(TOPIC, _avro("note")) == 1
+        assert reg.register(TOPIC, _avro()).version == 0
+        assert reg.register(TOPIC, _avro("note")).version == 1
         with pytest.raises(IncompatibleSchemaError):
             reg.register(TOPIC, BREAKING)
-        assert reg.register(TOPIC, _avro("note", spaced=True)) == 1
+        assert reg.register(TOPIC, _avro("note", spaced=True)).version == 1
     assert _count(statements, "COMMIT") == 1
     assert [e.outcome for e in reg.audit_trail(TOPIC)][:4] == [
         AuditOutcome.UNCHANGED,
@@ -111,19 +111,19 @@ def test_an_exception_escaping_a_batch_undoes_it(reg: Registry) -> None:
 def test_dedup_over_digests_answers_as_the_parsed_comparison(storage: str, tmp_path: Path) -> None:
     reg = Registry.in_memory() if storage == "memory" else Registry.open(tmp_path / "r.db", create=True)
     reg.set_namespace_policy("acme/orders", compatibility="ALWAYS_COMPATIBLE")
-    assert [reg.register(TOPIC, _avro(*"abc"[:n])) for n in range(3)] == [0, 1, 2]
-    assert reg.register(TOPIC, _avro("a", spaced=True)) == 1, "an equal schema in other text is a duplicate"
-    assert reg.register(TOPIC, SchemaInfo(SchemaType.JSON, _avro("a").schema)) == 3, "another type is not"
-    assert reg.register(TOPIC, SchemaInfo(SchemaType.STRING, "")) == 4
-    assert reg.register(TOPIC, SchemaInfo(SchemaType.STRING, "")) == 4
+    assert [reg.register(TOPIC, _avro(*"abc"[:n])).version for n in range(3)] == [0, 1, 2]
+    assert reg.register(TOPIC, _avro("a", spaced=True)).version == 1, "an equal schema in other text is a duplicate"
+    assert reg.register(TOPIC, SchemaInfo(SchemaType.JSON, _avro("a").schema)).version == 3, "another type is not"
+    assert reg.register(TOPIC, SchemaInfo(SchemaType.STRING, "")).version == 4
+    assert reg.register(TOPIC, SchemaInfo(SchemaType.STRING, "")).version == 4
     reg.delete(TOPIC)
-    assert reg.register(TOPIC, _avro()) == 6, "versions before a tombstone are not duplicates"
+    assert reg.register(TOPIC, _avro()).version == 6, "versions before a tombstone are not duplicates"
 
 
 @pytest.mark.parametrize("storage", ["memory", "sqlite"])
 def test_a_poisoned_version_still_refuses_later_registrations(storage: str, tmp_path: Path) -> None:
     reg = Registry.in_memory() if storage == "memory" else Registry.open(tmp_path / "r.db", create=True)
-    assert reg.register(TOPIC, POISONED) == 0, "the first version is stored without any parse (§3.3)"
+    assert reg.register(TOPIC, POISONED).version == 0, "the first version is stored without any parse (§3.3)"
     with pytest.raises(PoisonedHistoryError, match="version 0"):
         reg.register(TOPIC, _avro())
     with pytest.raises(InvalidSchemaError, match="Invalid schema definition"):
@@ -140,8 +140,8 @@ def test_a_second_format_file_gets_fingerprints_on_open(tmp_path: Path) -> None:
         db.execute("DROP TABLE fingerprints")
         db.execute("UPDATE meta SET value = '2' WHERE key = 'schema_version'")
     with Registry.open(path, create=True) as reg:
-        assert reg.register(TOPIC, _avro(spaced=True)) == 0
-        assert reg.register(TOPIC, _avro("a", "b")) == 2
+        assert reg.register(TOPIC, _avro(spaced=True)).version == 0
+        assert reg.register(TOPIC, _avro("a", "b")).version == 2
     with sqlite3.connect(path) as db:
         assert db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone() == ("3",)
         rows = db.execute("SELECT version, equality IS NOT NULL FROM fingerprints ORDER BY version").fetchall()

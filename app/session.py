@@ -1,0 +1,99 @@
+"""The session's registry handle and the person behind it: what every page writes through, and as whom.
+
+    reg = session.registry()            # cached per (target, token, line); raises RegistryError; a read-only
+                                        # handle whenever read_only() is True, so no page or widget can write
+    if not session.read_only(): ...     # hide every write in read-only mode (the handle refuses them anyway)
+    reg.register(..., user=session.user() or "")  # who did it, for the audit trail
+    session.clear_caches()              # after any write: drops st.cache_data tables derived from the registry
+
+Writes are attributed (`user()`) to the person signed in through Streamlit's authentication, else to the value of
+the trusted header named by `--user-header NAME` (SCHEMA_EXPLORER_USER_HEADER; set by a reverse proxy), else to
+the operating-system user who started the app, marked "(os user)".
+"""
+
+from __future__ import annotations
+
+import getpass
+import hashlib
+import os
+import time
+
+import streamlit as st
+
+from app.connection import OPEN_FAILED, connection
+from registry import RegistryError, SchemaRegistry
+from registry import open as open_registry
+
+USER_HEADER_ENV = "SCHEMA_EXPLORER_USER_HEADER"  # the trusted header naming the person (`ui --user-header NAME`)
+RETRY_AFTER_S = 15.0  # a failed open is not retried within this time: each page would wait for it again
+
+
+@st.cache_resource(show_spinner=False, max_entries=8)
+def open_handle(target: str, token: str | None, pulsar_version: str | None = None) -> SchemaRegistry:
+    """One handle per registry, token and Pulsar line for every session: its catalog cache then serves them all."""
+    return open_registry(target, token=token, pulsar_version=pulsar_version)
+
+
+def registry() -> SchemaRegistry:
+    """The cached registry handle of the session's connection, or in read-only mode a read-only handle on it
+    that refuses every write (ReadOnlyError), so no page or widget can write. Raises RegistryError when it
+    cannot open; an endpoint that failed to open a moment ago fails at once (a hanging URL takes 30 s to give
+    up, and the sidebar and the page would each wait that long)."""
+    conn = connection()
+    wanted = (conn.target, conn.token, conn.pulsar_version)
+    failed = st.session_state.get(OPEN_FAILED)
+    if failed is not None and failed[0] == wanted and time.monotonic() - failed[1] < RETRY_AFTER_S:
+        raise failed[2]
+    try:
+        reg = open_handle(conn.target, conn.token, conn.pulsar_version)
+    except RegistryError as exc:
+        st.session_state[OPEN_FAILED] = (wanted, time.monotonic(), exc)
+        raise
+    st.session_state.pop(OPEN_FAILED, None)
+    return reg.read_only() if read_only() else reg
+
+
+def read_only() -> bool:
+    """True when writes are hidden and refused: started read-only, the sidebar toggle, or a --user-header
+    that the request does not carry (no write without a person to attribute it to)."""
+    return connection().read_only or user() is None
+
+
+def user() -> str | None:
+    """Who the session's writes are attributed to in the audit trail (see the module docstring).
+
+    None when `--user-header NAME` was given and this session's request has no such header: the app is then
+    read-only for the session rather than attributing writes to someone else."""
+    if st.user.get("is_logged_in"):
+        name = st.user.get("email") or st.user.get("name")
+        if name:
+            return str(name)
+    header = os.environ.get(USER_HEADER_ENV, "").strip()
+    if header:
+        value = (st.context.headers.get(header) or "").strip()
+        return value or None
+    return f"{os_user()} (os user)"
+
+
+def os_user() -> str:
+    """The operating-system user who started the app."""
+    try:
+        return getpass.getuser()
+    except (KeyError, OSError):  # no login name and no passwd entry (some containers)
+        return f"uid {os.getuid()}"
+
+
+def clear_caches() -> None:
+    """Call after a write: derived tables (st.cache_data) are dropped; the registry handle stays open and
+    its own catalog cache notices the write by itself."""
+    st.cache_data.clear()
+
+
+def cache_key() -> tuple[str, str, int]:
+    """A value for st.cache_data functions to take as an argument, so their tables follow the registry:
+    the connection's target, a digest of its token (two tokens on one URL may see different things, and a
+    switch to another token must not answer from what the previous one read; the token itself is never a
+    cache key) and the registry's change token (bumped by any write, from any process)."""
+    conn = connection()
+    token = hashlib.sha256(conn.token.encode()).hexdigest()[:16] if conn.token else ""
+    return conn.target, token, registry().change_token()
