@@ -14,7 +14,9 @@ from ._auth import Tokens
 from ._errors import install_error_handlers
 from ._fast_reads import FastReads
 from ._gate import Gate
+from ._health import ReadyProbe
 from ._limits import ServerLimits, install_limits
+from ._observe import Observed, Observer
 
 DESCRIPTION = """
 Pulsar Schema Explorer's REST backend over an embedded, Pulsar-faithful schema registry.
@@ -76,5 +78,8 @@ def create_app(
             allow_methods=["GET", "POST", "PUT", "DELETE"],
             allow_headers=["Authorization", "Content-Type"],
         )
-    app.add_middleware(FastReads)  # last, so outermost: the hot reads skip limits, CORS and routing
+    app.add_middleware(FastReads)  # the hot reads skip limits, CORS and routing
+    app.state.ready_probe = ReadyProbe(registry)
+    app.state.observer = Observer()
+    app.add_middleware(Observed)  # last, so outermost: request ids, probes, metrics and the access log
     return app

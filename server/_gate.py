@@ -136,6 +136,10 @@ class Gate:
         grant: Grant | None = bearer_grant(self.tokens, _header(scope, b"authorization"))
         return grant is not None
 
+    def host_refusal(self, scope: Scope) -> Refusal | None:
+        """The Host check alone: probes and /metrics (server/_observe.py) pass no other part of the gate."""
+        return self._host_refusal(scope)
+
     def _host_refusal(self, scope: Scope) -> Refusal | None:
         if self.tokens is not None:
             return None
