@@ -23,6 +23,7 @@ from registry import (
 )
 
 from . import _auth as auth
+from . import _pulsar_stats as pulsar_stats
 from ._admin_wire import (
     GetAllVersionsSchemaResponse,
     GetSchemaResponse,
@@ -144,7 +145,8 @@ async def post_schema(
 ) -> PostSchemaResponse:
     """Register (§3.3): an identical live version is returned as is; else checked with the topic's
     strategy and stored. 409 incompatible, 422 invalid schema data. Ignores allow-auto-update, like Pulsar."""
-    version = await written(registry, registry.register, schema_topic(tenant, namespace, topic), payload.to_info())
+    # Through _pulsar_stats, which notes for Pulsar's metrics what the registration did (stored, duplicate, refused).
+    version = await pulsar_stats.register(written, registry, schema_topic(tenant, namespace, topic), payload.to_info())
     return PostSchemaResponse(version=LongSchemaVersion(version=version))
 
 
@@ -164,6 +166,7 @@ def post_compatibility(
     Pulsar's convention, kept for its tooling: 202 when compatible, 500 when not. The explorer's what-if
     endpoint gives the full explanation."""
     result = registry.check(schema_topic(tenant, namespace, topic), payload.to_info())
+    pulsar_stats.note_check(schema_topic(tenant, namespace, topic), result)  # for Pulsar's metrics
     if not result.compatible:
         raise ApiError(500, result.message)
     return IsCompatibilityResponse(compatibility=True, schemaCompatibilityStrategy=result.strategy.value)

@@ -56,6 +56,10 @@ class Throttle:
         self._buckets: OrderedDict[str, tuple[float, float]] = OrderedDict()  # address → (allowance, when)
         self._lock = threading.Lock()
 
+    def __len__(self) -> int:
+        """Addresses remembered now (/metrics)."""
+        return len(self._buckets)
+
     def retry_after(self, address: str) -> float:
         """Seconds until `address` may try again; 0 when it may now."""
         with self._lock:

@@ -22,22 +22,66 @@ import time
 from fastapi import FastAPI
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from registry import ERROR_HEADER
+
+from ._auth import GRANT_KEY
 from ._gate import Gate
 from ._health import HEALTH_PATH, READY_PATH, ReadyProbe
 from ._limits import API_EXTRA, Extra
+from ._logs import log_access
+from ._metrics import METRICS_PATH, RouteTemplates, ServerMetrics, method_label, scrape
+from ._pulsar_stats import Answered, PulsarSchemaStats
 from ._request_id import CONTEXT, REQUEST_ID_KEY, RequestContext, new_request_id
 
 _ID_HEADER = b"x-request-id"
+_ERROR_HEADER = ERROR_HEADER.lower().encode()
 _PROBES = (HEALTH_PATH, READY_PATH)
 _TEXT = (b"content-type", b"text/plain; charset=utf-8")
 _JSON = (b"content-type", b"application/json")
 
 
 class Observer:
-    """What is done with each answered request (grows with the metrics and the access log)."""
+    """What is done with each answered request: our metrics, Pulsar's, and the access line."""
+
+    def __init__(self, app: FastAPI, *, pulsar_otel: bool = True) -> None:
+        self.metrics = ServerMetrics()
+        self.pulsar = PulsarSchemaStats(otel=pulsar_otel)
+        self.access_log = False  # `serve` turns it on unless --no-access-log
+        self._app = app
+        self._routes: RouteTemplates | None = None
 
     def finished(self, scope: Scope, context: RequestContext, status: int, seconds: float) -> None:
         """Called once per request, after its answer (or its failure: `status` 0 when none was sent)."""
+        if self._routes is None:  # the routes are all in place by the first request
+            self._routes = RouteTemplates.of(self._app, (HEALTH_PATH, READY_PATH, METRICS_PATH))
+        path: str = scope["path"]
+        route = self._routes.template(path)
+        method = method_label(scope["method"])
+        self.metrics.requests.inc((route, method, str(status)))
+        self.metrics.durations.observe((route, method), seconds)
+        answered = Answered(
+            "GET" if method == "HEAD" else method,
+            route,
+            path,
+            status,
+            context.error,
+            context.logged_failure,
+            seconds,
+            tuple(context.notes),
+        )
+        self.pulsar.request(self._app.state.registry, answered)
+        if self.access_log:
+            grant = scope.get("state", {}).get(GRANT_KEY)
+            client = scope.get("client")
+            log_access(
+                request_id=context.request_id,
+                method=method,
+                route=route,
+                status=status,
+                seconds=seconds,
+                caller="anonymous" if grant is None else grant.caller,
+                client="" if not client else str(client[0]),
+            )
 
 
 class Observed:
@@ -62,13 +106,15 @@ class Observed:
             if message["type"] == "http.response.start":
                 status = message["status"]
                 if status >= 400:
-                    message = _with_id(message, context.request_id)
+                    message = _with_id(message, context)
             await send(message)
 
         token = CONTEXT.set(context)
         try:
             if scope["method"] in ("GET", "HEAD") and scope["path"] in _PROBES:
                 await _probe(app, scope, observed)
+            elif scope["method"] in ("GET", "HEAD") and scope["path"] == METRICS_PATH:
+                await scrape(app, scope, observed, API_EXTRA)
             else:
                 await self.app(scope, receive, observed)
         finally:
@@ -76,10 +122,17 @@ class Observed:
             observer.finished(scope, context, status, time.perf_counter() - started)
 
 
-def _with_id(message: Message, request_id: str) -> Message:
+def _with_id(message: Message, context: RequestContext) -> Message:
+    """An error answer's start with the request's id; notes the core's error class it names, if any."""
     headers = list(message.get("headers", ()))
-    if not any(key.lower() == _ID_HEADER for key, _ in headers):
-        headers.append((_ID_HEADER, request_id.encode()))
+    present = False
+    for key, value in headers:
+        name = key.lower()
+        present = present or name == _ID_HEADER
+        if name == _ERROR_HEADER:
+            context.error = value.decode("latin-1")
+    if not present:
+        headers.append((_ID_HEADER, context.request_id.encode()))
     return {**message, "headers": headers}
 
 
@@ -93,7 +146,9 @@ async def _probe(app: FastAPI, scope: Scope, send: Send) -> None:
         await _answer(send, scope, 200, b"ok", _TEXT)
     else:
         probe: ReadyProbe = app.state.ready_probe
+        started = time.perf_counter()
         readiness = await probe.check()
+        app.state.metrics.storage_operation("ready", probe.kind, time.perf_counter() - started)
         retry: Extra = () if readiness.ready else ((b"retry-after", b"1"),)
         await _answer(send, scope, 200 if readiness.ready else 503, readiness.body(), _JSON, retry)
 

@@ -36,6 +36,7 @@ class RequestContext:
     request_id: str
     notes: list[Any] = field(default_factory=list)  # server/_pulsar_stats.py's outcomes, in order
     logged_failure: bool = False  # the error handlers logged an unexpected failure (a storage error, a bug)
+    error: str = ""  # the core's error class an error answer names (X-Registry-Error)
 
 
 CONTEXT: contextvars.ContextVar[RequestContext | None] = contextvars.ContextVar("request_context", default=None)

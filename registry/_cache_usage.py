@@ -1,0 +1,50 @@
+"""How much of the one cache budget (registry/_cache_budget.py) each cache uses now.
+
+`schema-explorer serve` exposes it on /metrics (`schema_explorer_cache_bytes{part=...}`), so an operator sees
+the budget filling before requests slow down. Every figure is a byte count each cache already keeps: reading
+them costs nothing and touches no storage.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ._cache_budget import (
+    AVRO_PARSED_BYTES,
+    CANDIDATE_WORK_BYTES,
+    CANDIDATES,
+    PROTOBUF_MODEL_BYTES,
+    PROTOBUF_PARSED_BYTES,
+    READ_CACHE_BYTES,
+)
+
+
+@dataclass(frozen=True, slots=True)
+class CacheUsage:
+    """One part of the budget: its name, the bytes it accounts for now, and its share."""
+
+    part: str
+    used_bytes: int
+    budget_bytes: int
+
+
+def cache_usage(registry: object | None = None) -> tuple[CacheUsage, ...]:
+    """Each cache's bytes: parsed Avro and PROTOBUF_NATIVE schemas, PROTOBUF_NATIVE diff models, large
+    candidates being worked on and, given a registry, the histories its storage's read cache holds (left out for
+    a storage without one). The server's own cache of hot answers is the server's to report."""
+    from .avro._schema import parse_cache_bytes
+    from .protobuf._diff import MODELS
+    from .protobuf._native import PARSED
+
+    parts = [
+        CacheUsage("avro_parsed", parse_cache_bytes(), AVRO_PARSED_BYTES),
+        CacheUsage("protobuf_parsed", PARSED.bytes, PROTOBUF_PARSED_BYTES),
+        CacheUsage("protobuf_models", MODELS.bytes, PROTOBUF_MODEL_BYTES),
+        CacheUsage("large_candidates", CANDIDATES.bytes, CANDIDATE_WORK_BYTES),
+    ]
+    # The read cache belongs to the storage (registry/storage/_read_cache.py); a storage of one's own may have none.
+    read_cache = getattr(getattr(registry, "_storage", None), "_cache", None)
+    held = getattr(read_cache, "_bytes", None)
+    if isinstance(held, int):
+        parts.append(CacheUsage("read_histories", held, READ_CACHE_BYTES))
+    return tuple(parts)
