@@ -1,6 +1,6 @@
 """What a test needs beyond Python, as pytest markers: `java` (PySpark), `browser` (Chromium), `server` (a
-`schema-explorer serve` child on loopback), `postgres` (a throwaway PostgreSQL server), `prometheus` (Debian's Prometheus) and `slow` (seconds
-each: storms, crash rounds, a notebook kernel).
+`schema-explorer serve` child on loopback), `postgres` (a throwaway PostgreSQL server), `prometheus` (Debian's
+Prometheus) and `slow` (seconds each: storms, crash rounds, a notebook kernel).
 
 `make check` leaves out `java`, `browser` and `slow`. So that a marker cannot be forgotten, the helpers that start
 a server, a SparkSession or a browser call `require()`: a test that uses one without its marker fails, naming it.
