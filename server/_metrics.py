@@ -105,17 +105,11 @@ class ServerMetrics:
         with self._batch_lock:
             self.storage.observe((kind, backend), seconds)
 
-    def families(self) -> Iterator[Metric]:
-        yield self.requests.family()
-        yield self.durations.family()
-        yield self.auth_failures.family()
-        yield self.throttled.family()
-        yield self.closed.family()
+    def render(self, out: list[str]) -> None:
+        for vector in (self.requests, self.durations, self.auth_failures, self.throttled, self.closed):
+            vector.render(out)
         with self._batch_lock:
-            yield self.storage.family()
-        open_connections = GaugeMetricFamily(PREFIX + "open_connections", "Connections open now")
-        open_connections.add_metric([], float(self.open_connections))
-        yield open_connections
+            self.storage.render(out)
 
 
 class CountingThrottle(Throttle):
@@ -173,20 +167,15 @@ def method_label(method: str) -> str:
     return method if method in METHODS else "other"
 
 
-class Scrape(Collector):
-    """Everything /metrics shows, read from memory when scraped."""
+class Gauges(Collector):
+    """The gauges /metrics shows, read from memory when scraped (few: prometheus-client writes them)."""
 
     def __init__(self, app: FastAPI) -> None:
         self._app = app
 
     def collect(self) -> Iterable[Metric]:
         state = self._app.state
-        registry: Registry = state.registry
-        metrics: ServerMetrics = state.metrics
-        pulsar: PulsarSchemaStats = state.pulsar_stats
-        yield from pulsar.families()
-        yield from metrics.families()
-        yield from _gauges(state, registry)
+        yield from _gauges(state, state.registry)
         yield from proposal_families()
 
 
@@ -194,6 +183,9 @@ def _gauges(state: object, registry: Registry) -> Iterator[Metric]:
     from ._admin import WRITER
     from ._fast_reads import _BODIES
 
+    open_connections = GaugeMetricFamily(PREFIX + "open_connections", "Connections open now")
+    open_connections.add_metric([], float(state.metrics.open_connections))  # type: ignore[attr-defined]
+    yield open_connections
     throttle: Throttle = state.gate.throttle  # type: ignore[attr-defined]
     addresses = GaugeMetricFamily(PREFIX + "throttle_addresses", "Addresses the failed-token throttle remembers")
     addresses.add_metric([], float(len(throttle)))
@@ -243,14 +235,22 @@ def proposal_families() -> Iterator[Metric]:
 
 
 def exposition(app: FastAPI) -> bytes:
-    """The scrape's text: built per app (tests run several apps in one process)."""
+    """The scrape's text. The counters, histograms and summaries, which are most of the series (a histogram
+    per namespace is 18 lines), are written by `_metric_types.render` with each series' labels formatted once;
+    the gauges and prometheus-client's process collector by prometheus-client, per app (tests run several)."""
     registry = getattr(app.state, "scrape_registry", None)
     if registry is None:
         registry = CollectorRegistry(auto_describe=False)
-        registry.register(Scrape(app))
+        registry.register(Gauges(app))
         ProcessCollector(registry=registry)
         app.state.scrape_registry = registry
-    return generate_latest(registry)
+    pulsar: PulsarSchemaStats = app.state.pulsar_stats
+    metrics: ServerMetrics = app.state.metrics
+    out: list[str] = []
+    for vector in pulsar.vectors():
+        vector.render(out)
+    metrics.render(out)
+    return "".join(out).encode() + generate_latest(registry)
 
 
 # --- who may scrape ---------------------------------------------------------------------------------------

@@ -182,14 +182,18 @@ class PulsarSchemaStats:
     def _touch(self, namespace: str) -> None:
         self._access[namespace] = self._clock()
 
-    def families(self) -> Iterator[Metric]:
+    def vectors(self) -> Iterator[CounterVec | HistogramVec | SummaryVec]:
+        """Every family, after removing the namespaces idle for 5 minutes."""
         self._sweep()
-        legacy = (self.get_failed, self.put_failed, self.del_failed, self.compatible, self.incompatible)
-        for vector in (*legacy, self.del_latency, self.get_latency, self.put_latency):
-            yield vector.family()
+        yield from (self.get_failed, self.put_failed, self.del_failed, self.compatible, self.incompatible)
+        yield from (self.del_latency, self.get_latency, self.put_latency)
         if self.otel:
-            yield self.duration.family()
-            yield self.checks.family()
+            yield self.duration
+            yield self.checks
+
+    def families(self) -> Iterator[Metric]:
+        for vector in self.vectors():
+            yield vector.family()
 
     def _sweep(self) -> None:
         now = self._clock()

@@ -201,3 +201,27 @@ def test_our_families_are_there(make_client: Callable[..., TestClient]) -> None:
     assert value(found, "schema_explorer_storage_operation_seconds_count", kind="ready", backend="sqlite") == 1
     parts = {dict(labels)["part"] for name, labels in found if name == "schema_explorer_cache_bytes"}
     assert {"avro_parsed", "read_histories", "fast_reads", "protobuf_parsed"} <= parts
+
+
+def test_our_writer_writes_what_prometheus_client_writes() -> None:
+    """The counters, histograms and summaries are written by server/_metric_types.py for speed: the same text
+    prometheus-client's writer gives for the same families."""
+    from prometheus_client import CollectorRegistry, generate_latest
+    from prometheus_client.registry import Collector
+
+    from server._metric_types import render
+    from server._pulsar_stats import PulsarSchemaStats
+
+    stats = PulsarSchemaStats()
+    stats.get('t/n"s\\1', 0.004)
+    stats.put("t/ns", 0.02)
+    stats.put("t/ns", 0.5, ok=False)
+    stats.compatibility("t/ns", False)
+
+    class Families(Collector):
+        def collect(self):  # type: ignore[no-untyped-def]
+            return stats.families()
+
+    registry = CollectorRegistry(auto_describe=False)
+    registry.register(Families())
+    assert render(stats.vectors()) == generate_latest(registry).decode()
