@@ -95,6 +95,18 @@ def add_commands(commands: argparse._SubParsersAction[Any]) -> None:
         help="serve only Pulsar's admin v2 API, as a plain broker does (no explorer API or audit trail): to try "
         "what the explorer does against a real cluster",
     )
+    serve.add_argument(
+        "--metrics-public",
+        action="store_true",
+        help="let any address scrape /metrics without a token (default: loopback without, others with a token)",
+    )
+    serve.add_argument(
+        "--log-format",
+        choices=("text", "json"),
+        default="text",
+        help="text (default): readable lines; json: one JSON object per line (time, level, request id, route, "
+        "status, duration, caller)",
+    )
     serve.set_defaults(handler=run_serve)
 
     token = commands.add_parser(
@@ -138,7 +150,7 @@ def is_loopback(host: str) -> bool:
 
 def run_serve(args: argparse.Namespace) -> int:
     from registry import Registry, seed_sample_data
-    from server import ServerLimits, TokenError, create_app, load_tokens, serve
+    from server import ServerLimits, TokenError, create_app, load_tokens, serve, startup_line
 
     try:
         tokens = load_tokens(args.tokens)
@@ -153,7 +165,7 @@ def run_serve(args: argparse.Namespace) -> int:
     path = resolve_db(args.db)
     # Strict: unknown tenants and namespaces answer Pulsar's 404s instead of being created.
     if isinstance(path, Path) and not path.exists():
-        print(f"{PROG}: created new registry {path}", file=sys.stderr, flush=True)
+        print(startup_line(f"{PROG}: created new registry {path}", args.log_format), file=sys.stderr, flush=True)
     registry = Registry.open(str(path), auto_create=False, create=True, pulsar_version=pulsar_version(args))
     try:
         if args.db is None and not registry.tenants():
@@ -165,15 +177,19 @@ def run_serve(args: argparse.Namespace) -> int:
             allowed_hosts=args.allow_host,
             limits=limits,
             admin_only=args.admin_only,
+            metrics_public=args.metrics_public,
         )
         auth = f"{len(tokens)} token(s)" if tokens else "no authentication"
         auth += "; admin v2 API only" if args.admin_only else ""
         print(
-            f"{PROG} serve: http://{args.host}:{args.port} (registry: {shown(path)}; {auth}); docs at /docs",
+            startup_line(
+                f"{PROG} serve: http://{args.host}:{args.port} (registry: {shown(path)}; {auth}); docs at /docs",
+                args.log_format,
+            ),
             file=sys.stderr,
             flush=True,
         )
-        serve(app, host=args.host, port=args.port, access_log=not args.no_access_log)
+        serve(app, host=args.host, port=args.port, access_log=not args.no_access_log, log_format=args.log_format)
     finally:
         close_registry(registry)
     return 0

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from ._audit import AuditAction, AuditEntry, AuditOutcome
 from ._cache_budget import CACHE_BYTES_ENV, FAST_READ_BYTES
+from ._cache_usage import CacheUsage
 from ._catalog import TopicPage, TopicQuery, TopicSummary
 from ._compatibility import PairVerdict, pair_verdict
 from ._errors import (
@@ -127,6 +128,7 @@ __all__ = [
     "profile_for_broker",
     "pulsar_profile",
     "FAST_READ_BYTES",
+    "CacheUsage",
     "Admission",
     "Advisory",
     "AdvisoryCode",

@@ -20,6 +20,7 @@ from typing import Any
 from ._admission import admit_consumer, admit_producer
 from ._audit import AuditAction, AuditEntry, AuditOutcome
 from ._auditing import Auditor, created, topic_target
+from ._cache_usage import CacheUsage, cache_usage
 from ._errors import InvalidArgumentError, InvalidNameError, RegistryNotFoundError, StorageError
 from ._facade import BackedRegistry, bounded
 from ._history import version_number
@@ -53,6 +54,7 @@ from .policy._rules import (
 )
 from .storage._base import LocalStorage, MemoryStorage
 from .storage._locations import open_plugin, parse_location
+from .storage._read_cache import ReadCache
 from .storage._sqlite import SqliteStorage
 
 
@@ -408,6 +410,12 @@ class Registry(BackedRegistry):
         exception escaping the block undoes every write made inside it."""
         with self._storage.transaction():
             yield
+
+    def cache_usage(self) -> tuple[CacheUsage, ...]:
+        """How much of the memory budget each cache uses now, this registry's storage read cache included when
+        it has one (`serve` exposes it on /metrics). Reads counters only: no storage is touched."""
+        read_cache = getattr(self._storage, "read_cache", None)  # a storage of one's own may keep none
+        return cache_usage(read_cache.bytes if isinstance(read_cache, ReadCache) else None)
 
     def _count_write(self) -> None:
         self._own_writes += 1

@@ -3,6 +3,7 @@
 from ._app import create_app
 from ._auth import Role, TokenError, Tokens, load_tokens, new_token, parse_tokens
 from ._limits import ServerLimits
+from ._logs import startup_line
 from ._serving import serve
 
 __all__ = [
@@ -15,4 +16,5 @@ __all__ = [
     "new_token",
     "parse_tokens",
     "serve",
+    "startup_line",
 ]

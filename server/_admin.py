@@ -26,6 +26,7 @@ from registry import (
 )
 
 from . import _auth as auth
+from . import _pulsar_stats as pulsar_stats
 from ._admin_wire import (
     GetAllVersionsSchemaResponse,
     GetSchemaResponse,
@@ -150,7 +151,8 @@ async def post_schema(
     """Register (§3.3): an identical live version is returned as is; else checked with the topic's
     strategy and stored. 409 incompatible, 422 invalid schema data. Ignores allow-auto-update, like Pulsar.
     The `X-Registry-Stored` header says which it was ("true": stored; "false": an identical live version)."""
-    done = await written(registry, registry.register, schema_topic(tenant, namespace, topic), payload.to_info())
+    # Through _pulsar_stats, which notes for Pulsar's metrics what the registration did (stored, duplicate, refused).
+    done = await pulsar_stats.register(written, registry, schema_topic(tenant, namespace, topic), payload.to_info())
     response.headers[STORED_HEADER] = "true" if done.stored else "false"
     return PostSchemaResponse(version=LongSchemaVersion(version=done.version))
 
@@ -171,6 +173,7 @@ def post_compatibility(
     Pulsar's convention, kept for its tooling: 202 when compatible, 500 when not. The explorer's what-if
     endpoint gives the full explanation."""
     result = registry.check(schema_topic(tenant, namespace, topic), payload.to_info())
+    pulsar_stats.note_check(schema_topic(tenant, namespace, topic), result)  # for Pulsar's metrics
     if not result.compatible:
         raise ApiError(500, result.message)
     return IsCompatibilityResponse(compatibility=True, schemaCompatibilityStrategy=result.strategy.value)

@@ -10,11 +10,15 @@ from fastapi.middleware.cors import CORSMiddleware
 from registry import Registry
 
 from . import _admin, _audit_routes, _explorer
+from ._admin import WRITER
 from ._auth import Tokens
 from ._errors import install_error_handlers
 from ._fast_reads import FastReads
 from ._gate import Gate
+from ._health import ReadyProbe
 from ._limits import ServerLimits, install_limits
+from ._metrics import CountingThrottle
+from ._observe import Observed, Observer
 
 DESCRIPTION = """
 Pulsar Schema Explorer's REST backend over an embedded, Pulsar-faithful schema registry.
@@ -45,12 +49,14 @@ def create_app(
     allowed_hosts: Sequence[str] = (),
     limits: ServerLimits | None = None,
     admin_only: bool = False,
+    metrics_public: bool = False,
 ) -> FastAPI:
     """An app serving `registry`. Without `tokens` every request is allowed, but only when addressed to a
     loopback name or one of `allowed_hosts` (server/_gate.py); CORS is closed unless `cors_origins` lists the
     origins allowed to call from a browser. `limits` default to the environment's (server/_limits.py).
     `admin_only` serves Pulsar's admin v2 API alone, as a plain broker does (no explorer API, no audit
-    trail), so tests and benchmarks can point a remote registry at what a real cluster offers."""
+    trail), so tests and benchmarks can point a remote registry at what a real cluster offers. `metrics_public`
+    lets any address scrape /metrics without a token (server/_metrics.py)."""
     app = FastAPI(
         title="Pulsar Schema Explorer",
         version="1",
@@ -76,5 +82,15 @@ def create_app(
             allow_methods=["GET", "POST", "PUT", "DELETE"],
             allow_headers=["Authorization", "Content-Type"],
         )
-    app.add_middleware(FastReads)  # last, so outermost: the hot reads skip limits, CORS and routing
+    app.add_middleware(FastReads)  # the hot reads skip limits, CORS and routing
+    app.state.ready_probe = ReadyProbe(registry)
+    app.state.metrics_public = metrics_public
+    observer = Observer(app, pulsar_otel=str(registry.pulsar_version) != "3.0")  # PIP-264 came with 3.3
+    app.state.observer, app.state.metrics, app.state.pulsar_stats = observer, observer.metrics, observer.pulsar
+    app.state.gate.throttle = CountingThrottle(observer.metrics)
+    backend = app.state.ready_probe.kind
+    WRITER.on_batch = lambda seconds: observer.metrics.storage_operation(
+        "batch", backend, seconds
+    )  # one writer: the latest app's
+    app.add_middleware(Observed)  # last, so outermost: request ids, probes, metrics and the access log
     return app

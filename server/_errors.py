@@ -34,6 +34,8 @@ from registry import (
     TopicPoliciesDisabledError,
 )
 
+from ._request_id import CONTEXT
+
 log = logging.getLogger("server")
 
 # Looked up along the exception's MRO, so the most specific class wins.
@@ -174,7 +176,10 @@ async def _unexpected(request: Request, exc: Exception) -> JSONResponse:
 def _logged(request: Request, status: int, text: str, exc: Exception) -> JSONResponse:
     """Log the error with a new request id and answer with that id only: exception texts and file paths stay
     in the server's log, where the operator can find them by the id the client shows."""
-    request_id = uuid.uuid4().hex[:16]
+    context = CONTEXT.get()
+    request_id = uuid.uuid4().hex[:16] if context is None else context.request_id  # the request's own id (issue 36)
+    if context is not None:
+        context.logged_failure = True
     # The path only: query strings and headers may carry secrets.
     log.error("request %s: %s %s failed", request_id, request.method, request.url.path, exc_info=exc)
     return reason(

@@ -24,7 +24,7 @@ from fastapi import FastAPI
 from pydantic import TypeAdapter
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from registry import FAST_READ_BYTES, CompatibilityStrategy, Registry
+from registry import FAST_READ_BYTES, CacheUsage, CompatibilityStrategy, Registry
 
 from ._admin_wire import GetAllVersionsSchemaResponse, GetSchemaResponse
 from ._explorer_wire import TopicSummary
@@ -58,6 +58,10 @@ class Bodies:
 
     def __len__(self) -> int:
         return len(self._found)
+
+    def usage(self) -> CacheUsage:
+        """The bytes held and the share of the budget (/metrics, server/_metrics.py)."""
+        return CacheUsage("fast_reads", self._bytes, self._max_bytes)
 
     def get(self, source: Sequence[object], make: Callable[[], bytes]) -> bytes:
         """`make()`, or the bytes it made for these same objects."""

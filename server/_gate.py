@@ -56,6 +56,10 @@ class Throttle:
         self._buckets: OrderedDict[str, tuple[float, float]] = OrderedDict()  # address → (allowance, when)
         self._lock = threading.Lock()
 
+    def __len__(self) -> int:
+        """Addresses remembered now (/metrics)."""
+        return len(self._buckets)
+
     def retry_after(self, address: str) -> float:
         """Seconds until `address` may try again; 0 when it may now."""
         with self._lock:
@@ -135,6 +139,10 @@ class Gate:
             return False
         grant: Grant | None = bearer_grant(self.tokens, _header(scope, b"authorization"))
         return grant is not None
+
+    def host_refusal(self, scope: Scope) -> Refusal | None:
+        """The Host check alone: probes and /metrics (server/_observe.py) pass no other part of the gate."""
+        return self._host_refusal(scope)
 
     def _host_refusal(self, scope: Scope) -> Refusal | None:
         if self.tokens is not None:

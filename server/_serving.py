@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import resource
 import sys
 from typing import Any
@@ -29,6 +30,11 @@ from fastapi import FastAPI
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
 from ._limits import ServerLimits
+from ._logs import log_config
+from ._metrics import ServerMetrics
+from ._request_id import new_request_id
+
+log = logging.getLogger("server")
 
 READ_SLACK = 256 * 1024  # one read of the transport, which may end the headers and carry body bytes after them
 SPARE_DESCRIPTORS = 256  # for the registry file, logs and the rest of the process
@@ -46,8 +52,11 @@ def _raw_answer(status: bytes, reason: str) -> bytes:
     )
 
 
-def guarded_protocol(limits: ServerLimits) -> type[asyncio.Protocol]:
-    """uvicorn's httptools protocol with the header timeout, header byte cap and connection cap of `limits`."""
+def guarded_protocol(limits: ServerLimits, metrics: ServerMetrics | None = None) -> type[asyncio.Protocol]:
+    """uvicorn's httptools protocol with the header timeout, header byte cap and connection cap of `limits`;
+    `metrics` counts open connections and those these limits close. Each refusal carries a request id of its
+    own in `X-Request-Id`, logged with the reason (server/_request_id.py)."""
+    counted = metrics or ServerMetrics()
     too_many = _raw_answer(
         b"503 Service Unavailable",
         f"the server has {limits.max_connections:,} connections open, its limit: try again shortly",
@@ -70,9 +79,10 @@ def guarded_protocol(limits: ServerLimits) -> type[asyncio.Protocol]:
             if len(self.connections) >= limits.max_connections:
                 self._refused = True
                 self.transport = transport  # connection_lost closes it again
-                transport.write(too_many)
+                transport.write(_identified(too_many, "too_many_connections", counted))
                 transport.close()
                 return
+            counted.open_connections += 1
             super().connection_made(transport)
             self._await_head()
 
@@ -85,7 +95,7 @@ def guarded_protocol(limits: ServerLimits) -> type[asyncio.Protocol]:
             if self._head_timer is not None:
                 self._head_bytes += len(data)
                 if self._head_bytes > head_cap:
-                    self._refuse(too_large)
+                    self._refuse(too_large, "header_too_large")
 
         def on_headers_complete(self) -> None:
             self._stop_waiting()
@@ -93,11 +103,13 @@ def guarded_protocol(limits: ServerLimits) -> type[asyncio.Protocol]:
 
         def connection_lost(self, exc: Exception | None) -> None:
             self._stop_waiting()
+            if not self._refused:
+                counted.open_connections -= 1
             super().connection_lost(exc)
 
         def _await_head(self) -> None:
             self._stop_waiting()
-            self._head_timer = self.loop.call_later(limits.header_timeout_s, self._refuse, too_slow)
+            self._head_timer = self.loop.call_later(limits.header_timeout_s, self._refuse, too_slow, "header_timeout")
 
         def _stop_waiting(self) -> None:
             if self._head_timer is not None:
@@ -105,13 +117,23 @@ def guarded_protocol(limits: ServerLimits) -> type[asyncio.Protocol]:
                 self._head_timer = None
             self._head_bytes = 0
 
-        def _refuse(self, answer: bytes) -> None:
+        def _refuse(self, answer: bytes, reason: str) -> None:
             self._stop_waiting()
             if not self.transport.is_closing():
-                self.transport.write(answer)
+                self.transport.write(_identified(answer, reason, counted))
                 self.transport.close()
 
     return GuardedProtocol
+
+
+def _identified(answer: bytes, reason: str, metrics: ServerMetrics) -> bytes:
+    """A raw refusal with a request id of its own, counted and logged (these never reach the middleware)."""
+    request_id = new_request_id()
+    metrics.closed.inc((reason,))
+    log.warning("request %s: connection closed: %s", request_id, reason.replace("_", " "))
+    return answer.replace(
+        b"\r\nconnection: close", b"\r\nx-request-id: " + request_id.encode() + b"\r\nconnection: close", 1
+    )
 
 
 def descriptor_room(limits: ServerLimits) -> ServerLimits:
@@ -139,10 +161,18 @@ def _as_dict(limits: ServerLimits) -> dict[str, Any]:
     return {name: getattr(limits, name) for name in limits.__dataclass_fields__}
 
 
-def serve(app: FastAPI, *, host: str, port: int, access_log: bool = True) -> None:
-    """Run `app` (built by `create_app`, which holds its limits) on host:port until interrupted."""
+def serve(app: FastAPI, *, host: str, port: int, access_log: bool = True, log_format: str = "text") -> None:
+    """Run `app` (built by `create_app`, which holds its limits) on host:port until interrupted. The access log
+    is the app's own (server/_logs.py: one line per request with its id), in `log_format` (text or json)."""
     limits = descriptor_room(app.state.limits)
+    app.state.observer.access_log = access_log
     config = uvicorn.Config(
-        app, host=host, port=port, access_log=access_log, log_level="info", http=guarded_protocol(limits)
+        app,
+        host=host,
+        port=port,
+        access_log=False,
+        log_level="info",
+        log_config=log_config(log_format),
+        http=guarded_protocol(limits, app.state.metrics),
     )
     uvicorn.Server(config).run()

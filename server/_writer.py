@@ -21,6 +21,7 @@ import functools
 import itertools
 import queue
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
@@ -48,6 +49,8 @@ class GroupWriter:
         self._thread = threading.Thread(target=self._run, name=name, daemon=True)
         self._start = threading.Lock()
         self.batches = 0  # batches run so far (each one transaction on a SQLite registry)
+        # Told each batch's time in seconds, on this thread (serve's /metrics: server/_metrics.py).
+        self.on_batch: Callable[[float], None] | None = None
 
     async def write(self, registry: Registry, call: Callable[..., T], /, *args: Any, **kwargs: Any) -> T:
         """`call(*args, **kwargs)` on the writer thread, once its batch has committed; its exception, if any,
@@ -75,8 +78,11 @@ class GroupWriter:
                     break
             for registry, same in itertools.groupby(writes, key=lambda w: w.registry):
                 batch = list(same)
+                started = time.perf_counter()
                 outcomes = _commit(registry, [w.call for w in batch])
                 self.batches += 1
+                if self.on_batch is not None:
+                    self.on_batch(time.perf_counter() - started)
                 for write, outcome in zip(batch, outcomes, strict=True):
                     with contextlib.suppress(RuntimeError):  # the caller's loop is closed: nobody to tell
                         write.loop.call_soon_threadsafe(_settle, write.future, outcome)

@@ -1,6 +1,6 @@
 """What a test needs beyond Python, as pytest markers: `java` (PySpark), `browser` (Chromium), `server` (a
-`schema-explorer serve` child on loopback), `postgres` (a throwaway PostgreSQL server) and `slow` (seconds
-each: storms, crash rounds, a notebook kernel).
+`schema-explorer serve` child on loopback), `postgres` (a throwaway PostgreSQL server), `prometheus` (Debian's
+Prometheus) and `slow` (seconds each: storms, crash rounds, a notebook kernel).
 
 `make check` leaves out `java`, `browser` and `slow`. So that a marker cannot be forgotten, the helpers that start
 a server, a SparkSession or a browser call `require()`: a test that uses one without its marker fails, naming it.
@@ -13,6 +13,7 @@ MARKERS = {
     "browser": "needs Debian's Chromium (Playwright)",
     "server": "starts `schema-explorer serve` or `ui` as a child process on loopback",
     "postgres": "starts a throwaway PostgreSQL server (Debian's postgresql package; tests/postgres.py)",
+    "prometheus": "starts Debian's `prometheus` on loopback to scrape a live server (tests/server/test_prometheus.py)",
     "slow": "takes seconds: storms, crash rounds, hostile clients, a notebook kernel; left out of `make check`",
 }
 

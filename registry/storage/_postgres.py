@@ -146,7 +146,7 @@ class PostgresStorage:
         self.location = shown_location(dsn)
         self.created = False  # whether this handle made the registry's tables (Registry.open stores its line then)
         self._local = threading.local()
-        self._cache = ReadCache()
+        self.read_cache = ReadCache()
         try:  # one plain connection first: libpq's reason at once, where the pool would retry until its timeout
             psycopg.connect(dsn, connect_timeout=CONNECT_TIMEOUT).close()
         except psycopg.Error as exc:
@@ -226,7 +226,7 @@ class PostgresStorage:
                         if self._local.changed:
                             bumped = db.execute(_BUMP).fetchone()
                             token = int(bumped[0]) if bumped else 0
-                            self._cache.committing(token, self._local.touched)
+                            self.read_cache.committing(token, self._local.touched)
                     done = True
                 finally:
                     self._local.conn = None
@@ -234,7 +234,7 @@ class PostgresStorage:
             raise StorageError(f"cannot write the registry database {self.location}: {exc}") from None
         finally:
             if token is not None:
-                self._cache.committed(token if done else None, self._local.touched)
+                self.read_cache.committed(token if done else None, self._local.touched)
 
     @contextmanager
     def _write(self, *, bump: bool = True, touches: Hashable | None = None) -> Iterator[Any]:
@@ -262,11 +262,11 @@ class PostgresStorage:
         writing = getattr(self._local, "conn", None) is not None
         if writing and key in self._local.touched:
             return load()
-        value, generation = self._cache.lookup(token, key)
+        value, generation = self.read_cache.lookup(token, key)
         if value is MISSING:
             value = load()
             if not writing:
-                self._cache.store(generation, key, value, size(value))
+                self.read_cache.store(generation, key, value, size(value))
         return cast(T, value)
 
     # --- schema histories -------------------------------------------------------------------------------

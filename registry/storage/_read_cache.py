@@ -41,6 +41,11 @@ class ReadCache:
         self._bytes = 0
         self._max_bytes = max_bytes
 
+    @property
+    def bytes(self) -> int:
+        """The bytes the cached histories account for now (never more than the budget)."""
+        return self._bytes
+
     def lookup(self, token: int, key: Hashable) -> tuple[Any, int]:
         """(the cached value or MISSING, the generation to hand back to `store`)."""
         with self._lock:

@@ -142,7 +142,7 @@ class SqliteStorage:
         self._local = threading.local()
         self._all: list[sqlite3.Connection] = []
         self._lock = threading.Lock()
-        self._cache = ReadCache()
+        self.read_cache = ReadCache()
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
@@ -242,7 +242,7 @@ class SqliteStorage:
         try:
             if self._local.changed:
                 token = int(db.execute(_BUMP).fetchone()[0])
-                self._cache.committing(token, self._local.touched)
+                self.read_cache.committing(token, self._local.touched)
             db.execute("COMMIT")
             done = True
         except sqlite3.DatabaseError as exc:
@@ -251,7 +251,7 @@ class SqliteStorage:
             raise StorageError(f"cannot write the registry file {str(self.path)!r}: {exc}") from None
         finally:
             if token is not None:
-                self._cache.committed(token if done else None, self._local.touched)
+                self.read_cache.committed(token if done else None, self._local.touched)
 
     @contextmanager
     def _write(self, *, bump: bool = True, touches: Hashable | None = None) -> Iterator[sqlite3.Connection]:
@@ -273,11 +273,11 @@ class SqliteStorage:
         writing = getattr(self._local, "depth", 0)
         if writing and key in self._local.touched:
             return load()  # this transaction's own write, not committed yet
-        value, generation = self._cache.lookup(token, key)
+        value, generation = self.read_cache.lookup(token, key)
         if value is MISSING:
             value = load()
             if not writing:
-                self._cache.store(generation, key, value, size(value))
+                self.read_cache.store(generation, key, value, size(value))
         return cast(T, value)
 
     def _read(self, sql: str, params: Sequence[object] = ()) -> list[tuple[Any, ...]]:

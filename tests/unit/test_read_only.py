@@ -45,9 +45,11 @@ def _public(cls: type) -> set[str]:
     return {name for name, _ in inspect.getmembers(cls) if not name.startswith("_")}
 
 
-# What only an embedded registry does: recording clients, group commits, the stored Pulsar line, opening.
+# What only an embedded registry does: recording clients, group commits, the stored Pulsar line, its caches'
+# usage, opening.
 EMBEDDED_ONLY = {
     "batch",
+    "cache_usage",
     "connect_consumer",
     "connect_producer",
     "disconnect",
