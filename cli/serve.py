@@ -149,8 +149,8 @@ def is_loopback(host: str) -> bool:
 
 
 def run_serve(args: argparse.Namespace) -> int:
-    from registry import Registry, seed_sample_data
-    from server import ServerLimits, TokenError, create_app, load_tokens, serve, startup_line
+    from registry import Registry, parse_location, seed_sample_data
+    from server import ServerLimits, StorageTimer, TokenError, create_app, load_tokens, serve, startup_line
 
     try:
         tokens = load_tokens(args.tokens)
@@ -166,7 +166,9 @@ def run_serve(args: argparse.Namespace) -> int:
     # Strict: unknown tenants and namespaces answer Pulsar's 404s instead of being created.
     if isinstance(path, Path) and not path.exists():
         print(startup_line(f"{PROG}: created new registry {path}", args.log_format), file=sys.stderr, flush=True)
-    registry = Registry.open(str(path), auto_create=False, create=True, pulsar_version=pulsar_version(args))
+    timer = StorageTimer(parse_location(str(path)).kind)  # every storage call timed for /metrics
+    version = pulsar_version(args)
+    registry = Registry.open(str(path), auto_create=False, create=True, pulsar_version=version, wrap=timer.wrap)
     try:
         if args.db is None and not registry.tenants():
             print(f"Seeded empty registry {path}: {seed_sample_data(registry)}", flush=True)
@@ -178,6 +180,7 @@ def run_serve(args: argparse.Namespace) -> int:
             limits=limits,
             admin_only=args.admin_only,
             metrics_public=args.metrics_public,
+            storage_timer=timer,
         )
         auth = f"{len(tokens)} token(s)" if tokens else "no authentication"
         auth += "; admin v2 API only" if args.admin_only else ""

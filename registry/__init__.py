@@ -94,8 +94,11 @@ from .protobuf._protoc import ProtoCompileError, compile_proto, compile_uploads,
 from .remote._broker_index import CACHE_ENV_VAR, INDEX_WORKERS, IndexState, IndexStatus
 from .storage._base import LocalStorage as StorageBackend
 from .storage._base import StaleHistoryError
+from .storage._forwarding import ForwardingStorage
 from .storage._locations import ENTRY_POINT_GROUP as STORAGE_ENTRY_POINT_GROUP
 from .storage._locations import StorageLocation, parse_location
+from .storage._memory import MemoryStorage
+from .storage._postgres import PostgresStorage
 from .storage._snapshot import (
     SnapshotError,
     export_snapshot,
@@ -104,6 +107,7 @@ from .storage._snapshot import (
     registry_from_records,
     snapshot_records,
 )
+from .storage._sqlite import SqliteStorage
 
 if TYPE_CHECKING:
     from .remote._handle import RemoteRegistry
@@ -194,6 +198,10 @@ __all__ = [
     "KEY_VALUE_PART_TYPES",
     "decode_key_value",
     "StorageBackend",
+    "ForwardingStorage",
+    "MemoryStorage",
+    "PostgresStorage",
+    "SqliteStorage",
     "StaleHistoryError",
     "STORAGE_ENTRY_POINT_GROUP",
     "StorageLocation",

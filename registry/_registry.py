@@ -52,8 +52,9 @@ from .policy._rules import (
     policy_topic,
     require_expected,
 )
-from .storage._base import LocalStorage, MemoryStorage
+from .storage._base import LocalStorage
 from .storage._locations import open_plugin, parse_location
+from .storage._memory import MemoryStorage
 from .storage._read_cache import ReadCache
 from .storage._sqlite import SqliteStorage
 
@@ -93,6 +94,7 @@ class Registry(BackedRegistry):
         auto_create: bool = True,
         create: bool = False,
         pulsar_version: str | None = None,
+        wrap: Callable[[LocalStorage], LocalStorage] | None = None,
     ) -> Registry:
         """Open the embedded registry a location names (storage/_locations.py): a file path or
         `sqlite:///path`, `memory:`, `postgresql://...`, `package.module:factory` or a scheme a package registers
@@ -105,31 +107,37 @@ class Registry(BackedRegistry):
 
         `pulsar_version` ("3.0", "4.0", "master") is the broker line to answer as; None takes the one stored with
         the registry (default "master"). A new file stores it; an existing file keeps its own
-        (`set_pulsar_version` changes that) and this handle answers as asked."""
+        (`set_pulsar_version` changes that) and this handle answers as asked.
+
+        `wrap` puts a storage of one's own around the one the location names (`ForwardingStorage`: timing,
+        encryption at rest); `serve` times its storage for /metrics this way."""
         text = os.fspath(target)
         if remote_url(text) is not None:
             raise StorageError(
                 f"{text} is a remote admin API, not an embedded registry: open it with registry.open(url)"
             )
         location = parse_location(text)
-        if location.kind == "sqlite":
-            return cls.open_file(
-                location.target, broker=broker, auto_create=auto_create, create=create, pulsar_version=pulsar_version
-            )
         chosen = profile(pulsar_version).name if pulsar_version else None  # a bad name opens nothing
         storage: LocalStorage
-        if location.kind == "memory":
-            storage = MemoryStorage()
+        if location.kind == "sqlite":
+            path = _registry_file(location.target, create=create)
+            created = not path.exists()
+            storage, shown = SqliteStorage(path), str(path)
+        elif location.kind == "memory":
+            storage, shown, created = MemoryStorage(), location.shown, True
         elif location.kind == "postgresql":
             from .storage._postgres import PostgresStorage  # psycopg is only imported for a postgresql:// location
 
-            storage = PostgresStorage(location.target, create=create)
+            storage, shown = PostgresStorage(location.target, create=create), location.shown
+            created = storage.created
         else:
-            storage = open_plugin(location, create=create)
-        created = location.kind == "memory" or getattr(storage, "created", False)
+            storage, shown = open_plugin(location, create=create), location.shown
+            created = bool(getattr(storage, "created", False))
+        if wrap is not None:
+            storage = wrap(storage)
         if chosen and created:  # a new registry stores the line it was made as; opening one never writes
             storage.put_setting(PULSAR_VERSION_SETTING, chosen)
-        return cls(storage, broker=broker, auto_create=auto_create, location=location.shown, pulsar_version=chosen)
+        return cls(storage, broker=broker, auto_create=auto_create, location=shown, pulsar_version=chosen)
 
     @classmethod
     def open_file(
@@ -141,17 +149,10 @@ class Registry(BackedRegistry):
         create: bool = False,
         pulsar_version: str | None = None,
     ) -> Registry:
-        """`open` for an embedded registry file only: a path is never read as a URL (see `open`)."""
-        text = os.fspath(target)
-        if not text.strip():
-            raise StorageError("no registry location given (an empty path)")
-        path = Path(text).expanduser()
-        if path.is_dir():
-            raise StorageError(f"cannot open {text!r}: it is a directory, not a registry file")
-        new = not path.exists()
-        if not create and new:
-            raise RegistryNotFoundError(f"no registry at {text}: pass create=True to make a new one")
+        """`open` for an embedded registry file only: a path is never read as a location or a URL."""
+        path = _registry_file(os.fspath(target), create=create)
         chosen = profile(pulsar_version).name if pulsar_version else None  # a bad name stores nothing
+        new = not path.exists()
         storage = SqliteStorage(path)
         if new and chosen:
             storage.put_setting(PULSAR_VERSION_SETTING, chosen)
@@ -419,6 +420,18 @@ class Registry(BackedRegistry):
 
     def _count_write(self) -> None:
         self._own_writes += 1
+
+
+def _registry_file(text: str, *, create: bool) -> Path:
+    """The path of a registry file to open: refused when empty or a folder, and when missing unless `create`."""
+    if not text.strip():
+        raise StorageError("no registry location given (an empty path)")
+    path = Path(text).expanduser()
+    if path.is_dir():
+        raise StorageError(f"cannot open {text!r}: it is a directory, not a registry file")
+    if not create and not path.exists():
+        raise RegistryNotFoundError(f"no registry at {text}: pass create=True to make a new one")
+    return path
 
 
 def _stored(storage: LocalStorage) -> tuple[PulsarProfile, str]:

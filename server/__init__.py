@@ -5,10 +5,12 @@ from ._auth import Role, TokenError, Tokens, load_tokens, new_token, parse_token
 from ._limits import ServerLimits
 from ._logs import startup_line
 from ._serving import serve
+from ._storage_timing import StorageTimer
 
 __all__ = [
     "Role",
     "ServerLimits",
+    "StorageTimer",
     "TokenError",
     "Tokens",
     "create_app",

@@ -19,6 +19,7 @@ from ._health import ReadyProbe
 from ._limits import ServerLimits, install_limits
 from ._metrics import CountingThrottle
 from ._observe import Observed, Observer
+from ._storage_timing import StorageTimer
 
 DESCRIPTION = """
 Pulsar Schema Explorer's REST backend over an embedded, Pulsar-faithful schema registry.
@@ -50,13 +51,15 @@ def create_app(
     limits: ServerLimits | None = None,
     admin_only: bool = False,
     metrics_public: bool = False,
+    storage_timer: StorageTimer | None = None,
 ) -> FastAPI:
     """An app serving `registry`. Without `tokens` every request is allowed, but only when addressed to a
     loopback name or one of `allowed_hosts` (server/_gate.py); CORS is closed unless `cors_origins` lists the
     origins allowed to call from a browser. `limits` default to the environment's (server/_limits.py).
     `admin_only` serves Pulsar's admin v2 API alone, as a plain broker does (no explorer API, no audit
     trail), so tests and benchmarks can point a remote registry at what a real cluster offers. `metrics_public`
-    lets any address scrape /metrics without a token (server/_metrics.py)."""
+    lets any address scrape /metrics without a token (server/_metrics.py). `storage_timer`, the one the registry
+    was opened with (`Registry.open(..., wrap=timer.wrap)`), sends each storage call's time to /metrics."""
     app = FastAPI(
         title="Pulsar Schema Explorer",
         version="1",
@@ -92,5 +95,7 @@ def create_app(
     WRITER.on_batch = lambda seconds: observer.metrics.storage_operation(
         "batch", backend, seconds
     )  # one writer: the latest app's
+    if storage_timer is not None:
+        storage_timer.observe = observer.metrics.storage_operation
     app.add_middleware(Observed)  # last, so outermost: request ids, probes, metrics and the access log
     return app

@@ -14,9 +14,9 @@ status codes; no token, schema, topic or address ever):
   closed (`header_timeout`, `header_too_large`, `too_many_connections`);
 - `cache_bytes`, `cache_budget_bytes` {part}: what each cache accounts for, and its share of
   `SCHEMA_EXPLORER_CACHE_BYTES`;
-- `storage_operation_seconds` {kind, backend}: `batch`, one transaction of the writer thread (its writes and
-  one commit), and `ready`, a readiness probe's read (storage reads behind the read cache are not timed: the
-  storage modules have no hook for it yet);
+- `storage_operation_seconds` {kind, backend}: every call to the registry's storage, by the protocol member it
+  is (`history`, `dedup_scan`, `append_indexed`, `transaction`...: server/_storage_timing.py), plus `batch`,
+  one transaction of the writer thread (its writes and one commit), and `ready`, a readiness probe's read;
 - `writer_queue_depth`, `writer_batches`: writes waiting for the writer thread; batches it committed;
 - `index_topics` {state}, `index_running`: a remote handle's background search index (empty in `serve`,
   which holds an embedded registry);
@@ -92,7 +92,7 @@ class ServerMetrics:
         )
         self.storage = HistogramVec(
             PREFIX + "storage_operation_seconds",
-            "Storage operations: a writer batch (its writes and one commit), a readiness read",
+            "Storage calls by protocol member, a writer batch (its writes and one commit), a readiness read",
             ("kind", "backend"),
             STORAGE_BUCKETS,
         )

@@ -65,7 +65,8 @@ from .._names import NamespaceName, TopicName, parse_tenant
 from .._pulsar_version import PULSAR_VERSION_SETTING, profile
 from .._text import readable
 from .._types import SchemaType
-from ._base import AuditLog, MemoryStorage, StaleHistoryError
+from ._base import AuditLog, StaleHistoryError
+from ._memory import MemoryStorage
 
 if TYPE_CHECKING:
     from .._handle import SchemaRegistry

@@ -11,7 +11,7 @@ from fastapi.testclient import TestClient
 from prometheus_client.parser import text_string_to_metric_families
 
 from registry import CompatibilityStrategy, Registry
-from server import create_app, parse_tokens
+from server import StorageTimer, create_app, parse_tokens
 from serving import LOCAL
 
 TOKEN = "a1b2c3d4e5f60718293a4b5c6d7e8f90"
@@ -201,6 +201,21 @@ def test_our_families_are_there(make_client: Callable[..., TestClient]) -> None:
     assert value(found, "schema_explorer_storage_operation_seconds_count", kind="ready", backend="sqlite") == 1
     parts = {dict(labels)["part"] for name, labels in found if name == "schema_explorer_cache_bytes"}
     assert {"avro_parsed", "read_histories", "fast_reads", "protobuf_parsed"} <= parts
+
+
+def test_every_storage_call_is_timed_by_its_protocol_member(db_dir: Path) -> None:
+    """serve's way: the registry opened with the timer's wrap, the same timer given to the app."""
+    timer = StorageTimer("sqlite")
+    with Registry.open(db_dir / "timed.db", create=True, wrap=timer.wrap) as reg:
+        reg.create_namespace("t/ns")
+        client = TestClient(create_app(reg, storage_timer=timer, metrics_public=True), base_url=LOCAL)
+        assert client.post(f"{SCHEMAS}/x/schema", json=payload(V1)).status_code == 200
+        assert client.get(f"{SCHEMAS}/x/schema").status_code == 200
+        found = samples(client)
+    count = "schema_explorer_storage_operation_seconds_count"
+    for operation in ("append_indexed", "dedup_scan", "history", "append_audit", "transaction"):
+        assert value(found, count, kind=operation, backend="sqlite") >= 1, operation
+    assert reg.cache_usage()[-1].part == "read_histories"  # the wrapper still shows the storage's read cache
 
 
 def test_our_writer_writes_what_prometheus_client_writes() -> None:

@@ -81,7 +81,7 @@ def factory_module(tmp_path: Path) -> Iterator[str]:
     (tmp_path / "my_store.py").write_text(
         textwrap.dedent(
             """
-            from registry.storage._base import MemoryStorage
+            from registry.storage._memory import MemoryStorage
 
             made = []
 

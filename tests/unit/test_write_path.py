@@ -45,7 +45,7 @@ def reg(tmp_path: Path) -> Iterator[Registry]:
 def _commits(reg: Registry) -> list[str]:
     """The COMMIT statements this thread's connection runs from now on."""
     seen: list[str] = []
-    reg._storage._connect().set_trace_callback(seen.append)  # type: ignore[attr-defined]
+    reg._storage._dialect._connect().set_trace_callback(seen.append)  # type: ignore[attr-defined]
     return seen
 
 
