@@ -110,7 +110,7 @@ class Registry(BackedRegistry):
         (`set_pulsar_version` changes that) and this handle answers as asked.
 
         `wrap` puts a storage of one's own around the one the location names (`ForwardingStorage`: timing,
-        encryption at rest); `serve` times its storage for /metrics this way."""
+        logging, mirroring); `serve` times its storage for /metrics this way."""
         text = os.fspath(target)
         if remote_url(text) is not None:
             raise StorageError(

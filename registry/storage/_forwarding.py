@@ -3,8 +3,9 @@
 Every member of the storage protocol (`LocalStorage`, storage/_base.py) is forwarded, by hand, to the storage it
 wraps, through one hook, `around(operation, call)`. A wrapper overrides `around` to see every call (timing,
 counting, tracing: `schema-explorer serve` times its storage this way for /metrics), or overrides single members
-to change what passes (encryption at rest: `append_indexed` encrypts `entry.data`, `history` and
-`history_range` decrypt). Written out member by member, so a type checker sees what a wrapper offers, and a
+to change what passes (a write mirrored elsewhere, a read refused for some tenants). Stored bytes are not for a
+wrapper to change: the built-in storages fingerprint and index the bytes they are given. Written out member by
+member, so a type checker sees what a wrapper offers, and a
 member the protocol gains later fails the conformance suite until it is forwarded here.
 """
 
