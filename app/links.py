@@ -30,7 +30,7 @@ import streamlit as st
 
 from app import connection
 from app.render import code_span, escape_markdown
-from registry import PROFILES, RegistryError, SchemaRegistry, TopicName
+from registry import PULSAR_LINES, RegistryError, SchemaRegistry, TopicName
 
 _SEEN = "link_seen"  # session key: the query parameters this session has already opened or written
 _CURRENT = "link_current"  # session key: the parameters `opened()` returned in this run
@@ -146,9 +146,9 @@ def _follow_pulsar() -> None:
     st.session_state[_PULSAR_SEEN] = value
     if value == "own":  # the sender answered as the registry's own line while the app was started with another
         wanted = None
-    elif value.lower() in PROFILES:
+    elif value.lower() in PULSAR_LINES:
         wanted = value.lower()
     else:
-        bad_value(PULSAR, value, f"not a Pulsar line this app knows ({', '.join(PROFILES)})")
+        bad_value(PULSAR, value, f"not a Pulsar line this app knows ({', '.join(PULSAR_LINES)})")
         return
     connection.answer_as(wanted, from_link=True)

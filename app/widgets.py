@@ -9,7 +9,7 @@ import streamlit as st
 
 from app import connection, search_index, session
 from app.render import code_span, show_error
-from registry import PROFILES, Registry, RegistryError, SchemaRegistry
+from registry import PULSAR_LINES, Registry, RegistryError, SchemaRegistry
 
 EMBEDDED, REMOTE = "Embedded file", "Remote admin URL"
 
@@ -71,20 +71,20 @@ def _hide_previous_registry(conn: connection.Connection) -> None:
     st.session_state[_SHOWN] = shown
 
 
-OWN = "the registry's own"  # the profile choice that follows the registry (stored, or the broker's version)
+OWN = "the registry's own"  # the line choice that follows the registry (stored, or the broker's version)
 
 
 def _pulsar_version(reg: SchemaRegistry) -> None:
     """Which Pulsar release line the verdicts follow, where that comes from, and a choice to answer as another
     line in this session (never stored: `schema-explorer` with `--pulsar-version` on a new file stores one)."""
-    profile = reg.pulsar_profile
+    line = reg.pulsar_line
     asked = connection.connection().pulsar_version
     source = reg.pulsar_version_source
     if asked is not None:
         started = asked == connection.start_connection().pulsar_version
         source = "the app was started with --pulsar-version" if started else "chosen for this session"
-    st.caption(f"Answers as **{profile.title}** (Avro {profile.avro}): {source}")
-    choices = [OWN, *PROFILES]
+    st.caption(f"Answers as **{line.title}** (Avro {line.avro}): {source}")
+    choices = [OWN, *PULSAR_LINES]
     chosen = st.selectbox(
         "Answer as Pulsar",
         choices,

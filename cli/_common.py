@@ -83,13 +83,13 @@ def open_source(args: argparse.Namespace, *, create: bool = False) -> SchemaRegi
 
 def pulsar_version(args: argparse.Namespace) -> str | None:
     """`--pulsar-version` checked (a usage error naming the known lines), or None when not given."""
-    from registry import RegistryError, pulsar_profile
+    from registry import RegistryError, pulsar_line
 
     raw = getattr(args, "pulsar_version", None)
     if raw is None:
         return None
     try:
-        return pulsar_profile(raw).name
+        return pulsar_line(raw).name
     except RegistryError as exc:
         raise UserError(f"--pulsar-version: {exc}") from None
 

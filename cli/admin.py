@@ -154,7 +154,7 @@ def run_check(args: argparse.Namespace) -> int:
     pitfalls = record_pitfalls(args)
     with _registry(args) as reg:
         result = reg.check(args.topic, info, strategy=args.strategy)
-        line = reg.pulsar_profile
+        line = reg.pulsar_line
     result = replace(result, advisories=result.advisories + pitfalls)
     if args.json:
         _print_json({"topic": _topic_text(args.topic), "pulsar_version": line.name, **to_json(result)})

@@ -20,7 +20,7 @@ from registry import (
     SchemaRegistry,
     TopicName,
     parse_location,
-    pulsar_profile,
+    pulsar_line,
     read_snapshot_records,
     registry_from_records,
     snapshot_records,
@@ -127,7 +127,7 @@ def load_source(
         if snapshot:
             source = Source.from_records(read_snapshot_records(snapshot), f"snapshot {snapshot}")
             if pulsar_version:
-                source.header["pulsar_version"] = pulsar_profile(pulsar_version).name
+                source.header["pulsar_version"] = pulsar_line(pulsar_version).name
             return source
         location = parse_location(db) if db else None
         if db and location and location.kind != "sqlite":  # PostgreSQL, memory: or a storage of the user's own

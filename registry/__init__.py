@@ -66,8 +66,7 @@ from ._model import (
 from ._names import NamespaceName, TopicName
 from ._open import open
 from ._paths import default_db_path, remote_url
-from ._pulsar_version import DEFAULT_PROFILE, PROFILES, PulsarProfile, answering_as, profile_for_broker
-from ._pulsar_version import profile as pulsar_profile
+from ._pulsar_version import DEFAULT_LINE, PULSAR_LINES, PulsarLine, answering_as, line_for_broker, pulsar_line
 from ._read_only import ReadOnlyRegistry
 from ._record_pitfalls import record_advisories
 from ._records import RecordError
@@ -124,13 +123,13 @@ def __getattr__(name: str) -> Any:
 
 __all__ = [
     "CACHE_BYTES_ENV",
-    "DEFAULT_PROFILE",
+    "DEFAULT_LINE",
     "ERROR_HEADER",
-    "PROFILES",
-    "PulsarProfile",
+    "PULSAR_LINES",
+    "PulsarLine",
     "answering_as",
-    "profile_for_broker",
-    "pulsar_profile",
+    "line_for_broker",
+    "pulsar_line",
     "FAST_READ_BYTES",
     "CacheUsage",
     "Admission",

@@ -13,7 +13,7 @@ from dataclasses import dataclass, replace
 from ._errors import InvalidSchemaError
 from ._key_value import decode_key_value
 from ._model import STRATEGY_FACTS, CompatibilityResult, CompatibilityStrategy, Direction, Problem, RuleCode
-from ._pulsar_version import in_force
+from ._pulsar_version import current_line
 from ._schema_data import parse_avro_data
 from ._types import SchemaData, SchemaType
 from .avro._json_legacy import jackson_id, jackson_schema
@@ -189,7 +189,7 @@ def check_avro(existing: Sequence[Versioned], candidate: SchemaData, strategy: C
     JSON schema that does not parse as Avro is judged by the legacy JSON rules instead (`_legacy_json_pair`)."""
     if strategy is S.ALWAYS_COMPATIBLE:
         return Outcome([], [])
-    legacy = candidate.type is SchemaType.JSON and in_force().legacy_json
+    legacy = candidate.type is SchemaType.JSON and current_line().legacy_json
     try:
         new: AvroSchema | None = parse_avro_data(candidate.type, candidate.data)
     except InvalidSchemaError as exc:

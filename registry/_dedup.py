@@ -14,16 +14,14 @@ from collections.abc import Sequence
 from ._errors import InvalidSchemaError, PoisonedHistoryError
 from ._model import SchemaVersion
 from ._names import TopicName
-from ._pulsar_version import PulsarProfile, in_force
+from ._pulsar_version import PulsarLine, current_line
 from ._schema_data import parse_avro_data
 from ._types import AVRO_PARSED_TYPES, SchemaData, SchemaType
 from .avro._json_legacy import jackson_schema
 from .avro._nodes import AvroSchema
 
 
-def find_duplicate(
-    name: TopicName, live: Sequence[SchemaVersion], data: SchemaData, rules: PulsarProfile
-) -> int | None:
+def find_duplicate(name: TopicName, live: Sequence[SchemaVersion], data: SchemaData, rules: PulsarLine) -> int | None:
     """The first live version equal to the candidate, or None.
 
     AVRO/JSON/PROTOBUF compare parsed Avro schemas, parsed with default validation on; Pulsar then fails
@@ -55,11 +53,11 @@ def find_duplicate(
 
 def parse_stored(kind: SchemaType, data: bytes) -> AvroSchema | None:
     """A stored AVRO/JSON/PROTOBUF version as the duplicate check parses it; None for a JSON version in the
-    legacy Jackson form under a profile that took it (3.0/4.0): it equals no Avro schema."""
+    legacy Jackson form under a line that took it (3.0/4.0): it equals no Avro schema."""
     try:
         return parse_avro_data(kind, data)
     except InvalidSchemaError:
-        if kind is SchemaType.JSON and in_force().legacy_json and jackson_schema(data) is not None:
+        if kind is SchemaType.JSON and current_line().legacy_json and jackson_schema(data) is not None:
             return None
         raise
 
@@ -69,7 +67,7 @@ def equality_digest(schema: AvroSchema) -> bytes:
     return hashlib.sha256(schema.equality_key.encode("utf-8")).digest()
 
 
-def legacy_json_refusal(data: SchemaData, exc: InvalidSchemaError, rules: PulsarProfile) -> InvalidSchemaError:
+def legacy_json_refusal(data: SchemaData, exc: InvalidSchemaError, rules: PulsarLine) -> InvalidSchemaError:
     """The duplicate check's refusal of a candidate that does not parse as Avro; for the legacy Jackson
     JSON-Schema form (3.0/4.0), said plainly (inferred: the broker's dedup parse fails with an internal
     error, so the form is only ever taken by a topic without a schema)."""

@@ -33,7 +33,7 @@ from ._model import (
     TopicPolicy,
 )
 from ._names import NamespaceName, TopicName, parse_tenant
-from ._pulsar_version import PulsarProfile, using
+from ._pulsar_version import PulsarLine, answering_as
 from ._read_only import ReadOnlyRegistry
 from ._schema_data import checked_info
 from ._state import RegistryState
@@ -54,12 +54,12 @@ F = TypeVar("F", bound=Callable[..., Any])
 def bounded(method: F) -> F:
     """The facade calls that work on candidate schemas: large candidates in work at once are bounded by bytes
     (registry/_cache_budget.py), so a storm of them cannot hold the memory of all of them at once; and they
-    answer with the rules of the registry's Pulsar version profile (registry/_pulsar_version.py)."""
+    answer with the rules of the registry's Pulsar version line (registry/_pulsar_version.py)."""
 
     @functools.wraps(method)
     def wrapper(self: BackedRegistry, *args: Any, **kwargs: Any) -> Any:
         size = sum(len(a.schema) for a in (*args, *kwargs.values()) if isinstance(a, SchemaInfo))
-        with CANDIDATES.admit(size), using(self.pulsar_profile):
+        with CANDIDATES.admit(size), answering_as(self.pulsar_line):
             return method(self, *args, **kwargs)
 
     return cast(F, wrapper)
@@ -69,27 +69,27 @@ class BackedRegistry(SchemaRegistry):
     """A registry handle over a `RegistryState`: the reads, explanations and catalog of both registries."""
 
     def __init__(
-        self, state: RegistryState, *, location: str, profile_source: str, index: IndexedCatalog | None = None
+        self, state: RegistryState, *, location: str, line_source: str, index: IndexedCatalog | None = None
     ) -> None:
         self._state = state
         self._location = location
-        self._profile_source = profile_source
+        self._line_source = line_source
         self._own_writes = 0
         self._catalog = CatalogCache(state, lambda: self._own_writes, index)
 
     # --- which Pulsar, which backend -------------------------------------------------------------------------
 
     @property
-    def pulsar_profile(self) -> PulsarProfile:
-        return self._state.profile
+    def pulsar_line(self) -> PulsarLine:
+        return self._state.line
 
     @property
     def pulsar_version(self) -> str:
-        return self._state.profile.name
+        return self._state.line.name
 
     @property
     def pulsar_version_source(self) -> str:
-        return self._profile_source
+        return self._line_source
 
     @property
     def broker(self) -> BrokerConfig:

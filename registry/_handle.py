@@ -34,7 +34,7 @@ from ._model import (
     SchemaVersion,
     TopicPolicy,
 )
-from ._pulsar_version import PulsarProfile
+from ._pulsar_version import PulsarLine
 from .explain._changes import SchemaDiff
 from .explain._upgrade import UpgradePlan
 from .explain._whatif import PolicyImpact, WhatIf
@@ -52,7 +52,7 @@ class SchemaRegistry(abc.ABC):
 
     @property
     @abc.abstractmethod
-    def pulsar_profile(self) -> PulsarProfile:
+    def pulsar_line(self) -> PulsarLine:
         """The Pulsar release line whose rules this handle answers with (README "Which Pulsar")."""
 
     @property

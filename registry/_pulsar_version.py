@@ -1,14 +1,14 @@
-"""Which Pulsar broker the registry answers as: one profile per release line whose schema rules differ.
+"""Which Pulsar broker the registry answers as: one `PulsarLine` per release line whose schema rules differ.
 
 Pulsar's verdicts are not the same on every line: Pulsar 3.0 and 4.0 ship Avro 1.11 (no `$` in names,
 namespaces not validated, a repeated definition of a named type refused, JSON schemas in the old Jackson
 JSON-Schema form accepted, no EXTERNAL type), while current master ships Avro 1.12 with Pulsar's own name
 validator (`$` allowed, every namespace part validated, an identical repeat of an enum or fixed accepted),
-PIP-464's strict JSON, and EXTERNAL schemas. A registry answers as one profile, stored with it
+PIP-464's strict JSON, and EXTERNAL schemas. A registry answers as one line, stored with it
 (`Registry.pulsar_version`); a remote one reads its broker's version (`GET /admin/v2/brokers/version`).
 
 The rules in force during a facade call are a context variable (`using`), so that the parsing and checking
-code deep below reads them without every signature carrying them, and two registries of different profiles
+code deep below reads them without every signature carrying them, and two registries of different lines
 in one process (a server, a test) never see each other's.
 """
 
@@ -25,7 +25,7 @@ from ._errors import InvalidArgumentError
 
 
 @dataclass(frozen=True, slots=True)
-class PulsarProfile:
+class PulsarLine:
     """The schema rules of one Pulsar release line (README "Which Pulsar", pulsar-semantics.md §0)."""
 
     name: str
@@ -40,7 +40,7 @@ class PulsarProfile:
 
 
 # The 4.0 LTS line ships Avro 1.11.4; 3.0 has the same schema rules on an older Avro 1.11.
-_LTS_4_0 = PulsarProfile(
+_LTS_4_0 = PulsarLine(
     name="4.0",
     title="Pulsar 4.0 LTS",
     avro="1.11.4",
@@ -51,12 +51,12 @@ _LTS_4_0 = PulsarProfile(
     external=False,
     protobuf_root_exact=False,
 )
-PROFILES: dict[str, PulsarProfile] = {
+PULSAR_LINES: dict[str, PulsarLine] = {
     p.name: p
     for p in (
         replace(_LTS_4_0, name="3.0", title="Pulsar 3.0 LTS", avro="1.11"),
         _LTS_4_0,
-        PulsarProfile(
+        PulsarLine(
             name="master",
             title="Pulsar master (4.2 and later lines)",
             avro="1.12",
@@ -69,66 +69,60 @@ PROFILES: dict[str, PulsarProfile] = {
         ),
     )
 }
-DEFAULT_PROFILE = "master"
-PULSAR_VERSION_SETTING = "pulsar_version"  # the storage setting that names the profile stored with a registry
+DEFAULT_LINE = "master"
+PULSAR_VERSION_SETTING = "pulsar_version"  # the storage setting that names the line stored with a registry
 _VERSION = re.compile(r"\s*v?(\d+)\.(\d+)(?:[.\-+].*)?\s*")
 
 
-def profile(name: str | PulsarProfile | None) -> PulsarProfile:
-    """The profile called `name` ("3.0", "4.0", "master"; None: the default), or InvalidArgumentError."""
-    if isinstance(name, PulsarProfile):
+def pulsar_line(name: str | PulsarLine | None) -> PulsarLine:
+    """The line called `name` ("3.0", "4.0", "master"; None: the default), or InvalidArgumentError."""
+    if isinstance(name, PulsarLine):
         return name
     if name is None:
-        return PROFILES[DEFAULT_PROFILE]
-    found = PROFILES.get(str(name).strip().lower())
+        return PULSAR_LINES[DEFAULT_LINE]
+    found = PULSAR_LINES.get(str(name).strip().lower())
     if found is None:
-        known = ", ".join(PROFILES)
-        raise InvalidArgumentError(f"unknown Pulsar version profile {name!r}: choose one of {known}")
+        known = ", ".join(PULSAR_LINES)
+        raise InvalidArgumentError(f"unknown Pulsar line {name!r}: choose one of {known}")
     return found
 
 
-def profile_for_broker(version: str) -> PulsarProfile:
-    """The profile nearest to a broker's reported version (`4.0.7`, `3.0.12`, `4.2.0-SNAPSHOT`, or a profile
+def line_for_broker(version: str) -> PulsarLine:
+    """The line nearest to a broker's reported version (`4.0.7`, `3.0.12`, `4.2.0-SNAPSHOT`, or a line
     name): 2.x and 3.x answer as 3.0, 4.0.x as 4.0, anything newer as master; InvalidArgumentError for text that
     is no version."""
-    if version.strip().lower() in PROFILES:  # `schema-explorer serve` reports the profile it answers as
-        return PROFILES[version.strip().lower()]
+    if version.strip().lower() in PULSAR_LINES:  # `schema-explorer serve` reports the line it answers as
+        return PULSAR_LINES[version.strip().lower()]
     match = _VERSION.fullmatch(version)
     if match is None:
         raise InvalidArgumentError(f"the broker reported the version {version!r}, which is not a Pulsar version")
     major, minor = int(match[1]), int(match[2])
     if major <= 3:
-        return PROFILES["3.0"]
+        return PULSAR_LINES["3.0"]
     if (major, minor) == (4, 0):
-        return PROFILES["4.0"]
-    return PROFILES["master"]
+        return PULSAR_LINES["4.0"]
+    return PULSAR_LINES["master"]
 
 
-_IN_FORCE: contextvars.ContextVar[PulsarProfile] = contextvars.ContextVar(
-    "pulsar_profile", default=PROFILES[DEFAULT_PROFILE]
+_ANSWERING_AS: contextvars.ContextVar[PulsarLine] = contextvars.ContextVar(
+    "pulsar_line", default=PULSAR_LINES[DEFAULT_LINE]
 )
 
 
-def in_force() -> PulsarProfile:
-    """The profile of the facade call running in this context (the default profile outside any)."""
-    return _IN_FORCE.get()
+def current_line() -> PulsarLine:
+    """The line the facade call running in this context answers as (the default line outside any)."""
+    return _ANSWERING_AS.get()
 
 
 @contextlib.contextmanager
-def using(chosen: PulsarProfile) -> Iterator[PulsarProfile]:
-    token = _IN_FORCE.set(chosen)
+def answering_as(line: str | PulsarLine | None) -> Iterator[PulsarLine]:
+    """Answer as `line` inside the block: the facade runs each call so, and code that calls the core's checkers
+    directly (the Spark audits) does the same; None is the default line."""
+    token = _ANSWERING_AS.set(pulsar_line(line))
     try:
-        yield chosen
+        yield _ANSWERING_AS.get()
     finally:
-        _IN_FORCE.reset(token)
-
-
-@contextlib.contextmanager
-def answering_as(version: str | PulsarProfile | None) -> Iterator[PulsarProfile]:
-    """Run code that calls the core's checkers directly (the Spark audits) under a Pulsar line's rules, as the
-    facade runs its own calls; None is the default line."""
-    with using(profile(version)) as chosen:
-        yield chosen
+        _ANSWERING_AS.reset(token)
 
 
 def avro_111_name_problem(name: str) -> str | None:

@@ -27,7 +27,7 @@ from ._model import (
     SchemaVersion,
     TopicPolicy,
 )
-from ._pulsar_version import PulsarProfile
+from ._pulsar_version import PulsarLine
 from .explain._changes import SchemaDiff
 from .explain._upgrade import UpgradePlan
 from .explain._whatif import PolicyImpact, WhatIf
@@ -56,8 +56,8 @@ class ReadOnlyRegistry(SchemaRegistry):
     # --- which Pulsar, which backend -------------------------------------------------------------------------
 
     @property
-    def pulsar_profile(self) -> PulsarProfile:
-        return self._inner.pulsar_profile
+    def pulsar_line(self) -> PulsarLine:
+        return self._inner.pulsar_line
 
     @property
     def pulsar_version(self) -> str:

@@ -38,7 +38,7 @@ from ._model import (
 )
 from ._names import NamespaceName, TopicName, parse_tenant
 from ._paths import remote_url
-from ._pulsar_version import PROFILES, PULSAR_VERSION_SETTING, PulsarProfile, profile
+from ._pulsar_version import PULSAR_LINES, PULSAR_VERSION_SETTING, PulsarLine, pulsar_line
 from ._schema_data import checked_info, to_schema_data
 from ._state import RegistryState
 from ._writes import LocalWrites
@@ -72,11 +72,11 @@ class Registry(BackedRegistry):
         clock: Callable[[], int] | None = None,
         pulsar_version: str | None = None,
     ) -> None:
-        # The profile this handle answers as: the one asked for, else the one stored with the registry.
+        # The line this handle answers as: the one asked for, else the one stored with the registry.
         self._asked = bool(pulsar_version)
-        chosen, source = (profile(pulsar_version), "asked when opened") if pulsar_version else _stored(storage)
+        chosen, source = (pulsar_line(pulsar_version), "asked when opened") if pulsar_version else _stored(storage)
         state = RegistryState(storage, broker or BrokerConfig(), chosen, auto_create=auto_create)
-        super().__init__(state, location=location, profile_source=source)
+        super().__init__(state, location=location, line_source=source)
         self._storage = storage
         self._clock = clock or (lambda: time.time_ns() // 1_000_000)
         stamp = lambda: self._clock()  # noqa: E731 - read at each call: the seeder sets its own clock
@@ -117,7 +117,7 @@ class Registry(BackedRegistry):
                 f"{text} is a remote admin API, not an embedded registry: open it with registry.open(url)"
             )
         location = parse_location(text)
-        chosen = profile(pulsar_version).name if pulsar_version else None  # a bad name opens nothing
+        chosen = pulsar_line(pulsar_version).name if pulsar_version else None  # a bad name opens nothing
         storage: LocalStorage
         if location.kind == "sqlite":
             path = _registry_file(location.target, create=create)
@@ -151,7 +151,7 @@ class Registry(BackedRegistry):
     ) -> Registry:
         """`open` for an embedded registry file only: a path is never read as a location or a URL."""
         path = _registry_file(os.fspath(target), create=create)
-        chosen = profile(pulsar_version).name if pulsar_version else None  # a bad name stores nothing
+        chosen = pulsar_line(pulsar_version).name if pulsar_version else None  # a bad name stores nothing
         new = not path.exists()
         storage = SqliteStorage(path)
         if new and chosen:
@@ -165,7 +165,7 @@ class Registry(BackedRegistry):
         """A registry in memory, gone when the handle is (tests, scratch copies)."""
         storage = MemoryStorage()
         if pulsar_version:
-            storage.put_setting(PULSAR_VERSION_SETTING, profile(pulsar_version).name)
+            storage.put_setting(PULSAR_VERSION_SETTING, pulsar_line(pulsar_version).name)
         return cls(storage, broker=broker, auto_create=auto_create)
 
     def close(self) -> None:
@@ -176,26 +176,26 @@ class Registry(BackedRegistry):
 
     # --- which Pulsar -------------------------------------------------------------------------------------
 
-    def _follow_stored_profile(self) -> None:
-        """Answer as the profile stored with the registry (after a snapshot import stored one), unless this
+    def _follow_stored_line(self) -> None:
+        """Answer as the line stored with the registry (after a snapshot import stored one), unless this
         handle was opened asking for a line."""
         if not self._asked:
-            self._state.profile, self._profile_source = _stored(self._storage)
+            self._state.line, self._line_source = _stored(self._storage)
 
     def stored_pulsar_version(self) -> str:
-        """The profile stored with the registry (what a handle opened without `pulsar_version` answers as)."""
+        """The line stored with the registry (what a handle opened without `pulsar_version` answers as)."""
         return _stored(self._storage)[0].name
 
     def set_pulsar_version(self, version: str, *, user: str = "") -> str:
-        """Store the Pulsar version profile the registry answers as, for every handle opened after (and this one)."""
+        """Store the Pulsar version line the registry answers as, for every handle opened after (and this one)."""
         with self._auditor.audited(AuditAction.SET_PULSAR_VERSION, "registry", user) as note:
             before = self.stored_pulsar_version()
-            chosen = profile(version)
+            chosen = pulsar_line(version)
             self._storage.put_setting(PULSAR_VERSION_SETTING, chosen.name)
-            note.detail = f"Pulsar version profile {before} → {chosen.name}"
+            note.detail = f"Pulsar version line {before} → {chosen.name}"
             note.outcome = AuditOutcome.OK if before != chosen.name else AuditOutcome.UNCHANGED
-        self._state.profile = chosen  # once stored: a failed write leaves the handle as it was
-        self._profile_source = "stored with the registry"
+        self._state.line = chosen  # once stored: a failed write leaves the handle as it was
+        self._line_source = "stored with the registry"
         return chosen.name
 
     # --- schemas ----------------------------------------------------------------------------------------
@@ -434,15 +434,15 @@ def _registry_file(text: str, *, create: bool) -> Path:
     return path
 
 
-def _stored(storage: LocalStorage) -> tuple[PulsarProfile, str]:
-    """The profile a registry's stored setting names (the default when none is stored), and that source."""
+def _stored(storage: LocalStorage) -> tuple[PulsarLine, str]:
+    """The line a registry's stored setting names (the default when none is stored), and that source."""
     stored = storage.setting(PULSAR_VERSION_SETTING)
     try:
-        chosen = profile(stored)
-    except InvalidArgumentError:  # written by a newer release with a profile this one lacks
+        chosen = pulsar_line(stored)
+    except InvalidArgumentError:  # written by a newer release with a line this one lacks
         raise StorageError(
-            f"this registry answers as the Pulsar version profile {stored!r}, which this release does not "
-            f"know (it knows {', '.join(PROFILES)}): open it with pulsar_version=... or upgrade"
+            f"this registry answers as the Pulsar version line {stored!r}, which this release does not "
+            f"know (it knows {', '.join(PULSAR_LINES)}): open it with pulsar_version=... or upgrade"
         ) from None
     return chosen, "stored with the registry" if stored else "the default (none stored)"
 

@@ -12,7 +12,7 @@ from ._errors import InvalidSchemaError
 from ._key_value import KEY_VALUE_PART_TYPES, KV_ENCODING, decode_key_value, encode_key_value, render_schema_text
 from ._limits import check_schema_input
 from ._model import SchemaInfo
-from ._pulsar_version import PulsarProfile, avro_111_name_problem, in_force
+from ._pulsar_version import PulsarLine, avro_111_name_problem, current_line
 from ._text import check_mapping, preview
 from ._types import PRIMITIVE_TYPES, SchemaData, SchemaType
 from .avro._json_legacy import jackson_schema
@@ -54,12 +54,12 @@ def validate_schema_data(schema: SchemaData) -> None:
     if kind in _UNVALIDATED:
         return
     if kind is SchemaType.EXTERNAL:
-        rules = in_force()
+        rules = current_line()
         if not rules.external:
             # 3.0/4.0 have no EXTERNAL validator or checker: the broker fails with an internal error (500).
             raise InvalidSchemaError(
                 f"Schema type EXTERNAL is not supported by {rules.title}: it came with Pulsar 4.2 "
-                "(this registry answers as the broker's profile; an older broker answers with an internal error)"
+                "(this registry answers as the broker's line; an older broker answers with an internal error)"
             )
         return
     if kind is SchemaType.STRING:
@@ -78,7 +78,7 @@ def validate_schema_data(schema: SchemaData) -> None:
             )
         return
     if kind in (SchemaType.AVRO, SchemaType.JSON, SchemaType.PROTOBUF):
-        rules = in_force()
+        rules = current_line()
         try:
             parsed = parse_avro_data(schema.type, schema.data)
         except InvalidSchemaError:
@@ -104,8 +104,8 @@ def validate_schema_data(schema: SchemaData) -> None:
     raise InvalidSchemaError(f"schema type {kind} is not supported by this registry")
 
 
-def parse_avro_data(kind: SchemaType, data: bytes, *, profile: PulsarProfile | None = None) -> AvroSchema:
-    """Parse AVRO/JSON/PROTOBUF data as Avro with the name rules of the Pulsar profile in force (or `profile`),
+def parse_avro_data(kind: SchemaType, data: bytes, *, line: PulsarLine | None = None) -> AvroSchema:
+    """Parse AVRO/JSON/PROTOBUF data as Avro with the name rules of the Pulsar line in force (or `line`),
     defaults not validated; InvalidSchemaError if not."""
     try:
         text = data.decode("utf-8")
@@ -117,14 +117,14 @@ def parse_avro_data(kind: SchemaType, data: bytes, *, profile: PulsarProfile | N
         parsed = parse_avro(text)
     except AvroParseError as exc:
         raise InvalidSchemaError(f"Invalid schema definition data for {kind} schema: {exc}") from None
-    problem = profile_problem(parsed, profile or in_force(), text)
+    problem = line_problem(parsed, line or current_line(), text)
     if problem is not None:
         raise InvalidSchemaError(f"Invalid schema definition data for {kind} schema: {problem}")
     return parsed
 
 
-def profile_problem(parsed: AvroSchema, rules: PulsarProfile, text: str) -> str | None:
-    """What the profile's Avro refuses in a schema our parser took (it takes the union of every line's rules):
+def line_problem(parsed: AvroSchema, rules: PulsarLine, text: str) -> str | None:
+    """What the line's Avro refuses in a schema our parser took (it takes the union of every line's rules):
     on Avro 1.11 (3.0, 4.0) a `$` in a name, field name or symbol, or an enum/fixed defined twice; on Avro 1.12
     with Pulsar's validator (master) a namespace part that is not a name. `text` is what was parsed."""
     if not rules.repeated_definitions and parsed.repeated:

@@ -27,7 +27,7 @@ from ._model import (
     TopicPolicy,
 )
 from ._names import NamespaceName, TopicName
-from ._pulsar_version import PulsarProfile, using
+from ._pulsar_version import PulsarLine, answering_as
 from ._types import SchemaData
 from .policy._rules import admin_strategy, effective_policy
 from .storage._base import Storage
@@ -42,15 +42,15 @@ class Snapshotting(Protocol):
 
 
 class RegistryState:
-    """Reads of one backend under one broker configuration and one Pulsar version profile.
+    """Reads of one backend under one broker configuration and one Pulsar version line.
 
-    `profile` is the line the owning facade answers as; the facade updates it when that changes
+    `line` is the line the owning facade answers as; the facade updates it when that changes
     (`Registry.set_pulsar_version`, a snapshot import)."""
 
-    def __init__(self, storage: Storage, broker: BrokerConfig, profile: PulsarProfile, *, auto_create: bool) -> None:
+    def __init__(self, storage: Storage, broker: BrokerConfig, line: PulsarLine, *, auto_create: bool) -> None:
         self.storage = storage
         self.broker = broker
-        self.profile = profile
+        self.line = line
         self.auto_create = auto_create
 
     def snapshot(self) -> contextlib.AbstractContextManager[None]:
@@ -115,17 +115,17 @@ class RegistryState:
         self, live: Sequence[SchemaVersion], data: SchemaData, strategy: CompatibilityStrategy
     ) -> CompatibilityResult:
         """Pulsar's compatibility check of `data` against a live history: the latest version, or every live one
-        under a transitive strategy (§3.4), with this state's profile (also for the calls that replay a history
+        under a transitive strategy (§3.4), with this state's line (also for the calls that replay a history
         outside a facade call: policy impact, previews)."""
         existing = versioned(live)
-        with using(self.profile):
+        with answering_as(self.line):
             if strategy.is_transitive:
                 return check_with_all(existing, data, strategy)
             return check_with_latest(existing, data, strategy)
 
     def duplicate(self, name: TopicName, live: Sequence[SchemaVersion], data: SchemaData) -> int | None:
         """The live version a registration of `data` would return instead of storing it (§3.3), or None."""
-        return find_duplicate(name, live, data, self.profile)
+        return find_duplicate(name, live, data, self.line)
 
     def plan_put(
         self, name: TopicName, entries: Sequence[SchemaVersion], data: SchemaData, strategy: CompatibilityStrategy

@@ -64,7 +64,7 @@ class LocalWrites:
             try:
                 parsed = parse_avro_data(data.type, data.data)
             except InvalidSchemaError as exc:
-                parsed = legacy_json_refusal(data, exc, self._state.profile)
+                parsed = legacy_json_refusal(data, exc, self._state.line)
             else:
                 equality = equality_digest(parsed)
         for _ in range(_MAX_ATTEMPTS):

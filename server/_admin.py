@@ -435,7 +435,7 @@ async def create_namespace(tenant: str, namespace: str, registry: Reg) -> None:
 
 @router.get("/brokers/version", tags=["brokers"], response_class=PlainTextResponse, **auth.READ.route_options())
 async def broker_version(registry: Reg) -> str:
-    """The Pulsar version this server answers as: its profile's name (`3.0`, `4.0`, `master`) where a broker
+    """The Pulsar version this server answers as: its line's name (`3.0`, `4.0`, `master`) where a broker
     reports its release (`4.0.7`); a remote explorer reads either and answers with that line's rules."""
     return str(registry.pulsar_version)
 

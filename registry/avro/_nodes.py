@@ -299,7 +299,7 @@ class AvroSchema:
         self.root = root
         self.named = named
         # Full names of enums and fixeds defined twice, identically (Avro 1.12 accepts that, 1.11 does not:
-        # registry/_pulsar_version.py decides by the profile in force).
+        # registry/_pulsar_version.py decides by the line in force).
         self.repeated: tuple[str, ...] = ()
         self._defaulted = defaulted
         self._has_aliases = has_aliases

@@ -164,7 +164,7 @@ def preview_topic(state: RegistryState, topic: str, **fields: Any) -> PolicyPrev
 
 
 def _staged_state(state: RegistryState, staged: StagedPolicies) -> RegistryState:
-    return RegistryState(cast("Storage", staged), state.broker, state.profile, auto_create=state.auto_create)
+    return RegistryState(cast("Storage", staged), state.broker, state.line, auto_create=state.auto_create)
 
 
 def _preview(

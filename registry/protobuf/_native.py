@@ -14,7 +14,7 @@ from google.protobuf.message import DecodeError
 
 from .._cache_budget import PROTOBUF_PARSED_BYTES, PROTOBUF_PARSED_FACTOR, ByteLRU, cached
 from .._errors import InvalidSchemaError
-from .._pulsar_version import in_force
+from .._pulsar_version import current_line
 
 _KEYS = ("fileDescriptorSet", "rootMessageTypeName", "rootFileDescriptorName")
 
@@ -44,7 +44,7 @@ PARSED: ByteLRU[tuple[bytes, bool], ProtobufNativeSchema] = ByteLRU(PROTOBUF_PAR
 
 def parse_protobuf_native(data: bytes) -> ProtobufNativeSchema:
     """`ProtobufNativeSchemaUtils.deserialize` of the Pulsar line in force, cached."""
-    exact = in_force().protobuf_root_exact
+    exact = current_line().protobuf_root_exact
     return cached(
         PARSED,
         (data, exact),

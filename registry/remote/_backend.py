@@ -385,7 +385,7 @@ def tombstone(schema_id: str, version: int) -> SchemaVersion:
 
 
 def fetch_broker_version(client: AdminClient) -> str | None:
-    """What GET /brokers/version says (`4.0.7`, or the profile name a `schema-explorer serve` answers as), or
+    """What GET /brokers/version says (`4.0.7`, or the line name a `schema-explorer serve` answers as), or
     None when the broker does not say (an old broker, a token without the right)."""
     try:
         response = client.get(f"{ADMIN}/brokers/version")

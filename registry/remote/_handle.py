@@ -55,7 +55,7 @@ from .._model import (
     TopicPolicy,
 )
 from .._names import NamespaceName, TopicName, parse_tenant
-from .._pulsar_version import profile, profile_for_broker
+from .._pulsar_version import line_for_broker, pulsar_line
 from .._schema_data import checked_info, to_schema_data
 from .._state import RegistryState
 from .._types import SchemaData
@@ -100,7 +100,7 @@ _EMBEDDED_ONLY: Final[Mapping[str, str]] = {
     "batch": "each admin call is its own write on the broker; there is no group commit over HTTP",
     "set_pulsar_version": "a remote registry answers as the broker's Pulsar version; open it with "
     "pulsar_version=... to answer as another line",
-    "stored_pulsar_version": "a broker stores no profile of ours; pulsar_version says the line it answers as",
+    "stored_pulsar_version": "a broker stores no line of ours; pulsar_version says the line it answers as",
     "in_memory": "use Registry.in_memory()",
     "open_file": "use Registry.open_file(path)",
 }
@@ -127,18 +127,18 @@ class RemoteRegistry(ServerAnswers):
             config = broker or fetch_broker_config(client)
             reported = fetch_broker_version(client)
             if pulsar_version:
-                chosen = profile(pulsar_version)
+                chosen = pulsar_line(pulsar_version)
                 source = f"asked (the broker reports {reported})" if reported else "asked"
             elif reported:
                 try:
-                    chosen = profile_for_broker(reported)
+                    chosen = line_for_broker(reported)
                     source = f"the broker reports {reported}"
                 except InvalidArgumentError:
-                    chosen = profile(None)
-                    source = f"the broker reports {reported[:40]!r}, which is no Pulsar version: the default profile"
+                    chosen = pulsar_line(None)
+                    source = f"the broker reports {reported[:40]!r}, which is no Pulsar version: the default line"
             else:
-                chosen = profile(None)
-                source = "the broker does not report its version: the default profile"
+                chosen = pulsar_line(None)
+                source = "the broker does not report its version: the default line"
             explorer = ExplorerApi(client) if offers_explorer(client) else None
         except BaseException:
             client.close()
@@ -164,7 +164,7 @@ class RemoteRegistry(ServerAnswers):
                 sent=lambda: client.sent,
             )
         )
-        super().__init__(state, location=client.url, profile_source=source, index=self._index)
+        super().__init__(state, location=client.url, line_source=source, index=self._index)
 
     @property
     def records_clients(self) -> bool:
@@ -550,8 +550,8 @@ def _version_of(body: Any, what: str) -> int:
 
 
 def _same_line(reported: str, chosen: str) -> bool:
-    """The server reports the profile it answers as; a broker's version maps to its line."""
+    """The server reports the line it answers as; a broker's version maps to its line."""
     try:
-        return profile_for_broker(reported).name == chosen
+        return line_for_broker(reported).name == chosen
     except InvalidArgumentError:
         return False

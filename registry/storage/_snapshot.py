@@ -62,7 +62,7 @@ from .._model import (
     TopicPolicy,
 )
 from .._names import NamespaceName, TopicName, parse_tenant
-from .._pulsar_version import PULSAR_VERSION_SETTING, profile
+from .._pulsar_version import PULSAR_VERSION_SETTING, pulsar_line
 from .._text import readable
 from .._types import SchemaType
 from ._base import AuditLog, StaleHistoryError
@@ -319,9 +319,9 @@ def registry_from_records(records: Iterable[Mapping[str, Any]], *, into: Registr
     header = next(items, None)
     if header is None or header.get("kind") != "snapshot":
         raise SnapshotError("snapshot records must start with the snapshot header")
-    line = _field(header, "pulsar_version", str, default="")  # snapshots before profiles have none
+    line = _field(header, "pulsar_version", str, default="")  # snapshots made before Pulsar lines were stored have none
     try:
-        chosen = profile(line).name if line else None
+        chosen = pulsar_line(line).name if line else None
     except RegistryError as exc:
         raise SnapshotError(f"{_where(header)}: {exc}") from None
     if into is None:
@@ -350,7 +350,7 @@ def registry_from_records(records: Iterable[Mapping[str, Any]], *, into: Registr
             except (RegistryError, KeyError, TypeError, ValueError) as exc:
                 raise SnapshotError(f"{_where(record)}: invalid {record.get('kind')} record: {exc}") from None
     if into is not None and chosen:
-        into._follow_stored_profile()
+        into._follow_stored_line()
     return registry
 
 

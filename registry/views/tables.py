@@ -373,7 +373,7 @@ def compatibility_matrix(registry: Registry, topic: str, *, max_versions: int = 
         for w, writer in enumerate(checked):
             if r == w:
                 continue
-            with answering_as(registry.pulsar_profile):  # the verdicts of the line the registry answers as
+            with answering_as(registry.pulsar_line):  # the verdicts of the line the registry answers as
                 verdict = pair_verdict(schemas[r], schemas[w], writer.version)
             first = verdict.first
             rows.append(

@@ -135,7 +135,7 @@ def test_the_uploaders_say_the_registry_limit_not_streamlits_default(db: Path) -
 
 def test_the_sidebar_answers_as_another_pulsar_line_for_the_session(db: Path, make_app) -> None:  # noqa: ANN001
     """Toggle then try: the same candidate (a `$` in a record name) is valid as master and invalid as Pulsar 4.0
-    (Avro 1.11), and the sidebar says which line answers; the registry's stored profile is untouched."""
+    (Avro 1.11), and the sidebar says which line answers; the registry's stored line is untouched."""
     at = make_app(db, topic=ORDER_CREATED, page="app_pages/whatif.py").run()
     assert not at.exception
     assert any("Answers as **Pulsar master" in c.value for c in at.sidebar.caption)

@@ -128,12 +128,12 @@ def test_dedup_is_schema_equals(case: dict[str, Any], http: httpx.Client, embedd
 
 
 @pytest.fixture(scope="module")
-def profile_servers(start_server, tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:  # noqa: ANN001
-    """One `serve` per Pulsar version profile, each over a new file made with that profile (tenant t, namespace
+def line_servers(start_server, tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:  # noqa: ANN001
+    """One `serve` per Pulsar version line, each over a new file made with that line (tenant t, namespace
     t/n)."""
     urls = {}
     for line in ("3.0", "4.0", "master"):
-        db = tmp_path_factory.mktemp(f"profile-{line}") / "registry.db"
+        db = tmp_path_factory.mktemp(f"line-{line}") / "registry.db"
         with Registry.open(db, create=True, pulsar_version=line) as reg:
             reg.create_tenant("t")
             reg.create_namespace("t/n")
@@ -141,16 +141,16 @@ def profile_servers(start_server, tmp_path_factory: pytest.TempPathFactory) -> d
     return urls
 
 
-@pytest.mark.parametrize("case", VECTORS["profiles"], ids=_ids(VECTORS["profiles"], "id"))
-def test_profiles(case: dict[str, Any], profile_servers: dict[str, str]) -> None:
+@pytest.mark.parametrize("case", VECTORS["lines"], ids=_ids(VECTORS["lines"], "id"))
+def test_lines(case: dict[str, Any], line_servers: dict[str, str]) -> None:
     """The same schema, accepted or refused as the case's Pulsar line does: embedded, over REST (422 when
     refused), and through the remote facade, which reads the line from GET /brokers/version."""
     info = SchemaInfo(type=SchemaType(case["type"]), schema=case["schema"])
     topic = f"persistent://t/n/{case['id']}"
-    embedded = Registry.in_memory(pulsar_version=case["profile"])
-    url = profile_servers[case["profile"]]
+    embedded = Registry.in_memory(pulsar_version=case["line"])
+    url = line_servers[case["line"]]
     with registry.open(url) as remote:
-        assert remote.pulsar_version == case["profile"]
+        assert remote.pulsar_version == case["line"]
         for reg, suffix in ((embedded, ""), (remote, "-remote")):
             try:
                 reg.register(topic + suffix, info)

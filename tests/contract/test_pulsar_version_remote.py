@@ -1,4 +1,4 @@
-"""The Pulsar version profile over REST: `serve` reports it at GET /admin/v2/brokers/version, and a remote
+"""The Pulsar version line over REST: `serve` reports it at GET /admin/v2/brokers/version, and a remote
 registry answers as the line the broker reports (tests/unit/test_pulsar_version.py has the rules)."""
 
 from __future__ import annotations
@@ -18,8 +18,8 @@ DOLLAR = json.dumps({"type": "record", "name": "A$B", "fields": []})
 
 
 def test_the_rest_server_reports_its_profile_and_a_remote_registry_answers_as_it(tmp_path: Path) -> None:
-    """`GET /admin/v2/brokers/version` says the profile a `serve` answers as; `registry.open(url)` reads it
-    (a real broker says `4.0.7`, mapped by profile_for_broker), and the same candidate gets the same verdict
+    """`GET /admin/v2/brokers/version` says the line a `serve` answers as; `registry.open(url)` reads it
+    (a real broker says `4.0.7`, mapped by line_for_broker), and the same candidate gets the same verdict
     remotely and embedded."""
     db = tmp_path / "r.db"
     Registry.open(db, create=True, pulsar_version="4.0").close()

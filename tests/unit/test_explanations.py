@@ -452,7 +452,7 @@ def test_every_rule_code_has_an_explained_case() -> None:
         RuleCode.NO_SCHEMA_ON_ACTIVE_TOPIC,
         RuleCode.UNPARSEABLE_SCHEMA,
         RuleCode.NOT_KEY_VALUE,
-        RuleCode.JSON_SCHEMA_ID_CHANGED,  # a 3.0/4.0 profile rule: tests/unit/test_pulsar_version.py
+        RuleCode.JSON_SCHEMA_ID_CHANGED,  # a 3.0/4.0 line rule: tests/unit/test_pulsar_version.py
         RuleCode.DUPLICATE_FIELD,  # Avro's applyAliases: tests/unit/test_pulsar_version.py
     }
     assert covered == set(RuleCode)

@@ -1,5 +1,5 @@
-"""Pulsar version profiles (issue 21): the rules that differ between Pulsar 3.0/4.0 (Avro 1.11, legacy JSON, no
-EXTERNAL) and master (Avro 1.12 with Pulsar's name validator, PIP-464 strict JSON, EXTERNAL); the profile stored
+"""Pulsar version lines (issue 21): the rules that differ between Pulsar 3.0/4.0 (Avro 1.11, legacy JSON, no
+EXTERNAL) and master (Avro 1.12 with Pulsar's name validator, PIP-464 strict JSON, EXTERNAL); the line stored
 with a registry file; and the Jackson/Java reading of schema text that every line shares."""
 
 from __future__ import annotations
@@ -18,8 +18,8 @@ from registry import (
     RuleCode,
     SchemaInfo,
     SchemaType,
-    profile_for_broker,
-    pulsar_profile,
+    line_for_broker,
+    pulsar_line,
 )
 
 TOPIC = "persistent://t/n/orders"
@@ -46,15 +46,15 @@ def accepted(line: str, info: SchemaInfo) -> bool:
     return True
 
 
-def test_profiles_and_broker_versions() -> None:
-    assert [pulsar_profile(n).name for n in ("3.0", "4.0", "MASTER", None)] == ["3.0", "4.0", "master", "master"]
-    with pytest.raises(InvalidArgumentError, match="unknown Pulsar version profile '3.1'.*3.0, 4.0, master"):
-        pulsar_profile("3.1")
+def test_lines_and_broker_versions() -> None:
+    assert [pulsar_line(n).name for n in ("3.0", "4.0", "MASTER", None)] == ["3.0", "4.0", "master", "master"]
+    with pytest.raises(InvalidArgumentError, match="unknown Pulsar line '3.1'.*3.0, 4.0, master"):
+        pulsar_line("3.1")
     reported = {"2.11.4": "3.0", "3.0.12": "3.0", "3.3.1": "3.0", "4.0.7": "4.0", "4.1.0": "master"}
     reported |= {"4.2.0-SNAPSHOT": "master", "5.0.0": "master", "master": "master", "4.0": "4.0"}
-    assert {v: profile_for_broker(v).name for v in reported} == reported
+    assert {v: line_for_broker(v).name for v in reported} == reported
     with pytest.raises(InvalidArgumentError, match="not a Pulsar version"):
-        profile_for_broker("[]")
+        line_for_broker("[]")
 
 
 def test_dollar_in_names_is_an_avro_1_12_name() -> None:
@@ -170,7 +170,7 @@ def test_the_profile_is_stored_with_a_new_file_and_changed_only_on_purpose(tmp_p
         assert reg.pulsar_version == "3.0"
     with pytest.raises(InvalidArgumentError), Registry.open(tmp_path / "new.db", create=True, pulsar_version="x"):
         pass
-    assert not (tmp_path / "new.db").exists()  # a bad profile name makes no file
+    assert not (tmp_path / "new.db").exists()  # a bad line name makes no file
     with Registry.open(tmp_path / "plain.db", create=True) as reg:
         assert reg.pulsar_version == "master" and reg.pulsar_version_source == "the default (none stored)"
 
@@ -248,7 +248,7 @@ def test_a_snapshot_without_a_line_or_with_an_unknown_one(tmp_path: Path) -> Non
     header, *rest = (tmp_path / "s.jsonl").read_text().splitlines()
     old = {k: v for k, v in json.loads(header).items() if k != "pulsar_version"}
     (tmp_path / "old.jsonl").write_text("\n".join([json.dumps(old), *rest]) + "\n")
-    assert import_snapshot(tmp_path / "old.jsonl").pulsar_version == "master"  # written before profiles
+    assert import_snapshot(tmp_path / "old.jsonl").pulsar_version == "master"  # written before lines
     (tmp_path / "bad.jsonl").write_text("\n".join([json.dumps({**old, "pulsar_version": "9.9"}), *rest]) + "\n")
     with pytest.raises(SnapshotError, match="9.9"):
         import_snapshot(tmp_path / "bad.jsonl")
