@@ -42,7 +42,7 @@ from ._schema_data import checked_info
 from ._text import iso_millis
 from ._types import SchemaData
 from ._view import RegistryView
-from .explain._answers import policy_impact, schema_of, upgrade_plan, what_if
+from .explain._answers import diff_side, policy_impact, upgrade_plan, what_if
 from .explain._changes import SchemaDiff
 from .explain._diff import diff_schemas
 from .explain._upgrade import UpgradePlan
@@ -282,7 +282,7 @@ class SchemaRegistry(abc.ABC):
         the latest live version)."""
         name = TopicName.parse(topic)
         with self._view.snapshot():
-            return diff_schemas(self._schema_of(name, old), self._schema_of(name, new))
+            return diff_schemas(str(name.base), self._side(name, old), self._side(name, new))
 
     @bounded
     def what_if(self, topic: str, info: SchemaInfo) -> WhatIf:
@@ -300,7 +300,7 @@ class SchemaRegistry(abc.ABC):
         default: the latest version) so that every reader can read every writer at each step."""
         name = TopicName.parse(topic)
         with self._view.snapshot():
-            return upgrade_plan(self._view, name, self._view.live(name), self._schema_of(name, target))
+            return upgrade_plan(self._view, name, self._view.live(name), self._side(name, target)[1])
 
     def policy_impact(self, namespace: str, strategy: CompatibilityStrategy | str) -> PolicyImpact:
         """What setting `strategy` on a namespace would have refused: per topic, the live registrations that
@@ -349,10 +349,10 @@ class SchemaRegistry(abc.ABC):
                 self._view, topic, compatibility=compatibility, validation_enforced=validation_enforced
             )
 
-    def _schema_of(self, name: TopicName, ref: int | SchemaInfo | None) -> SchemaData:
+    def _side(self, name: TopicName, ref: int | SchemaInfo | None) -> tuple[int | str, SchemaData]:
         if ref is None or isinstance(ref, SchemaInfo):
-            return schema_of(self._view, name, ref)
-        return schema_of(self._view, name, version_number(ref, negative=True))
+            return diff_side(self._view, name, ref)
+        return diff_side(self._view, name, version_number(ref, negative=True))
 
     # --- catalog ----------------------------------------------------------------------------------------
 
