@@ -14,10 +14,12 @@ from ..protobuf._proto_text import proto_text
 from ._changes import Change, ChangeKind, Effect, SchemaDiff
 
 
-def diff_schemas(topic: str, old: tuple[int | str, SchemaData], new: tuple[int | str, SchemaData]) -> SchemaDiff:
-    """What changed from `old` to `new` (each a version number or CANDIDATE, with its schema) on `topic`, each
-    change marked for BACKWARD and FORWARD reading."""
-    (old_version, old), (new_version, new) = old, new
+def diff_schemas(
+    topic: str, old_side: tuple[int | str, SchemaData], new_side: tuple[int | str, SchemaData]
+) -> SchemaDiff:
+    """What changed from the old side to the new (each a version number or CANDIDATE, with its schema) on
+    `topic`, each change marked for BACKWARD and FORWARD reading."""
+    (old_version, old), (new_version, new) = old_side, new_side
     return SchemaDiff(
         topic=topic,
         old_version=old_version,
