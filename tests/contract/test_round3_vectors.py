@@ -4,6 +4,7 @@ facade against the same server (which reads the line from GET /brokers/version).
 
 from __future__ import annotations
 
+import base64
 import json
 from collections.abc import Iterator
 from pathlib import Path
@@ -12,7 +13,7 @@ from typing import Any
 import httpx
 import pytest
 
-from registry import IncompatibleSchemaError, Registry, SchemaInfo, SchemaType
+from registry import IncompatibleSchemaError, InvalidSchemaError, Registry, SchemaInfo, SchemaType
 
 VECTORS = json.loads((Path(__file__).parent.parent / "vectors" / "round3.json").read_text(encoding="utf-8"))
 LINES = ("3.0", "4.0", "master")
@@ -120,3 +121,86 @@ def test_an_avro_equal_copy_resolves_without_aliases(
     embedded.set_topic_policy(name, compatibility="FULL")
     admission = embedded.connect_consumer(name, _avro(case["candidate"]), subscription="s")
     assert admission.accepted is case["compatible"], admission.reason
+
+
+# ------------------------------------------------------------------------------ 2. PROTOBUF_NATIVE descriptors
+
+NATIVE = VECTORS["protobuf_native"]
+DOCUMENTS = VECTORS["protobuf_native_documents"]
+BROKER_REASON = "deserialize ProtobufNative Schema failed"
+NO_ROOT = "protobuf root message descriptor is null"  # 3.0/4.0, a root of one part not found
+
+
+def native_document(case: dict[str, Any]) -> str:
+    """The PROTOBUF_NATIVE schema text of a descriptor vector: its files, base64, and its root."""
+    from google.protobuf import descriptor_pb2, json_format
+
+    files = json_format.ParseDict({"file": case["files"]}, descriptor_pb2.FileDescriptorSet())
+    return json.dumps(
+        {
+            "fileDescriptorSet": base64.b64encode(files.SerializeToString()).decode("ascii"),
+            "rootMessageTypeName": case["root"],
+            "rootFileDescriptorName": case["root_file"],
+        }
+    )
+
+
+def _native_params() -> list[Any]:
+    return [
+        pytest.param(line, case, id=f"{case['id']}-{line}")
+        for case in NATIVE["cases"]
+        for line in LINES
+        if line == "master" or case["java"]["3.25"] != case["java"]["4.x"] or line == "4.0"
+    ]
+
+
+def _accepts(line: str, text: str, url: str, remote: Registry, topic: str) -> tuple[dict[str, bool], dict[str, str]]:
+    """Registering `text` embedded, through the remote facade and over REST: accepted or not, with the reason."""
+    info = SchemaInfo(type=SchemaType.PROTOBUF_NATIVE, schema=text)
+    accepted, reasons = {}, {}
+    for where, reg in (("embedded", Registry.in_memory(pulsar_version=line)), ("remote", remote)):
+        try:
+            reg.register(f"{topic}-{where}", info)
+            accepted[where] = True
+        except InvalidSchemaError as exc:
+            accepted[where], reasons[where] = False, str(exc)
+    body = {"type": "PROTOBUF_NATIVE", "schema": text, "properties": {}}
+    answer = httpx.post(f"{url}/admin/v2/schemas/{topic.removeprefix('persistent://')}-rest/schema", json=body)
+    assert answer.status_code in (200, 422), answer.text
+    accepted["rest"] = answer.status_code == 200
+    if not accepted["rest"]:
+        reasons["rest"] = answer.json()["reason"]
+    return accepted, reasons
+
+
+@pytest.mark.parametrize(("line", "case"), _native_params())
+def test_protobuf_native_descriptors_build_as_protobuf_java_builds_them(
+    line: str, case: dict[str, Any], servers: dict[str, str], remotes: dict[str, Registry]
+) -> None:
+    """Accepted where the line's protobuf-java builds the descriptor, refused (422) where it does not, with the
+    broker's reason and protobuf-java's words. (3.0 and 4.0 share protobuf-java 3.25: 4.0 stands for both unless
+    the two Java lines differ.)"""
+    expected = case["java"][NATIVE["runtime_of_line"][line]]
+    topic = f"persistent://t/n/pn-{case['id']}"
+    accepted, reasons = _accepts(line, native_document(case), servers[line], remotes[line], topic)
+    assert accepted == dict.fromkeys(accepted, expected), (reasons, case["what"])
+    for where, reason in reasons.items():
+        assert BROKER_REASON in reason, (where, reason)
+        java = case.get("java_reason", {}).get(NATIVE["runtime_of_line"][line])
+        if java and case.get("reason_here") != "upb":
+            assert java in reason, (where, reason)
+
+
+@pytest.mark.parametrize("case", DOCUMENTS["cases"], ids=_ids(DOCUMENTS["cases"]))
+def test_the_protobuf_native_document_is_read_as_jackson_reads_it(
+    case: dict[str, Any], servers: dict[str, str], remotes: dict[str, Registry]
+) -> None:
+    """Unknown keys ignored, content after the document ignored, a byte order mark skipped, numbers given for a
+    name read as their text, byte arrays taken, NaN refused: on every line alike."""
+    for line in LINES:
+        accepted, reasons = _accepts(
+            line, case["schema"], servers[line], remotes[line], f"persistent://t/n/doc-{case['id']}"
+        )
+        assert accepted == dict.fromkeys(accepted, case["accepted"]), (line, reasons)
+        for reason in reasons.values():
+            assert "PROTOBUF_NATIVE" in reason and (BROKER_REASON in reason or NO_ROOT in reason), reason

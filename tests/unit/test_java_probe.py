@@ -16,6 +16,7 @@ and run `pytest -m java tests/unit/test_java_probe.py`: a vector whose answer ch
 
 from __future__ import annotations
 
+import base64
 import json
 import shutil
 import subprocess
@@ -27,7 +28,7 @@ from typing import Any
 import pytest
 
 import needs
-from registry import Registry, SchemaInfo, SchemaType
+from registry import InvalidSchemaError, Registry, SchemaInfo, SchemaType
 
 pytestmark = pytest.mark.java
 
@@ -39,7 +40,7 @@ RUNTIMES = {
     "3.25": ("orc-core-*-shaded-protobuf.jar", "org.apache.orc.protobuf"),
     "4.x": ("spark-core_*.jar", "org.sparkproject.spark_core.protobuf"),
 }
-LINE_RUNTIME = {"3.0": "3.25", "4.0": "3.25", "master": "4.x"}
+LINES = ("3.0", "4.0", "master")
 
 Ask = Callable[[str, dict[str, Any]], dict[str, Any]]
 
@@ -144,3 +145,56 @@ def test_avro_equal_copies_as_avro_judges_them(ask: Ask, case: dict[str, Any]) -
         assert ours.compatible is case["compatible"], (strategy, ours.problems)
         if case.get("code") == "DUPLICATE_FIELD":
             assert answer["verdict"] == "internal error" and "Duplicate field" in answer["error"], answer
+
+
+# ------------------------------------------------------------------- 2. PROTOBUF_NATIVE descriptors and documents
+
+NATIVE = VECTORS["protobuf_native"]
+DOCUMENTS = VECTORS["protobuf_native_documents"]
+EXACT = {"3.25": False, "4.x": True}  # the lines' root lookup: 3.0/4.0 strip leniently, master looks up exactly
+
+
+def native_document(case: dict[str, Any]) -> str:
+    from google.protobuf import descriptor_pb2, json_format
+
+    files = json_format.ParseDict({"file": case["files"]}, descriptor_pb2.FileDescriptorSet())
+    document = {
+        "fileDescriptorSet": base64.b64encode(files.SerializeToString()).decode("ascii"),
+        "rootMessageTypeName": case["root"],
+        "rootFileDescriptorName": case["root_file"],
+    }
+    return json.dumps(document)
+
+
+def ours(line: str, text: str) -> bool:
+    try:
+        Registry.in_memory(pulsar_version=line).register(
+            "persistent://t/n/probe", SchemaInfo(type=SchemaType.PROTOBUF_NATIVE, schema=text)
+        )
+    except InvalidSchemaError:
+        return False
+    return True
+
+
+@pytest.mark.parametrize("case", NATIVE["cases"], ids=[c["id"] for c in NATIVE["cases"]])
+def test_protobuf_native_descriptors_as_protobuf_java_builds_them(ask: Ask, case: dict[str, Any]) -> None:
+    """`Descriptors.FileDescriptor.buildFrom` on each protobuf-java line: the vector's verdict and reason; and
+    this project, answering as each Pulsar line, agrees with that line's protobuf-java."""
+    text = native_document(case)
+    for runtime, exact in EXACT.items():
+        answer = ask(runtime, {"probe": "protobuf_native", "data": text, "exact": exact})
+        assert answer["accepted"] is case["java"][runtime], (runtime, answer)
+        if not answer["accepted"]:
+            assert case["java_reason"][runtime] in answer["cause"], (runtime, answer)
+    for line, runtime in NATIVE["runtime_of_line"].items():
+        assert ours(line, text) is case["java"][runtime], (line, case["what"])
+
+
+@pytest.mark.parametrize("case", DOCUMENTS["cases"], ids=[c["id"] for c in DOCUMENTS["cases"]])
+def test_protobuf_native_documents_as_jackson_reads_them(ask: Ask, case: dict[str, Any]) -> None:
+    """ObjectMapperFactory's mapper reading ProtobufNativeSchemaData, then deserialize: every line alike."""
+    for runtime, exact in EXACT.items():
+        answer = ask(runtime, {"probe": "protobuf_native", "data": case["schema"], "exact": exact})
+        assert answer["accepted"] is case["accepted"], (runtime, answer)
+    for line in LINES:
+        assert ours(line, case["schema"]) is case["accepted"], line
