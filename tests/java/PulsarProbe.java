@@ -19,6 +19,9 @@
  *       AvroSchemaBasedCompatibilityCheck.checkCompatible: parse without default validation, then Avro's
  *       SchemaValidatorBuilder (canRead / canBeRead / mutualRead, latest or all).
  *       -> {"verdict": "compatible"|"incompatible"|"internal error", "error": TEXT|null}
+ *   {"probe": "avro_parse", "schema": TEXT}
+ *       SchemaRegistryServiceImpl.getSchemaVersionBySchemaData's parse: `new Schema.Parser().parse(text)`, defaults
+ *       validated. -> {"parsed": BOOL, "error": TEXT|null, "runtime_exception": BOOL}
  *   {"probe": "versions"} -> {"protobuf": TEXT, "avro": TEXT, "jackson": TEXT}
  */
 
@@ -84,6 +87,9 @@ public class PulsarProbe {
                     break;
                 case "avro":
                     answer = avro(request);
+                    break;
+                case "avro_parse":
+                    answer = avroParse(request.path("schema").asText());
                     break;
                 case "versions":
                     answer = versions();
@@ -260,6 +266,21 @@ public class PulsarProbe {
             // Not converted by AvroSchemaBasedCompatibilityCheck: the broker answers with an internal error.
             answer.put("verdict", "internal error");
             answer.put("error", e.getClass().getSimpleName() + ": " + e.getMessage());
+        }
+        return answer;
+    }
+
+    private static ObjectNode avroParse(String text) {
+        ObjectNode answer = JSON.createObjectNode();
+        try {
+            new Schema.Parser().parse(text);
+            answer.put("parsed", true);
+            answer.putNull("error");
+            answer.put("runtime_exception", false);
+        } catch (Exception e) {
+            answer.put("parsed", false);
+            answer.put("error", e.getClass().getSimpleName() + ": " + e.getMessage());
+            answer.put("runtime_exception", e instanceof RuntimeException);
         }
         return answer;
     }

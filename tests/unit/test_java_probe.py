@@ -198,3 +198,23 @@ def test_protobuf_native_documents_as_jackson_reads_them(ask: Ask, case: dict[st
         assert answer["accepted"] is case["accepted"], (runtime, answer)
     for line in LINES:
         assert ours(line, case["schema"]) is case["accepted"], line
+
+
+# ------------------------------------------------------------------ 3. a Jackson JSON-Schema on a topic in use
+
+JACKSON = VECTORS["jackson_json_schema"]
+
+
+@pytest.mark.parametrize("case", JACKSON["cases"], ids=[c["id"] for c in JACKSON["cases"]])
+def test_the_duplicate_checks_avro_parse_fails_on_a_jackson_document(ask: Ask, case: dict[str, Any]) -> None:
+    """getSchemaVersionBySchemaData parses with `new Schema.Parser()`: a Jackson document throws a
+    RuntimeException no layer above converts (the broker's 500; Avro 1.11 throws SchemaParseException "Undefined
+    name", 1.12.1 a NullPointerException on the unresolved name `object`); an Avro one parses."""
+    for side in (case["first"], case.get("second")):
+        if side is None or side["type"] not in ("AVRO", "JSON"):
+            continue
+        answer = ask("3.25", {"probe": "avro_parse", "schema": side["schema"]})
+        is_jackson = '"id"' in side["schema"]
+        assert answer["parsed"] is not is_jackson, answer
+        if is_jackson:
+            assert answer["runtime_exception"], answer
