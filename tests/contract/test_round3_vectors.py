@@ -18,8 +18,10 @@ from registry import (
     InvalidSchemaError,
     PoisonedHistoryError,
     Registry,
+    RegistryError,
     SchemaInfo,
     SchemaType,
+    to_json,
 )
 
 VECTORS = json.loads((Path(__file__).parent.parent / "vectors" / "round3.json").read_text(encoding="utf-8"))
@@ -268,3 +270,54 @@ def test_a_jackson_json_schema_on_a_topic_with_a_schema(
         assert embedded.check(topic, _info(case["second"])).compatible is case["compatible"]
         admission = embedded.connect_consumer(topic, _info(case["second"]), subscription="s")
         assert admission.accepted is case["compatible"], admission.reason
+
+
+# ---------------------------------------------------------------------------------------- 4. one diff shape
+
+DIFFS = VECTORS["diff_shape"]
+
+
+@pytest.mark.parametrize("case", DIFFS["cases"], ids=_ids(DIFFS["cases"]))
+def test_every_diff_names_what_it_compared(
+    case: dict[str, Any], servers: dict[str, str], remotes: dict[str, Registry]
+) -> None:
+    """The same three keys, the same numbers, from the embedded facade, the remote facade (which asks the
+    explorer API) and REST, new names in, and the older `from`/`to` still read."""
+    remote, url = remotes["master"], servers["master"]
+    embedded = Registry.in_memory()
+    topic = f"persistent://t/n/diff-{case['id']}"
+    for reg in (embedded, remote):
+        for step in case["history"]:
+            if step == "delete":
+                reg.delete(topic)
+            else:
+                reg.register(topic, _avro(step))
+    request = case["request"]
+    old = request.get("old_version")
+    new: int | SchemaInfo | None = _avro(request["candidate"]) if "candidate" in request else request.get("new_version")
+    rest = f"{url}/explorer/v1/topics/{topic.removeprefix('persistent://')}/diff"
+    if "candidate" in request:
+        body = {"candidate": {"type": "AVRO", "schema": request["candidate"]}} | (
+            {} if old is None else {"old_version": old}
+        )
+        answer = httpx.post(rest, json=body, timeout=10.0)
+    else:
+        params = {"old_version": old} | ({} if new is None else {"new_version": new})
+        answer = httpx.get(rest, params=params, timeout=10.0)
+        if "status" not in case:
+            older = {"from": old} | ({} if new is None else {"to": new})
+            assert httpx.get(rest, params=older, timeout=10.0).json() == answer.json(), "the older names"
+    if "status" in case:
+        assert answer.status_code == case["status"], answer.text
+        for reg in (embedded, remote):
+            with pytest.raises(RegistryError):
+                reg.diff(topic, old, new)
+        return
+    expected = {"topic": topic, **case["answer"]}
+    assert answer.status_code == 200, answer.text
+    assert {k: answer.json()[k] for k in expected} == expected
+    for reg in (embedded, remote):
+        if old is None:
+            old = reg.history(topic)[-1].version
+        diff = to_json(reg.diff(topic, old, new))
+        assert {k: diff[k] for k in expected} == expected
