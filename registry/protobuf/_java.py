@@ -467,19 +467,55 @@ def _references_for_upb(copy: descriptor_pb2.FileDescriptorProto, renames: Mappi
             method.output_type = spelled(method.output_type)
 
 
-def for_upb(proto: descriptor_pb2.FileDescriptorProto, renames: Mapping[str, str]) -> UpbCopy:
-    """A copy of `proto` upb builds wherever protobuf-java builds the original, changed only in what upb alone
-    objects to and the model reads from the original: no defaults (checked and read by `java_default`), proto3
-    `required` as optional, numbers above 2^29-1 moved below it, oneofs renamed apart, emptied of repeated and
-    required members and dropped when empty, proto3 `optional` outside a oneof cleared, enum values renamed
-    within their enum and every enum given a first value 0 (upb wants an implicit-presence enum to default to
-    0), map entries upb would refuse made plain messages, a repeated extension number dropped, reserved ranges,
-    weak imports, stray features and editions dropped, an unknown syntax read as proto2 (Java's reading), JSON
-    name clashes allowed (the legacy option), MessageSets made plain (4.x builds them with fields), and a
-    package upb refuses renamed (`package_renames`; the model spells names as declared)."""
+@dataclass(frozen=True, slots=True)
+class Adjustments:
+    """What upb refused in an earlier attempt at a copy, by field (full names as declared): defaults it cannot
+    read (Java's reading is `java_default`'s), and implicit-presence fields of an enum that does not start at 0
+    (upb wants such a field's default to be 0; the copy gives the field presence, the model keeps its own)."""
+
+    no_default: frozenset[str] = frozenset()
+    explicit: frozenset[str] = frozenset()
+
+    def after(self, error: str, renames: Mapping[str, str]) -> Adjustments | None:
+        """The adjustments that answer upb's `error`, or None when it is not one of those (a refusal)."""
+        for pattern, kind in _RETRIED:
+            match = pattern.search(error)
+            if match:
+                field = to_original(renames, match[1])
+                if kind == "default" and field not in self.no_default:
+                    return Adjustments(self.no_default | {field}, self.explicit)
+                if kind == "presence" and field not in self.explicit:
+                    return Adjustments(self.no_default, self.explicit | {field})
+        return None
+
+
+_RETRIED = (
+    (re.compile(r"Invalid default '.*' for field (\S+) of type", re.DOTALL), "default"),
+    (re.compile(r"fields with implicit presence cannot have explicit defaults \((\S+)\)"), "default"),
+    (re.compile(r"Implicit presence field \((\S+)\) cannot use an enum type"), "presence"),
+)
+
+
+def for_upb(
+    proto: descriptor_pb2.FileDescriptorProto,
+    renames: Mapping[str, str],
+    clashes: frozenset[str] = frozenset(),
+    adjust: Adjustments = Adjustments(),
+) -> UpbCopy:
+    """A copy of `proto` that upb builds wherever protobuf-java builds the original, changed only where upb
+    alone objects, so that a schema protoc wrote is given to upb as it is (and messages decoded with upb's
+    classes, as the data audit does, read as they should). Changed, each only where it applies: proto3
+    `required` made optional; a proto3 default, or one upb cannot read (`adjust`), dropped (Java's reading is
+    `java_default`'s); numbers above 2^29-1 moved below it; oneofs emptied of repeated and required members,
+    dropped when empty, renamed where the name is taken; proto3 `optional` outside a oneof cleared; an enum
+    value renamed where C++ scoping makes its name clash (`clashes`: Java scopes values by their enum); an open
+    enum not starting at 0 given a hidden first value 0; map entries upb refuses made plain messages; a
+    repeated extension number dropped; reserved ranges, invalid extension ranges, weak imports, features
+    outside editions and an edition outside editions dropped; an unknown syntax read as proto2 (as Java reads
+    it); JSON name clashes allowed (the legacy option); a MessageSet with fields made plain (4.x builds it);
+    a package upb refuses renamed (`package_renames`). The model reads every declared fact from the original."""
     copy = descriptor_pb2.FileDescriptorProto()
     copy.CopyFrom(proto)
-    presence: dict[str, bool] = {}
     if copy.syntax not in ("", "proto2", "proto3", "editions"):
         copy.syntax = "proto2"
     editions = copy.syntax == "editions"
@@ -488,20 +524,184 @@ def for_upb(proto: descriptor_pb2.FileDescriptorProto, renames: Mapping[str, str
     if not editions:
         copy.ClearField("edition")
         strip_features(copy)
-    proto3 = copy.syntax == "proto3"
     del copy.weak_dependency[:]
-    prefix = copy.package + "." if copy.package else ""  # presence is keyed by the names as declared
+    scope = proto.package  # names as declared: presence, clashes and adjustments are keyed by them
+    context = _CopyContext(copy.syntax or "proto2", copy.options.features, clashes, adjust, {})
     if renames:
         copy.package = to_copy(renames, copy.package)
         _references_for_upb(copy, renames)
     for message in copy.message_type:
-        _message_for_upb(message, prefix + message.name, proto3, presence)
+        context.message(message, _join(scope, message.name), copy.options.features)
     for enum in copy.enum_type:
-        _enum_for_upb(enum)
+        context.enum(enum, scope, copy.options.features)
     _extensions_for_upb(copy.extension)
     for field in copy.extension:
-        field.ClearField("default_value")
-    return UpbCopy(copy, presence)
+        if _join(scope, field.name) in adjust.no_default:
+            field.ClearField("default_value")
+    return UpbCopy(copy, context.presence)
+
+
+def _join(scope: str, name: str) -> str:
+    return f"{scope}.{name}" if scope else name
+
+
+def cpp_clashes(files: Iterator[descriptor_pb2.FileDescriptorProto]) -> frozenset[str]:
+    """Names that clash when scoped as C++ and upb scope them, though not as protobuf-java scopes them: enum
+    values (full name: the enum's parent + the value) and oneofs (the message + the oneof) that share a full
+    name with another symbol. `for_upb` renames those in its copy."""
+    counts: dict[str, int] = {}
+
+    def count(name: str) -> None:
+        counts[name] = counts.get(name, 0) + 1
+
+    def enums(scope: str, found: Any) -> None:
+        for enum in found:
+            count(_join(scope, enum.name))
+            for value in enum.value:
+                count(_join(scope, value.name))
+
+    for proto in files:
+        scope = proto.package
+        pending = [(scope, m) for m in proto.message_type]
+        enums(scope, proto.enum_type)
+        for extension in proto.extension:
+            count(_join(scope, extension.name))
+        for service in proto.service:
+            count(_join(scope, service.name))
+        while pending:
+            parent, message = pending.pop()
+            full = _join(parent, message.name)
+            count(full)
+            for field in (*message.field, *message.extension):
+                count(f"{full}.{field.name}")
+            for oneof in message.oneof_decl:
+                count(f"{full}.{oneof.name}")
+            enums(full, message.enum_type)
+            pending.extend((full, n) for n in message.nested_type)
+    return frozenset(name for name, seen in counts.items() if seen > 1)
+
+
+@dataclass
+class _CopyContext:
+    syntax: str
+    file_features: descriptor_pb2.FeatureSet
+    clashes: frozenset[str]
+    adjust: Adjustments
+    presence: dict[str, bool]
+
+    def message(self, message: descriptor_pb2.DescriptorProto, full: str, inherited: descriptor_pb2.FeatureSet) -> None:
+        features = _merged(inherited, message.options.features)
+        message.options.deprecated_legacy_json_field_conflicts = True  # JSON name clashes: Java builds them
+        if message.field and message.options.message_set_wire_format:
+            message.options.ClearField("message_set_wire_format")  # 4.x builds it (3.25 refused it before)
+        del message.reserved_range[:]
+        del message.reserved_name[:]
+        if any(not 0 < r.start < r.end <= UPB_MAX_NUMBER + 1 for r in message.extension_range):
+            ranges = [(r.start, min(r.end, UPB_MAX_NUMBER + 1)) for r in message.extension_range if r.start > 0]
+            del message.extension_range[:]
+            for start, end in ranges:
+                if start < end:
+                    message.extension_range.add(start=start, end=end)
+        used = {f.number for f in message.field if 0 < f.number <= UPB_MAX_NUMBER}
+        spare = UPB_MAX_NUMBER
+        synthetic: list[descriptor_pb2.FieldDescriptorProto] = []
+        for field in message.field:
+            name = f"{full}.{field.name}"
+            if field.number > UPB_MAX_NUMBER:  # Java sets no upper limit; the model keeps the original number
+                while spare in used or 19000 <= spare <= 19999:
+                    spare -= 1
+                field.number = spare
+                used.add(spare)
+            if self.syntax == "proto3" and field.label == F.LABEL_REQUIRED:
+                field.label = F.LABEL_OPTIONAL  # the model reads `required` from the original
+            if field.proto3_optional and not field.HasField("oneof_index"):
+                field.proto3_optional = False
+                self.presence[name] = True  # Java: a proto3 `optional` field has presence
+            if field.HasField("default_value") and (name in self.adjust.no_default or self._implicit(field, features)):
+                field.ClearField("default_value")
+            if name in self.adjust.explicit:
+                synthetic.append(field)
+        self._oneofs(message, full)
+        for field in synthetic:  # presence for upb only: a synthetic oneof, last as upb wants it
+            field.proto3_optional = True
+            field.oneof_index = len(message.oneof_decl)
+            message.oneof_decl.add(name=f"_{field.name}__schema_explorer")
+            self.presence[f"{full}.{field.name}"] = False
+        for nested in message.nested_type:
+            self.message(nested, f"{full}.{nested.name}", features)
+            if nested.options.map_entry and not _upb_map_entry(nested):
+                nested.options.ClearField("map_entry")
+        for enum in message.enum_type:
+            self.enum(enum, full, features)
+        _extensions_for_upb(message.extension)
+        for field in message.extension:
+            if f"{full}.{field.name}" in self.adjust.no_default:
+                field.ClearField("default_value")
+
+    def _implicit(self, field: descriptor_pb2.FieldDescriptorProto, features: descriptor_pb2.FeatureSet) -> bool:
+        """A singular field without presence (proto3 without `optional`; editions IMPLICIT): upb refuses its
+        explicit default, Java keeps it."""
+        if field.label != F.LABEL_OPTIONAL or field.HasField("oneof_index") or field.proto3_optional:
+            return False
+        if field.type in (F.TYPE_MESSAGE, F.TYPE_GROUP):
+            return False
+        if self.syntax == "proto3":
+            return True
+        if self.syntax == "editions":
+            own = _merged(features, field.options.features)
+            return own.field_presence == descriptor_pb2.FeatureSet.IMPLICIT
+        return False
+
+    def _oneofs(self, message: descriptor_pb2.DescriptorProto, full: str) -> None:
+        """Repeated and required members out of their oneof (upb: "fields in oneof must have OPTIONAL label"),
+        empty oneofs dropped and the indexes renumbered, a oneof whose name clashes renamed."""
+        members: dict[int, list[descriptor_pb2.FieldDescriptorProto]] = {}
+        for field in message.field:
+            if field.HasField("oneof_index"):
+                if field.label != F.LABEL_OPTIONAL:
+                    field.ClearField("oneof_index")
+                    continue
+                members.setdefault(field.oneof_index, []).append(field)
+        kept = [i for i in range(len(message.oneof_decl)) if members.get(i)]
+        renamed = [i for i in kept if f"{full}.{message.oneof_decl[i].name}" in self.clashes]
+        if len(kept) == len(message.oneof_decl) and not renamed:
+            return
+        copies = []
+        for index in kept:
+            saved = descriptor_pb2.OneofDescriptorProto()
+            saved.CopyFrom(message.oneof_decl[index])
+            if index in renamed:
+                saved.name = f"{saved.name}__oneof{index}"
+            copies.append(saved)
+        del message.oneof_decl[:]
+        for new_index, (old_index, decl) in enumerate(zip(kept, copies, strict=True)):
+            message.oneof_decl.add().CopyFrom(decl)
+            for field in members[old_index]:
+                field.oneof_index = new_index
+
+    def enum(self, enum: descriptor_pb2.EnumDescriptorProto, scope: str, inherited: descriptor_pb2.FeatureSet) -> None:
+        """A value renamed where its C++-scoped name clashes; a hidden first value 0 for an open enum that does
+        not start at 0 (proto3; editions unless CLOSED); reserved ranges dropped."""
+        del enum.reserved_range[:]
+        del enum.reserved_name[:]
+        for value in enum.value:
+            if _join(scope, value.name) in self.clashes:
+                value.name = f"{enum.name}__{value.name}"
+        features = _merged(inherited, enum.options.features)
+        closed = features.enum_type == descriptor_pb2.FeatureSet.CLOSED
+        is_open = self.syntax == "proto3" or (self.syntax == "editions" and not closed)
+        if is_open and enum.value and enum.value[0].number != 0:
+            values = list(enum.value)
+            del enum.value[:]
+            enum.value.add(name=enum.name + _SYNTHETIC_ZERO, number=0)
+            enum.value.extend(values)
+
+
+def _merged(outer: descriptor_pb2.FeatureSet, inner: descriptor_pb2.FeatureSet) -> descriptor_pb2.FeatureSet:
+    merged = descriptor_pb2.FeatureSet()
+    merged.CopyFrom(outer)
+    merged.MergeFrom(inner)
+    return merged
 
 
 def strip_features(proto: descriptor_pb2.FileDescriptorProto) -> None:
@@ -529,84 +729,6 @@ def strip_features(proto: descriptor_pb2.FileDescriptorProto) -> None:
         service.options.ClearField("features")
         for method in service.method:
             method.options.ClearField("features")
-
-
-def _message_for_upb(
-    message: descriptor_pb2.DescriptorProto, full: str, proto3: bool, presence: dict[str, bool]
-) -> None:
-    message.options.deprecated_legacy_json_field_conflicts = True  # JSON name clashes: upb builds them so only
-    message.options.ClearField("message_set_wire_format")
-    del message.reserved_range[:]
-    del message.reserved_name[:]
-    ranges = [(r.start, min(r.end, UPB_MAX_NUMBER + 1)) for r in message.extension_range if 0 < r.start < r.end]
-    del message.extension_range[:]
-    for start, end in ranges:
-        if start < end:
-            message.extension_range.add(start=start, end=end)
-    used = {f.number for f in message.field if 0 < f.number <= UPB_MAX_NUMBER}
-    spare = UPB_MAX_NUMBER
-    for field in message.field:
-        field.ClearField("default_value")
-        if field.number > UPB_MAX_NUMBER:  # Java has no upper limit; the model keeps the original number
-            while spare in used or 19000 <= spare <= 19999:
-                spare -= 1
-            field.number = spare
-            used.add(spare)
-        if proto3 and field.label == F.LABEL_REQUIRED:
-            field.label = F.LABEL_OPTIONAL  # the model reads `required` from the original
-        if field.proto3_optional and not field.HasField("oneof_index"):
-            field.proto3_optional = False
-            presence[f"{full}.{field.name}"] = True  # Java: a proto3 `optional` field has presence
-    _oneofs_for_upb(message)
-    for nested in message.nested_type:
-        _message_for_upb(nested, f"{full}.{nested.name}", proto3, presence)
-        if nested.options.map_entry and not _upb_map_entry(nested):
-            nested.options.ClearField("map_entry")
-    for enum in message.enum_type:
-        _enum_for_upb(enum)
-    _extensions_for_upb(message.extension)
-    for field in message.extension:
-        field.ClearField("default_value")
-
-
-def _oneofs_for_upb(message: descriptor_pb2.DescriptorProto) -> None:
-    """Oneof names apart from every other name (Java does not check them), repeated and required members out
-    (upb: "fields in oneof must have OPTIONAL label"), empty oneofs dropped and the indexes renumbered."""
-    members: dict[int, list[descriptor_pb2.FieldDescriptorProto]] = {}
-    for field in message.field:
-        if field.HasField("oneof_index"):
-            if field.label != F.LABEL_OPTIONAL:
-                field.ClearField("oneof_index")
-                continue
-            members.setdefault(field.oneof_index, []).append(field)
-    kept = [i for i in range(len(message.oneof_decl)) if members.get(i)]
-    decls = [message.oneof_decl[i] for i in kept]
-    copies = []
-    for decl in decls:
-        saved = descriptor_pb2.OneofDescriptorProto()
-        saved.CopyFrom(decl)
-        copies.append(saved)
-    del message.oneof_decl[:]
-    for new_index, (old_index, decl) in enumerate(zip(kept, copies, strict=True)):
-        decl.name = f"oneof_{new_index}__schema_explorer"
-        message.oneof_decl.add().CopyFrom(decl)
-        for field in members[old_index]:
-            field.oneof_index = new_index
-
-
-def _enum_for_upb(enum: descriptor_pb2.EnumDescriptorProto) -> None:
-    """Values renamed within their enum (upb scopes them by the enum's parent, Java by the enum: two enums of
-    one message may share a value name in Java), a first value 0 added where the first is not 0, reserved
-    ranges dropped. The model reads the values from the original."""
-    del enum.reserved_range[:]
-    del enum.reserved_name[:]
-    for value in enum.value:
-        value.name = f"{enum.name}__{value.name}"
-    if enum.value and enum.value[0].number != 0:
-        values = list(enum.value)
-        del enum.value[:]
-        enum.value.add(name=enum.name + _SYNTHETIC_ZERO, number=0)
-        enum.value.extend(values)
 
 
 def _extensions_for_upb(extensions: Any) -> None:

@@ -280,6 +280,7 @@ class _Build:
         self.originals: dict[str, descriptor_pb2.FileDescriptorProto] = {}
         self.presence: dict[str, bool] = {}
         self.renames = _java.package_renames(iter(files.values()))
+        self.clashes = _java.cpp_clashes(iter(files.values()))
 
     def file(self, name: str, building: set[str]) -> FileDescriptor:
         if name in self.originals:
@@ -294,13 +295,28 @@ class _Build:
             self.file(dep, building)
         building.discard(name)
         _java.check_file(proto, self.runtime, self.symbols)
-        copy = _java.for_upb(proto, self.renames)
-        self.pool.Add(copy.proto)
+        copy = self._add(proto)
         self.enums.update(_java.declared_enums(proto))
         _java.check_built(proto, self.pool, self.enums, self.renames)
         self.originals[name] = proto
         self.presence.update(copy.presence)
         return self.pool.FindFileByName(name)
+
+    def _add(self, proto: descriptor_pb2.FileDescriptorProto) -> _java.UpbCopy:
+        """upb's copy of `proto`, added to the pool; when upb refuses a default or an enum's default that Java
+        takes, again with that adjusted (a failed Add leaves the pool as it was)."""
+        adjust = _java.Adjustments()
+        while True:
+            copy = _java.for_upb(proto, self.renames, self.clashes, adjust)
+            try:
+                self.pool.Add(copy.proto)
+            except TypeError as exc:
+                again = adjust.after(str(exc), self.renames)
+                if again is None:
+                    raise
+                adjust = again
+                continue
+            return copy
 
 
 is_synthetic_zero = _java.is_synthetic_zero
