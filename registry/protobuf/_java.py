@@ -57,6 +57,10 @@ _MAP_KEYS = frozenset(
 )
 
 
+# Types whose default `java_default` reads without the field's resolved type (not enums, messages or groups).
+_SCALAR_DEFAULTS = frozenset(set(range(F.TYPE_DOUBLE, F.TYPE_SINT64 + 1)) - {F.TYPE_ENUM, F.TYPE_MESSAGE, F.TYPE_GROUP})
+
+
 class JavaRefusal(Exception):
     """What protobuf-java's `buildFrom` throws for a descriptor: `<full name>: <reason>`, Java's own words."""
 
@@ -179,6 +183,8 @@ def _check_message(
     for field in message.field:
         if field.label == F.LABEL_REPEATED and field.HasField("default_value"):
             raise _refuse(f"{full}.{field.name}", "Repeated fields cannot have default values.")
+        if field.HasField("default_value") and field.type in _SCALAR_DEFAULTS:
+            java_default(f"{full}.{field.name}", field.type, field.default_value, None)
         if runtime == "3.25" and message.options.message_set_wire_format:
             raise _refuse(f"{full}.{field.name}", "MessageSets cannot have fields, only extensions.")
 
@@ -305,7 +311,8 @@ def java_default(
     if kind in _RANGES:
         value = _java_integer(text)
         low, high = _RANGES[kind]
-        if value is None or not low <= value <= high:
+        unsigned_negative = low == 0 and text.startswith("-")  # "Number must be positive", even for -0
+        if value is None or unsigned_negative or not low <= value <= high:
             raise _refuse(full, f'Could not parse default value: "{text}"')
         return value
     if kind in (F.TYPE_FLOAT, F.TYPE_DOUBLE):
@@ -364,7 +371,8 @@ def _java_float(full: str, kind: int, text: str) -> float:
 
 
 def _unescape_bytes(full: str, text: str) -> bytes:
-    """`TextFormat.unescapeBytes`: C escapes, octal (up to 3 digits), `\\x` with 1 or 2 hex digits."""
+    """`TextFormat.unescapeBytes`: C escapes, octal (up to 3 digits, kept to a byte), `\\x` with 1 or 2 hex
+    digits, `\\u` with 4 and `\\U` with 8 (as UTF-8; a surrogate refused)."""
     out = bytearray()
     i = 0
     while i < len(text):
@@ -393,6 +401,40 @@ def _unescape_bytes(full: str, text: str) -> bytes:
         elif nxt in _ESCAPES:
             out.append(_ESCAPES[nxt])
             i += 2
+        elif nxt == "u":
+            digits = text[i + 2 : i + 6]
+            if len(digits) < 4 or not all(c in "0123456789abcdefABCDEF" for c in digits):
+                raise _refuse(
+                    full, "Couldn't parse default value: Invalid escape sequence: '\\u' with too few hex chars"
+                )
+            code = int(digits, 16)
+            if 0xD800 <= code <= 0xDFFF:
+                raise _refuse(
+                    full, "Couldn't parse default value: Invalid escape sequence: '\\u' refers to a surrogate"
+                )
+            out += chr(code).encode("utf-8")
+            i += 6
+        elif nxt == "U":
+            digits = text[i + 2 : i + 10]
+            if len(digits) < 8 or not all(c in "0123456789abcdefABCDEF" for c in digits):
+                raise _refuse(
+                    full, "Couldn't parse default value: Invalid escape sequence: '\\U' with too few hex chars"
+                )
+            code = int(digits, 16)
+            if code > 0x10FFFF:
+                raise _refuse(
+                    full,
+                    f"Couldn't parse default value: Invalid escape sequence: '\\U{digits}'"
+                    " is not a valid code point value",
+                )
+            if 0xD800 <= code <= 0xDFFF:
+                raise _refuse(
+                    full,
+                    f"Couldn't parse default value: Invalid escape sequence: '\\U{digits}'"
+                    " refers to a surrogate code unit",
+                )
+            out += chr(code).encode("utf-8")
+            i += 10
         else:
             raise _refuse(full, f"Couldn't parse default value: Invalid escape sequence: '\\{nxt}'")
     return bytes(out)
@@ -619,6 +661,8 @@ class _CopyContext:
                 self.presence[name] = True  # Java: a proto3 `optional` field has presence
             if field.HasField("default_value") and (name in self.adjust.no_default or self._implicit(field, features)):
                 field.ClearField("default_value")
+            elif field.HasField("default_value") and field.type == F.TYPE_BYTES:
+                field.default_value = _c_escaped(java_default(name, F.TYPE_BYTES, field.default_value, None))
             if name in self.adjust.explicit:
                 synthetic.append(field)
         self._oneofs(message, full)
@@ -695,6 +739,12 @@ class _CopyContext:
             del enum.value[:]
             enum.value.add(name=enum.name + _SYNTHETIC_ZERO, number=0)
             enum.value.extend(values)
+
+
+def _c_escaped(value: object) -> str:
+    """Bytes as a default text every runtime reads alike: printable ASCII as it is, the rest octal escapes."""
+    assert isinstance(value, bytes)
+    return "".join(chr(b) if 32 <= b < 127 and b not in (34, 39, 92) else f"\\{b:03o}" for b in value)
 
 
 def _merged(outer: descriptor_pb2.FeatureSet, inner: descriptor_pb2.FeatureSet) -> descriptor_pb2.FeatureSet:
