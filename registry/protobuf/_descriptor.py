@@ -18,7 +18,7 @@ from google.protobuf.descriptor import Descriptor, EnumDescriptor, FieldDescript
 
 from .._cache_budget import PROTOBUF_MODEL_BYTES, PROTOBUF_MODEL_FACTOR, ByteLRU, cached
 from ..explain._changes import Severity
-from ._java import declared_enums, java_default, strip_features
+from ._java import declared_enums, has_features, java_default, strip_features
 from ._native import ProtobufNativeSchema, is_synthetic_zero
 
 F = descriptor_pb2.FieldDescriptorProto
@@ -263,7 +263,7 @@ class _Declared:
         if original is None:
             return descriptor_pb2.FileDescriptorProto.FromString(file.serialized_pb)
         syntax = original.syntax if original.syntax in ("", "proto2", "proto3", "editions") else "proto2"
-        if syntax == "editions" and original.syntax == syntax:
+        if syntax == original.syntax and (syntax == "editions" or not has_features(original)):
             return original
         plain = descriptor_pb2.FileDescriptorProto()  # protobuf-java reads an unknown syntax as proto2, and
         plain.CopyFrom(original)  # features outside editions are not read here

@@ -754,6 +754,23 @@ def _merged(outer: descriptor_pb2.FeatureSet, inner: descriptor_pb2.FeatureSet) 
     return merged
 
 
+def has_features(proto: descriptor_pb2.FileDescriptorProto) -> bool:
+    """Whether any option of `proto` sets editions features (what `strip_features` would clear)."""
+    if proto.options.HasField("features"):
+        return True
+    pending: list[descriptor_pb2.DescriptorProto] = list(proto.message_type)
+    options: list[Any] = [f.options for f in proto.extension] + [e.options for e in proto.enum_type]
+    options += [v.options for e in proto.enum_type for v in e.value]
+    options += [s.options for s in proto.service] + [m.options for s in proto.service for m in s.method]
+    while pending:
+        message = pending.pop()
+        pending.extend(message.nested_type)
+        options += [message.options, *(f.options for f in (*message.field, *message.extension))]
+        options += [o.options for o in message.oneof_decl] + [e.options for e in message.enum_type]
+        options += [v.options for e in message.enum_type for v in e.value]
+    return any(o.HasField("features") for o in options)
+
+
 def strip_features(proto: descriptor_pb2.FileDescriptorProto) -> None:
     """Features outside an editions file: Java builds them, upb refuses ("Features can only be specified for
     editions"); the model ignores them there."""
