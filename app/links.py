@@ -2,7 +2,7 @@
 
     /browse?q=amount&type=AVRO,JSON&strategy=BACKWARD&tenant=acme&namespace=acme/orders&page=2
     /topic?topic=acme/orders/order-created&version=3
-    /diff?topic=acme/orders/order-created&from=2&to=3
+    /diff?topic=acme/orders/order-created&old_version=2&new_version=3   (older links: &from=2&to=3)
     /whatif?topic=acme/orders/order-created
     /policies?namespace=acme/orders   or   /policies?topic=acme/orders/order-created
     /audit

@@ -192,11 +192,11 @@ def run_diff(args: argparse.Namespace) -> int:
     if info is not None:
         new_label = f"record {args.record}" if args.record else "file"
     else:
-        new_label = f"v{new if new is not None else live[-1].version}"
+        new_label = f"v{result.new_version}"
     if args.json:
-        _print_json({"topic": _topic_text(args.topic), "old": old, "new": new_label, **to_json(result)})
+        _print_json(to_json(result))  # names the topic and both versions compared (old_version, new_version)
         return EXIT_OK
-    say(render_diff(f"v{old}", new_label, result, text=args.text))
+    say(render_diff(f"v{result.old_version}", new_label, result, text=args.text))
     _say_pitfalls(record_pitfalls(args))
     return EXIT_OK
 

@@ -39,7 +39,7 @@ from ._schema_data import checked_info
 from ._state import RegistryState
 from ._text import iso_millis
 from ._types import SchemaData
-from .explain._answers import policy_impact, schema_of, upgrade_plan, what_if
+from .explain._answers import diff_side, policy_impact, upgrade_plan, what_if
 from .explain._changes import SchemaDiff
 from .explain._diff import diff_schemas
 from .explain._upgrade import UpgradePlan
@@ -179,7 +179,7 @@ class BackedRegistry(SchemaRegistry):
     def diff(self, topic: str, old: int | SchemaInfo, new: int | SchemaInfo | None = None) -> SchemaDiff:
         name = TopicName.parse(topic)
         with self._state.snapshot():
-            return diff_schemas(self._schema_of(name, old), self._schema_of(name, new))
+            return diff_schemas(str(name.base), self._side(name, old), self._side(name, new))
 
     @bounded
     def what_if(self, topic: str, info: SchemaInfo) -> WhatIf:
@@ -192,7 +192,7 @@ class BackedRegistry(SchemaRegistry):
     def upgrade_plan(self, topic: str, target: int | SchemaInfo | None = None) -> UpgradePlan:
         name = TopicName.parse(topic)
         with self._state.snapshot():
-            return upgrade_plan(self._state, name, self._state.live(name), self._schema_of(name, target))
+            return upgrade_plan(self._state, name, self._state.live(name), self._side(name, target)[1])
 
     def policy_impact(self, namespace: str, strategy: CompatibilityStrategy | str) -> PolicyImpact:
         ns = NamespaceName.parse(namespace)
@@ -232,10 +232,10 @@ class BackedRegistry(SchemaRegistry):
                 self._state, topic, compatibility=compatibility, validation_enforced=validation_enforced
             )
 
-    def _schema_of(self, name: TopicName, ref: int | SchemaInfo | None) -> SchemaData:
+    def _side(self, name: TopicName, ref: int | SchemaInfo | None) -> tuple[int | str, SchemaData]:
         if ref is None or isinstance(ref, SchemaInfo):
-            return schema_of(self._state, name, ref)
-        return schema_of(self._state, name, version_number(ref, negative=True))
+            return diff_side(self._state, name, ref)
+        return diff_side(self._state, name, version_number(ref, negative=True))
 
     # --- catalog ----------------------------------------------------------------------------------------
 

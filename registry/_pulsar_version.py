@@ -37,6 +37,7 @@ class PulsarLine:
     legacy_json: bool  # before PIP-464: a JSON schema may be a Jackson JSON-Schema document, not Avro
     external: bool  # the EXTERNAL schema type (its checker and validator exist)
     protobuf_root_exact: bool  # ProtobufNativeSchemaUtils.deserialize's rewrite: the root named exactly
+    protobuf_java: str  # the protobuf-java line whose FileDescriptor.buildFrom builds PROTOBUF_NATIVE schemas
 
 
 # The 4.0 LTS line ships Avro 1.11.4; 3.0 has the same schema rules on an older Avro 1.11.
@@ -50,6 +51,7 @@ _LTS_4_0 = PulsarLine(
     legacy_json=True,
     external=False,
     protobuf_root_exact=False,
+    protobuf_java="3.25",  # protobuf3.version 3.25.5 in pom.xml (3.0 since 3.0.7, 4.0)
 )
 PULSAR_LINES: dict[str, PulsarLine] = {
     p.name: p
@@ -66,6 +68,7 @@ PULSAR_LINES: dict[str, PulsarLine] = {
             legacy_json=False,
             external=True,
             protobuf_root_exact=True,
+            protobuf_java="4.x",  # protobuf 4.35.1 in gradle/libs.versions.toml
         ),
     )
 }

@@ -115,9 +115,7 @@ class LocalWrites:
                 stored = self._storage.history_range(name.schema_id, found.version, found.version)
                 if not stored:
                     raise StaleHistoryError(name.schema_id)
-                old = parse_stored(found.type, stored[0].data)
-                if old is None:  # the legacy Jackson form: equal to no Avro schema, and never remembered
-                    continue
+                old = parse_stored(name, found.version, found.type, stored[0].data)
                 if old.invalid_defaults:
                     raise poisoned_error(name, found.version, old)
                 digest = learned[found.version] = equality_digest(old)

@@ -91,24 +91,40 @@ async def effective_policy(
     return EffectivePolicy.of(registry.effective_policy(_topic(domain, tenant, namespace, topic)))
 
 
+def _one_of(new_name: str, new: int | None, old_name: str, old: int | None) -> int | None:
+    """A diff side given by its name or by its older one (`from`, `to`, kept so that existing links and
+    callers keep working), never by both."""
+    if new is not None and old is not None:
+        raise InvalidArgumentError(f"give {new_name} or its older name {old_name}, not both")
+    return new if new is not None else old
+
+
 @router.get(TOPIC + "/diff", **READ.route_options(400, 404, 412))
 def diff_versions(
     tenant: str,
     namespace: str,
     topic: str,
     registry: Reg,
-    from_: Annotated[int, Query(alias="from", ge=0, description="the old live version")],
-    to: Annotated[int | None, Query(ge=0, description="the new live version (default: the latest)")] = None,
+    old_version: Annotated[int | None, Query(ge=0, description="the old live version (required)")] = None,
+    new_version: Annotated[int | None, Query(ge=0, description="the new live version (default: the latest)")] = None,
+    from_: Annotated[int | None, Query(alias="from", ge=0, deprecated=True, description="use old_version")] = None,
+    to: Annotated[int | None, Query(ge=0, deprecated=True, description="use new_version")] = None,
 ) -> SchemaDiff:
-    """Semantic and textual diff of two live versions, each change marked for BACKWARD and FORWARD reading."""
-    return SchemaDiff.of(registry.diff(_topic("persistent", tenant, namespace, topic), from_, to))
+    """Semantic and textual diff of two live versions, each change marked for BACKWARD and FORWARD reading.
+    The answer names both versions it compared (`old_version`, `new_version`), the latest included."""
+    old = _one_of("old_version", old_version, "from", from_)
+    if old is None:
+        raise InvalidArgumentError("old_version is required: the live version to diff from")
+    new = _one_of("new_version", new_version, "to", to)
+    return SchemaDiff.of(registry.diff(_topic("persistent", tenant, namespace, topic), old, new))
 
 
 @router.post(TOPIC + "/diff", **READ.route_options(400, 404, 412, 422))
 def diff_candidate(tenant: str, namespace: str, topic: str, body: DiffRequest, registry: Reg) -> SchemaDiff:
-    """Diff from a live version (the latest when `from` is omitted) to a candidate schema."""
+    """Diff from a live version (the latest when `old_version` is omitted) to a candidate schema; the answer's
+    `old_version` says which version that was, `new_version` is "candidate"."""
     name = _topic("persistent", tenant, namespace, topic)
-    old = registry.get(name, body.from_).version
+    old = registry.get(name, _one_of("old_version", body.old_version, "from", body.from_)).version
     return SchemaDiff.of(registry.diff(name, old, body.candidate.to_info()))
 
 

@@ -5,7 +5,7 @@ The core's enums are used as field types so OpenAPI lists their values; names fo
 
 from __future__ import annotations
 
-from typing import Any, Self
+from typing import Any, Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -122,6 +122,11 @@ class Change(Wire):
 
 
 class SchemaDiff(Wire):
+    topic: str = Field(examples=["persistent://acme/orders/order-created"])
+    old_version: int | Literal["candidate"] = Field(description='the old side: a live version, or "candidate"')
+    new_version: int | Literal["candidate"] = Field(
+        description='the new side: a live version (the latest when none was named: this says which), or "candidate"'
+    )
     old_type: SchemaType
     new_type: SchemaType
     backward: Effect
@@ -226,12 +231,14 @@ class EffectivePolicy(Wire):
 
 
 class DiffRequest(BaseModel):
-    """A candidate to compare with a live version (`from`; the latest when omitted)."""
+    """A candidate to compare with a live version (`old_version`; the latest when omitted). `from` is the
+    older name of `old_version`, still read so that existing callers keep working."""
 
     model_config = ConfigDict(
         populate_by_name=True,
-        json_schema_extra={"examples": [{"from": 0, "candidate": {"type": "AVRO", "schema": AVRO_EXAMPLE}}]},
+        json_schema_extra={"examples": [{"old_version": 0, "candidate": {"type": "AVRO", "schema": AVRO_EXAMPLE}}]},
     )
 
-    from_: int | None = Field(default=None, alias="from", ge=0)
+    old_version: int | None = Field(default=None, ge=0)
+    from_: int | None = Field(default=None, alias="from", ge=0, description="deprecated: the older name of old_version")
     candidate: PostSchemaPayload

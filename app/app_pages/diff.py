@@ -30,18 +30,24 @@ def _keep_valid(key: str, options: list[int | str], default: int | str) -> None:
 
 
 def _open_link(versions: list[int | str]) -> None:
-    """A link's `from=` and `to=` (live versions; `to=candidate` opens the candidate editor)."""
-    for name, key in (("from", "diff_old"), ("to", "diff_new")):
-        value = links.current().get(name)
+    """A link's `old_version=` and `new_version=` (live versions; `new_version=candidate` opens the candidate
+    editor), the names the REST diff takes and answers with. `from=` and `to=`, their older names, still open
+    the links shared before."""
+    params = links.current()
+    for name, older, key in (("old_version", "from", "diff_old"), ("new_version", "to", "diff_new")):
+        if name in params and older in params:
+            links.bad_value(older, params[older], f"give {name} or its older name {older}, not both")
+        given = name if name in params else older
+        value = params.get(given)
         if value is None:
             continue
         if key == "diff_new" and value == CANDIDATE:
             st.session_state[key] = CANDIDATE
             continue
-        number = links.whole_number(name, value)
+        number = links.whole_number(given, value)
         if number is not None and number not in versions:
             live = ", ".join(str(v) for v in versions)
-            links.bad_value(name, value, f"not a live version of this topic (live: {live})")
+            links.bad_value(given, value, f"not a live version of this topic (live: {live})")
         elif number is not None:
             st.session_state[key] = number
 
@@ -64,7 +70,7 @@ def render(reg: SchemaRegistry, topic: str) -> dict[str, object]:
         new = st.selectbox(
             "New", [*versions, CANDIDATE], key="diff_new", format_func=lambda v: labels.get(v, "a candidate schema")
         )
-    sides: dict[str, object] = {"from": old, "to": new}
+    sides: dict[str, object] = {"old_version": old, "new_version": new}
     target: int | SchemaInfo | None
     if isinstance(new, int):
         target = new

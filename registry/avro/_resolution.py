@@ -97,7 +97,7 @@ def resolve(reader: AvroSchema, writer: AvroSchema) -> list[Finding]:
 
 def resolve_with_notes(reader: AvroSchema, writer: AvroSchema) -> tuple[list[Finding], list[Note]]:
     """Findings plus notes on what resolution let through (renamed records, enum symbols it cannot map)."""
-    resolver = Resolver(reader)
+    resolver = Resolver(reader, writer)
     resolver.resolve(writer.root, reader.root, "", True)
     return resolver.findings, resolver.notes
 
@@ -106,14 +106,18 @@ class Resolver:
     """One reader schema, resolving writer nodes against its nodes (the reader's aliases rename the writer)."""
 
     def __init__(self, reader: AvroSchema, writer: AvroSchema | None = None) -> None:
-        """Only the reader matters (its aliases); `writer` stays for callers that pass the pair
-        (_avro_diff.py), now that structure ids live on the nodes."""
+        """The reader's aliases rename the writer, unless the two schemas are equal: `Schema.applyAliases`
+        returns the writer untouched when `writer.equals(reader)` (Avro 1.11 and 1.12), so an Avro-equal copy
+        of a schema reads the original field by field even where its aliases would collide ("Duplicate field")
+        or swap names (avro-resolution.md §3.1). Without `writer`, the reader's aliases always apply."""
         self.findings: list[Finding] = []
         self.notes: list[Note] = []
         # (writer record, reader record, recording?) → verdict: records hash by identity, cheaply.
         self.cache: dict[tuple[Record, Record, bool], _Verdict] = {}
         # Schema.applyAliases: the reader's aliases rename writer types and writer fields.
         self.aliases, self.field_aliases = reader.alias_maps
+        if (self.aliases or self.field_aliases) and writer is not None and writer == reader:
+            self.aliases, self.field_aliases = {}, {}
         # Identical subtrees (equal structure ids) need no walk, unless aliases could rename what the writer's
         # subtree means.
         self.by_structure = not self.aliases and not self.field_aliases

@@ -24,6 +24,7 @@ from .._names import NamespaceName, TopicName
 from .._schema_data import parse_avro_data, to_schema_data
 from .._state import RegistryState
 from .._types import AVRO_PARSED_TYPES, SchemaData
+from ._changes import CANDIDATE
 from ._diff import diff_schemas
 from ._upgrade import UpgradePlan, change_order, plan_upgrade, strategy_order
 from ._whatif import PolicyImpact, RefusedClient, TopicImpact, WhatIf
@@ -63,7 +64,9 @@ def what_if(state: RegistryState, name: TopicName, info: SchemaInfo) -> WhatIf:
         producer=producer,
         consumer=consumer,
         advisories=tuple(dict.fromkeys(advisories)),
-        diff=diff_schemas(latest_data, data) if latest_data is not None else None,
+        diff=diff_schemas(str(name.base), (latest.version, latest_data), (CANDIDATE, data))
+        if latest is not None and latest_data is not None
+        else None,
         latest_version=latest.version if latest else None,
         strategy_order=strategy_order(effective.value),
         change_order=order,
@@ -98,11 +101,13 @@ def simulate_registration(
     )
 
 
-def schema_of(state: RegistryState, name: TopicName, ref: int | SchemaInfo | None) -> SchemaData:
-    """A live version (None: the latest) or a candidate, as the checks compare it."""
+def diff_side(state: RegistryState, name: TopicName, ref: int | SchemaInfo | None) -> tuple[int | str, SchemaData]:
+    """A live version (None: the latest) or a candidate, as the checks compare it, with the version it is
+    (CANDIDATE for a candidate), so that a diff names what it compared."""
     if isinstance(ref, SchemaInfo):
-        return to_schema_data(ref)
-    return data_of(live_version(state, name, ref))
+        return CANDIDATE, to_schema_data(ref)
+    entry = live_version(state, name, ref)
+    return entry.version, data_of(entry)
 
 
 def live_version(state: RegistryState, name: TopicName, version: int | None) -> SchemaVersion:
@@ -125,7 +130,7 @@ def upgrade_plan(
     writer at each step."""
     schemas: dict[int | str, SchemaData] = {e.version: data_of(e) for e in live}
     target_key: int | str = next(
-        (v for v, d in schemas.items() if d.type is target.type and d.data == target.data), "candidate"
+        (v for v, d in schemas.items() if d.type is target.type and d.data == target.data), CANDIDATE
     )
     schemas[target_key] = target
 

@@ -90,8 +90,15 @@ class Change:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class SchemaDiff:
-    """A semantic diff with each side's normalised text, for a side-by-side textual diff."""
+    """A semantic diff with each side's normalised text, for a side-by-side textual diff.
 
+    It names what it compared (`topic`, `old_version`, `new_version`: a version number, or `CANDIDATE` for a
+    schema not in the registry), because a caller that asked for "the latest" cannot otherwise tell which
+    version that was when the answer came; the REST API, the CLI's `--json` and the app all show these."""
+
+    topic: str
+    old_version: int | str
+    new_version: int | str
     old_type: SchemaType
     new_type: SchemaType
     changes: tuple[Change, ...]
@@ -108,8 +115,11 @@ class SchemaDiff:
 
     def __repr__(self) -> str:
         kinds = f"{self.old_type}->{self.new_type}" if self.old_type != self.new_type else str(self.new_type)
-        return f"SchemaDiff({kinds}, changes={len(self.changes)}, backward={self.backward}, forward={self.forward})"
+        sides = f"{self.topic!r}, {self.old_version!r}->{self.new_version!r}, {kinds}"
+        return f"SchemaDiff({sides}, changes={len(self.changes)}, backward={self.backward}, forward={self.forward})"
 
+
+CANDIDATE = "candidate"  # a diff side (or upgrade target) that is a candidate schema, not a stored version
 
 _SEVERITY = {Effect.OK: 0, Effect.RISK: 1, Effect.BREAKS: 2}
 

@@ -14,9 +14,16 @@ from ..protobuf._proto_text import proto_text
 from ._changes import Change, ChangeKind, Effect, SchemaDiff
 
 
-def diff_schemas(old: SchemaData, new: SchemaData) -> SchemaDiff:
-    """What changed from `old` to `new`, each change marked for BACKWARD and FORWARD reading."""
+def diff_schemas(
+    topic: str, old_side: tuple[int | str, SchemaData], new_side: tuple[int | str, SchemaData]
+) -> SchemaDiff:
+    """What changed from the old side to the new (each a version number or CANDIDATE, with its schema) on
+    `topic`, each change marked for BACKWARD and FORWARD reading."""
+    (old_version, old), (new_version, new) = old_side, new_side
     return SchemaDiff(
+        topic=topic,
+        old_version=old_version,
+        new_version=new_version,
         old_type=old.type,
         new_type=new.type,
         changes=tuple(_changes(old, new)),

@@ -18,6 +18,7 @@ from google.protobuf.descriptor import Descriptor, EnumDescriptor, FieldDescript
 
 from .._cache_budget import PROTOBUF_MODEL_BYTES, PROTOBUF_MODEL_FACTOR, ByteLRU, cached
 from ..explain._changes import Severity
+from ._java import declared_enums, has_features, java_default, strip_features
 from ._native import ProtobufNativeSchema, is_synthetic_zero
 
 F = descriptor_pb2.FieldDescriptorProto
@@ -221,12 +222,21 @@ class DescriptorModel:
 MODELS: ByteLRU[Descriptor, DescriptorModel] = ByteLRU(PROTOBUF_MODEL_BYTES)
 
 
-def model_of(root: Descriptor) -> DescriptorModel:
-    return cached(MODELS, root, lambda: build_model(root), lambda model: model.source_bytes * PROTOBUF_MODEL_FACTOR)
+def model_of(schema: ProtobufNativeSchema) -> DescriptorModel:
+    return cached(
+        MODELS, schema.root, lambda: build_model(schema), lambda model: model.source_bytes * PROTOBUF_MODEL_FACTOR
+    )
 
 
-def build_model(root: Descriptor) -> DescriptorModel:
-    model = DescriptorModel(root=root.full_name, root_file=root.file.name)
+def build_model(schema: ProtobufNativeSchema) -> DescriptorModel:
+    """The model of `schema` from its root's file and the files it imports. Every declared fact (numbers,
+    labels, oneofs, defaults, values) is read from the files as declared (`schema.originals`), only the
+    resolution of type names from upb's descriptors, which were built from a copy (registry/protobuf/_java.py)."""
+    root = schema.root
+    model = DescriptorModel(root=schema.root_full_name, root_file=root.file.name)
+    enum_values: dict[str, dict[str, int]] = {}
+    for original in schema.originals.values():
+        enum_values.update(declared_enums(original))
     seen: set[str] = set()
     pending = [root.file]
     while pending:
@@ -235,25 +245,46 @@ def build_model(root: Descriptor) -> DescriptorModel:
             continue
         seen.add(file.name)
         model.source_bytes += len(file.serialized_pb)
-        _read_file(model, file)
+        _read_file(model, file, _Declared(schema, enum_values))
         pending.extend(file.dependencies)
     model.reachable = _reachable(model)
     return model
 
 
-def _read_file(model: DescriptorModel, file: FileDescriptor) -> None:
-    proto = descriptor_pb2.FileDescriptorProto.FromString(file.serialized_pb)
+@dataclass(frozen=True, slots=True)
+class _Declared:
+    """What the model reads from the schema as declared, beside upb's descriptors."""
+
+    schema: ProtobufNativeSchema
+    enum_values: dict[str, dict[str, int]]
+
+    def proto(self, file: FileDescriptor) -> descriptor_pb2.FileDescriptorProto:
+        original = self.schema.originals.get(file.name)
+        if original is None:
+            return descriptor_pb2.FileDescriptorProto.FromString(file.serialized_pb)
+        syntax = original.syntax if original.syntax in ("", "proto2", "proto3", "editions") else "proto2"
+        if syntax == original.syntax and (syntax == "editions" or not has_features(original)):
+            return original
+        plain = descriptor_pb2.FileDescriptorProto()  # protobuf-java reads an unknown syntax as proto2, and
+        plain.CopyFrom(original)  # features outside editions are not read here
+        plain.syntax = syntax
+        strip_features(plain)
+        return plain
+
+
+def _read_file(model: DescriptorModel, file: FileDescriptor, declared: _Declared) -> None:
+    proto = declared.proto(file)
     syntax = proto.syntax or "proto2"
-    edition = descriptor_pb2.Edition.Name(proto.edition) if proto.HasField("edition") else ""
+    edition = _edition_name(proto.edition) if syntax == "editions" and proto.HasField("edition") else ""
     file_json = _json_allowed_default(syntax, proto.options.features)
     prefix = proto.package + "." if proto.package else ""
     types: list[str] = []
     for message in proto.message_type:
         types.append(prefix + message.name)
-        _read_message(model, file, message, prefix + message.name, file_json, syntax)
+        _read_message(model, file, message, prefix + message.name, file_json, syntax, declared)
     for enum in proto.enum_type:
         types.append(prefix + enum.name)
-        _read_enum(model, file, enum, prefix + enum.name, file_json)
+        _read_enum(model, file, enum, prefix + enum.name, file_json, declared)
     model.files[file.name] = FileModel(
         name=file.name,
         package=proto.package,
@@ -262,6 +293,13 @@ def _read_file(model: DescriptorModel, file: FileDescriptor) -> None:
         imports=tuple(proto.dependency),
         types=tuple(types),
     )
+
+
+def _edition_name(number: int) -> str:
+    for name, value in descriptor_pb2.Edition.items():
+        if value == number:
+            return name
+    return str(number)
 
 
 def _json_allowed_default(syntax: str, features: descriptor_pb2.FeatureSet) -> bool:
@@ -284,8 +322,9 @@ def _read_message(
     full_name: str,
     json: bool,
     syntax: str,
+    declared: _Declared,
 ) -> None:
-    descriptor = file.pool.FindMessageTypeByName(full_name)
+    descriptor = file.pool.FindMessageTypeByName(declared.schema.built(full_name))
     json = _json_allowed(json, proto.options.features)
     synthetic = {
         f.oneof_index for f in proto.field if f.proto3_optional and f.HasField("oneof_index")
@@ -293,16 +332,18 @@ def _read_message(
     oneofs = tuple(o.name for i, o in enumerate(proto.oneof_decl) if i not in synthetic)
     fields = {}
     for fd, fp in zip(descriptor.fields, proto.field, strict=True):
-        fields[fd.number] = _read_field(fd, fp, synthetic, syntax)
+        oneof = proto.oneof_decl[fp.oneof_index].name if fp.HasField("oneof_index") else ""
+        presence = declared.schema.presence.get(f"{full_name}.{fp.name}")
+        fields[fp.number] = _read_field(fd, fp, synthetic, syntax, oneof, presence, declared)
     nested: list[str] = []
     for message in proto.nested_type:
         name = f"{full_name}.{message.name}"
-        _read_message(model, file, message, name, json, syntax)
+        _read_message(model, file, message, name, json, syntax, declared)
         if not message.options.map_entry:
             nested.append(name)
     for enum in proto.enum_type:
         nested.append(f"{full_name}.{enum.name}")
-        _read_enum(model, file, enum, f"{full_name}.{enum.name}", json)
+        _read_enum(model, file, enum, f"{full_name}.{enum.name}", json, declared)
     model.messages[full_name] = MessageModel(
         full_name=full_name,
         name=proto.name,
@@ -318,46 +359,64 @@ def _read_message(
     )
 
 
-def _type_of(fd: FieldDescriptor) -> TypeModel:
+def _type_of(fd: FieldDescriptor, declared: _Declared) -> TypeModel:
     if fd.message_type is not None:
-        return TypeModel(fd.type, fd.message_type.full_name)
+        return TypeModel(fd.type, declared.schema.declared(fd.message_type.full_name))
     if fd.enum_type is not None:
-        return TypeModel(fd.type, fd.enum_type.full_name)
+        return TypeModel(fd.type, declared.schema.declared(fd.enum_type.full_name))
     return TypeModel(fd.type)
 
 
 def _read_field(
-    fd: FieldDescriptor, fp: descriptor_pb2.FieldDescriptorProto, synthetic: set[int], syntax: str
+    fd: FieldDescriptor,
+    fp: descriptor_pb2.FieldDescriptorProto,
+    synthetic: set[int],
+    syntax: str,
+    oneof: str,
+    presence: bool | None,
+    declared: _Declared,
 ) -> FieldModel:
+    """A field as declared (`fp`: number, label, oneof, default), its type as upb resolved it (`fd`)."""
     entry = fd.message_type if fd.message_type is not None and fd.message_type.GetOptions().map_entry else None
-    if entry is not None and fd.is_repeated:
+    if entry is not None and fp.label == F.LABEL_REPEATED:
         cardinality = MAP
-    elif fd.is_repeated:
+    elif fp.label == F.LABEL_REPEATED:
         cardinality = REPEATED
-    elif fd.is_required:
+    elif fp.label == F.LABEL_REQUIRED or fd.is_required:
         cardinality = REQUIRED
-    elif fd.has_presence:
+    elif presence if presence is not None else fd.has_presence:
         cardinality = OPTIONAL
     else:
         cardinality = SINGULAR
-    oneof = fd.containing_oneof
-    in_real_oneof = oneof is not None and fp.HasField("oneof_index") and fp.oneof_index not in synthetic
+    in_real_oneof = fp.HasField("oneof_index") and fp.oneof_index not in synthetic
     # buf `canHaveDefault`: not a list, not a map, not a message.
     has_default = cardinality not in (REPEATED, MAP) and fd.message_type is None
     return FieldModel(
-        name=fd.name,
-        number=fd.number,
+        name=fp.name,
+        number=fp.number,
         json_name=fd.json_name,
         json_name_is_default=fd.json_name == _camel(fd.name),
-        type=_type_of(fd),
+        type=_type_of(fd, declared),
         cardinality=cardinality,
         label=_label(cardinality, syntax, in_real_oneof, fp.proto3_optional),
-        oneof=oneof.name if oneof is not None and in_real_oneof else "",
-        default=fd.default_value if has_default else None,
+        oneof=oneof if in_real_oneof else "",
+        default=_default(fd, fp, declared) if has_default else None,
         explicit_default=fp.default_value if fp.HasField("default_value") else None,
-        map_key=_type_of(entry.fields_by_number[1]) if entry is not None else None,
-        map_value=_type_of(entry.fields_by_number[2]) if entry is not None else None,
+        map_key=_type_of(entry.fields_by_number[1], declared) if entry is not None else None,
+        map_value=_type_of(entry.fields_by_number[2], declared) if entry is not None else None,
     )
+
+
+def _default(fd: FieldDescriptor, fp: descriptor_pb2.FieldDescriptorProto, declared: _Declared) -> object:
+    """The field's default as protobuf-java has it: the declared one read as Java reads it (upb's copy has
+    none), else the type's own (an enum's first declared value)."""
+    enum = declared.schema.declared(fd.enum_type.full_name) if fd.enum_type is not None else None
+    values = declared.enum_values.get(enum, {}) if enum is not None else None
+    if fp.HasField("default_value"):
+        return java_default(fd.full_name, fd.type, fp.default_value, values)
+    if values:
+        return next(iter(values.values()))
+    return fd.default_value
 
 
 def _label(cardinality: str, syntax: str, in_oneof: bool, proto3_optional: bool) -> str:
@@ -369,9 +428,14 @@ def _label(cardinality: str, syntax: str, in_oneof: bool, proto3_optional: bool)
 
 
 def _read_enum(
-    model: DescriptorModel, file: FileDescriptor, proto: descriptor_pb2.EnumDescriptorProto, full_name: str, json: bool
+    model: DescriptorModel,
+    file: FileDescriptor,
+    proto: descriptor_pb2.EnumDescriptorProto,
+    full_name: str,
+    json: bool,
+    declared: _Declared,
 ) -> None:
-    descriptor: EnumDescriptor = file.pool.FindEnumTypeByName(full_name)
+    descriptor: EnumDescriptor = file.pool.FindEnumTypeByName(declared.schema.built(full_name))
     model.enums[full_name] = EnumModel(
         full_name=full_name,
         name=proto.name,
@@ -454,7 +518,7 @@ class Pairing:
 
     @classmethod
     def of(cls, old: ProtobufNativeSchema, new: ProtobufNativeSchema) -> Pairing:
-        before, after = model_of(old.root), model_of(new.root)
+        before, after = model_of(old), model_of(new)
         return cls(before, after, _Names(before, after))
 
 

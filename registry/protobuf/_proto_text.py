@@ -31,7 +31,7 @@ def proto_text(schema: ProtobufNativeSchema) -> str:
     grouped at their first member); enum values in declaration order (the first is the proto2 default);
     json_name only where it is not protoc's.
     """
-    model = model_of(schema.root)
+    model = model_of(schema)
     shown = {_top_level(model, name) for name in model.reachable}
     root_top = _top_level(model, model.root)
     lines: list[str] = []

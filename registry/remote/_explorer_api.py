@@ -107,8 +107,9 @@ class ExplorerApi:
     def diff(self, name: TopicName, old: int, new: int | SchemaInfo | None) -> SchemaDiff:
         what = f"diffing versions of {name}"
         if isinstance(new, SchemaInfo):
-            return self._post(SchemaDiff, f"{_topic(name)}/diff", {"from": old, "candidate": payload(new)}, what)
-        params = [("from", str(old))] + ([] if new is None else [("to", str(new))])
+            body = {"old_version": old, "candidate": payload(new)}
+            return self._post(SchemaDiff, f"{_topic(name)}/diff", body, what)
+        params = [("old_version", str(old))] + ([] if new is None else [("new_version", str(new))])
         return self._get(SchemaDiff, f"{_topic(name)}/diff", params, what)
 
     def what_if(self, name: TopicName, info: SchemaInfo) -> WhatIf:

@@ -118,19 +118,37 @@ def test_side_by_side_says_how_many_rows_it_left_out() -> None:
 
 def test_the_page_opens_from_a_link_and_keeps_its_sides_in_the_url(db: Path) -> None:
     at = page_test("diff", db)
-    at.query_params.update({"topic": "acme/orders/order-created", "from": "3", "to": "5"})
+    at.query_params.update({"topic": "acme/orders/order-created", "old_version": "3", "new_version": "5"})
     at.run()
     assert not at.exception and not at.warning
     assert (at.selectbox(key="diff_old").value, at.selectbox(key="diff_new").value) == (3, 5)
     assert "v3 → v5" in texts(at)
     at.selectbox(key="diff_new").set_value(6).run()
-    assert (at.query_params["from"], at.query_params["to"]) == ("3", "6")
+    assert (at.query_params["old_version"], at.query_params["new_version"]) == ("3", "6")
+    assert "from" not in at.query_params and "to" not in at.query_params
     assert at.query_params["topic"] == "acme/orders/order-created"
+
+
+def test_a_link_with_the_older_names_from_and_to_still_opens(db: Path) -> None:
+    """Links shared before issue 34 said `from=` and `to=`; the page opens them and writes the new names."""
+    at = page_test("diff", db)
+    at.query_params.update({"topic": "acme/orders/order-created", "from": "3", "to": "5"})
+    at.run()
+    assert not at.exception and not at.warning
+    assert (at.selectbox(key="diff_old").value, at.selectbox(key="diff_new").value) == (3, 5)
+    assert (at.query_params["old_version"], at.query_params["new_version"]) == ("3", "5")
+    at = page_test("diff", db)
+    at.query_params.update({"topic": "acme/orders/order-created", "from": "3", "old_version": "4"})
+    at.run()
+    assert not at.exception and at.selectbox(key="diff_old").value == 4
+    assert "not both" in " ".join(w.value for w in at.warning)
 
 
 def test_a_link_to_versions_that_do_not_exist_says_so(db: Path) -> None:
     at = page_test("diff", db)
-    at.query_params.update({"topic": "persistent://acme/orders/order-created", "from": "99", "to": "two"})
+    at.query_params.update(
+        {"topic": "persistent://acme/orders/order-created", "old_version": "99", "new_version": "two"}
+    )
     at.run()
     assert not at.exception
     shown = " ".join(w.value for w in at.warning).replace("\\", "")

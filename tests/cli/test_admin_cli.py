@@ -238,7 +238,18 @@ def test_diff_defaults_to_previous_against_latest(cli, sample_db):
     assert code == 0 and out.startswith("v12 → v13 (AVRO): BACKWARD (new reads old)")
     code, out, _ = cli("diff", "--db", str(sample_db), "-t", ORDERS, "--from", "3", "--to", "5", "--json")
     doc = json.loads(out)
-    assert (doc["old"], doc["new"]) == (3, "v5") and {c["kind"] for c in doc["changes"]} >= {"FIELD_ADDED"}
+    assert (doc["topic"], doc["old_version"], doc["new_version"]) == (ORDERS, 3, 5)
+    assert {c["kind"] for c in doc["changes"]} >= {"FIELD_ADDED"}
+    assert "old" not in doc and "new" not in doc
+
+
+def test_diff_json_names_the_versions_it_compared(cli, sample_db, breaking_avsc):
+    """Issue 34 item 4: the latest, when left out, is named as a number; a file is "candidate"."""
+    code, out, _ = cli("diff", "--db", str(sample_db), "-t", ORDERS, "--json")
+    assert code == 0 and (json.loads(out)["old_version"], json.loads(out)["new_version"]) == (12, 13)
+    code, out, _ = cli("diff", "--db", str(sample_db), "-t", ORDERS, "-f", str(breaking_avsc), "--json")
+    doc = json.loads(out)
+    assert code == 0 and (doc["topic"], doc["old_version"], doc["new_version"]) == (ORDERS, 13, "candidate")
 
 
 def test_diff_against_a_file_marks_breaking_changes(cli, sample_db, breaking_avsc):

@@ -50,7 +50,7 @@ def version_box(page: Any) -> Any:
     [
         ("/browse?q=amount&type=AVRO", "4 topics match"),
         (f"/topic?topic={ORDERS}&version=2", "order-created"),
-        (f"/diff?topic=persistent://{ORDERS}&from=3&to=5", "v3 → v5"),
+        (f"/diff?topic=persistent://{ORDERS}&old_version=3&new_version=5", "v3 → v5"),
         (f"/whatif?topic={ORDERS}", "Would Pulsar accept this schema?"),
         ("/policies?namespace=initech/hr", "Namespace initech/hr"),
         (f"/policies?topic={ORDERS}", "Namespace acme/orders"),
@@ -112,7 +112,7 @@ def test_a_browse_search_survives_a_reload(browser: Any, app_url: str) -> None:
     ("path", "named"),
     [
         ("/topic?topic=acme/orders/never-was", "never-was"),
-        (f"/diff?topic={ORDERS}&from=99", "99"),
+        (f"/diff?topic={ORDERS}&old_version=99", "99"),
         ("/browse?type=NOPE&page=zero", "NOPE"),
         ("/policies?namespace=nobody/home", "nobody/home"),
         (f"/topic?topic={ORDERS}&registry=/no/such/registry.db", "/no/such/registry.db"),

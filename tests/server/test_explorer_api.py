@@ -73,15 +73,34 @@ def test_summary_and_effective_policy(client: TestClient) -> None:
 
 def test_diff_of_two_versions_and_of_a_candidate(client: TestClient) -> None:
     register(client, S1, S2)
-    diff = client.get(f"{BASE}/diff", params={"from": 0, "to": 1}).json()
+    diff = client.get(f"{BASE}/diff", params={"old_version": 0, "new_version": 1}).json()
     assert [c["kind"] for c in diff["changes"]] == ["FIELD_ADDED"]
     assert (diff["backward"], diff["forward"]) == ("ok", "ok")
+    assert (diff["topic"], diff["old_version"], diff["new_version"]) == ("persistent://t/ns/orders", 0, 1)
+    to_latest = client.get(f"{BASE}/diff", params={"old_version": 0}).json()
+    assert (to_latest["old_version"], to_latest["new_version"]) == (0, 1), "the latest is named"
     from_latest = client.post(f"{BASE}/diff", json={"candidate": {"type": "AVRO", "schema": S3}}).json()
     assert [c["kind"] for c in from_latest["changes"]] == ["DEFAULT_REMOVED"]
-    from_first = client.post(f"{BASE}/diff", json={"from": 0, "candidate": {"type": "AVRO", "schema": S3}}).json()
-    assert from_first["backward"] == "breaks"
-    assert client.get(f"{BASE}/diff", params={"from": 7}).status_code == 404
-    assert client.get(f"{BASE}/diff").status_code == 400
+    assert (from_latest["old_version"], from_latest["new_version"]) == (1, "candidate")
+    body = {"old_version": 0, "candidate": {"type": "AVRO", "schema": S3}}
+    from_first = client.post(f"{BASE}/diff", json=body).json()
+    assert from_first["backward"] == "breaks" and from_first["old_version"] == 0
+    assert client.get(f"{BASE}/diff", params={"old_version": 7}).status_code == 404
+    missing = client.get(f"{BASE}/diff")
+    assert missing.status_code == 400 and "old_version" in missing.json()["reason"]
+
+
+def test_diff_still_reads_the_older_names_from_and_to(client: TestClient) -> None:
+    """Links and callers made before issue 34 used `from` and `to`; they keep working, never beside the new."""
+    register(client, S1, S2)
+    old = client.get(f"{BASE}/diff", params={"from": 0, "to": 1}).json()
+    assert (old["old_version"], old["new_version"]) == (0, 1)
+    body = {"from": 0, "candidate": {"type": "AVRO", "schema": S3}}
+    assert client.post(f"{BASE}/diff", json=body).json()["old_version"] == 0
+    both = client.get(f"{BASE}/diff", params={"from": 0, "old_version": 1})
+    assert both.status_code == 400 and "not both" in both.json()["reason"]
+    body = {"from": 0, "old_version": 1, "candidate": {"type": "AVRO", "schema": S3}}
+    assert client.post(f"{BASE}/diff", json=body).status_code == 400
 
 
 def test_what_if_explains_every_strategy_and_writes_nothing(client: TestClient) -> None:

@@ -112,10 +112,10 @@ def test_the_protobuf_parse_and_model_caches_stay_within_their_bytes() -> None:
     assert PARSED.max_bytes // parsed_cost < len(docs)  # more than fits: the old bound was 1,024 entries
     for doc in docs:
         schema = parse_protobuf_native(doc)
-        model_of(schema.root)
+        model_of(schema)
         assert PARSED.bytes <= PARSED.max_bytes and MODELS.bytes <= MODELS.max_bytes
-    # Keyed by data and the line's root rule (the default line: master, exact).
-    assert (docs[0], True) not in PARSED and (docs[-1], True) in PARSED
+    # Keyed by data and the line's rules (the default line: master, exact root lookup, protobuf-java 4.x).
+    assert (docs[0], True, "4.x") not in PARSED and (docs[-1], True, "4.x") in PARSED
     assert len(MODELS) < len(docs)
     assert parse_protobuf_native(docs[-1]) is parse_protobuf_native(docs[-1])  # still a cache
 

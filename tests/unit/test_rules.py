@@ -904,6 +904,17 @@ class TestRule9AvroResolution:
         res = reg.check(TOPIC, _r([field("new", "int")]), strategy=CS.BACKWARD)
         assert not res.compatible
 
+    def test_aliases_are_not_applied_between_equal_schemas(self, reg: Registry) -> None:
+        """Schema.applyAliases returns the writer as it is when writer.equals(reader) (avro-resolution.md §3.1):
+        an equal copy reads field by field, where applying `b`'s alias `a` would collide with `a`."""
+        fields = [field("a", "int"), field("b", "int", aliases=["a"])]
+        reg.register(TOPIC, _r(fields))
+        copy = SchemaInfo(type=SchemaType.AVRO, schema=json.dumps(json.loads(_r(fields).schema), indent=2))
+        for strategy in CHECKED_STRATEGIES:
+            assert reg.check(TOPIC, copy, strategy=strategy).compatible, strategy
+        res = reg.check(TOPIC, _r([*fields, field("c", "int", 0)]), strategy=CS.BACKWARD)
+        assert not res.compatible and codes(res) == {RuleCode.DUPLICATE_FIELD}, "not equal: the aliases apply"
+
     def test_top_level_non_record_schemas(self, reg: Registry) -> None:
         reg.register(TOPIC, A('"int"'))
         assert reg.check(TOPIC, A('"long"'), strategy=CS.BACKWARD).compatible

@@ -89,7 +89,8 @@ def test_the_cli_json_is_the_cores_json(reg: Registry, db: Path) -> None:
         reg.check(ORDERS, info)
     )
     diffed = cli_json("diff", "--db", str(db), "-t", ORDERS, "--from", "3", "--to", "5")
-    assert {k: v for k, v in diffed.items() if k not in ("topic", "old", "new")} == to_json(reg.diff(ORDERS, 3, 5))
+    assert diffed == to_json(reg.diff(ORDERS, 3, 5)), "one shape: topic, old_version, new_version from the core"
+    assert (diffed["topic"], diffed["old_version"], diffed["new_version"]) == (ORDERS, 3, 5)
     effective = cli_json("policy", "get", "--db", str(db), "-t", ORDERS)
     assert {k: v for k, v in effective.items() if k != "topic_policy"} == to_json(reg.effective_policy(ORDERS))
     assert effective["topic_policy"] == to_json(reg.topic_policy(ORDERS))
