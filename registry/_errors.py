@@ -102,6 +102,29 @@ class ReadOnlyError(RegistryError):
     audited. The app started with --read-only holds only such a handle, so no page or widget can write."""
 
 
+class PermissionDeniedError(RegistryError):
+    """The person's role does not allow the call (a viewer approving, a producer applying a policy change), or
+    the call is not theirs to make (an author approving their own proposal). Nothing was written."""
+
+
+class ProposalNotFoundError(NotFoundError):
+    """No proposal has that id."""
+
+
+class ProposalError(RegistryError):
+    """A proposal cannot do what was asked in the state it is in (approving a withdrawn one, applying one
+    that lacks its approvals). Nothing was written."""
+
+
+class ApprovalsMissingError(ProposalError):
+    """An apply of a proposal that has fewer approvals than its namespace's review rules ask for."""
+
+
+class StaleProposalError(ProposalError):
+    """An apply found the topic's latest version (or the policy) no longer the proposal's base: something was
+    stored since it was reviewed. The proposal is now stale; nothing was applied. Rebase it and review again."""
+
+
 # `schema-explorer serve` names the class of each error it answers in this header (Pulsar's `{"reason"}` body
 # stays as it is), so a remote registry raises the very class the embedded one raises, where a broker's
 # status code alone leaves it to a guess.

@@ -15,7 +15,7 @@ from typing import TypeVar
 
 import streamlit as st
 
-from app import connection, links, search_index, session
+from app import connection, links, search_index, selection, session
 from app.render import escape_markdown, show_error
 from registry import STRATEGIES, CompatibilityStrategy, RegistryError, SchemaType, TopicQuery
 from registry.views.tables import topics_frame
@@ -206,8 +206,8 @@ def _results() -> None:
         key=f"{TABLE}_{opened}",
         width="stretch",
     )
-    selection = event.selection if event is not None else None
-    rows = [*selection.rows, *(row for row, _ in selection.cells)] if selection is not None else []
+    picked = event.selection if event is not None else None
+    rows = [*picked.rows, *(row for row, _ in picked.cells)] if picked is not None else []
     if rows:  # a click on a row opens its topic
         topic = str(frame.iloc[rows[0]]["topic"])
         selection.select_topic(topic)

@@ -138,7 +138,37 @@ class AuditLog(Protocol):
     def audit(self, target: str | None, limit: int) -> list[AuditEntry]: ...
 
 
-class LocalStorage(Storage, IndexedHistory, Transactional, AuditLog, ChangeTracking, CatalogStorage, Protocol):
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ProposalRow:
+    """A stored proposal: its id, what a listing filters on, and the proposal itself as JSON text (the core
+    reads and writes it: registry/proposals/_records.py)."""
+
+    id: int
+    namespace: str
+    target: str
+    state: str
+    updated_at: int
+    doc: str
+
+
+@runtime_checkable
+class ProposalStore(Protocol):
+    """Optional for a storage: keep schema change proposals (registry/proposals/). Writing one is a change
+    (the token moves); ids are whole numbers from 1, never reused."""
+
+    def proposal(self, proposal_id: int) -> ProposalRow | None: ...
+    def proposals(
+        self, *, state: str | None, namespace: str | None, target: str | None, limit: int
+    ) -> list[ProposalRow]: ...
+    def put_proposal(self, row: ProposalRow) -> int:
+        """Store `row`: a new proposal when `row.id` is 0 (the id given is returned), else the one with that id,
+        replaced whole (ProposalNotFoundError when there is none)."""
+        ...
+
+
+class LocalStorage(
+    Storage, IndexedHistory, Transactional, AuditLog, ChangeTracking, CatalogStorage, ProposalStore, Protocol
+):
     """What the embedded registry writes to: SQLite (`SqliteStorage`), PostgreSQL (`PostgresStorage`), memory
     (`MemoryStorage`) or a storage of one's own, each with every optional part above. A remote backend is only
     a `Storage` read over HTTP: its writes are the broker's business."""

@@ -19,7 +19,7 @@ from .._audit import AuditEntry
 from .._catalog import CatalogSource
 from .._model import ClientRecord, NamespacePolicy, SchemaVersion, TopicPolicy
 from .._types import SchemaType
-from ._base import DedupScan, LocalStorage
+from ._base import DedupScan, LocalStorage, ProposalRow
 from ._read_cache import ReadCache
 
 T = TypeVar("T")
@@ -121,6 +121,21 @@ class ForwardingStorage:
 
     def catalog_source(self) -> CatalogSource:
         return self.around("catalog_source", self.inner.catalog_source)
+
+    # --- proposals ------------------------------------------------------------------------------------
+
+    def proposal(self, proposal_id: int) -> ProposalRow | None:
+        return self.around("proposal", lambda: self.inner.proposal(proposal_id))
+
+    def proposals(
+        self, *, state: str | None, namespace: str | None, target: str | None, limit: int
+    ) -> list[ProposalRow]:
+        return self.around(
+            "proposals", lambda: self.inner.proposals(state=state, namespace=namespace, target=target, limit=limit)
+        )
+
+    def put_proposal(self, row: ProposalRow) -> int:
+        return self.around("put_proposal", lambda: self.inner.put_proposal(row))
 
     # --- transactions and the audit trail ---------------------------------------------------------------
 

@@ -11,9 +11,10 @@ from dataclasses import replace
 
 from .._audit import AuditEntry, is_within
 from .._catalog import CatalogRow, CatalogSource, stored_fields
+from .._errors import ProposalNotFoundError
 from .._model import ClientRecord, NamespacePolicy, SchemaVersion, TopicPolicy
 from .._types import SchemaType
-from ._base import DedupScan, Fingerprint, StaleHistoryError, fingerprint, is_dedup_row
+from ._base import DedupScan, Fingerprint, ProposalRow, StaleHistoryError, fingerprint, is_dedup_row
 
 
 class MemoryStorage:
@@ -31,6 +32,7 @@ class MemoryStorage:
         self._changes = 0
         self._audit: list[AuditEntry] = []
         self._settings: dict[str, str] = {}
+        self._proposals: dict[int, ProposalRow] = {}
 
     def history(self, schema_id: str) -> list[SchemaVersion]:
         with self._lock:
@@ -161,6 +163,33 @@ class MemoryStorage:
         with self._lock:
             self._changes += 1
             self._settings[key] = value
+
+    def proposal(self, proposal_id: int) -> ProposalRow | None:
+        with self._lock:
+            return self._proposals.get(proposal_id)
+
+    def proposals(
+        self, *, state: str | None, namespace: str | None, target: str | None, limit: int
+    ) -> list[ProposalRow]:
+        with self._lock:
+            rows = [
+                row
+                for row in self._proposals.values()
+                if (state is None or row.state == state)
+                and (namespace is None or row.namespace == namespace)
+                and (target is None or row.target == target)
+            ]
+        return sorted(rows, key=lambda row: -row.id)[:limit]
+
+    def put_proposal(self, row: ProposalRow) -> int:
+        with self._lock:
+            self._changes += 1
+            if row.id == 0:
+                row = replace(row, id=max(self._proposals, default=0) + 1)
+            elif row.id not in self._proposals:
+                raise ProposalNotFoundError(f"no proposal #{row.id}")
+            self._proposals[row.id] = row
+            return row.id
 
     def change_token(self) -> int:
         with self._lock:

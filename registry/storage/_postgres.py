@@ -19,11 +19,12 @@ from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
-from .._errors import RegistryNotFoundError, StorageError
+from .._errors import StorageError
 from .._types import AVRO_PARSED_TYPES
 from ._sql import Params, Row, SqlDialect, SqlStorage
 
-SCHEMA_VERSION = 1  # this backend's own table format
+# This backend's own table format. 1: the first. 2: `proposals`, schema change proposals (registry/proposals/).
+SCHEMA_VERSION = 2
 LOCK_KEY = 0x5053_4558  # "PSEX": the advisory lock every write of a registry database takes
 POOL_SIZE = 8
 CONNECT_TIMEOUT = 15  # seconds
@@ -62,6 +63,11 @@ CREATE TABLE IF NOT EXISTS audit (
 CREATE INDEX IF NOT EXISTS audit_by_target ON audit (target);
 CREATE INDEX IF NOT EXISTS audit_by_namespace ON audit (namespace);
 CREATE INDEX IF NOT EXISTS audit_by_tenant ON audit (tenant);
+CREATE TABLE IF NOT EXISTS proposals (
+    id BIGSERIAL PRIMARY KEY, namespace TEXT COLLATE "C" NOT NULL, target TEXT COLLATE "C" NOT NULL,
+    state TEXT NOT NULL, updated_at BIGINT NOT NULL, doc TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS proposals_by_namespace ON proposals (namespace, state);
+CREATE INDEX IF NOT EXISTS proposals_by_target ON proposals (target);
 """
 _CATALOG = """
 SELECT t.name, t.namespace, h.version, h.type, h.timestamp, h.deleted, h.live, h.fields,
@@ -123,6 +129,7 @@ class PostgresDialect(SqlDialect):
         self._unique: type[Exception] = psycopg.errors.UniqueViolation
         self.location = shown_location(dsn)
         self.what = f"the registry database {self.location}"
+        self.where = f"the database {self.location}"
         self._sql: dict[str, str] = {}
         try:  # one plain connection first: libpq's reason at once, where the pool would retry until its timeout
             psycopg.connect(dsn, connect_timeout=CONNECT_TIMEOUT).close()
@@ -190,28 +197,30 @@ class PostgresDialect(SqlDialect):
     def catalog_sql(self) -> str:
         return _CATALOG
 
-    def open_tables(self, db: Any, create: bool) -> bool:
-        """A database without the registry's tables gets them only with `create` (a command that only reads
-        never makes a registry); a newer format is refused."""
-        found = db.execute("SELECT to_regclass('meta') IS NOT NULL").fetchone()
-        if not found or not found[0]:
-            if not create:
-                raise RegistryNotFoundError(
-                    f"no registry in the database {self.location}: pass create=True (or use a command that "
-                    "writes) to make one there"
-                )
-            for statement in _DDL.strip().split(";"):
-                if statement.strip():
-                    db.execute(statement)
-            db.execute("INSERT INTO meta VALUES ('schema_version', %s), ('changes', '0')", (str(SCHEMA_VERSION),))
-            return True
+    format = SCHEMA_VERSION
+
+    def stored_format(self, db: Any) -> int | None:
+        if not self.has_table(db, "meta"):
+            return None
         row = db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
-        if row is None or int(row[0]) > SCHEMA_VERSION:
-            raise StorageError(
-                f"{self.what} was written by a newer version "
-                f"(format {row[0] if row else '?'}, this version reads {SCHEMA_VERSION})"
-            )
-        return False
+        return None if row is None else int(row[0])
+
+    def has_table(self, db: Any, name: str) -> bool:
+        found = db.execute("SELECT to_regclass(%s) IS NOT NULL", (name,)).fetchone()
+        return bool(found and found[0])
+
+    def create_tables(self, db: Any) -> None:
+        self._run_ddl(db)
+        db.execute("INSERT INTO meta VALUES ('schema_version', %s), ('changes', '0')", (str(SCHEMA_VERSION),))
+
+    def migrate(self, db: Any, found: int) -> None:
+        self._run_ddl(db)  # the tables a newer format added, empty
+        db.execute("UPDATE meta SET value = %s WHERE key = 'schema_version'", (str(SCHEMA_VERSION),))
+
+    def _run_ddl(self, db: Any) -> None:
+        for statement in _DDL.strip().split(";"):
+            if statement.strip():
+                db.execute(statement)
 
     def close(self) -> None:
         self._pool.close()

@@ -30,10 +30,10 @@ from typing import Any, TypeVar, cast
 
 from .._audit import AuditEntry
 from .._catalog import CatalogSource, stored_fields
-from .._errors import StorageError
+from .._errors import ProposalNotFoundError, RegistryNotFoundError, StorageError
 from .._model import ClientRecord, NamespacePolicy, SchemaVersion, TopicPolicy
 from .._types import SchemaType
-from ._base import DedupScan, StaleHistoryError, fingerprint
+from ._base import DedupScan, ProposalRow, StaleHistoryError, fingerprint
 from ._read_cache import MISSING, ReadCache
 from ._rows import (
     EQUALITY_FORM,
@@ -58,6 +58,7 @@ Params = Sequence[object] | Mapping[str, object]
 _VERSION_COLUMNS = 'version, type, data, properties, timestamp, deleted, "user"'
 _BUMP = "UPDATE meta SET value = CAST(CAST(value AS BIGINT) + 1 AS TEXT) WHERE key = 'changes' RETURNING value"
 _TOKEN = "SELECT value FROM meta WHERE key = 'changes'"
+_PROPOSAL_COLUMNS = "id, namespace, target, state, updated_at, doc"
 # Which search keys (`stored_fields`) the stored `fields` were made with. Bump it whenever read_fields learns to
 # read more; registries with another mark have the fields of the types it changed recomputed on opening.
 # 2: fields of KEY_VALUE parts, PROTOBUF and PROTOBUF_NATIVE schemas (before: none).
@@ -70,6 +71,7 @@ class SqlDialect(abc.ABC):
     '/x/r.db'", "the registry database postgresql://u@h/db"): never a password."""
 
     what: str
+    where: str  # the place without "registry": "the database postgresql://u@h/db", "the file '/x/r.db'"
 
     @abc.abstractmethod
     def begin(self) -> AbstractContextManager[Any]:
@@ -109,27 +111,101 @@ class SqlDialect(abc.ABC):
         """Every topic with its history's head, in catalog order (tenant, namespace, topic), with the schema text
         only where no search keys were stored."""
 
+    format: int  # the table format this release writes
+
     @abc.abstractmethod
-    def open_tables(self, db: Any, create: bool) -> bool:
-        """Inside the opening transaction: make the tables (when `create`), refuse a newer format and migrate
-        an older one in place. Returns whether the tables were made now."""
+    def stored_format(self, db: Any) -> int | None:
+        """The format the registry's tables are in (`meta.schema_version`), None when there are none."""
+
+    @abc.abstractmethod
+    def create_tables(self, db: Any) -> None:
+        """Make the tables of `format` in an empty file or database."""
+
+    @abc.abstractmethod
+    def migrate(self, db: Any, found: int) -> None:
+        """Bring tables of format `found` to `format`, inside a write transaction (all or nothing)."""
+
+    def migrates_on_open(self, found: int) -> bool:
+        """Whether tables of format `found` must be migrated before anything can be read from them (formats so
+        old that reads need what they lack); newer old formats are migrated by the first write instead."""
+        return False
+
+    def before_migration(self, db: Any, found: int) -> object:
+        """Called in the migrating transaction before any change: a SQLite file copies itself aside. What it
+        returns goes to `after_migration` once the migration has committed."""
+        return None
+
+    def after_migration(self, kept: object) -> None:
+        """The migration committed: drop what `before_migration` kept."""
+        return None
+
+    @abc.abstractmethod
+    def has_table(self, db: Any, name: str) -> bool: ...
 
     @abc.abstractmethod
     def close(self) -> None: ...
 
 
 class SqlStorage:
-    """The storage protocol (storage/_base.py, `LocalStorage`) over SQL tables, through a `SqlDialect`."""
+    """The storage protocol (storage/_base.py, `LocalStorage`) over SQL tables, through a `SqlDialect`.
+
+    Opening a registry of the current format reads and never writes: one of an older format is read as it is
+    (what it lacks, such as proposals, reads as empty), and the first write migrates it in place, in that
+    write's own transaction, so the migration and the write commit together or not at all. (Search keys an
+    older release computed otherwise, and formats before 3, are brought up to date on opening: reads need
+    them.) A newer format than this release knows is
+    refused with one line. Tables are made only in a new file, or with `create` in an empty database."""
 
     def __init__(self, dialect: SqlDialect, *, create: bool = True) -> None:
         self._dialect = dialect
         self._local = threading.local()
         self.read_cache = ReadCache()
         self.created = False  # whether this handle made the registry's tables (Registry.open stores its line then)
-        with self._transaction() as db:
-            self.created = dialect.open_tables(db, create)
-            self._forget_stale_equalities(db)
-            self._refresh_stale_fields(db)
+        self._upgrade_pending = False
+        with dialect.snapshot() as db:
+            found = dialect.stored_format(db)
+            equalities, fields = (False, False) if found is None else self._stale_forms(db)
+        if found is None:
+            if not create:
+                raise RegistryNotFoundError(
+                    f"no registry in {dialect.where}: pass create=True (or use a command that writes) to make one there"
+                )
+            self._upgrade_pending = True  # the next transaction makes the tables
+            with self._transaction():
+                pass
+            self.created = True
+        elif found > dialect.format:
+            raise StorageError(
+                f"{dialect.what} was written by a newer release (storage format {found}; this release reads "
+                f"formats up to {dialect.format}): upgrade pulsar-schema-explorer to open it"
+            )
+        elif found < dialect.format or equalities or fields:
+            self._upgrade_pending = True
+            # Search keys of an older release would give wrong search results, and formats before 3 lack tables
+            # every read uses: those are brought up to date now. The rest waits for the first write.
+            if fields or dialect.migrates_on_open(found):
+                with self._transaction():
+                    pass
+
+    def _upgrade(self, db: Any) -> Callable[[], None]:
+        """Inside the first write transaction (the write lock held, so no other process migrates at the same
+        time): make or migrate the tables and refresh what an older release computed otherwise. Returns what
+        to do once it has committed."""
+        found = self._dialect.stored_format(db)  # another process may have done it meanwhile
+        kept: object = None
+        if found is None:
+            self._dialect.create_tables(db)
+        elif found < self._dialect.format:
+            kept = self._dialect.before_migration(db, found)
+            self._dialect.migrate(db, found)
+        self._forget_stale_equalities(db)
+        self._refresh_stale_fields(db)
+
+        def committed() -> None:
+            self._upgrade_pending = False
+            self._dialect.after_migration(kept)
+
+        return committed
 
     # --- transactions -----------------------------------------------------------------------------------
 
@@ -150,10 +226,13 @@ class SqlStorage:
         token: int | None = None
         done = False
         touched: set[Hashable] = set()
+        upgraded: Callable[[], None] | None = None
         try:
             with self._dialect.begin() as db:
                 self._local.db, self._local.changed, self._local.touched = db, False, touched
                 try:
+                    if self._upgrade_pending:
+                        upgraded = self._upgrade(db)
                     yield db
                     if self._local.changed:
                         (bumped,) = self._dialect.execute(db, _BUMP).fetchone()
@@ -162,6 +241,8 @@ class SqlStorage:
                 finally:
                     self._local.db = None
             done = True
+            if upgraded is not None:
+                upgraded()
         finally:
             if token is not None:
                 self.read_cache.committed(token if done else None, touched)
@@ -398,6 +479,53 @@ class SqlStorage:
             clients={(str(t), str(r)): int(n) for t, r, n in clients},
         )
 
+    # --- proposals --------------------------------------------------------------------------------------
+
+    def _proposals_kept(self) -> bool:
+        """False while a registry of the format before proposals waits for its first write (nothing to read)."""
+        if not self._upgrade_pending:
+            return True
+        held = getattr(self._local, "db", None)
+        if held is not None:
+            return self._dialect.has_table(held, "proposals")
+        with self._dialect.snapshot() as db:
+            return self._dialect.has_table(db, "proposals")
+
+    def proposal(self, proposal_id: int) -> ProposalRow | None:
+        if not self._proposals_kept():
+            return None
+        rows = self._read(f"SELECT {_PROPOSAL_COLUMNS} FROM proposals WHERE id = ?", (proposal_id,))
+        return _proposal_row(rows[0]) if rows else None
+
+    def proposals(
+        self, *, state: str | None, namespace: str | None, target: str | None, limit: int
+    ) -> list[ProposalRow]:
+        if not self._proposals_kept():
+            return []
+        where, params = [], []
+        for column, value in (("state", state), ("namespace", namespace), ("target", target)):
+            if value is not None:
+                where.append(f"{column} = ?")
+                params.append(value)
+        sql = f"SELECT {_PROPOSAL_COLUMNS} FROM proposals"
+        sql += (" WHERE " + " AND ".join(where) if where else "") + " ORDER BY id DESC LIMIT ?"
+        return [_proposal_row(row) for row in self._read(sql, [*params, limit])]
+
+    def put_proposal(self, row: ProposalRow) -> int:
+        values = (row.namespace, row.target, row.state, row.updated_at, row.doc)
+        with self._write() as db:
+            if row.id == 0:
+                sql = (
+                    "INSERT INTO proposals (namespace, target, state, updated_at, doc) VALUES (?, ?, ?, ?, ?) "
+                    "RETURNING id"
+                )
+                (made,) = self._dialect.execute(db, sql, values).fetchone()
+                return int(made)
+            sql = "UPDATE proposals SET namespace = ?, target = ?, state = ?, updated_at = ?, doc = ? WHERE id = ?"
+            if self._dialect.execute(db, sql, (*values, row.id)).rowcount == 0:
+                raise ProposalNotFoundError(f"no proposal #{row.id}")
+            return row.id
+
     # --- audit trail ------------------------------------------------------------------------------------
 
     def append_audit(self, entry: AuditEntry) -> None:
@@ -419,6 +547,12 @@ class SqlStorage:
         self._local = threading.local()
 
     # --- kept up to date on opening ----------------------------------------------------------------------
+
+    def _stale_forms(self, db: Any) -> tuple[bool, bool]:
+        """Whether the stored equality digests, and the stored search keys, were made by an older release."""
+        run = self._dialect.execute
+        forms = dict(run(db, "SELECT key, value FROM meta WHERE key IN ('equality_form', 'fields_form')").fetchall())
+        return forms.get("equality_form") != EQUALITY_FORM, forms.get("fields_form") != FIELDS_FORM
 
     def _forget_stale_equalities(self, db: Any) -> None:
         """Drop equality digests made with an older equality key (storage/_rows.py, EQUALITY_FORM)."""
@@ -460,3 +594,10 @@ class SqlStorage:
             "INSERT INTO meta VALUES ('fields_form', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
             (FIELDS_FORM,),
         )
+
+
+def _proposal_row(row: Row) -> ProposalRow:
+    i, ns, target, state, at, doc = row
+    return ProposalRow(
+        id=int(i), namespace=str(ns), target=str(target), state=str(state), updated_at=int(at), doc=str(doc)
+    )

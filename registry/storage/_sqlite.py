@@ -23,8 +23,8 @@ from ._sql import Params, Row, SqlDialect, SqlStorage
 # 1: the first format. 2: search keys stored at registration (`schemas.fields`), each history's latest entry
 # kept in `heads` (the catalog reads 100k topics in one query), and the `audit` table. 3: `fingerprints`,
 # what dedup needs of each version without its text (the SHA-256 of the data; the equality digest of AVRO,
-# JSON and PROTOBUF versions, NULL until known).
-SCHEMA_VERSION = 3
+# JSON and PROTOBUF versions, NULL until known). 4: `proposals`, schema change proposals (registry/proposals/).
+SCHEMA_VERSION = 4
 _DDL = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS tenants (name TEXT PRIMARY KEY, created_at INTEGER NOT NULL);
@@ -58,6 +58,11 @@ CREATE TABLE IF NOT EXISTS audit (
 CREATE INDEX IF NOT EXISTS audit_by_target ON audit (target);
 CREATE INDEX IF NOT EXISTS audit_by_namespace ON audit (namespace);
 CREATE INDEX IF NOT EXISTS audit_by_tenant ON audit (tenant);
+CREATE TABLE IF NOT EXISTS proposals (
+    id INTEGER PRIMARY KEY AUTOINCREMENT, namespace TEXT NOT NULL, target TEXT NOT NULL, state TEXT NOT NULL,
+    updated_at INTEGER NOT NULL, doc TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS proposals_by_namespace ON proposals (namespace, state);
+CREATE INDEX IF NOT EXISTS proposals_by_target ON proposals (target);
 """
 # `heads` rebuilt from `schemas`: per history, the latest entry and how many entries follow the last tombstone.
 _REBUILD_HEADS = """
@@ -108,6 +113,7 @@ class SqliteDialect(SqlDialect):
     def __init__(self, path: Path, *, busy_timeout_ms: int = 30_000) -> None:
         self.path = path
         self.what = f"the registry file {str(path)!r}"
+        self.where = f"the file {str(path)!r}"
         self._busy_timeout_ms = busy_timeout_ms
         self._local = threading.local()
         self._all: list[sqlite3.Connection] = []
@@ -207,25 +213,57 @@ class SqliteDialect(SqlDialect):
     def catalog_sql(self) -> str:
         return _CATALOG
 
-    def open_tables(self, db: sqlite3.Connection, create: bool) -> bool:
-        """Tables are made in any file opened as a registry (Registry.open_file decides whether a missing file
-        may be made); an older format is migrated in place, a newer one refused."""
+    format = SCHEMA_VERSION
+
+    def stored_format(self, db: sqlite3.Connection) -> int | None:
+        if not self.has_table(db, "meta"):
+            return None
+        row = db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+        return None if row is None else int(row[0])
+
+    def has_table(self, db: sqlite3.Connection, name: str) -> bool:
+        return (
+            db.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (name,)).fetchone() is not None
+        )
+
+    def create_tables(self, db: sqlite3.Connection) -> None:
+        self._run_ddl(db)
+        db.execute("INSERT INTO meta VALUES ('schema_version', ?), ('changes', '0')", (str(SCHEMA_VERSION),))
+
+    def migrates_on_open(self, found: int) -> bool:
+        return found < 3  # formats 1 and 2 lack the tables every read uses (heads, fingerprints)
+
+    def migrate(self, db: sqlite3.Connection, found: int) -> None:
+        self._run_ddl(db)  # the tables a newer format added, empty
+        if found < 3:
+            _migrate(db, found)
+        db.execute("INSERT OR IGNORE INTO meta VALUES ('changes', '0')")
+        db.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", (str(SCHEMA_VERSION),))
+
+    def before_migration(self, db: sqlite3.Connection, found: int) -> object:
+        """A copy of the file as it was (`registry.db.format-3.backup` beside it), kept until the migration has
+        committed: SQLite makes the migration atomic anyway; the copy is for a user who wants the old file. It is
+        read through a connection of its own, which in WAL mode sees the last commit beside this write."""
+        backup = self.path.with_name(f"{self.path.name}.format-{found}.backup")
+        source = sqlite3.connect(self.path)
+        copy = sqlite3.connect(backup)
+        try:
+            source.backup(copy)
+        except sqlite3.DatabaseError as exc:
+            raise StorageError(f"cannot copy {self.what} aside before migrating it: {exc}") from None
+        finally:
+            copy.close()
+            source.close()
+        return backup
+
+    def after_migration(self, kept: object) -> None:
+        if isinstance(kept, Path):
+            kept.unlink(missing_ok=True)
+
+    def _run_ddl(self, db: sqlite3.Connection) -> None:
         for statement in _DDL.strip().split(";"):
             if statement.strip():
                 db.execute(statement)
-        row = db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
-        db.execute("INSERT OR IGNORE INTO meta VALUES ('changes', '0')")
-        if row is None:
-            db.execute("INSERT INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
-            return True
-        if int(row[0]) > SCHEMA_VERSION:
-            raise StorageError(
-                f"{self.what} was written by a newer version (format {row[0]}, this version reads {SCHEMA_VERSION})"
-            )
-        if int(row[0]) < SCHEMA_VERSION:
-            _migrate(db, int(row[0]))
-            db.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", (str(SCHEMA_VERSION),))
-        return False
 
     def close(self) -> None:
         with self._lock:

@@ -59,6 +59,16 @@ def deep_descriptor(levels: int) -> str:
     )
 
 
+def _valid_descriptor_set() -> str:
+    """A FileDescriptorSet holding test.proto with `proto.TestMessage`, base64 (what a good document carries)."""
+    from google.protobuf import descriptor_pb2
+
+    files = descriptor_pb2.FileDescriptorSet()
+    proto = files.file.add(name="test.proto", package="proto", syntax="proto3")
+    proto.message_type.add(name="TestMessage")
+    return base64.b64encode(files.SerializeToString()).decode()
+
+
 def proto_doc(**fields: Any) -> str:
     doc = {
         "fileDescriptorSet": base64.b64encode(b"\x0a\x05hello").decode(),
@@ -190,7 +200,7 @@ REST_CASES: list[Any] = [  # (name, method, path, body, headers, statuses, words
     (
         "no root message name",
         *POST,
-        schema("PROTOBUF_NATIVE", proto_doc(rootMessageTypeName=None)),
+        schema("PROTOBUF_NATIVE", proto_doc(rootMessageTypeName=None, fileDescriptorSet=_valid_descriptor_set())),
         {},
         (422,),
         ("rootMessageTypeName",),

@@ -102,7 +102,7 @@ def test_a_file_from_a_newer_version_is_refused(tmp_path: Path) -> None:
     Registry.open(path, create=True).close()
     with sqlite3.connect(path) as db:
         db.execute("UPDATE meta SET value = '999' WHERE key = 'schema_version'")
-    with pytest.raises(StorageError, match="newer version"):
+    with pytest.raises(StorageError, match="newer release"):
         Registry.open(path)
 
 

@@ -1,0 +1,207 @@
+"""The values of a schema change proposal: a candidate (a schema for one topic, or a policy change) that a team
+reviews, comments on and approves in the tool, and that is applied exactly as approved (registry/proposals/).
+
+A proposal pins its **base** when it is made: the topic's latest live version (None for a new topic), or the
+stored policy a policy change is made against. Editing pushes a new **revision**; approvals belong to one
+revision, so a new revision clears them. Applying registers exactly the approved revision, only while the base
+is still the latest (a compare-and-set); otherwise the proposal becomes stale and can be rebased.
+"""
+
+from __future__ import annotations
+
+import enum
+import hashlib
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from .._model import CompatibilityStrategy, NamespacePolicy, Problem, SchemaInfo, TopicPolicy
+from ..explain._whatif import WhatIf
+from ..policy._preview import PolicyPreview
+
+
+class Role(enum.StrEnum):
+    """What a person may do (a token's role over REST; a roles file, or the defaults, in the app): each role may
+    do what the ones before it may. Viewers read and comment; producers also register schemas, propose and
+    approve; admins also change policies, delete, and apply a proposal without its approvals, with a reason."""
+
+    VIEWER = "viewer"
+    PRODUCER = "producer"
+    ADMIN = "admin"
+
+    @property
+    def rank(self) -> int:
+        return _RANKS[self]
+
+    def at_least(self, other: Role) -> bool:
+        return self.rank >= other.rank
+
+
+_RANKS = {Role.VIEWER: 1, Role.PRODUCER: 2, Role.ADMIN: 3}
+
+
+@dataclass(frozen=True, slots=True)
+class Actor:
+    """Who asks: the name the audit trail and the proposal record, and the role that decides what they may do."""
+
+    name: str
+    role: Role
+
+
+class ProposalKind(enum.StrEnum):
+    SCHEMA = "schema"  # a candidate schema for one topic
+    POLICY = "policy"  # a change of a namespace's or a topic's schema policies
+
+
+class ProposalState(enum.StrEnum):
+    """Where a proposal stands. Open until enough approvals (then approved); applied, rejected and withdrawn are
+    final; stale when its base is no longer the latest (a rebase opens it again)."""
+
+    OPEN = "open"
+    APPROVED = "approved"
+    APPLIED = "applied"
+    REJECTED = "rejected"
+    WITHDRAWN = "withdrawn"
+    STALE = "stale"
+
+    @property
+    def final(self) -> bool:
+        return self in (ProposalState.APPLIED, ProposalState.REJECTED, ProposalState.WITHDRAWN)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ReviewRules:
+    """A namespace's review rules, an explorer setting stored with the registry (never a Pulsar policy):
+    how many approvals a proposal needs (0 to 5) and who may give them (empty: anyone who may write, except
+    the author, who never may)."""
+
+    required_approvals: int = 1
+    reviewers: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Revision:
+    """One version of the candidate: a schema (schema proposals) or the policy values to set (policy proposals:
+    field name → value, as `set_namespace_policy` / `set_topic_policy` take them; None clears a value), with
+    the base it was made against."""
+
+    number: int
+    author: str
+    at: int  # ms since the epoch
+    base_version: int | None  # schema proposals: the latest live version when made (None: no live schema)
+    schema: SchemaInfo | None = None
+    policy: Mapping[str, Any] | None = None
+    base_policy: NamespacePolicy | TopicPolicy | None = None  # policy proposals: the stored policy when made
+
+    @property
+    def sha256(self) -> str:
+        """The SHA-256 of the candidate schema's text (policy proposals: of the policy change, as JSON)."""
+        if self.schema is not None:
+            text = self.schema.schema
+            data = text if isinstance(text, bytes) else text.encode("utf-8", "surrogatepass")
+        else:
+            data = json.dumps(dict(self.policy or {}), sort_keys=True, default=str).encode()
+        return hashlib.sha256(data).hexdigest()
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Approval:
+    revision: int
+    user: str
+    at: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Comment:
+    """A comment on a proposal, optionally on one field path of its diff. The text is shown as text, always."""
+
+    id: int
+    user: str
+    at: int
+    text: str
+    revision: int
+    path: str = ""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ReviewedProblem:
+    """A problem of the candidate under the strategy in force, and whether the proposal introduces it: a
+    transitive check also fails on versions that already disagree with the base, which this change did not
+    cause (`introduced` False: already there)."""
+
+    problem: Problem
+    introduced: bool
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ProposalReview:
+    """What the core says of a proposal's current revision: computed again each time it is shown, frozen into
+    the proposal when it is applied. Identical in the app, over REST and in the CLI.
+
+    Schema proposals: `what_if` holds Pulsar's verdict under the strategy in force and under all 8, advisories,
+    producer and consumer admission and the upgrade order over the recorded clients, and the diff against the
+    latest version; `problems` the in-force verdict's problems marked introduced or already there; `blocking`
+    per strategy, whether the candidate introduces a refusal there. Policy proposals: `preview`, the topics
+    whose latest change would be refused and the clients that could no longer connect."""
+
+    line: str  # the Pulsar line it was judged as
+    stale: bool  # the base is no longer the latest
+    latest_version: int | None  # schema proposals: the topic's latest live version now
+    changed_since: tuple[int, ...]  # versions stored after the base
+    strategy: CompatibilityStrategy | None = None  # schema proposals: the strategy in force (admin)
+    what_if: WhatIf | None = None
+    problems: tuple[ReviewedProblem, ...] = ()
+    blocking: Mapping[CompatibilityStrategy, bool] | None = None
+    preview: PolicyPreview | None = None
+
+    @property
+    def compatible(self) -> bool:
+        """Whether Pulsar would accept the candidate now (schema proposals), or the policy can be saved."""
+        if self.what_if is not None:
+            return self.what_if.result.compatible
+        return True
+
+    @property
+    def introduced_problems(self) -> int:
+        return sum(1 for p in self.problems if p.introduced)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Proposal:
+    """A proposed change and its review history. `target` is the topic (schema proposals, and topic policies)
+    or the namespace (namespace policies)."""
+
+    id: int
+    kind: ProposalKind
+    target: str
+    namespace: str
+    title: str
+    description: str
+    author: str
+    created_at: int
+    updated_at: int
+    state: ProposalState
+    revisions: tuple[Revision, ...]
+    approvals: tuple[Approval, ...] = ()  # of the current revision only
+    comments: tuple[Comment, ...] = ()
+    reason: str = ""  # why rejected, or why applied without its approvals (an admin's override)
+    applied_by: str = ""
+    applied_version: int | None = None  # schema proposals: the version the apply stored or found
+    applied_review: ProposalReview | None = None  # the review as it was at apply, frozen
+
+    @property
+    def revision(self) -> Revision:
+        """The current revision: the one approvals are for and an apply registers."""
+        return self.revisions[-1]
+
+    @property
+    def base_version(self) -> int | None:
+        return self.revision.base_version
+
+    @property
+    def approvers(self) -> tuple[str, ...]:
+        return tuple(a.user for a in self.approvals)
+
+    def __repr__(self) -> str:
+        return f"Proposal(#{self.id}, {self.kind}, {self.target!r}, {self.state}, revision={self.revision.number})"
