@@ -12,6 +12,7 @@ from ._catalog import TopicPage, TopicQuery, TopicSummary
 from ._compatibility import PairVerdict, pair_verdict
 from ._errors import (
     ERROR_HEADER,
+    ApprovalsMissingError,
     AuthError,
     IncompatibleSchemaError,
     InvalidArgumentError,
@@ -20,14 +21,19 @@ from ._errors import (
     InvalidVersionError,
     NamespaceNotFoundError,
     NotFoundError,
+    NotSupportedError,
     PartitionPolicyError,
+    PermissionDeniedError,
     PoisonedHistoryError,
     PolicyChangedError,
     PolicyError,
+    ProposalError,
+    ProposalNotFoundError,
     ReadOnlyError,
     RegistryError,
     RegistryNotFoundError,
     SchemaNotFoundError,
+    StaleProposalError,
     StorageError,
     TenantNotFoundError,
     TopicNotFoundError,
@@ -88,6 +94,19 @@ from .explain._upgrade import (
 from .explain._whatif import PolicyImpact, RefusedClient, TopicImpact, WhatIf
 from .policy._preview import PolicyPreview, TopicPreview
 from .policy._rules import namespace_allow_auto_update, namespace_validation_enforced
+from .proposals._model import (
+    Actor,
+    Approval,
+    Comment,
+    Proposal,
+    ProposalKind,
+    ProposalReview,
+    ProposalState,
+    ReviewedProblem,
+    ReviewRules,
+    Revision,
+    Role,
+)
 from .protobuf._native import ProtobufNativeSchema, parse_protobuf_native, to_protobuf_native_data
 from .protobuf._protoc import ProtoCompileError, compile_proto, compile_uploads, declared_messages
 from .remote._broker_index import CACHE_ENV_VAR, INDEX_WORKERS, IndexState, IndexStatus
@@ -189,6 +208,23 @@ __all__ = [
     "Registration",
     "STORED_HEADER",
     "PolicyChangedError",
+    "Actor",
+    "Approval",
+    "Comment",
+    "Proposal",
+    "ProposalKind",
+    "ProposalReview",
+    "ProposalState",
+    "ReviewedProblem",
+    "ReviewRules",
+    "Revision",
+    "Role",
+    "NotSupportedError",
+    "PermissionDeniedError",
+    "ProposalNotFoundError",
+    "ProposalError",
+    "ApprovalsMissingError",
+    "StaleProposalError",
     "RecordError",
     "record_advisories",
     "STRATEGY_FACTS",

@@ -22,6 +22,14 @@ class AuditAction(enum.StrEnum):
     CREATE_NAMESPACE = "create_namespace"
     CREATE_TOPIC = "create_topic"
     SET_PULSAR_VERSION = "set_pulsar_version"
+    PROPOSE = "propose"
+    REVISE_PROPOSAL = "revise_proposal"
+    COMMENT_PROPOSAL = "comment_proposal"
+    APPROVE_PROPOSAL = "approve_proposal"
+    REJECT_PROPOSAL = "reject_proposal"
+    WITHDRAW_PROPOSAL = "withdraw_proposal"
+    APPLY_PROPOSAL = "apply_proposal"
+    SET_REVIEW_RULES = "set_review_rules"
 
 
 class AuditOutcome(enum.StrEnum):

@@ -102,6 +102,11 @@ class ReadOnlyError(RegistryError):
     audited. The app started with --read-only holds only such a handle, so no page or widget can write."""
 
 
+class NotSupportedError(RegistryError):
+    """The registry behind this handle cannot do that at all (a plain Pulsar broker keeps no proposals); the
+    message says where it can be done."""
+
+
 class PermissionDeniedError(RegistryError):
     """The person's role does not allow the call (a viewer approving, a producer applying a policy change), or
     the call is not theirs to make (an author approving their own proposal). Nothing was written."""

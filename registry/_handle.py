@@ -16,6 +16,7 @@ line) is on `Registry` alone.
 from __future__ import annotations
 
 import abc
+from collections.abc import Mapping
 from types import TracebackType
 from typing import Any, Self
 
@@ -40,6 +41,7 @@ from .explain._upgrade import UpgradePlan
 from .explain._whatif import PolicyImpact, WhatIf
 from .policy._preview import PolicyPreview
 from .policy._rules import UNSET
+from .proposals._model import Actor, Comment, Proposal, ProposalReview, ProposalState, ReviewRules
 from .remote._broker_index import IndexStatus
 
 
@@ -299,6 +301,92 @@ class SchemaRegistry(abc.ABC):
     @abc.abstractmethod
     def topic_summary(self, topic: str) -> TopicSummary:
         """The catalog row of one topic (TopicNotFoundError when the topic does not exist)."""
+
+    # --- schema change proposals (registry/proposals/) -------------------------------------------------------
+
+    @abc.abstractmethod
+    def propose_schema(
+        self, topic: str, info: SchemaInfo, *, title: str, description: str = "", actor: Actor
+    ) -> Proposal:
+        """A proposal to register `info` on `topic`, pinned to the topic's latest live version (its base; None
+        for a topic without one). Needs a producer. Nothing is registered until the proposal is applied."""
+
+    @abc.abstractmethod
+    def propose_policy(
+        self, target: str, changes: Mapping[str, Any], *, title: str, description: str = "", actor: Actor
+    ) -> Proposal:
+        """A proposal to change a namespace's ("tenant/ns") or a topic's schema policies (`changes`: the
+        keyword arguments `set_namespace_policy` / `set_topic_policy` take), pinned to the policy stored now."""
+
+    @abc.abstractmethod
+    def proposal(self, proposal_id: int) -> Proposal:
+        """One proposal with its revisions, approvals and comments; ProposalNotFoundError when there is none."""
+
+    @abc.abstractmethod
+    def proposals(
+        self,
+        *,
+        state: ProposalState | str | None = None,
+        namespace: str | None = None,
+        topic: str | None = None,
+        limit: int = 500,
+    ) -> list[Proposal]:
+        """Proposals, newest first (at most `limit`), filtered by state, namespace or topic."""
+
+    @abc.abstractmethod
+    def review_proposal(self, proposal_id: int) -> ProposalReview:
+        """The review of the proposal's current revision, computed now from the registry as it is: the verdict
+        under the strategy in force and all 8, each problem introduced or already there, advisories, admission
+        and the upgrade order (a policy proposal: its preview), and whether it is stale."""
+
+    @abc.abstractmethod
+    def revise_proposal(
+        self,
+        proposal_id: int,
+        *,
+        schema: SchemaInfo | None = None,
+        policy: Mapping[str, Any] | None = None,
+        actor: Actor,
+    ) -> Proposal:
+        """A new revision (by its author), pinned to the latest version or policy as it is now; its approvals
+        are cleared."""
+
+    @abc.abstractmethod
+    def rebase_proposal(self, proposal_id: int, *, actor: Actor) -> Proposal:
+        """A new revision of the same candidate against the latest version (or policy): what a stale proposal
+        needs before it can be reviewed and applied again."""
+
+    @abc.abstractmethod
+    def comment_on_proposal(self, proposal_id: int, text: str, *, path: str = "", actor: Actor) -> Comment:
+        """A comment (anyone who may read), optionally on one field path of the diff."""
+
+    @abc.abstractmethod
+    def approve_proposal(self, proposal_id: int, *, actor: Actor) -> Proposal:
+        """An approval of the current revision: a producer or admin among the namespace's reviewers, never the
+        author; approving twice counts once."""
+
+    @abc.abstractmethod
+    def reject_proposal(self, proposal_id: int, reason: str, *, actor: Actor) -> Proposal:
+        """Reject, with a reason (a reviewer, or an admin)."""
+
+    @abc.abstractmethod
+    def withdraw_proposal(self, proposal_id: int, *, actor: Actor) -> Proposal:
+        """Withdraw (the author, or an admin)."""
+
+    @abc.abstractmethod
+    def apply_proposal(self, proposal_id: int, *, actor: Actor, override_reason: str | None = None) -> Proposal:
+        """Apply exactly the approved revision, only while its base is still the latest (else the proposal
+        becomes stale: StaleProposalError, nothing applied). Needs the role the direct change needs (a producer
+        for a schema, an admin for a policy) on top of the approvals; an admin may apply without them only with
+        `override_reason`. The registration is judged under the strategy in force at apply."""
+
+    @abc.abstractmethod
+    def review_rules(self, namespace: str) -> ReviewRules:
+        """A namespace's review rules (an explorer setting, never a Pulsar policy; default: one approval)."""
+
+    @abc.abstractmethod
+    def set_review_rules(self, namespace: str, rules: ReviewRules, *, actor: Actor) -> ReviewRules:
+        """Set them (an admin)."""
 
     # --- a plain broker's search index (remote/_broker_index.py) ------------------------------------------
 

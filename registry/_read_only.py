@@ -8,6 +8,7 @@ through its public reads.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any, NoReturn
 
 from ._audit import AuditEntry
@@ -33,6 +34,7 @@ from .explain._upgrade import UpgradePlan
 from .explain._whatif import PolicyImpact, WhatIf
 from .policy._preview import PolicyPreview
 from .policy._rules import UNSET
+from .proposals._model import Actor, Comment, Proposal, ProposalReview, ProposalState, ReviewRules
 from .remote._broker_index import IndexStatus
 
 
@@ -135,7 +137,67 @@ class ReadOnlyRegistry(SchemaRegistry):
     def create_topic(self, topic: str, *, user: str = "") -> bool:
         _refused("create_topic")
 
+    def propose_schema(
+        self, topic: str, info: SchemaInfo, *, title: str, description: str = "", actor: Actor
+    ) -> Proposal:
+        _refused("propose_schema")
+
+    def propose_policy(
+        self, target: str, changes: Mapping[str, Any], *, title: str, description: str = "", actor: Actor
+    ) -> Proposal:
+        _refused("propose_policy")
+
+    def revise_proposal(
+        self,
+        proposal_id: int,
+        *,
+        schema: SchemaInfo | None = None,
+        policy: Mapping[str, Any] | None = None,
+        actor: Actor,
+    ) -> Proposal:
+        _refused("revise_proposal")
+
+    def rebase_proposal(self, proposal_id: int, *, actor: Actor) -> Proposal:
+        _refused("rebase_proposal")
+
+    def comment_on_proposal(self, proposal_id: int, text: str, *, path: str = "", actor: Actor) -> Comment:
+        _refused("comment_on_proposal")
+
+    def approve_proposal(self, proposal_id: int, *, actor: Actor) -> Proposal:
+        _refused("approve_proposal")
+
+    def reject_proposal(self, proposal_id: int, reason: str, *, actor: Actor) -> Proposal:
+        _refused("reject_proposal")
+
+    def withdraw_proposal(self, proposal_id: int, *, actor: Actor) -> Proposal:
+        _refused("withdraw_proposal")
+
+    def apply_proposal(self, proposal_id: int, *, actor: Actor, override_reason: str | None = None) -> Proposal:
+        _refused("apply_proposal")
+
+    def set_review_rules(self, namespace: str, rules: ReviewRules, *, actor: Actor) -> ReviewRules:
+        _refused("set_review_rules")
+
     # --- reads: answered by the wrapped handle ----------------------------------------------------------------
+
+    def proposal(self, proposal_id: int) -> Proposal:
+        return self._inner.proposal(proposal_id)
+
+    def proposals(
+        self,
+        *,
+        state: ProposalState | str | None = None,
+        namespace: str | None = None,
+        topic: str | None = None,
+        limit: int = 500,
+    ) -> list[Proposal]:
+        return self._inner.proposals(state=state, namespace=namespace, topic=topic, limit=limit)
+
+    def review_proposal(self, proposal_id: int) -> ProposalReview:
+        return self._inner.review_proposal(proposal_id)
+
+    def review_rules(self, namespace: str) -> ReviewRules:
+        return self._inner.review_rules(namespace)
 
     def check(
         self, topic: str, info: SchemaInfo, strategy: CompatibilityStrategy | str | None = None

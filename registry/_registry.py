@@ -52,6 +52,8 @@ from .policy._rules import (
     policy_topic,
     require_expected,
 )
+from .proposals._desk import ProposalDesk
+from .proposals._facade import EmbeddedProposals
 from .storage._base import LocalStorage
 from .storage._locations import open_plugin, parse_location
 from .storage._memory import MemoryStorage
@@ -59,7 +61,7 @@ from .storage._read_cache import ReadCache
 from .storage._sqlite import SqliteStorage
 
 
-class Registry(BackedRegistry):
+class Registry(EmbeddedProposals, BackedRegistry):
     """A Pulsar-faithful schema registry over a local storage (embedded SQLite by default, or memory)."""
 
     def __init__(
@@ -82,6 +84,7 @@ class Registry(BackedRegistry):
         stamp = lambda: self._clock()  # noqa: E731 - read at each call: the seeder sets its own clock
         self._writes = LocalWrites(storage, state, stamp)
         self._auditor = Auditor(storage, stamp, self._count_write)
+        self._desk = ProposalDesk(storage, state, self._writes, self._auditor, stamp)
 
     # --- opening ----------------------------------------------------------------------------------------
 

@@ -25,6 +25,7 @@ from ._model import CompatibilityResult, NamespacePolicy, Problem, SchemaVersion
 from .explain._changes import Change, SchemaDiff
 from .explain._whatif import TopicImpact, WhatIf
 from .policy._preview import TopicPreview
+from .proposals._model import Proposal, ProposalReview, Revision
 
 # Properties that are part of a value's JSON, beside its fields.
 DERIVED: Mapping[type, tuple[str, ...]] = {
@@ -36,6 +37,9 @@ DERIVED: Mapping[type, tuple[str, ...]] = {
     TopicPage: ("has_more",),
     TopicPreview: ("changed", "affected"),
     WhatIf: ("would_register",),
+    Proposal: ("approvers",),
+    ProposalReview: ("compatible", "introduced_problems"),
+    Revision: ("sha256",),
 }
 
 

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .._model import CompatibilityStrategy, NamespacePolicy, Problem, SchemaInfo, TopicPolicy
+from ..explain._changes import SchemaDiff
 from ..explain._whatif import WhatIf
 from ..policy._preview import PolicyPreview
 
@@ -50,6 +51,8 @@ class Actor:
 
 
 class ProposalKind(enum.StrEnum):
+    """What a proposal changes."""
+
     SCHEMA = "schema"  # a candidate schema for one topic
     POLICY = "policy"  # a change of a namespace's or a topic's schema policies
 
@@ -92,7 +95,8 @@ class Revision:
     base_version: int | None  # schema proposals: the latest live version when made (None: no live schema)
     schema: SchemaInfo | None = None
     policy: Mapping[str, Any] | None = None
-    base_policy: NamespacePolicy | TopicPolicy | None = None  # policy proposals: the stored policy when made
+    # policy proposals: the stored policy when made (TopicPolicy first: its JSON never reads as a NamespacePolicy's)
+    base_policy: TopicPolicy | NamespacePolicy | None = None
 
     @property
     def sha256(self) -> str:
@@ -151,6 +155,7 @@ class ProposalReview:
     changed_since: tuple[int, ...]  # versions stored after the base
     strategy: CompatibilityStrategy | None = None  # schema proposals: the strategy in force (admin)
     what_if: WhatIf | None = None
+    diff: SchemaDiff | None = None  # against the base (None: a new topic, or the base is gone)
     problems: tuple[ReviewedProblem, ...] = ()
     blocking: Mapping[CompatibilityStrategy, bool] | None = None
     preview: PolicyPreview | None = None

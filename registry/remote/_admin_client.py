@@ -242,10 +242,12 @@ def raise_for(response: httpx.Response, what: str, *, url: str) -> None:
         return
     reason = reason_of(response)
     message = f"{reason} ({what}: HTTP {status} from {url})"
+    named = error_named(response.headers.get(ERROR_HEADER, ""))
+    if status == 403 and named is not None and named is not AuthError:
+        raise named(message)  # a decision of serve's (who may approve, missing approvals), not the token
     if status in (401, 403):
         # Pulsar's convention is inverted (§7.1): either code can mean "no token" or "not allowed".
         raise AuthError(f"{message}; pass a token with the right role (--token, or token=...)")
-    named = error_named(response.headers.get(ERROR_HEADER, ""))
     if named is not None and named is not StorageError:
         raise named(message)
     if status == 404:

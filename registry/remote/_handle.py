@@ -84,6 +84,7 @@ from ._backend import (
 )
 from ._broker_index import BrokerIndex, cache_path
 from ._explorer_api import ExplorerApi, offers_explorer
+from ._proposals import ProposalsApi, RemoteProposals
 
 S = CompatibilityStrategy
 
@@ -106,7 +107,7 @@ _EMBEDDED_ONLY: Final[Mapping[str, str]] = {
 }
 
 
-class RemoteRegistry(ServerAnswers):
+class RemoteRegistry(RemoteProposals, ServerAnswers):
     """`registry.open("http://host:port")`: the facade over a Pulsar admin v2 endpoint (module docstring)."""
 
     def __init__(
@@ -145,6 +146,7 @@ class RemoteRegistry(ServerAnswers):
             raise
         self._client = client
         self._explorer = explorer
+        self._proposal_api = None if explorer is None else ProposalsApi(client)
         # The server's answers are this handle's only when both answer as the same Pulsar line and settings.
         self._ask_server = (
             explorer is not None and broker is None and reported is not None and _same_line(reported, chosen.name)

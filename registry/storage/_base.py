@@ -161,8 +161,8 @@ class ProposalStore(Protocol):
         self, *, state: str | None, namespace: str | None, target: str | None, limit: int
     ) -> list[ProposalRow]: ...
     def put_proposal(self, row: ProposalRow) -> int:
-        """Store `row`: a new proposal when `row.id` is 0 (the id given is returned), else the one with that id,
-        replaced whole (ProposalNotFoundError when there is none)."""
+        """Store `row`: a new proposal when `row.id` is 0 (its new id is returned, above every id stored), else
+        the proposal with that id, replaced whole or, when there is none (an import), made with that id."""
         ...
 
 

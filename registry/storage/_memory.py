@@ -11,7 +11,6 @@ from dataclasses import replace
 
 from .._audit import AuditEntry, is_within
 from .._catalog import CatalogRow, CatalogSource, stored_fields
-from .._errors import ProposalNotFoundError
 from .._model import ClientRecord, NamespacePolicy, SchemaVersion, TopicPolicy
 from .._types import SchemaType
 from ._base import DedupScan, Fingerprint, ProposalRow, StaleHistoryError, fingerprint, is_dedup_row
@@ -186,8 +185,6 @@ class MemoryStorage:
             self._changes += 1
             if row.id == 0:
                 row = replace(row, id=max(self._proposals, default=0) + 1)
-            elif row.id not in self._proposals:
-                raise ProposalNotFoundError(f"no proposal #{row.id}")
             self._proposals[row.id] = row
             return row.id
 

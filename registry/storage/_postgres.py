@@ -217,6 +217,12 @@ class PostgresDialect(SqlDialect):
         self._run_ddl(db)  # the tables a newer format added, empty
         db.execute("UPDATE meta SET value = %s WHERE key = 'schema_version'", (str(SCHEMA_VERSION),))
 
+    def ids_given(self, db: Any, table: str) -> None:
+        """A serial column's sequence does not see ids written by hand: move it past them."""
+        db.execute(
+            f"SELECT setval(pg_get_serial_sequence('{table}', 'id'), GREATEST((SELECT max(id) FROM {table}), 1))"
+        )
+
     def _run_ddl(self, db: Any) -> None:
         for statement in _DDL.strip().split(";"):
             if statement.strip():

@@ -50,7 +50,7 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
 from .._audit import AuditAction, AuditEntry, AuditOutcome
-from .._errors import InvalidArgumentError, PolicyError, RegistryError, StorageError
+from .._errors import InvalidArgumentError, NotSupportedError, PolicyError, RegistryError, StorageError
 from .._model import (
     AutoUpdateStrategy,
     BrokerConfig,
@@ -65,6 +65,10 @@ from .._names import NamespaceName, TopicName, parse_tenant
 from .._pulsar_version import PULSAR_VERSION_SETTING, pulsar_line
 from .._text import readable
 from .._types import SchemaType
+from .._wire import from_json, to_json
+from ..proposals._model import Proposal, ReviewRules
+from ..proposals._records import put_rules, save
+from ..proposals._rules import checked_rules
 from ._base import AuditLog, StaleHistoryError
 from ._memory import MemoryStorage
 
@@ -74,7 +78,7 @@ if TYPE_CHECKING:
 
 SNAPSHOT_FORMAT = 2
 _READABLE_FORMATS = (1, 2)  # 1: before the end line; such a file cannot tell a cut at a line boundary
-KINDS = ("snapshot", "tenant", "namespace", "topic", "version", "client", "audit", "end")
+KINDS = ("snapshot", "tenant", "namespace", "topic", "version", "client", "review_rules", "proposal", "audit", "end")
 _LONG = range(-(2**63), 2**63)  # Java's long: Pulsar's versions and timestamps, and SQLite's INTEGER
 _WHOLE_TRAIL = 2**62  # audit_trail's limit when exporting: every entry
 
@@ -124,9 +128,24 @@ def snapshot_records(registry: SchemaRegistry, *, audit: bool = True) -> Iterato
             yield version_record(entry)
     for client in registry.clients():
         yield client_record(client)
+    yield from _proposal_records(registry, namespaces)
     if audit:
         for line in reversed(registry.audit_trail(limit=_WHOLE_TRAIL)):
             yield audit_record(line)
+
+
+def _proposal_records(registry: SchemaRegistry, namespaces: list[str]) -> Iterator[Record]:
+    """Review rules set on a namespace, then every proposal, oldest first (with its revisions, approvals and
+    comments). A broker keeps none: its snapshot has none."""
+    try:
+        for ns in namespaces:
+            rules = registry.review_rules(ns)
+            if rules != ReviewRules():
+                yield {"kind": "review_rules", "namespace": ns, **to_json(rules)}
+        for proposal in reversed(registry.proposals(limit=_WHOLE_TRAIL)):
+            yield {"kind": "proposal", **to_json(proposal)}
+    except NotSupportedError:
+        return
 
 
 def export_snapshot(registry: SchemaRegistry, target: str | os.PathLike[str] | IO[str], *, audit: bool = True) -> int:
@@ -385,6 +404,19 @@ def _load(storage: Any, record: Mapping[str, Any]) -> None:
     elif kind == "audit":
         if isinstance(storage, AuditLog):
             storage.append_audit(_audit(record))
+    elif kind == "review_rules":
+        where = str(NamespaceName.parse(_field(record, "namespace", str)))
+        found = checked_rules(_field(record, "required_approvals", int), _field(record, "reviewers", list))
+        put_rules(storage, where, found)
+    elif kind == "proposal":
+        doc = {k: v for k, v in record.items() if k != "kind"}
+        try:
+            proposal = from_json(Proposal, doc)
+        except InvalidArgumentError as exc:
+            raise SnapshotError(f"{_where(record)}: not a proposal: {exc}") from None
+        if proposal.id < 1:
+            raise SnapshotError(f"{_where(record)}: a proposal id is a whole number from 1, not {proposal.id}")
+        save(storage, proposal)
     else:
         raise SnapshotError(f"{_where(record)}: unexpected {kind!r} record after the header")
 

@@ -30,7 +30,7 @@ from typing import Any, TypeVar, cast
 
 from .._audit import AuditEntry
 from .._catalog import CatalogSource, stored_fields
-from .._errors import ProposalNotFoundError, RegistryNotFoundError, StorageError
+from .._errors import RegistryNotFoundError, StorageError
 from .._model import ClientRecord, NamespacePolicy, SchemaVersion, TopicPolicy
 from .._types import SchemaType
 from ._base import DedupScan, ProposalRow, StaleHistoryError, fingerprint
@@ -142,6 +142,10 @@ class SqlDialect(abc.ABC):
     @abc.abstractmethod
     def has_table(self, db: Any, name: str) -> bool: ...
 
+    def ids_given(self, db: Any, table: str) -> None:
+        """Rows were written with ids of their own (an import): the next new row's id must come after them."""
+        return None
+
     @abc.abstractmethod
     def close(self) -> None: ...
 
@@ -164,7 +168,7 @@ class SqlStorage:
         self._upgrade_pending = False
         with dialect.snapshot() as db:
             found = dialect.stored_format(db)
-            equalities, fields = (False, False) if found is None else self._stale_forms(db)
+            equalities, fields = (False, False) if found is None else stale_forms(dialect, db)
         if found is None:
             if not create:
                 raise RegistryNotFoundError(
@@ -198,8 +202,8 @@ class SqlStorage:
         elif found < self._dialect.format:
             kept = self._dialect.before_migration(db, found)
             self._dialect.migrate(db, found)
-        self._forget_stale_equalities(db)
-        self._refresh_stale_fields(db)
+        forget_stale_equalities(self._dialect, db)
+        refresh_stale_fields(self._dialect, db)
 
         def committed() -> None:
             self._upgrade_pending = False
@@ -521,9 +525,14 @@ class SqlStorage:
                 )
                 (made,) = self._dialect.execute(db, sql, values).fetchone()
                 return int(made)
-            sql = "UPDATE proposals SET namespace = ?, target = ?, state = ?, updated_at = ?, doc = ? WHERE id = ?"
-            if self._dialect.execute(db, sql, (*values, row.id)).rowcount == 0:
-                raise ProposalNotFoundError(f"no proposal #{row.id}")
+            self._dialect.execute(
+                db,
+                "INSERT INTO proposals (id, namespace, target, state, updated_at, doc) VALUES (?, ?, ?, ?, ?, ?) "
+                "ON CONFLICT (id) DO UPDATE SET namespace = excluded.namespace, target = excluded.target, "
+                "state = excluded.state, updated_at = excluded.updated_at, doc = excluded.doc",
+                (row.id, *values),
+            )
+            self._dialect.ids_given(db, "proposals")
             return row.id
 
     # --- audit trail ------------------------------------------------------------------------------------
@@ -546,58 +555,62 @@ class SqlStorage:
         self._dialect.close()
         self._local = threading.local()
 
-    # --- kept up to date on opening ----------------------------------------------------------------------
-
-    def _stale_forms(self, db: Any) -> tuple[bool, bool]:
-        """Whether the stored equality digests, and the stored search keys, were made by an older release."""
-        run = self._dialect.execute
-        forms = dict(run(db, "SELECT key, value FROM meta WHERE key IN ('equality_form', 'fields_form')").fetchall())
-        return forms.get("equality_form") != EQUALITY_FORM, forms.get("fields_form") != FIELDS_FORM
-
-    def _forget_stale_equalities(self, db: Any) -> None:
-        """Drop equality digests made with an older equality key (storage/_rows.py, EQUALITY_FORM)."""
-        run = self._dialect.execute
-        row = run(db, "SELECT value FROM meta WHERE key = 'equality_form'").fetchone()
-        if row is not None and str(row[0]) == EQUALITY_FORM:
-            return
-        run(db, "UPDATE fingerprints SET equality = NULL WHERE equality IS NOT NULL")
-        run(
-            db,
-            "INSERT INTO meta VALUES ('equality_form', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
-            (EQUALITY_FORM,),
-        )
-
-    def _refresh_stale_fields(self, db: Any) -> None:
-        """Recompute the search keys that an older `read_fields` left empty (FIELDS_FORM)."""
-        run = self._dialect.execute
-        row = run(db, "SELECT value FROM meta WHERE key = 'fields_form'").fetchone()
-        if row is not None and str(row[0]) == FIELDS_FORM:
-            return
-        marks = ", ".join("?" * len(_FIELDS_FORM_TYPES))
-        kinds = [str(t) for t in _FIELDS_FORM_TYPES]
-        rows = run(
-            db, f"SELECT schema_id, version, type, data FROM schemas WHERE NOT deleted AND type IN ({marks})", kinds
-        ).fetchall()
-        self._dialect.execute_many(
-            db,
-            "UPDATE schemas SET fields = ? WHERE schema_id = ? AND version = ?",
-            [(stored_fields(SchemaType(str(t)), bytes(d)), sid, v) for sid, v, t, d in rows],
-        )
-        run(
-            db,
-            "UPDATE heads SET fields = (SELECT s.fields FROM schemas s WHERE s.schema_id = heads.schema_id "
-            f"AND s.version = heads.version) WHERE NOT deleted AND type IN ({marks})",
-            kinds,
-        )
-        run(
-            db,
-            "INSERT INTO meta VALUES ('fields_form', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
-            (FIELDS_FORM,),
-        )
-
 
 def _proposal_row(row: Row) -> ProposalRow:
     i, ns, target, state, at, doc = row
     return ProposalRow(
         id=int(i), namespace=str(ns), target=str(target), state=str(state), updated_at=int(at), doc=str(doc)
+    )
+
+
+# --- kept up to date with what this release computes -------------------------------------------------------
+
+
+def stale_forms(dialect: SqlDialect, db: Any) -> tuple[bool, bool]:
+    """Whether the stored equality digests, and the stored search keys, were made by an older release."""
+    run = dialect.execute
+    forms = dict(run(db, "SELECT key, value FROM meta WHERE key IN ('equality_form', 'fields_form')").fetchall())
+    return forms.get("equality_form") != EQUALITY_FORM, forms.get("fields_form") != FIELDS_FORM
+
+
+def forget_stale_equalities(dialect: SqlDialect, db: Any) -> None:
+    """Drop equality digests made with an older equality key (storage/_rows.py, EQUALITY_FORM)."""
+    run = dialect.execute
+    row = run(db, "SELECT value FROM meta WHERE key = 'equality_form'").fetchone()
+    if row is not None and str(row[0]) == EQUALITY_FORM:
+        return
+    run(db, "UPDATE fingerprints SET equality = NULL WHERE equality IS NOT NULL")
+    run(
+        db,
+        "INSERT INTO meta VALUES ('equality_form', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+        (EQUALITY_FORM,),
+    )
+
+
+def refresh_stale_fields(dialect: SqlDialect, db: Any) -> None:
+    """Recompute the search keys that an older `read_fields` left empty (FIELDS_FORM)."""
+    run = dialect.execute
+    row = run(db, "SELECT value FROM meta WHERE key = 'fields_form'").fetchone()
+    if row is not None and str(row[0]) == FIELDS_FORM:
+        return
+    marks = ", ".join("?" * len(_FIELDS_FORM_TYPES))
+    kinds = [str(t) for t in _FIELDS_FORM_TYPES]
+    rows = run(
+        db, f"SELECT schema_id, version, type, data FROM schemas WHERE NOT deleted AND type IN ({marks})", kinds
+    ).fetchall()
+    dialect.execute_many(
+        db,
+        "UPDATE schemas SET fields = ? WHERE schema_id = ? AND version = ?",
+        [(stored_fields(SchemaType(str(t)), bytes(d)), sid, v) for sid, v, t, d in rows],
+    )
+    run(
+        db,
+        "UPDATE heads SET fields = (SELECT s.fields FROM schemas s WHERE s.schema_id = heads.schema_id "
+        f"AND s.version = heads.version) WHERE NOT deleted AND type IN ({marks})",
+        kinds,
+    )
+    run(
+        db,
+        "INSERT INTO meta VALUES ('fields_form', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+        (FIELDS_FORM,),
     )

@@ -1,0 +1,383 @@
+"""Schema change proposals in an embedded registry: each step one audited write, in one storage transaction.
+
+The decisions are `_rules.py`'s and the review `_review.py`'s; this file reads the proposal inside the write's
+transaction (which holds the registry's write lock: two reviewers approving at once are serialised, and neither
+approval is lost), decides, stores, and writes the audit line. Applying is a compare-and-set, as appends are:
+inside the same transaction the topic's latest live version must still be the base, else the proposal is
+marked stale (that mark commits) and StaleProposalError is raised, with nothing registered.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import enum
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any
+
+from .._audit import AuditAction, AuditOutcome
+from .._auditing import AuditNote, Auditor
+from .._errors import InvalidArgumentError, NamespaceNotFoundError, PolicyChangedError, StaleProposalError
+from .._model import NamespacePolicy, SchemaInfo, TopicPolicy
+from .._names import NamespaceName, TopicName
+from .._schema_data import checked_info, to_schema_data
+from .._state import RegistryState
+from .._writes import LocalWrites
+from ..policy._rules import changed_namespace_policy, changed_topic_policy, policy_topic, require_expected
+from ..storage._base import LocalStorage
+from . import _records, _rules
+from ._model import (
+    Actor,
+    Comment,
+    Proposal,
+    ProposalKind,
+    ProposalReview,
+    ProposalState,
+    ReviewRules,
+    Revision,
+    Role,
+)
+from ._review import review
+
+NAMESPACE_FIELDS = (
+    "compatibility",
+    "auto_update_strategy",
+    "allow_auto_update",
+    "allow_auto_update_with_replicator",
+    "validation_enforced",
+)
+TOPIC_FIELDS = ("compatibility", "validation_enforced")
+
+
+class ProposalDesk:
+    """The proposals of one embedded registry (Registry delegates its proposal calls here)."""
+
+    def __init__(
+        self,
+        storage: LocalStorage,
+        state: RegistryState,
+        writes: LocalWrites,
+        auditor: Auditor,
+        clock: Callable[[], int],
+    ) -> None:
+        self._storage = storage
+        self._state = state
+        self._writes = writes
+        self._auditor = auditor
+        self._clock = clock
+
+    # --- reads ------------------------------------------------------------------------------------------
+
+    def proposal(self, proposal_id: int) -> Proposal:
+        return _records.load(self._storage, proposal_id)
+
+    def proposals(
+        self, state: ProposalState | str | None, namespace: str | None, topic: str | None, limit: int
+    ) -> list[Proposal]:
+        wanted = None if state is None else _state_named(state)
+        ns = None if namespace is None else str(NamespaceName.parse(namespace))
+        target = None if topic is None else str(TopicName.parse(topic).base)
+        return _records.listing(self._storage, state=wanted, namespace=ns, target=target, limit=limit)
+
+    def review(self, proposal_id: int) -> ProposalReview:
+        return review(self._state, self.proposal(proposal_id))
+
+    def rules(self, namespace: str) -> ReviewRules:
+        return _records.rules(self._storage, str(NamespaceName.parse(namespace)))
+
+    # --- proposing ----------------------------------------------------------------------------------------
+
+    def propose_schema(self, topic: str, info: SchemaInfo, title: str, description: str, actor: Actor) -> Proposal:
+        with self._auditor.audited(AuditAction.PROPOSE, topic, _name(actor)) as note:
+            actor = _rules.checked_actor(actor)
+            note.input = info.schema if isinstance(info, SchemaInfo) else None
+            name = TopicName.parse(topic)
+            note.target = str(name.base)
+            _rules.require_role(actor, Role.PRODUCER, "proposing a schema")
+            self._state.require_namespace(name)
+            info = checked_info(info)
+            to_schema_data(info)  # a schema that cannot be stored is refused now, not at apply
+            now = self._clock()
+            proposal = Proposal(
+                id=0,
+                kind=ProposalKind.SCHEMA,
+                target=str(name.base),
+                namespace=str(name.namespace_name),
+                title=_rules.checked_text(title, "the title", _rules.TITLE_MAX, required=True),
+                description=_rules.checked_text(description, "the description", _rules.DESCRIPTION_MAX, required=False),
+                author=actor.name,
+                created_at=now,
+                updated_at=now,
+                state=ProposalState.OPEN,
+                revisions=(self._schema_revision(name, info, actor, now, 1),),
+            )
+            made = self._stored(proposal)
+            note.detail = f"proposal #{made.id}: {made.title!r}, {info.type} schema against {_base(made)}"
+        return made
+
+    def propose_policy(
+        self, target: str, changes: Mapping[str, Any], title: str, description: str, actor: Actor
+    ) -> Proposal:
+        with self._auditor.audited(AuditAction.PROPOSE, target, _name(actor)) as note:
+            actor = _rules.checked_actor(actor)
+            scope, namespace = self._policy_target(target)
+            note.target = scope
+            _rules.require_role(actor, Role.PRODUCER, "proposing a policy change")
+            now = self._clock()
+            proposal = Proposal(
+                id=0,
+                kind=ProposalKind.POLICY,
+                target=scope,
+                namespace=namespace,
+                title=_rules.checked_text(title, "the title", _rules.TITLE_MAX, required=True),
+                description=_rules.checked_text(description, "the description", _rules.DESCRIPTION_MAX, required=False),
+                author=actor.name,
+                created_at=now,
+                updated_at=now,
+                state=ProposalState.OPEN,
+                revisions=(self._policy_revision(scope, namespace, changes, actor, now, 1),),
+            )
+            made = self._stored(proposal)
+            note.detail = f"proposal #{made.id}: {made.title!r}, {_changes_text(made.revision.policy)}"
+        return made
+
+    # --- reviewing ----------------------------------------------------------------------------------------
+
+    def revise(
+        self, proposal_id: int, schema: SchemaInfo | None, policy: Mapping[str, Any] | None, actor: Actor
+    ) -> Proposal:
+        with self._step(AuditAction.REVISE_PROPOSAL, proposal_id, actor) as (proposal, actor, note):
+            now = self._clock()
+            number = proposal.revision.number + 1
+            if proposal.kind is ProposalKind.SCHEMA:
+                if schema is None or policy is not None:
+                    raise InvalidArgumentError(f"proposal #{proposal_id} proposes a schema: revise it with a schema")
+                note.input = schema.schema if isinstance(schema, SchemaInfo) else None
+                info = checked_info(schema)
+                to_schema_data(info)
+                revision = self._schema_revision(TopicName.parse(proposal.target), info, actor, now, number)
+            else:
+                if policy is None or schema is not None:
+                    raise InvalidArgumentError(f"proposal #{proposal_id} changes a policy: revise it with a policy")
+                revision = self._policy_revision(proposal.target, proposal.namespace, policy, actor, now, number)
+            revised = self._stored(_rules.revise(proposal, self._rules_of(proposal), actor, revision, now))
+            note.detail = f"proposal #{proposal_id}: revision {number} against {_base(revised)}; approvals cleared"
+        return revised
+
+    def rebase(self, proposal_id: int, actor: Actor) -> Proposal:
+        """A new revision of the same candidate against the latest version (or policy) as it is now."""
+        current = self.proposal(proposal_id)
+        return self.revise(proposal_id, current.revision.schema, current.revision.policy, actor)
+
+    def comment(self, proposal_id: int, text: str, path: str, actor: Actor) -> Comment:
+        with self._step(AuditAction.COMMENT_PROPOSAL, proposal_id, actor, role=Role.VIEWER) as (proposal, actor, note):
+            commented, made = _rules.comment(proposal, actor, text, path, self._clock())
+            self._stored(commented)
+            where = f" on {made.path}" if made.path else ""
+            note.detail = f"proposal #{proposal_id}: comment {made.id}{where} ({len(made.text)} characters)"
+        return made
+
+    def approve(self, proposal_id: int, actor: Actor) -> Proposal:
+        with self._step(AuditAction.APPROVE_PROPOSAL, proposal_id, actor) as (proposal, actor, note):
+            rules = self._rules_of(proposal)
+            approved = _rules.approve(proposal, rules, actor, self._clock())
+            if approved is proposal:
+                note.outcome = AuditOutcome.UNCHANGED
+                note.detail = f"proposal #{proposal_id}: already approved by {actor.name} (counted once)"
+                return proposal
+            self._stored(approved)
+            counted = len(_rules.counted_approvals(approved, rules))
+            note.detail = (
+                f"proposal #{proposal_id} revision {approved.revision.number}: approved "
+                f"({counted} of {rules.required_approvals}); now {approved.state}"
+            )
+        return approved
+
+    def reject(self, proposal_id: int, reason: str, actor: Actor) -> Proposal:
+        with self._step(AuditAction.REJECT_PROPOSAL, proposal_id, actor) as (proposal, actor, note):
+            rejected = self._stored(_rules.reject(proposal, self._rules_of(proposal), actor, reason, self._clock()))
+            note.detail = f"proposal #{proposal_id}: rejected: {rejected.reason}"
+        return rejected
+
+    def withdraw(self, proposal_id: int, actor: Actor) -> Proposal:
+        with self._step(AuditAction.WITHDRAW_PROPOSAL, proposal_id, actor, role=Role.VIEWER) as (proposal, actor, note):
+            withdrawn = self._stored(_rules.withdraw(proposal, actor, self._clock()))
+            note.detail = f"proposal #{proposal_id}: withdrawn"
+        return withdrawn
+
+    def set_rules(self, namespace: str, found: ReviewRules, actor: Actor) -> ReviewRules:
+        with self._auditor.audited(AuditAction.SET_REVIEW_RULES, namespace, _name(actor)) as note:
+            actor = _rules.checked_actor(actor)
+            ns = NamespaceName.parse(namespace)
+            note.target = str(ns)
+            _rules.require_role(actor, Role.ADMIN, "setting review rules")
+            if self._storage.namespace_policy(str(ns)) is None:
+                raise NamespaceNotFoundError(f"Namespace does not exist: {ns}")
+            checked = _rules.checked_rules(found.required_approvals, list(found.reviewers))
+            before = _records.rules(self._storage, str(ns))
+            _records.put_rules(self._storage, str(ns), checked)
+            who = ", ".join(checked.reviewers) or "anyone who may write"
+            note.detail = f"review rules: {checked.required_approvals} approval(s) from {who}"
+            note.outcome = AuditOutcome.OK if before != checked else AuditOutcome.UNCHANGED
+        return checked
+
+    # --- applying -------------------------------------------------------------------------------------------
+
+    def apply(self, proposal_id: int, actor: Actor, override_reason: str | None) -> Proposal:
+        stale: Proposal | None = None
+        with self._step(AuditAction.APPLY_PROPOSAL, proposal_id, actor) as (proposal, actor, note):
+            reason = _rules.check_apply(proposal, self._rules_of(proposal), actor, override_reason)
+            current = review(self._state, proposal)  # the review at apply, frozen into the proposal
+            if current.stale:
+                stale = self._stored(_rules.stale(proposal, self._clock()))
+                raise StaleProposalError(_stale_text(stale, current))
+            if proposal.kind is ProposalKind.SCHEMA:
+                version = self._apply_schema(proposal, actor)
+            else:
+                version = None
+                try:
+                    self._apply_policy(proposal)
+                except PolicyChangedError:
+                    stale = self._stored(_rules.stale(proposal, self._clock()))
+                    raise StaleProposalError(_stale_text(stale, current)) from None
+            done = self._stored(_rules.applied(proposal, actor, self._clock(), current, reason, version))
+            note.detail = _applied_text(done, current, reason)
+        return done
+
+    def _apply_schema(self, proposal: Proposal, actor: Actor) -> int:
+        """Register exactly the approved revision under the strategy in force now (it may refuse it)."""
+        name = TopicName.parse(proposal.target)
+        revision = proposal.revision
+        assert revision.schema is not None
+        data = to_schema_data(checked_info(revision.schema))
+        self._writes.ensure_topic(name)
+        strategy = self._state.admin_strategy(name).value
+        version, _, _ = self._writes.put_if_absent(name, data, strategy, actor.name)
+        return version
+
+    def _apply_policy(self, proposal: Proposal) -> None:
+        revision = proposal.revision
+        changes = dict(revision.policy or {})
+        if proposal.target == proposal.namespace:
+            ns = NamespaceName.parse(proposal.target)
+            stored = self._storage.namespace_policy(str(ns)) or NamespacePolicy()
+            require_expected(revision.base_policy, stored, str(ns))
+            current = self._writes.namespace(ns, create=self._state.auto_create)
+            self._writes.put_namespace_policy(ns, changed_namespace_policy(current, **changes))
+        else:
+            name = policy_topic(proposal.target, self._state.broker)
+            stored_topic = self._storage.topic_policy(str(name)) or TopicPolicy()
+            require_expected(revision.base_policy, stored_topic, str(name))
+            self._writes.ensure_topic(name)
+            self._writes.put_topic_policy(name, changed_topic_policy(stored_topic, **changes))
+
+    # --- helpers ------------------------------------------------------------------------------------------
+
+    @contextlib.contextmanager
+    def _step(
+        self, action: AuditAction, proposal_id: int, actor: Actor, *, role: Role = Role.PRODUCER
+    ) -> Iterator[tuple[Proposal, Actor, AuditNote]]:
+        """One audited step on a stored proposal: the write opened, the person's role checked, the proposal read
+        inside the write's transaction (so no other write changes it before this one commits)."""
+        with self._auditor.audited(action, f"proposal #{proposal_id}", _name(actor)) as note:
+            checked = _rules.checked_actor(actor)
+            _rules.require_role(checked, role, str(action).replace("_", " "))
+            proposal = self.proposal(proposal_id)
+            note.target = proposal.target
+            yield proposal, checked, note
+
+    def _rules_of(self, proposal: Proposal) -> ReviewRules:
+        return _records.rules(self._storage, proposal.namespace)
+
+    def _stored(self, proposal: Proposal) -> Proposal:
+        return _records.save(self._storage, proposal)
+
+    def _schema_revision(self, name: TopicName, info: SchemaInfo, actor: Actor, now: int, number: int) -> Revision:
+        live = self._state.live(name)
+        return Revision(
+            number=number, author=actor.name, at=now, base_version=live[-1].version if live else None, schema=info
+        )
+
+    def _policy_target(self, target: str) -> tuple[str, str]:
+        """(the proposal's target, its namespace): a namespace "tenant/ns", or a topic's base name."""
+        text = str(target).strip()
+        if "://" not in text and text.count("/") == 1:
+            ns = NamespaceName.parse(text)
+            if self._storage.namespace_policy(str(ns)) is None:
+                raise NamespaceNotFoundError(f"Namespace does not exist: {ns}")
+            return str(ns), str(ns)
+        name = policy_topic(text, self._state.broker)
+        self._state.require_namespace(name)
+        return str(name.base), str(name.namespace_name)
+
+    def _policy_revision(
+        self, target: str, namespace: str, changes: Mapping[str, Any], actor: Actor, now: int, number: int
+    ) -> Revision:
+        """The change checked as saving checks it, its values as JSON text and booleans, against the policy
+        stored now."""
+        if not isinstance(changes, Mapping) or not changes:
+            raise InvalidArgumentError("a policy proposal changes at least one value (a mapping of field to value)")
+        allowed = NAMESPACE_FIELDS if target == namespace else TOPIC_FIELDS
+        unknown = sorted(set(map(str, changes)) - set(allowed))
+        if unknown:
+            raise InvalidArgumentError(
+                f"unknown policy field(s) {', '.join(unknown)}: choose from {', '.join(allowed)}"
+            )
+        base: NamespacePolicy | TopicPolicy
+        if target == namespace:
+            base = self._storage.namespace_policy(namespace) or NamespacePolicy()
+            changed_namespace_policy(base, **changes)  # refuses what saving would refuse
+        else:
+            base = self._storage.topic_policy(target) or TopicPolicy()
+            changed_topic_policy(base, **changes)
+        values = {str(k): v.value if isinstance(v, enum.Enum) else v for k, v in changes.items()}
+        return Revision(number=number, author=actor.name, at=now, base_version=None, policy=values, base_policy=base)
+
+
+def _name(actor: object) -> str:
+    return str(getattr(actor, "name", "") or "")
+
+
+def _state_named(value: ProposalState | str) -> ProposalState:
+    try:
+        return ProposalState(str(value).strip().lower())
+    except ValueError:
+        known = ", ".join(s.value for s in ProposalState)
+        raise InvalidArgumentError(f"unknown proposal state {value!r}: choose one of {known}") from None
+
+
+def _base(proposal: Proposal) -> str:
+    if proposal.kind is ProposalKind.POLICY:
+        return "the policy as stored"
+    base = proposal.base_version
+    return "a topic without a live schema" if base is None else f"version {base}"
+
+
+def _changes_text(policy: Mapping[str, Any] | None) -> str:
+    return ", ".join(f"{k}={v}" for k, v in (policy or {}).items()) or "no change"
+
+
+def _stale_text(proposal: Proposal, current: ProposalReview) -> str:
+    if proposal.kind is ProposalKind.POLICY:
+        changed = "the policy was changed since it was proposed"
+    else:
+        since = ", ".join(map(str, current.changed_since)) or "a delete"
+        changed = f"it was made against {_base(proposal)}, and since then: {since}"
+    return f"proposal #{proposal.id} is stale, nothing was applied: {changed}. Rebase it and have it reviewed again"
+
+
+def _applied_text(proposal: Proposal, current: ProposalReview, reason: str) -> str:
+    revision = proposal.revision
+    approvers = ", ".join(proposal.approvers) or "nobody"
+    verdict = "compatible" if current.compatible else "incompatible"
+    if current.strategy is not None:
+        verdict += f" under {current.strategy}"
+    what = (
+        f"version {proposal.applied_version}"
+        if proposal.kind is ProposalKind.SCHEMA
+        else _changes_text(revision.policy)
+    )
+    override = f"; applied WITHOUT the approvals by {proposal.applied_by}: {reason}" if reason else ""
+    return (
+        f"proposal #{proposal.id} revision {revision.number} by {proposal.author}, approved by {approvers}: "
+        f"{what}; verdict {verdict}; sha256 {revision.sha256}{override}"
+    )

@@ -1,0 +1,215 @@
+"""Who may do what to a proposal, and what each step makes of it: the decisions, as pure functions from a
+proposal, its namespace's review rules and the person asking to the next proposal (or a refusal naming why).
+
+Approvals are a gate, never a privilege: applying needs the role the direct change needs (a producer for a
+schema, an admin for a policy), on top of the approvals. The author never approves their own proposal; a new
+revision clears the approvals; approving twice counts once. An admin may apply without the approvals only
+with a written reason, which the proposal and the audit trail keep.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from .._errors import ApprovalsMissingError, InvalidArgumentError, PermissionDeniedError, ProposalError
+from .._text import check_text
+from ._model import (
+    Actor,
+    Approval,
+    Comment,
+    Proposal,
+    ProposalKind,
+    ProposalReview,
+    ProposalState,
+    ReviewRules,
+    Revision,
+    Role,
+)
+
+TITLE_MAX = 200
+DESCRIPTION_MAX = 20_000
+COMMENT_MAX = 10_000
+REASON_MAX = 2_000
+PATH_MAX = 1_000
+NAME_MAX = 300
+MAX_APPROVALS = 5
+MAX_REVIEWERS = 100
+
+
+def checked_text(value: object, what: str, limit: int, *, required: bool) -> str:
+    """User text as stored: a string of valid Unicode (no lone surrogates), stripped, within `limit` characters;
+    InvalidArgumentError naming `what` otherwise."""
+    if not isinstance(value, str):
+        raise InvalidArgumentError(f"{what} must be text, not {type(value).__name__}")
+    text = check_text(value, what, InvalidArgumentError).strip()
+    if required and not text:
+        raise InvalidArgumentError(f"{what} must not be empty")
+    if len(text) > limit:
+        raise InvalidArgumentError(f"{what} is {len(text):,} characters long; at most {limit:,} are kept")
+    return text
+
+
+def checked_actor(actor: object) -> Actor:
+    if not isinstance(actor, Actor):
+        raise InvalidArgumentError("actor must be an Actor(name, role): who asks, and with which role")
+    name = checked_text(actor.name, "the person's name", NAME_MAX, required=True)
+    return Actor(name, Role(actor.role))
+
+
+def checked_rules(required_approvals: object, reviewers: object) -> ReviewRules:
+    """Review rules as given over REST or by the app: 0 to 5 approvals, reviewers as distinct names."""
+    if isinstance(required_approvals, bool) or not isinstance(required_approvals, int):
+        raise InvalidArgumentError("required_approvals must be a whole number from 0 to 5")
+    if not 0 <= required_approvals <= MAX_APPROVALS:
+        raise InvalidArgumentError(f"required_approvals is {required_approvals}: choose 0 to {MAX_APPROVALS}")
+    if isinstance(reviewers, str) or not isinstance(reviewers, list | tuple):
+        raise InvalidArgumentError("reviewers must be a list of names (empty: anyone who may write)")
+    if len(reviewers) > MAX_REVIEWERS:
+        raise InvalidArgumentError(f"reviewers names {len(reviewers)} people; at most {MAX_REVIEWERS}")
+    names = [checked_text(name, "a reviewer's name", NAME_MAX, required=True) for name in reviewers]
+    return ReviewRules(required_approvals=required_approvals, reviewers=tuple(dict.fromkeys(names)))
+
+
+def require_role(actor: Actor, role: Role, what: str) -> None:
+    if not actor.role.at_least(role):
+        raise PermissionDeniedError(f"{what} needs the {role} role; {actor.name} is a {actor.role}")
+
+
+def apply_role(kind: ProposalKind) -> Role:
+    """The role the direct change needs: registering a schema is a producer's, changing a policy an admin's."""
+    return Role.PRODUCER if kind is ProposalKind.SCHEMA else Role.ADMIN
+
+
+def _open(proposal: Proposal, what: str) -> None:
+    if proposal.state.final:
+        raise ProposalError(f"proposal #{proposal.id} is {proposal.state}: it cannot be {what} any more")
+
+
+def may_review(proposal: Proposal, rules: ReviewRules, actor: Actor) -> str | None:
+    """Why `actor` may not approve or reject `proposal`, or None when they may."""
+    if actor.name == proposal.author:
+        return f"{actor.name} wrote proposal #{proposal.id}: an author never reviews their own proposal"
+    if not actor.role.at_least(Role.PRODUCER):
+        return f"reviewing needs the producer role; {actor.name} is a {actor.role}"
+    if rules.reviewers and actor.name not in rules.reviewers:
+        return f"{actor.name} is not one of the reviewers of {proposal.namespace} ({', '.join(rules.reviewers)})"
+    return None
+
+
+def counted_approvals(proposal: Proposal, rules: ReviewRules) -> tuple[Approval, ...]:
+    """The approvals of the current revision that count under the rules as they are now."""
+    return tuple(
+        a
+        for a in proposal.approvals
+        if a.revision == proposal.revision.number
+        and a.user != proposal.author
+        and (not rules.reviewers or a.user in rules.reviewers)
+    )
+
+
+def state_for(proposal: Proposal, rules: ReviewRules) -> ProposalState:
+    """Open or approved, by the approvals the current revision has; final and stale states stay."""
+    if proposal.state.final or proposal.state is ProposalState.STALE:
+        return proposal.state
+    enough = len(counted_approvals(proposal, rules)) >= rules.required_approvals
+    return ProposalState.APPROVED if enough else ProposalState.OPEN
+
+
+def approve(proposal: Proposal, rules: ReviewRules, actor: Actor, now: int) -> Proposal:
+    _open(proposal, "approved")
+    if proposal.state is ProposalState.STALE:
+        raise ProposalError(f"proposal #{proposal.id} is stale: rebase it before it can be approved")
+    refusal = may_review(proposal, rules, actor)
+    if refusal is not None:
+        raise PermissionDeniedError(refusal)
+    if any(a.user == actor.name and a.revision == proposal.revision.number for a in proposal.approvals):
+        return proposal  # approving twice counts once
+    approvals = (*proposal.approvals, Approval(revision=proposal.revision.number, user=actor.name, at=now))
+    approved = replace(proposal, approvals=approvals, updated_at=now)
+    return replace(approved, state=state_for(approved, rules))
+
+
+def reject(proposal: Proposal, rules: ReviewRules, actor: Actor, reason: str, now: int) -> Proposal:
+    _open(proposal, "rejected")
+    text = checked_text(reason, "the reason for rejecting", REASON_MAX, required=True)
+    if actor.name == proposal.author:
+        raise PermissionDeniedError(f"{actor.name} wrote proposal #{proposal.id}: withdraw it instead")
+    refusal = may_review(proposal, rules, actor)
+    if refusal is not None and actor.role is not Role.ADMIN:  # an admin may reject any proposal
+        raise PermissionDeniedError(refusal)
+    return replace(proposal, state=ProposalState.REJECTED, reason=text, updated_at=now)
+
+
+def withdraw(proposal: Proposal, actor: Actor, now: int) -> Proposal:
+    _open(proposal, "withdrawn")
+    if actor.name != proposal.author and actor.role is not Role.ADMIN:
+        raise PermissionDeniedError(f"only the author ({proposal.author}) or an admin may withdraw #{proposal.id}")
+    return replace(proposal, state=ProposalState.WITHDRAWN, updated_at=now)
+
+
+def revise(proposal: Proposal, rules: ReviewRules, actor: Actor, revision: Revision, now: int) -> Proposal:
+    """A new revision (an edit, or a rebase onto the new latest version): what approvals there were belonged
+    to the previous one, so none count any more. The author revises; an admin may rebase anyone's."""
+    _open(proposal, "revised")
+    if actor.name != proposal.author and actor.role is not Role.ADMIN:
+        raise PermissionDeniedError(f"only the author ({proposal.author}) or an admin revises #{proposal.id}")
+    revised = replace(
+        proposal,
+        revisions=(*proposal.revisions, revision),
+        approvals=(),
+        state=ProposalState.OPEN,
+        updated_at=now,
+    )
+    return replace(revised, state=state_for(revised, rules))
+
+
+def comment(proposal: Proposal, actor: Actor, text: object, path: object, now: int) -> tuple[Proposal, Comment]:
+    """Anyone who may read may comment, on a final proposal too (the discussion goes on after the fact)."""
+    body = checked_text(text, "the comment", COMMENT_MAX, required=True)
+    where = checked_text(path or "", "the comment's field path", PATH_MAX, required=False)
+    made = Comment(
+        id=max((c.id for c in proposal.comments), default=0) + 1,
+        user=actor.name,
+        at=now,
+        text=body,
+        revision=proposal.revision.number,
+        path=where,
+    )
+    return replace(proposal, comments=(*proposal.comments, made), updated_at=now), made
+
+
+def check_apply(proposal: Proposal, rules: ReviewRules, actor: Actor, override_reason: str | None) -> str:
+    """Refuses an apply that may not happen; returns the override reason ("" when the approvals suffice)."""
+    _open(proposal, "applied")
+    if proposal.state is ProposalState.STALE:
+        raise ProposalError(f"proposal #{proposal.id} is stale: rebase it and have it reviewed again")
+    needed = apply_role(proposal.kind)
+    require_role(actor, needed, f"applying a {proposal.kind} proposal")
+    counted = counted_approvals(proposal, rules)
+    if len(counted) >= rules.required_approvals:
+        return ""
+    missing = f"proposal #{proposal.id} has {len(counted)} of the {rules.required_approvals} approvals"
+    if override_reason is None or not str(override_reason).strip():
+        hint = "; an admin may apply it anyway with a written reason" if actor.role is Role.ADMIN else ""
+        raise ApprovalsMissingError(f"{missing} {proposal.namespace} asks for{hint}")
+    if actor.role is not Role.ADMIN:
+        raise PermissionDeniedError(f"{missing}: only an admin may apply it without them (with a reason)")
+    return checked_text(override_reason, "the override reason", REASON_MAX, required=True)
+
+
+def applied(
+    proposal: Proposal, actor: Actor, now: int, review: ProposalReview, reason: str, version: int | None
+) -> Proposal:
+    return replace(
+        proposal,
+        state=ProposalState.APPLIED,
+        applied_by=actor.name,
+        applied_version=version,
+        applied_review=review,
+        reason=reason or proposal.reason,
+        updated_at=now,
+    )
+
+
+def stale(proposal: Proposal, now: int) -> Proposal:
+    return replace(proposal, state=ProposalState.STALE, updated_at=now)

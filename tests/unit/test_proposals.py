@@ -1,0 +1,284 @@
+"""Schema change proposals in an embedded registry (registry/proposals/), as sequences a team goes through:
+propose, review, approve, apply exactly what was approved; and what must be refused on the way."""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from registry import (
+    Actor,
+    ApprovalsMissingError,
+    AuditAction,
+    CompatibilityStrategy,
+    IncompatibleSchemaError,
+    InvalidArgumentError,
+    InvalidNameError,
+    InvalidSchemaError,
+    PermissionDeniedError,
+    ProposalError,
+    ProposalNotFoundError,
+    ProposalState,
+    ReadOnlyError,
+    Registry,
+    ReviewRules,
+    Role,
+    SchemaInfo,
+    SchemaType,
+    StaleProposalError,
+)
+
+NS = "acme/orders"
+TOPIC = f"persistent://{NS}/order-created"
+ALICE = Actor("alice", Role.PRODUCER)
+BOB = Actor("bob", Role.PRODUCER)
+CAROL = Actor("carol", Role.PRODUCER)
+VIEWER = Actor("victor", Role.VIEWER)
+OPS = Actor("ops", Role.ADMIN)
+
+
+def avro(*fields: str, required: str | None = None) -> SchemaInfo:
+    doc = {
+        "type": "record",
+        "name": "Order",
+        "fields": [{"name": "id", "type": "string"}]
+        + [{"name": f, "type": ["null", "string"], "default": None} for f in fields]
+        + ([{"name": required, "type": "string"}] if required else []),
+    }
+    return SchemaInfo(type=SchemaType.AVRO, schema=json.dumps(doc))
+
+
+@pytest.fixture
+def reg(tmp_path: Path) -> Iterator[Registry]:
+    with Registry.open(tmp_path / "r.db", create=True) as reg:
+        reg.create_tenant("acme")
+        reg.create_namespace(NS)
+        reg.set_namespace_policy(NS, compatibility="BACKWARD")
+        reg.register(TOPIC, avro())
+        yield reg
+
+
+def test_a_proposal_is_reviewed_approved_and_applied_exactly(reg: Registry) -> None:
+    made = reg.propose_schema(TOPIC, avro("note"), title="Add a note", description="for the warehouse", actor=ALICE)
+    assert (made.state, made.base_version, made.revision.number, made.author) == (ProposalState.OPEN, 0, 1, "alice")
+    assert reg.history(TOPIC)[-1].version == 0  # proposing registers nothing
+    review = reg.review_proposal(made.id)
+    assert review.compatible and not review.stale and review.strategy is CompatibilityStrategy.BACKWARD
+    assert review.diff is not None and review.diff.old_version == 0 and review.line == reg.pulsar_version
+    with pytest.raises(PermissionDeniedError, match="never reviews their own"):
+        reg.approve_proposal(made.id, actor=ALICE)
+    with pytest.raises(PermissionDeniedError, match="producer role"):
+        reg.approve_proposal(made.id, actor=VIEWER)
+    approved = reg.approve_proposal(made.id, actor=BOB)
+    assert approved.state is ProposalState.APPROVED and approved.approvers == ("bob",)
+    applied = reg.apply_proposal(made.id, actor=ALICE)
+    assert (applied.state, applied.applied_version, applied.applied_by) == (ProposalState.APPLIED, 1, "alice")
+    assert reg.get(TOPIC).data == avro("note").schema.encode() and reg.get(TOPIC).user == "alice"
+    assert applied.applied_review is not None and applied.applied_review.compatible
+    line = reg.audit_trail(TOPIC)[0]
+    assert line.action is AuditAction.APPLY_PROPOSAL
+    for fact in (f"proposal #{made.id} revision 1", "by alice", "approved by bob", "version 1", made.revision.sha256):
+        assert fact in line.detail, (fact, line.detail)
+    with pytest.raises(ProposalError, match="applied"):
+        reg.apply_proposal(made.id, actor=ALICE)  # final: once
+
+
+def test_a_new_revision_clears_the_approvals(reg: Registry) -> None:
+    made = reg.propose_schema(TOPIC, avro("a"), title="t", actor=ALICE)
+    reg.approve_proposal(made.id, actor=BOB)
+    revised = reg.revise_proposal(made.id, schema=avro("a", "b"), actor=ALICE)
+    assert (revised.state, revised.approvals, revised.revision.number) == (ProposalState.OPEN, (), 2)
+    with pytest.raises(ApprovalsMissingError):
+        reg.apply_proposal(made.id, actor=ALICE)
+    with pytest.raises(PermissionDeniedError, match="only the author"):
+        reg.revise_proposal(made.id, schema=avro("c"), actor=BOB)
+    reg.approve_proposal(made.id, actor=BOB)
+    assert reg.apply_proposal(made.id, actor=ALICE).applied_version == 1
+    assert reg.get(TOPIC).data == avro("a", "b").schema.encode()  # revision 2, the approved one
+
+
+def test_two_approvals_required_and_an_admin_override_needs_a_reason(reg: Registry) -> None:
+    reg.set_review_rules(NS, ReviewRules(required_approvals=2), actor=OPS)
+    made = reg.propose_schema(TOPIC, avro("a"), title="t", actor=ALICE)
+    assert reg.approve_proposal(made.id, actor=BOB).state is ProposalState.OPEN
+    assert reg.approve_proposal(made.id, actor=BOB).approvers == ("bob",)  # approving twice counts once
+    with pytest.raises(ApprovalsMissingError, match="1 of the 2 approvals"):
+        reg.apply_proposal(made.id, actor=ALICE)
+    with pytest.raises(ApprovalsMissingError, match="written reason"):
+        reg.apply_proposal(made.id, actor=OPS)
+    with pytest.raises(PermissionDeniedError, match="only an admin"):
+        reg.apply_proposal(made.id, actor=ALICE, override_reason="urgent")
+    done = reg.apply_proposal(made.id, actor=OPS, override_reason="incident 42: the warehouse is down")
+    assert done.reason == "incident 42: the warehouse is down" and done.applied_by == "ops"
+    assert "WITHOUT the approvals by ops: incident 42" in reg.audit_trail(TOPIC)[0].detail
+
+
+def test_reviewers_restrict_who_may_approve(reg: Registry) -> None:
+    reg.set_review_rules(NS, ReviewRules(required_approvals=1, reviewers=("carol",)), actor=OPS)
+    made = reg.propose_schema(TOPIC, avro("a"), title="t", actor=ALICE)
+    with pytest.raises(PermissionDeniedError, match="not one of the reviewers"):
+        reg.approve_proposal(made.id, actor=BOB)
+    assert reg.approve_proposal(made.id, actor=CAROL).state is ProposalState.APPROVED
+    with pytest.raises(PermissionDeniedError, match="admin"):
+        reg.set_review_rules(NS, ReviewRules(required_approvals=0), actor=ALICE)
+
+
+def test_an_apply_after_a_direct_register_finds_it_stale_and_stores_nothing(reg: Registry) -> None:
+    made = reg.propose_schema(TOPIC, avro("a"), title="t", actor=ALICE)
+    reg.approve_proposal(made.id, actor=BOB)
+    reg.register(TOPIC, avro("z"))  # someone registers directly meanwhile: version 1
+    assert reg.review_proposal(made.id).stale and reg.review_proposal(made.id).changed_since == (1,)
+    with pytest.raises(StaleProposalError, match="since then: 1"):
+        reg.apply_proposal(made.id, actor=ALICE)
+    assert reg.proposal(made.id).state is ProposalState.STALE  # the mark commits, the apply does not
+    assert [v.version for v in reg.history(TOPIC)] == [0, 1]
+    rebased = reg.rebase_proposal(made.id, actor=ALICE)
+    assert (rebased.state, rebased.base_version, rebased.approvals) == (ProposalState.OPEN, 1, ())
+    reg.approve_proposal(made.id, actor=BOB)
+    assert reg.apply_proposal(made.id, actor=ALICE).applied_version == 2
+
+
+def test_a_proposal_whose_topic_was_deleted_is_stale(reg: Registry) -> None:
+    made = reg.propose_schema(TOPIC, avro("a"), title="t", actor=ALICE)
+    reg.approve_proposal(made.id, actor=BOB)
+    reg.delete(TOPIC)
+    with pytest.raises(StaleProposalError):
+        reg.apply_proposal(made.id, actor=ALICE)
+    assert reg.rebase_proposal(made.id, actor=ALICE).base_version is None  # a new history after the delete
+
+
+def test_an_apply_is_judged_under_the_strategy_in_force_at_apply(reg: Registry) -> None:
+    made = reg.propose_schema(TOPIC, avro(required="sku"), title="a required field", actor=ALICE)
+    reg.set_namespace_policy(NS, compatibility="FORWARD")  # compatible under FORWARD when proposed
+    assert reg.review_proposal(made.id).compatible
+    reg.approve_proposal(made.id, actor=BOB)
+    reg.set_namespace_policy(NS, compatibility="BACKWARD")  # then the namespace changed
+    assert not reg.review_proposal(made.id).compatible
+    with pytest.raises(IncompatibleSchemaError):
+        reg.apply_proposal(made.id, actor=ALICE)
+    assert reg.proposal(made.id).state is ProposalState.APPROVED and len(reg.history(TOPIC)) == 1
+
+
+def test_problems_are_marked_introduced_or_already_there(reg: Registry) -> None:
+    """v1 already breaks v0 (registered under ALWAYS_COMPATIBLE); under BACKWARD_TRANSITIVE a candidate that
+    only keeps v1's break is not the one that introduced it."""
+    reg.set_namespace_policy(NS, compatibility="ALWAYS_COMPATIBLE")
+    reg.register(TOPIC, avro(required="sku"))  # v1: a required field v0's data lacks
+    reg.set_namespace_policy(NS, compatibility="BACKWARD_TRANSITIVE")
+    keeps = reg.review_proposal(reg.propose_schema(TOPIC, avro("note", required="sku"), title="t", actor=ALICE).id)
+    assert not keeps.compatible and keeps.problems and not any(p.introduced for p in keeps.problems)
+    assert keeps.blocking is not None and not keeps.blocking[CompatibilityStrategy.BACKWARD_TRANSITIVE]
+    adds = reg.review_proposal(reg.propose_schema(TOPIC, avro(required="qty"), title="t", actor=ALICE).id)
+    assert any(p.introduced for p in adds.problems) and adds.blocking[CompatibilityStrategy.BACKWARD_TRANSITIVE]
+
+
+def test_a_policy_proposal_is_previewed_and_applied_by_an_admin(reg: Registry) -> None:
+    made = reg.propose_policy(NS, {"compatibility": "FULL_TRANSITIVE"}, title="stricter", actor=ALICE)
+    review = reg.review_proposal(made.id)
+    assert review.preview is not None and review.preview.changes and not review.stale
+    reg.approve_proposal(made.id, actor=BOB)
+    with pytest.raises(PermissionDeniedError, match="admin role"):
+        reg.apply_proposal(made.id, actor=ALICE)  # approvals are a gate, never a privilege
+    assert reg.apply_proposal(made.id, actor=OPS).state is ProposalState.APPLIED
+    assert reg.namespace_policy(NS).compatibility is CompatibilityStrategy.FULL_TRANSITIVE
+
+
+def test_a_policy_proposal_goes_stale_when_the_policy_changes(reg: Registry) -> None:
+    made = reg.propose_policy(TOPIC, {"compatibility": "FORWARD"}, title="topic own", actor=ALICE)
+    reg.approve_proposal(made.id, actor=BOB)
+    reg.set_topic_policy(TOPIC, validation_enforced=True)
+    assert reg.review_proposal(made.id).stale
+    with pytest.raises(StaleProposalError):
+        reg.apply_proposal(made.id, actor=OPS)
+    assert reg.topic_policy(TOPIC).compatibility is None
+
+
+def test_two_reviewers_approving_at_once_both_count(tmp_path: Path) -> None:
+    path = tmp_path / "race.db"
+    with Registry.open(path, create=True) as reg:
+        reg.create_namespace(NS)
+        reg.set_review_rules(NS, ReviewRules(required_approvals=2), actor=OPS)
+        made = reg.propose_schema(TOPIC, avro("a"), title="t", actor=ALICE)
+    start = threading.Barrier(2)
+
+    def approve(actor: Actor) -> None:
+        with Registry.open(path) as handle:
+            start.wait()
+            handle.approve_proposal(made.id, actor=actor)
+
+    threads = [threading.Thread(target=approve, args=(who,)) for who in (BOB, CAROL)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    with Registry.open(path) as reg:
+        found = reg.proposal(made.id)
+        assert sorted(found.approvers) == ["bob", "carol"] and found.state is ProposalState.APPROVED
+
+
+def test_comments_are_kept_as_text_and_bad_ones_store_nothing(reg: Registry) -> None:
+    made = reg.propose_schema(TOPIC, avro("a"), title="t", actor=ALICE)
+    note = reg.comment_on_proposal(made.id, "<script>alert(1)</script> why nullable?", path="/fields/1", actor=VIEWER)
+    assert (note.id, note.user, note.path, note.revision) == (1, "victor", "/fields/1", 1)
+    before = reg.proposal(made.id)
+    for text in ("\ud800 lone", "   "):
+        with pytest.raises(InvalidArgumentError):
+            reg.comment_on_proposal(made.id, text, actor=BOB)
+    assert reg.proposal(made.id) == before
+
+
+def test_bad_input_is_refused_naming_it_and_stores_nothing(reg: Registry) -> None:
+    with pytest.raises(ProposalNotFoundError, match="#99"):
+        reg.proposal(99)
+    with pytest.raises(InvalidNameError):
+        reg.propose_schema("persistent://acme/orders/bad/name/x", avro("a"), title="t", actor=ALICE)
+    with pytest.raises(InvalidSchemaError):
+        reg.propose_schema(TOPIC, SchemaInfo(type=SchemaType.AVRO, schema="{not json"), title="t", actor=ALICE)
+    with pytest.raises(InvalidArgumentError, match="title"):
+        reg.propose_schema(TOPIC, avro("a"), title=" ", actor=ALICE)
+    with pytest.raises(PermissionDeniedError):
+        reg.propose_schema(TOPIC, avro("a"), title="t", actor=VIEWER)
+    with pytest.raises(InvalidArgumentError, match="unknown policy field"):
+        reg.propose_policy(NS, {"retention": 5}, title="t", actor=ALICE)
+    assert reg.proposals() == []
+
+
+def test_a_one_mebibyte_candidate_round_trips(reg: Registry) -> None:
+    fields = [{"name": f"f{i}", "type": ["null", "string"], "default": None, "doc": "x" * 200} for i in range(3700)]
+    doc = json.dumps({"type": "record", "name": "Order", "fields": [{"name": "id", "type": "string"}, *fields]})
+    assert 900_000 < len(doc) <= 1_048_576
+    made = reg.propose_schema(TOPIC, SchemaInfo(type=SchemaType.AVRO, schema=doc), title="big", actor=ALICE)
+    assert reg.proposal(made.id).revision.schema.schema == doc  # type: ignore[union-attr]
+
+
+def test_everything_survives_a_restart_and_a_read_only_handle_only_reads(tmp_path: Path) -> None:
+    path = tmp_path / "r.db"
+    with Registry.open(path, create=True) as reg:
+        reg.create_namespace(NS)
+        made = reg.propose_schema(TOPIC, avro(), title="first", actor=ALICE)
+        reg.comment_on_proposal(made.id, "ok", actor=BOB)
+        reg.approve_proposal(made.id, actor=BOB)
+    with Registry.open(path) as again:
+        found = again.proposal(made.id)
+        assert (found.state, found.approvers, found.comments[0].text) == (ProposalState.APPROVED, ("bob",), "ok")
+        view = again.read_only()
+        assert view.proposals(state="approved") == [found]
+        with pytest.raises(ReadOnlyError):
+            view.apply_proposal(made.id, actor=ALICE)
+        assert again.apply_proposal(made.id, actor=ALICE).applied_version == 0
+
+
+def test_listing_filters_by_state_namespace_and_topic(reg: Registry) -> None:
+    first = reg.propose_schema(TOPIC, avro("a"), title="one", actor=ALICE)
+    second = reg.propose_policy(NS, {"validation_enforced": True}, title="two", actor=BOB)
+    reg.withdraw_proposal(first.id, actor=ALICE)
+    assert [p.id for p in reg.proposals()] == [second.id, first.id]
+    assert [p.id for p in reg.proposals(state="withdrawn")] == [first.id]
+    assert [p.id for p in reg.proposals(topic=TOPIC)] == [first.id]
+    assert [p.id for p in reg.proposals(namespace=NS, state=ProposalState.OPEN)] == [second.id]
+    with pytest.raises(InvalidArgumentError, match="unknown proposal state"):
+        reg.proposals(state="merged")

@@ -1,0 +1,123 @@
+"""The first migration users meet: a registry written by the release before proposals (tests/fixtures/) is read
+as it is, changing nothing, and migrated in place by its first write, in that write's transaction; a newer
+format is refused in one line. SQLite and PostgreSQL."""
+
+from __future__ import annotations
+
+import shutil
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+import registry
+from registry import Actor, Registry, Role, SchemaInfo, SchemaType, StorageError
+from registry.storage._sqlite import SCHEMA_VERSION
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
+TOPIC = "persistent://acme/orders/order-created"
+ALICE = Actor("alice", Role.PRODUCER)
+
+
+def _dump(path: Path) -> dict[str, list[tuple[object, ...]]]:
+    """Every table's rows and the format: what "changes nothing" compares."""
+    with sqlite3.connect(path) as db:
+        tables = [r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")]
+        return {t: sorted(db.execute(f"SELECT * FROM {t}").fetchall(), key=repr) for t in tables}
+
+
+@pytest.fixture
+def old_file(tmp_path: Path) -> Path:
+    path = tmp_path / "registry.db"
+    shutil.copy(FIXTURES / "registry-format-3.db", path)
+    with sqlite3.connect(path) as db:  # as this project's files are on disk: WAL
+        db.execute("PRAGMA journal_mode = WAL")
+    return path
+
+
+def test_an_old_file_is_read_as_it_is_and_changes_nothing(old_file: Path) -> None:
+    before = _dump(old_file)
+    assert before["meta"] and ("schema_version", "3") in before["meta"] and "proposals" not in before
+    with registry.open(old_file) as reg:
+        assert reg.pulsar_version == "4.0"
+        assert [v.version for v in reg.history(TOPIC)] == [0, 1]
+        assert reg.topic_policy(TOPIC).compatibility == "FULL" and len(reg.clients(TOPIC)) == 1
+        assert reg.proposals() == [] and reg.audit_trail()[0].user == "alice"
+        assert reg.search_topics().total == 2
+    with registry.open(old_file, read_only=True) as view:
+        assert view.get(TOPIC).version == 1
+    assert _dump(old_file) == before
+    assert not list(old_file.parent.glob("*.backup"))
+
+
+def test_the_first_write_migrates_in_place_and_keeps_everything(old_file: Path) -> None:
+    before = _dump(old_file)
+    with Registry.open(old_file) as reg:
+        made = reg.propose_schema(TOPIC, reg.get(TOPIC).info, title="same again", actor=ALICE)
+        assert made.id == 1
+    after = _dump(old_file)
+    assert ("schema_version", str(SCHEMA_VERSION)) in after["meta"] and len(after["proposals"]) == 1
+    for table in ("tenants", "namespaces", "topics", "topic_policies", "schemas", "clients", "heads"):
+        assert after[table] == before[table], table
+    assert not list(old_file.parent.glob("*.backup"))  # the copy lasts only until the migration commits
+    with Registry.open(old_file) as again:
+        assert again.proposal(1).title == "same again"
+
+
+def test_a_refused_first_write_still_migrates_with_its_audit_line(old_file: Path) -> None:
+    """A refusal commits its audit line, and the migration with it: what a transaction leaves is whole."""
+    with Registry.open(old_file) as reg, pytest.raises(registry.InvalidSchemaError):
+        reg.register(TOPIC, SchemaInfo(type=SchemaType.AVRO, schema="{broken"))
+    with sqlite3.connect(old_file) as db:
+        assert db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone() == (str(SCHEMA_VERSION),)
+
+
+def test_a_migration_that_fails_leaves_the_old_file_whole_and_its_copy_beside_it(
+    old_file: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    before = _dump(old_file)
+
+    def broken(self: object, db: object, found: int) -> None:
+        raise sqlite3.OperationalError("disk I/O error")  # what a failing disk answers halfway
+
+    monkeypatch.setattr("registry.storage._sqlite.SqliteDialect.migrate", broken)
+    with Registry.open(old_file) as reg, pytest.raises(StorageError, match="disk I/O error"):
+        reg.create_tenant("other")
+    assert _dump(old_file) == before
+    (copy,) = old_file.parent.glob("*.format-3.backup")
+    assert _dump(copy) == before
+
+
+def test_a_newer_format_is_refused_in_one_line(old_file: Path) -> None:
+    with sqlite3.connect(old_file) as db:
+        db.execute("UPDATE meta SET value = '99' WHERE key = 'schema_version'")
+    with pytest.raises(StorageError) as refused:
+        registry.open(old_file)
+    message = str(refused.value)
+    assert "newer release (storage format 99" in message and f"up to {SCHEMA_VERSION}" in message
+    assert "\n" not in message
+
+
+@pytest.mark.postgres
+def test_an_old_postgresql_registry_is_read_then_migrated_by_its_first_write(postgres_server: str) -> None:
+    import psycopg
+
+    import postgres
+
+    dsn = postgres.fresh_database(postgres_server)
+    with psycopg.connect(dsn, autocommit=True) as db:
+        db.execute((FIXTURES / "registry-postgres-format-1.sql").read_text())
+
+    def format_and_tables() -> tuple[str, bool]:
+        with psycopg.connect(dsn) as db:
+            (version,) = db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+            (has,) = db.execute("SELECT to_regclass('proposals') IS NOT NULL").fetchone()
+            return str(version), bool(has)
+
+    with registry.open(dsn) as reg:
+        assert [v.version for v in reg.history(TOPIC)] == [0, 1] and reg.proposals() == []
+    assert format_and_tables() == ("1", False)  # reading changed nothing
+    with registry.open(dsn) as reg:
+        reg.propose_schema(TOPIC, reg.get(TOPIC).info, title="first", actor=ALICE)
+        assert [p.title for p in reg.proposals()] == ["first"]
+    assert format_and_tables() == ("2", True)
