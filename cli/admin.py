@@ -123,24 +123,7 @@ def add_commands(commands: argparse._SubParsersAction[Any]) -> None:
         run_policy_set,
     )
     _target_arguments(policy_set)
-    policy_set.add_argument(
-        "--compatibility", metavar="S", help="a strategy, e.g. BACKWARD; UNDEFINED removes the value set here"
-    )
-    policy_set.add_argument(
-        "--auto-update-strategy",
-        metavar="X",
-        help="namespace only, deprecated: e.g. AutoUpdateDisabled, Backward; 'unset' removes it",
-    )
-    policy_set.add_argument(
-        "--allow-auto-update",
-        choices=["true", "false", "unset"],
-        help="namespace only: may producers and idle consumers register new schemas",
-    )
-    policy_set.add_argument(
-        "--validation-enforced",
-        choices=["true", "false", "unset"],
-        help="refuse producers without a schema on topics that have one ('unset': topic only)",
-    )
+    add_policy_change_arguments(policy_set)
     policy_set.add_argument(
         "--dry-run", action="store_true", help="preview a namespace --compatibility change; change nothing"
     )
@@ -152,14 +135,14 @@ def add_commands(commands: argparse._SubParsersAction[Any]) -> None:
 def run_check(args: argparse.Namespace) -> int:
     info = read_schema_info(args)
     pitfalls = record_pitfalls(args)
-    with _registry(args) as reg:
+    with registry_for(args) as reg:
         result = reg.check(args.topic, info, strategy=args.strategy)
         line = reg.pulsar_line
     result = replace(result, advisories=result.advisories + pitfalls)
     if args.json:
-        _print_json({"topic": _topic_text(args.topic), "pulsar_version": line.name, **to_json(result)})
+        print_json({"topic": topic_text(args.topic), "pulsar_version": line.name, **to_json(result)})
     else:
-        say(render_result(_topic_text(args.topic), result))
+        say(render_result(topic_text(args.topic), result))
         say(f"answered as {line.title} (Avro {line.avro})")
     return EXIT_OK if result.compatible else EXIT_REFUSED
 
@@ -168,17 +151,17 @@ def run_diff(args: argparse.Namespace) -> int:
     info = read_schema_info(args) if (args.file or args.type or args.record) else None
     if info is not None and args.new is not None:
         raise UserError("give the new side either as --to VERSION or as --file, not both")
-    with _registry(args) as reg:
+    with registry_for(args) as reg:
         live = reg.history(args.topic)
         if not live:
-            raise UserError(f"topic {_topic_text(args.topic)} has no live schema to diff")
+            raise UserError(f"topic {topic_text(args.topic)} has no live schema to diff")
         old = args.old
         if old is None:
             if info is not None:
                 old = live[-1].version
             elif len(live) < 2:
                 raise UserError(
-                    f"topic {_topic_text(args.topic)} has one live version ({live[0].version}); "
+                    f"topic {topic_text(args.topic)} has one live version ({live[0].version}); "
                     "name another side with --file"
                 )
             else:
@@ -194,7 +177,7 @@ def run_diff(args: argparse.Namespace) -> int:
     else:
         new_label = f"v{result.new_version}"
     if args.json:
-        _print_json(to_json(result))  # names the topic and both versions compared (old_version, new_version)
+        print_json(to_json(result))  # names the topic and both versions compared (old_version, new_version)
         return EXIT_OK
     say(render_diff(f"v{result.old_version}", new_label, result, text=args.text))
     _say_pitfalls(record_pitfalls(args))
@@ -202,16 +185,16 @@ def run_diff(args: argparse.Namespace) -> int:
 
 
 def run_get(args: argparse.Namespace) -> int:
-    with _registry(args) as reg:
+    with registry_for(args) as reg:
         entries = reg.history(args.topic) if args.all else [reg.get(args.topic, args.version)]
     if args.json:
         docs = [schema_response(e) for e in entries]
-        _print_json({"getSchemaResponses": docs} if args.all else docs[0])
+        print_json({"getSchemaResponses": docs} if args.all else docs[0])
         return EXIT_OK
     if not entries:
-        say(f"{_topic_text(args.topic)}: no live schema")
+        say(f"{topic_text(args.topic)}: no live schema")
     for entry in entries:
-        say(render_version(_topic_text(args.topic), entry))
+        say(render_version(topic_text(args.topic), entry))
     return EXIT_OK
 
 
@@ -222,8 +205,8 @@ def run_upload(args: argparse.Namespace) -> int:
     pitfalls = record_pitfalls(args)
     if not args.json:
         _say_pitfalls(pitfalls)
-    topic = _topic_text(args.topic)
-    with _registry(args, create=True) as reg:
+    topic = topic_text(args.topic)
+    with registry_for(args, create=True) as reg:
         before = {e.version for e in reg.history(args.topic)}
         try:
             version = reg.register(args.topic, info).version
@@ -231,7 +214,7 @@ def run_upload(args: argparse.Namespace) -> int:
             if exc.result is None:
                 raise
             if args.json:
-                _print_json({"topic": topic, "registered": False, "version": None, **to_json(exc.result)})
+                print_json({"topic": topic, "registered": False, "version": None, **to_json(exc.result)})
             else:
                 say(f"refused: {topic} did not register the schema")
                 say(render_result(topic, exc.result))
@@ -239,7 +222,7 @@ def run_upload(args: argparse.Namespace) -> int:
     stored = version not in before
     if args.json:
         extra = {"advisories": to_json(pitfalls)} if pitfalls else {}
-        _print_json({"topic": topic, "registered": stored, "version": version, **extra})
+        print_json({"topic": topic, "registered": stored, "version": version, **extra})
     elif stored:
         say(f"{topic}: registered as version {version}")
     else:
@@ -248,11 +231,11 @@ def run_upload(args: argparse.Namespace) -> int:
 
 
 def run_delete(args: argparse.Namespace) -> int:
-    with _registry(args) as reg:
+    with registry_for(args) as reg:
         version = reg.delete(args.topic, force=args.force)
-    topic = _topic_text(args.topic)
+    topic = topic_text(args.topic)
     if args.json:
-        _print_json({"topic": topic, "force": args.force, "version": version})
+        print_json({"topic": topic, "force": args.force, "version": version})
     elif args.force:
         say(f"{topic}: schema history dropped; the next schema registers as version 0")
     else:
@@ -261,7 +244,7 @@ def run_delete(args: argparse.Namespace) -> int:
 
 
 def run_policy_get(args: argparse.Namespace) -> int:
-    with _registry(args) as reg:
+    with registry_for(args) as reg:
         if args.namespace:
             doc, text = _namespace_answer(args.namespace, reg.namespace_policy(args.namespace))
         else:
@@ -292,17 +275,49 @@ def _topic_answer(reg: Any, topic: str, own: Any) -> tuple[dict[str, Any], str]:
 
 def _emit(args: argparse.Namespace, doc: dict[str, Any], text: str) -> int:
     if args.json:
-        _print_json(doc)
+        print_json(doc)
     else:
         say(text)
     return EXIT_OK
 
 
-def run_policy_set(args: argparse.Namespace) -> int:
+def add_policy_change_arguments(parser: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
+    """The policy values `policy set` changes, and a policy proposal proposes (read by `policy_changes`)."""
+    parser.add_argument(
+        "--compatibility", metavar="S", help="a strategy, e.g. BACKWARD; UNDEFINED removes the value set here"
+    )
+    parser.add_argument(
+        "--auto-update-strategy",
+        metavar="X",
+        help="namespace only, deprecated: e.g. AutoUpdateDisabled, Backward; 'unset' removes it",
+    )
+    parser.add_argument(
+        "--allow-auto-update",
+        choices=["true", "false", "unset"],
+        help="namespace only: may producers and idle consumers register new schemas",
+    )
+    parser.add_argument(
+        "--validation-enforced",
+        choices=["true", "false", "unset"],
+        help="refuse producers without a schema on topics that have one ('unset': topic only)",
+    )
+
+
+POLICY_FLAGS = ("compatibility", "auto_update_strategy", "allow_auto_update", "validation_enforced")
+
+
+def policy_change_given(args: argparse.Namespace) -> bool:
+    """Whether any of `add_policy_change_arguments`' options was given."""
+    return any(getattr(args, flag, None) is not None for flag in POLICY_FLAGS)
+
+
+def policy_changes(args: argparse.Namespace, *, namespace: bool) -> dict[str, Any]:
+    """The keyword arguments for `set_namespace_policy` (`namespace`) or `set_topic_policy` that the policy
+    options ask for; a namespace-only option on a topic, or a value a level cannot take, is a usage error."""
     changes: dict[str, Any] = {}
     if args.compatibility is not None:
         changes["compatibility"] = args.compatibility
-    if args.topic:
+    if not namespace:
         for flag in ("auto_update_strategy", "allow_auto_update"):
             if getattr(args, flag) is not None:
                 raise UserError(f"--{flag.replace('_', '-')} is a namespace policy; use --namespace")
@@ -318,13 +333,18 @@ def run_policy_set(args: argparse.Namespace) -> int:
             if args.validation_enforced == "unset":
                 raise UserError("a namespace's schemaValidationEnforced cannot be unset; use true or false")
             changes["validation_enforced"] = BOOL_CHOICES[args.validation_enforced]
+    return changes
+
+
+def run_policy_set(args: argparse.Namespace) -> int:
+    changes = policy_changes(args, namespace=not args.topic)
     if args.dry_run:
         if not args.namespace or set(changes) != {"compatibility"}:
             raise UserError("--dry-run previews a namespace --compatibility change only")
         return _preview(args)
     if not changes:
         raise UserError("nothing to change: give --compatibility, --validation-enforced or another policy option")
-    with _registry(args, create=True) as reg:
+    with registry_for(args, create=True) as reg:
         if args.namespace:
             doc, text = _namespace_answer(args.namespace, reg.set_namespace_policy(args.namespace, **changes))
         else:
@@ -333,10 +353,10 @@ def run_policy_set(args: argparse.Namespace) -> int:
 
 
 def _preview(args: argparse.Namespace) -> int:
-    with _registry(args) as reg:
+    with registry_for(args) as reg:
         impact = reg.policy_impact(args.namespace, args.compatibility)
     if args.json:
-        _print_json(to_json(impact))
+        print_json(to_json(impact))
         return EXIT_OK
     say(render_impact(impact))
     return EXIT_OK
@@ -395,7 +415,7 @@ def render_diff(old: str, new: str, result: Any, *, text: bool) -> str:
 
 
 def render_version(topic: str, entry: Any) -> str:
-    header = f"{topic} version {entry.version} · {entry.type} · registered {_time(entry.timestamp)}"
+    header = f"{topic} version {entry.version} · {entry.type} · registered {time_text(entry.timestamp)}"
     if entry.user:
         header += f" by {entry.user}"
     lines = [header]
@@ -472,7 +492,7 @@ def render_impact(impact: Any) -> str:
     return "\n".join(lines)
 
 
-def _time(millis: int) -> str:
+def time_text(millis: int) -> str:
     if not millis:
         return "at an unknown time"
     return datetime.fromtimestamp(millis / 1000, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
@@ -517,7 +537,7 @@ def _version(text: str) -> int:
     return number
 
 
-def _topic_text(topic: str) -> str:
+def topic_text(topic: str) -> str:
     from registry import InvalidNameError, TopicName
 
     try:
@@ -527,7 +547,7 @@ def _topic_text(topic: str) -> str:
 
 
 @contextmanager
-def _registry(args: argparse.Namespace, *, create: bool = False) -> Iterator[Any]:
+def registry_for(args: argparse.Namespace, *, create: bool = False) -> Iterator[Any]:
     """The registry for one command; only commands that write pass `create` (a missing file is made)."""
     reg = open_source(args, create=create)
     try:
@@ -536,6 +556,6 @@ def _registry(args: argparse.Namespace, *, create: bool = False) -> Iterator[Any
         close_registry(reg)
 
 
-def _print_json(doc: Any) -> None:
+def print_json(doc: Any) -> None:
     json.dump(doc, sys.stdout, indent=2, ensure_ascii=False)
     sys.stdout.write("\n")
