@@ -23,9 +23,10 @@ MAX_ITEMS = 40  # problems, advisories, changes, topics: each list is cut after 
 MAX_TEXT = 600  # characters of one message kept in a comment
 
 # Every ASCII punctuation character Markdown or GitHub gives a meaning to (CommonMark lets each be escaped
-# with a backslash): emphasis, code, links and images, headings, lists, tables, HTML and entities (`<`, `&`),
-# math (`$`), strikethrough, directives, @mentions.
-_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~:$&@=^\"'])")
+# with a backslash): emphasis, code, links and images (`[`, `]`, `!`), headings and setext underlines (`#`,
+# `=`, `-`), list markers (`-`, `+`, `*`, `1.`, `1)`), tables, HTML and entities (`<`, `&`), math (`$`),
+# strikethrough, directives, @mentions. Quotes mean something only inside a link, which `[` cannot open.
+_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~:$&@=])")
 
 
 def text(value: object, limit: int = MAX_TEXT) -> str:
@@ -86,9 +87,11 @@ def check_comment(
     proposal: ProposalRef | None = None,
     stale_since: tuple[int, ...] | None = None,
     blocking: Any | None = None,
+    diff: Any | None = None,
 ) -> str:
     """The comment for a schema verdict: the verdict (strategy, versions, Pulsar line), the proposal it is
-    about, its problems (introduced ones first), advisories, the upgrade order, and the changes."""
+    about, its problems (introduced ones first), advisories, the upgrade order, and the changes (`diff`, a
+    proposal's against its base; default: the what-if's, against the latest version)."""
     compatible = bool(result.compatible)
     verdict = "compatible" if compatible else "incompatible"
     icon = "✅" if compatible else "❌"
@@ -101,7 +104,7 @@ def check_comment(
     )
     out.append(
         f"**Topic** {code(topic)} · **strategy** `{result.strategy}` · {against} · answered as "
-        f"{line.title} (Avro {line.avro})"
+        f"{line.title}, Avro {line.avro}"
     )
     out.append("")
     if proposal is not None:
@@ -120,7 +123,7 @@ def check_comment(
     out += _advisory_lines(advisories)
     if what_if is not None:
         out += _upgrade_lines(what_if)
-        out += _change_lines(what_if.diff)
+        out += _change_lines(diff if diff is not None else what_if.diff)
     return "\n".join(out).rstrip() + "\n"
 
 
@@ -131,7 +134,7 @@ def policy_comment(*, review: Any, proposal: ProposalRef, line: Any) -> str:
     refused = preview.refused_topics
     icon = "⚠️" if (refused or preview.refused_clients) else "✅"
     out = [MARKER, f"### {icon} Policy proposal for {code(preview.target)}", ""]
-    out.append(f"**Scope** {preview.scope} · answered as {line.title} (Avro {line.avro})")
+    out.append(f"**Scope** {preview.scope} · answered as {line.title}, Avro {line.avro}")
     out.append("")
     out += _proposal_lines(proposal)
     if review.stale:

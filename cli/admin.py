@@ -29,9 +29,12 @@ from ._common import (
     read_schema_info,
     record_pitfalls,
     say,
+    whole_number,
 )
+from ._markdown import MarkedProblem, ProposalRef, check_comment
 
 JSON_HELP = "print one JSON document (stable field names) instead of text"
+FORMATS = ("text", "json", "markdown")
 BOOL_CHOICES = {"true": True, "false": False}
 
 
@@ -45,9 +48,32 @@ def add_commands(commands: argparse._SubParsersAction[Any]) -> None:
         "direction (who cannot read whom), where in the schema, and how to fix it.",
         run_check,
     )
-    _topic_argument(check)
+    check.add_argument(
+        "--topic",
+        "-t",
+        metavar="T",
+        help="topic: persistent://tenant/namespace/topic (or t/n/x); required unless --proposal names it",
+    )
     add_schema_arguments(check, required=False)
     check.add_argument("--strategy", metavar="S", help="check under this strategy instead of the topic's own")
+    check.add_argument(
+        "--format",
+        choices=FORMATS,
+        help="text (default), json (as --json), or markdown: a pull-request comment, user text escaped",
+    )
+    check.add_argument(
+        "--proposal",
+        type=whole_number(1),
+        metavar="ID",
+        help="check proposal ID (its current revision, each problem marked introduced or already there; exit 1 "
+        "also when it is stale); with a schema file, check the file and link the proposal",
+    )
+    check.add_argument(
+        "--app-url",
+        metavar="URL",
+        help="the app's address, to link the proposal as URL/proposal?id=ID (default: $SCHEMA_EXPLORER_APP_URL; "
+        "without it the proposal is named #ID)",
+    )
 
     diff = _command(
         commands,
@@ -133,18 +159,76 @@ def add_commands(commands: argparse._SubParsersAction[Any]) -> None:
 
 
 def run_check(args: argparse.Namespace) -> int:
+    form = output_format(args)
+    if args.proposal is not None:
+        from .proposals import run_check_proposal
+
+        return run_check_proposal(args, form)
+    if args.app_url is not None:
+        raise UserError("--app-url links a proposal: give --proposal ID too")
+    if not args.topic:
+        raise UserError("--topic is required (or --proposal ID, to check a proposal's schema)")
     info = read_schema_info(args)
     pitfalls = record_pitfalls(args)
     with registry_for(args) as reg:
-        result = reg.check(args.topic, info, strategy=args.strategy)
-        line = reg.pulsar_line
+        return emit_check(args, form, reg, args.topic, info, pitfalls)
+
+
+def output_format(args: argparse.Namespace) -> str:
+    """`--format`, with `--json` as another name for `--format json` (both given: they must agree)."""
+    if args.json and args.format not in (None, "json"):
+        raise UserError(f"--json asks for --format json, but --format says {args.format}: give one of them")
+    return "json" if args.json else (args.format or "text")
+
+
+def emit_check(
+    args: argparse.Namespace,
+    form: str,
+    reg: Any,
+    topic: str,
+    info: Any,
+    pitfalls: tuple[Any, ...],
+    proposal: ProposalRef | None = None,
+) -> int:
+    """Check `info` on `topic` (under --strategy, or the topic's own) and print the verdict in `form`; with
+    `proposal`, the proposal the check is linked to. Exit 0 when compatible, 1 when not."""
+    result = reg.check(topic, info, strategy=args.strategy)
+    line = reg.pulsar_line
     result = replace(result, advisories=result.advisories + pitfalls)
-    if args.json:
-        print_json({"topic": topic_text(args.topic), "pulsar_version": line.name, **to_json(result)})
+    name = topic_text(topic)
+    if form == "json":
+        extra = {} if proposal is None else {"proposal": to_json(proposal)}
+        print_json({"topic": name, "pulsar_version": line.name, **to_json(result), **extra})
+    elif form == "markdown":
+        what_if = reg.what_if(topic, info)  # the upgrade order and the changes, which a verdict does not hold
+        marked = [MarkedProblem(problem=p) for p in result.problems]
+        sys.stdout.write(
+            check_comment(
+                topic=name,
+                result=result,
+                line=line,
+                problems=marked,
+                advisories=result.advisories,
+                what_if=what_if,
+                proposal=proposal,
+            )
+        )
     else:
-        say(render_result(topic_text(args.topic), result))
+        say(render_result(name, result))
         say(f"answered as {line.title} (Avro {line.avro})")
+        if proposal is not None:
+            say(proposal_line(proposal))
     return EXIT_OK if result.compatible else EXIT_REFUSED
+
+
+def proposal_line(proposal: ProposalRef) -> str:
+    """The proposal a check is about, for people: its number (and link), title, state and revision."""
+    where = f" {proposal.url}" if proposal.url else ""
+    note = f"\n  note: {proposal.note}" if proposal.note else ""
+    return (
+        f"proposal #{proposal.id}{where}: {proposal.title} ({proposal.state}, revision {proposal.revision} "
+        f"against {proposal.base}){note}"
+    )
 
 
 def run_diff(args: argparse.Namespace) -> int:

@@ -21,9 +21,10 @@ import getpass
 import os
 import sys
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from typing import Any
 
-from registry import to_json
+from registry import Proposal, ProposalReview, SchemaInfo, SchemaRegistry, to_json
 
 from ._common import (
     EXIT_OK,
@@ -34,9 +35,11 @@ from ._common import (
     add_source_arguments,
     for_terminal,
     read_schema_info,
+    record_pitfalls,
     say,
     whole_number,
 )
+from ._markdown import MarkedProblem, ProposalRef, check_comment, policy_comment
 from .admin import (
     JSON_HELP,
     add_policy_change_arguments,
@@ -57,6 +60,7 @@ AS_HELP = (
 # Who a remote registry is told acts: nobody, since it ignores the actor and the server names the person by
 # the token. The lowest role, so that if a registry ever did read it, it could do nothing with it.
 NAMED_BY_TOKEN = "(named by the token)"
+APP_URL_ENV = "SCHEMA_EXPLORER_APP_URL"
 
 
 # --- identity -----------------------------------------------------------------------------------------------
@@ -235,16 +239,11 @@ def run_list(args: argparse.Namespace) -> int:
 
 
 def run_show(args: argparse.Namespace) -> int:
-    from registry import ProposalState
-
     with registry_for(args) as reg:
         proposal = reg.proposal(args.id)
         rules = reg.review_rules(proposal.namespace)
-        # An applied proposal is judged as it was at apply (frozen then); against the registry now it would
-        # only look stale, since its own registration moved the latest version past its base.
-        frozen = proposal.state is ProposalState.APPLIED and proposal.applied_review is not None
-        review = proposal.applied_review if frozen else reg.review_proposal(args.id)
-        line = _line(review.line if review is not None else reg.pulsar_version)
+        review, frozen = current_review(reg, proposal)
+        line = _line(review.line)
     if args.json:
         print_json({**to_json(proposal), "review": to_json(review), "review_computed": "at apply" if frozen else "now"})
         return EXIT_OK
@@ -390,6 +389,149 @@ def run_rules(args: argparse.Namespace) -> int:
     who = ", ".join(rules.reviewers) or "anyone who may write (never the author)"
     say(f"namespace {args.namespace.strip()}: {rules.required_approvals} approval(s) from {who}")
     return EXIT_OK
+
+
+def current_review(reg: SchemaRegistry, proposal: Proposal) -> tuple[ProposalReview, bool]:
+    """The review to show, and whether it is the one frozen at apply. An applied proposal is shown as it was
+    judged when applied: against the registry now it would only look stale, since its own registration moved
+    the latest version past its base. Every other proposal is reviewed now."""
+    from registry import ProposalState
+
+    if proposal.state is ProposalState.APPLIED and proposal.applied_review is not None:
+        return proposal.applied_review, True
+    return reg.review_proposal(proposal.id), False
+
+
+def run_check_proposal(args: argparse.Namespace, form: str) -> int:
+    """`check --proposal ID`: the proposal's current revision as its review judges it (problems marked
+    introduced or already there; exit 1 when Pulsar would refuse it or it is stale), or, with a schema file
+    that is not that revision, the file checked on the proposal's topic with the proposal linked."""
+    from registry import ProposalKind, TopicName
+
+    from .admin import emit_check, output_format, proposal_line
+
+    assert form == output_format(args)
+    if args.strategy is not None:
+        raise UserError("--strategy: a proposal is judged under the strategy in force (its review shows all 8)")
+    url_base = app_url(args.app_url)
+    info = read_schema_info(args) if _schema_given(args) else None
+    pitfalls = record_pitfalls(args) if info is not None else ()
+    with registry_for(args) as reg:
+        proposal = reg.proposal(args.proposal)
+        url = None if url_base is None else f"{url_base}/proposal?id={proposal.id}"
+        if proposal.kind is ProposalKind.POLICY:
+            if info is not None or args.topic:
+                raise UserError(f"proposal #{proposal.id} changes a policy: check it without a topic or schema")
+            review, frozen = current_review(reg, proposal)
+            return _emit_policy_check(form, proposal, review, url)
+        if args.topic and str(TopicName.parse(args.topic).base) != proposal.target:
+            raise UserError(f"--topic {args.topic!r} is not proposal #{proposal.id}'s topic ({proposal.target})")
+        revision = proposal.revision
+        if info is not None and not _same_schema(info, revision.schema):
+            note = (
+                f"the schema checked is not revision {revision.number} of proposal #{proposal.id}: the proposal's "
+                f"own review may differ (`{PROG} check --proposal {proposal.id}`)"
+            )
+            ref = _ref(proposal, url, note)
+            return emit_check(args, form, reg, proposal.target, info, pitfalls, ref)
+        review, frozen = current_review(reg, proposal)
+        ref = _ref(proposal, url, "as it was judged when applied" if frozen else "")
+        line = _line(review.line)
+    what_if = review.what_if
+    assert what_if is not None  # a schema proposal's review always holds its what-if
+    result = replace(what_if.result, advisories=what_if.result.advisories + tuple(pitfalls))
+    refused_now = not result.compatible or review.stale
+    if form == "json":
+        print_json(
+            {
+                "topic": proposal.target,
+                "pulsar_version": line.name,
+                **to_json(result),
+                "proposal": to_json(ref),
+                "review": to_json(review),
+            }
+        )
+    elif form == "markdown":
+        sys.stdout.write(
+            check_comment(
+                topic=proposal.target,
+                result=result,
+                line=line,
+                problems=[MarkedProblem(problem=p.problem, introduced=p.introduced) for p in review.problems],
+                advisories=result.advisories,
+                what_if=what_if,
+                proposal=ref,
+                stale_since=review.changed_since if review.stale else None,
+                blocking=review.blocking,
+                diff=review.diff,
+            )
+        )
+    else:
+        say(proposal_line(ref))
+        say("\n".join(render_review(proposal, review, line, when="at apply (frozen)" if frozen else "now")))
+    return EXIT_REFUSED if refused_now else EXIT_OK
+
+
+def _emit_policy_check(form: str, proposal: Proposal, review: ProposalReview, url: str | None) -> int:
+    """A policy proposal checked: its preview; exit 1 when it is stale (it could not be applied)."""
+    from .admin import proposal_line
+
+    ref = _ref(proposal, url, "")
+    line = _line(review.line)
+    if form == "json":
+        print_json({"pulsar_version": line.name, "proposal": to_json(ref), "review": to_json(review)})
+    elif form == "markdown":
+        sys.stdout.write(policy_comment(review=review, proposal=ref, line=line))
+    else:
+        say(proposal_line(ref))
+        say("\n".join(render_review(proposal, review, line, when="now")))
+    return EXIT_REFUSED if review.stale else EXIT_OK
+
+
+def _same_schema(info: SchemaInfo, proposed: SchemaInfo | None) -> bool:
+    """Whether a schema read from a file is the proposal's revision (type, text and properties)."""
+    if proposed is None:
+        return False
+    return (info.type, info.schema, dict(info.properties)) == (
+        proposed.type,
+        proposed.schema,
+        dict(proposed.properties),
+    )
+
+
+def _ref(proposal: Proposal, url: str | None, note: str) -> ProposalRef:
+    return ProposalRef(
+        id=proposal.id,
+        title=proposal.title,
+        state=str(proposal.state),
+        revision=proposal.revision.number,
+        base=_base_text(proposal),
+        url=url,
+        note=note,
+    )
+
+
+def app_url(raw: str | None) -> str | None:
+    """The app's address for proposal links: `--app-url`, else $SCHEMA_EXPLORER_APP_URL, else None. Only an
+    http(s) URL without a query, fragment, spaces, quotes or angle brackets passes, so a link made from it
+    cannot break out of the Markdown or HTML around it; anything else is a usage error naming it."""
+    from urllib.parse import urlsplit
+
+    flag = "--app-url"
+    if raw is None:
+        raw = os.environ.get(APP_URL_ENV) or None
+        flag = f"${APP_URL_ENV}"
+    if raw is None:
+        return None
+    text = raw.strip()
+    parts = urlsplit(text)
+    bad = any(c.isspace() or c in "<>\"'`\\" or not c.isprintable() for c in text)
+    if bad or parts.scheme.lower() not in ("http", "https") or not parts.netloc or parts.query or parts.fragment:
+        raise UserError(
+            f"{flag} {raw!r} is not the app's address: give an http:// or https:// URL without a query, "
+            "e.g. https://schemas.example.com"
+        )
+    return text.rstrip("/")
 
 
 # --- rendering for people -----------------------------------------------------------------------------------
