@@ -24,7 +24,25 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any
 
-from registry import Proposal, ProposalReview, SchemaInfo, SchemaRegistry, to_json
+from registry import (
+    Actor,
+    Admission,
+    CompatibilityResult,
+    PolicyPreview,
+    Proposal,
+    ProposalKind,
+    ProposalReview,
+    ProposalState,
+    PulsarLine,
+    ReviewedProblem,
+    ReviewRules,
+    Role,
+    SchemaInfo,
+    SchemaRegistry,
+    WhatIf,
+    pulsar_line,
+    to_json,
+)
 
 from ._common import (
     EXIT_OK,
@@ -75,12 +93,10 @@ def os_user() -> str:
         return f"uid {os.getuid()}"
 
 
-def acting_person(args: argparse.Namespace) -> Any:
+def acting_person(args: argparse.Namespace) -> Actor:
     """The `Actor` a proposal step is made as: on `--db`, `--as NAME` or `USER (os user)`, an admin (they can
     write the file anyway); on `--url`, a placeholder the remote registry ignores (the token names the person),
     and `--as` is a usage error rather than a name silently dropped."""
-    from registry import Actor, Role
-
     name = getattr(args, "as_name", None)
     if getattr(args, "url", None) is not None:
         if name is not None:
@@ -291,8 +307,6 @@ def run_withdraw(args: argparse.Namespace) -> int:
 
 
 def run_revise(args: argparse.Namespace) -> int:
-    from registry import ProposalKind
-
     actor = acting_person(args)
     schema_given, policy_given = _schema_given(args), policy_change_given(args)
     if schema_given and policy_given:
@@ -325,7 +339,7 @@ def run_rebase(args: argparse.Namespace) -> int:
 
 
 def run_apply(args: argparse.Namespace) -> int:
-    from registry import IncompatibleSchemaError, ProposalKind
+    from registry import IncompatibleSchemaError
 
     reason = args.override_reason
     if reason is not None and not reason.strip():
@@ -361,8 +375,6 @@ def run_apply(args: argparse.Namespace) -> int:
 
 
 def run_rules(args: argparse.Namespace) -> int:
-    from registry import ReviewRules
-
     changing = args.required_approvals is not None or args.reviewer or args.any_reviewer
     if changing and not args.set:
         raise UserError("--required-approvals, --reviewer and --any-reviewer change the rules: add --set")
@@ -395,8 +407,6 @@ def current_review(reg: SchemaRegistry, proposal: Proposal) -> tuple[ProposalRev
     """The review to show, and whether it is the one frozen at apply. An applied proposal is shown as it was
     judged when applied: against the registry now it would only look stale, since its own registration moved
     the latest version past its base. Every other proposal is reviewed now."""
-    from registry import ProposalState
-
     if proposal.state is ProposalState.APPLIED and proposal.applied_review is not None:
         return proposal.applied_review, True
     return reg.review_proposal(proposal.id), False
@@ -406,7 +416,7 @@ def run_check_proposal(args: argparse.Namespace, form: str) -> int:
     """`check --proposal ID`: the proposal's current revision as its review judges it (problems marked
     introduced or already there; exit 1 when Pulsar would refuse it or it is stale), or, with a schema file
     that is not that revision, the file checked on the proposal's topic with the proposal linked."""
-    from registry import ProposalKind, TopicName
+    from registry import TopicName
 
     from .admin import emit_check, output_format, proposal_line
 
@@ -537,7 +547,7 @@ def app_url(raw: str | None) -> str | None:
 # --- rendering for people -----------------------------------------------------------------------------------
 
 
-def render_proposal(proposal: Any, rules: Any) -> list[str]:
+def render_proposal(proposal: Proposal, rules: ReviewRules) -> list[str]:
     """The proposal and its history: revisions (each with its base and digest), approvals of the current
     revision against the rules, comments, and how it ended."""
     revision = proposal.revision
@@ -579,12 +589,10 @@ def render_proposal(proposal: Any, rules: Any) -> list[str]:
     return lines
 
 
-def render_review(proposal: Any, review: Any, line: Any, *, when: str) -> list[str]:
+def render_review(proposal: Proposal, review: ProposalReview, line: PulsarLine, *, when: str) -> list[str]:
     """What the core says of the current revision: for a schema, the verdict with each problem marked
     introduced or already there, the verdict under each strategy, advisories, admission, the upgrade order
     and the changes; for a policy, its preview; and whether it is stale."""
-    if review is None:
-        return ["review: none kept"]
     lines = [f"review, computed {when} (as {line.title}, Avro {line.avro}):"]
     lines += ["  " + row for row in _stale_lines(proposal, review)]
     if review.preview is not None:
@@ -632,7 +640,7 @@ def render_review(proposal: Any, review: Any, line: Any, *, when: str) -> list[s
     return lines
 
 
-def render_summary(proposal: Any, review: Any, line: Any) -> list[str]:
+def render_summary(proposal: Proposal, review: ProposalReview, line: PulsarLine) -> list[str]:
     """A few lines on the review, for `propose`, `revise` and `rebase`: the verdict and what needs doing."""
     lines = [f"review (as {line.title}):"]
     if review.preview is not None:
@@ -649,7 +657,7 @@ def render_summary(proposal: Any, review: Any, line: Any) -> list[str]:
     return lines
 
 
-def _verdict_text(result: Any, review: Any) -> str:
+def _verdict_text(result: CompatibilityResult, review: ProposalReview) -> str:
     versions = result.checked_versions
     checked = f"version{'s' * (len(versions) != 1)} {', '.join(map(str, versions))}" if versions else "no live version"
     if result.compatible:
@@ -662,7 +670,7 @@ def _verdict_text(result: Any, review: Any) -> str:
     )
 
 
-def _stale_lines(proposal: Any, review: Any) -> list[str]:
+def _stale_lines(proposal: Proposal, review: ProposalReview) -> list[str]:
     if not review.stale:
         return ["stale: no (its base is still the latest)"]
     if review.preview is not None:
@@ -676,7 +684,7 @@ def _stale_lines(proposal: Any, review: Any) -> list[str]:
     return [f"stale: YES, {changed}; `{PROG} proposals rebase {proposal.id}` before it can be applied"]
 
 
-def _preview_lines(preview: Any) -> list[str]:
+def _preview_lines(preview: PolicyPreview) -> list[str]:
     lines = [f"preview of the change on {preview.scope} {preview.target}:"]
     lines += [f"  {change}" for change in preview.changes] or ["  nothing would change"]
     for topic in preview.topics:
@@ -695,7 +703,7 @@ def _preview_lines(preview: Any) -> list[str]:
     return lines
 
 
-def _upgrade_lines(what_if: Any) -> list[str]:
+def _upgrade_lines(what_if: WhatIf) -> list[str]:
     lines = []
     change = what_if.change_order
     if change is not None:
@@ -711,7 +719,7 @@ def _upgrade_lines(what_if: Any) -> list[str]:
     return lines
 
 
-def _admission_text(admission: Any) -> str:
+def _admission_text(admission: Admission) -> str:
     if not admission.accepted:
         return f"refused: {admission.reason}"
     version = "" if admission.version is None else f" with version {admission.version}"
@@ -719,17 +727,17 @@ def _admission_text(admission: Any) -> str:
     return f"accepted{version}{stored}" + (f": {admission.reason}" if admission.reason else "")
 
 
-def _introduced_first(problems: Sequence[Any]) -> list[Any]:
+def _introduced_first(problems: Sequence[ReviewedProblem]) -> list[ReviewedProblem]:
     return sorted(problems, key=lambda p: not p.introduced)
 
 
-def _approvals_text(proposal: Any, rules: Any) -> str:
+def _approvals_text(proposal: Proposal, rules: ReviewRules) -> str:
     who = ", ".join(proposal.approvers) or "none yet"
     reviewers = f"; reviewers: {', '.join(rules.reviewers)}" if rules.reviewers else ""
     return f"{who} ({len(proposal.approvals)} of {rules.required_approvals} needed{reviewers})"
 
 
-def _base_text(proposal: Any) -> str:
+def _base_text(proposal: Proposal) -> str:
     if proposal.revision.schema is None:
         return "the policy as stored"
     base = proposal.base_version
@@ -755,13 +763,11 @@ def _table(rows: Sequence[Sequence[str]]) -> list[str]:
     return ["  ".join([*(c.ljust(w) for c, w in zip(row, widths, strict=False)), row[-1]]) for row in cells]
 
 
-def _line(name: str) -> Any:
-    from registry import pulsar_line
-
+def _line(name: str) -> PulsarLine:
     return pulsar_line(name)
 
 
-def _print_made(args: argparse.Namespace, reg: Any, proposal: Any, verb: str) -> int:
+def _print_made(args: argparse.Namespace, reg: SchemaRegistry, proposal: Proposal, verb: str) -> int:
     """A proposal just made or revised: the proposal, and (for people) the review computed now."""
     if args.json:
         print_json(to_json(proposal))
@@ -777,7 +783,7 @@ def _print_made(args: argparse.Namespace, reg: Any, proposal: Any, verb: str) ->
     return EXIT_OK
 
 
-def _print_step(args: argparse.Namespace, proposal: Any, what: str) -> int:
+def _print_step(args: argparse.Namespace, proposal: Proposal, what: str) -> int:
     if args.json:
         print_json(to_json(proposal))
     else:

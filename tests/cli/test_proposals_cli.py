@@ -9,6 +9,8 @@ import getpass
 import json
 import re
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -492,3 +494,50 @@ def test_check_markdown_of_a_policy_proposal(cli, db):
     assert "Policy proposal for `acme/orders`" in out
     assert "- compatibility\\: BACKWARD → FULL\\_TRANSITIVE" in out
     assert "#### Topics whose latest registration it would refuse" in out
+
+
+def test_a_missing_registry_file_is_never_made(cli, tmp_path):
+    missing = tmp_path / "nowhere.db"
+    for args in (
+        ["proposals", "list"],
+        ["propose", "-t", ORDERS, "-f", str(LATEST_ORDER), "--title", "t"],
+        ["proposals", "approve", "1", "--as", "bob"],
+    ):
+        code, out, err = cli(*args, "--db", str(missing))
+        assert code == 2 and out == "" and f"no registry at {missing}" in one_line_error(err), args
+    assert not missing.exists()
+
+
+def test_a_stale_policy_proposal_fails_its_check(cli, db):
+    assert cli("propose", "--db", db, "-n", NS, "--compatibility", "FULL", "--title", "full", "--as", "a")[0] == 0
+    assert cli("policy", "set", "--db", db, "-n", NS, "--compatibility", "FORWARD")[0] == 0  # meanwhile
+    code, out, _ = cli("check", "--db", db, "--proposal", "1")
+    assert code == 1 and "stale: YES, the policy was changed since it was proposed" in out
+    code, out, _ = cli("check", "--db", db, "--proposal", "1", "--format", "markdown")
+    assert code == 1 and "> ⚠️ **Stale**: the policy was changed" in out
+
+
+def test_the_console_script_runs_a_proposal_step(db, tmp_path):
+    script = Path(sys.executable).with_name("schema-explorer")
+    command = [str(script)] if script.is_file() else [sys.executable, "-m", "cli.main"]
+    good = order_file(tmp_path, "order.avsc", NOTE)
+    done = subprocess.run(
+        [*command, "propose", "--db", db, "-t", ORDERS, "-f", str(good), "--title", "t", "--as", "alice", "--json"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=PROJECT_ROOT,
+    )
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["author"] == "alice"
+    done = subprocess.run(
+        [*command, "proposals", "approve", "1", "--db", db, "--as", "alice"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=PROJECT_ROOT,
+    )
+    assert done.returncode == 1 and done.stdout == ""
+    assert done.stderr.strip() == (
+        "schema-explorer: refused: alice wrote proposal #1: an author never reviews their own proposal"
+    )
