@@ -70,7 +70,7 @@ from ._model import (
     UpgradeOrder,
 )
 from ._names import NamespaceName, TopicName
-from ._open import open
+from ._open import open as open
 from ._paths import default_db_path, remote_url
 from ._pulsar_version import DEFAULT_LINE, PULSAR_LINES, PulsarLine, answering_as, line_for_broker, pulsar_line
 from ._read_only import ReadOnlyRegistry
@@ -140,6 +140,8 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
+# `open` is public (`registry.open(location)`) but left out of `from registry import *`, where it would hide
+# the builtin `open`.
 __all__ = [
     "CACHE_BYTES_ENV",
     "DEFAULT_LINE",
@@ -203,7 +205,6 @@ __all__ = [
     "RegistryNotFoundError",
     "RemoteRegistry",
     "SchemaRegistry",
-    "open",
     "version_number",
     "Registration",
     "STORED_HEADER",

@@ -1,14 +1,13 @@
 """The REST shell: Pulsar's admin v2 API and the explorer API over one registry (architecture.md)."""
 
 from ._app import create_app
-from ._auth import Role, TokenError, Tokens, load_tokens, new_token, parse_tokens
+from ._auth import TokenError, Tokens, load_tokens, new_token, parse_tokens
 from ._limits import ServerLimits
 from ._logs import startup_line
 from ._serving import serve
 from ._storage_timing import StorageTimer
 
 __all__ = [
-    "Role",
     "ServerLimits",
     "StorageTimer",
     "TokenError",

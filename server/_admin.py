@@ -20,6 +20,7 @@ from registry import (
     CompatibilityStrategy,
     ConnectedClient,
     Registry,
+    Role,
     namespace_allow_auto_update,
     namespace_validation_enforced,
     version_number,
@@ -85,8 +86,8 @@ router = APIRouter(prefix="/admin/v2")
 # --- §7.1 schemas -----------------------------------------------------------------------------------------
 
 SCHEMAS = "/schemas/{tenant}/{namespace}/{topic}"
-LOOKUP = auth.topic_operation("LOOKUP", auth.Role.VIEWER)
-PRODUCE = auth.topic_operation("PRODUCE", auth.Role.PRODUCER)
+LOOKUP = auth.topic_operation("LOOKUP", Role.VIEWER)
+PRODUCE = auth.topic_operation("PRODUCE", Role.PRODUCER)
 
 
 # Plain reads are one quick facade call (tens of µs on SQLite): they run on the event loop (`async def`)

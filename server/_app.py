@@ -9,7 +9,7 @@ from fastapi.middleware.cors import CORSMiddleware
 
 from registry import Registry
 
-from . import _admin, _audit_routes, _explorer
+from . import _admin, _audit_routes, _explorer, _proposals
 from ._admin import WRITER
 from ._auth import Tokens
 from ._errors import install_error_handlers
@@ -38,7 +38,7 @@ server answers only requests addressed to a loopback name (or one allowed with `
 # The routes are built once and shared by every app: they find their registry in `request.app.state`, and
 # FastAPI prepares a route's request and response models on its first request (about 0.1 s for these 50
 # routes), which `include_router` would make every new app pay again.
-_ROUTES = (*_admin.router.routes, *_explorer.router.routes, *_audit_routes.router.routes)
+_ROUTES = (*_admin.router.routes, *_explorer.router.routes, *_audit_routes.router.routes, *_proposals.router.routes)
 _ADMIN_ROUTES = tuple(_admin.router.routes)
 
 
@@ -69,6 +69,7 @@ def create_app(
             {"name": "namespace policies", "description": "Pulsar namespace schema policies (§7.2)"},
             {"name": "topic policies", "description": "Pulsar topic schema policies (§7.3)"},
             {"name": "explorer", "description": "Search, diff, what-if, policy impact, upgrade plans"},
+            {"name": "proposals", "description": "Schema change proposals: propose, review, approve, apply"},
         ],
     )
     app.state.registry = registry

@@ -10,13 +10,13 @@ from typing import Annotated
 from fastapi import APIRouter, Query
 from pydantic import BaseModel, ConfigDict, Field
 
-from registry import AuditAction, AuditOutcome
+from registry import AuditAction, AuditOutcome, Role
 
 from . import _auth as auth
 from ._admin import Reg
 
 router = APIRouter(prefix="/explorer/v1", tags=["explorer"])
-READ = auth.explorer(auth.Role.VIEWER, "reading the audit trail")
+READ = auth.explorer(Role.VIEWER, "reading the audit trail")
 
 
 class AuditEntry(BaseModel):

@@ -27,7 +27,6 @@ tenant admin and super-user checks; 403 for namespace and topic policy operation
 from __future__ import annotations
 
 import contextvars
-import enum
 import hashlib
 import hmac
 import json
@@ -42,21 +41,13 @@ from typing import Any
 
 from fastapi import Depends, Request
 
+from registry import ERROR_HEADER, Role
+
 from ._errors import ApiError, error_responses
 
 TOKENS_ENV = "SCHEMA_EXPLORER_TOKENS"
 MIN_TOKEN_BITS = 128
 MAX_NAME_CHARS = 64
-
-
-class Role(enum.IntEnum):
-    VIEWER = 1
-    PRODUCER = 2
-    ADMIN = 3
-
-    @property
-    def label(self) -> str:
-        return self.name.lower()
 
 
 class TokenError(ValueError):
@@ -73,7 +64,7 @@ class Grant:
     @property
     def caller(self) -> str:
         """How the audit trail names whoever used the token."""
-        return f"{self.name} ({self.role.label})"
+        return f"{self.name} ({self.role})"
 
 
 class Tokens:
@@ -142,10 +133,10 @@ def _check_token(token: object, label: str, source: str) -> str:
 
 
 def _role(role: object, label: str, source: str) -> Role:
-    if not isinstance(role, str) or role.strip().upper() not in Role.__members__:
+    if not isinstance(role, str) or role.strip().lower() not in {r.value for r in Role}:
         shown = repr(role) if isinstance(role, str) and len(role) <= 20 else "an unknown value"
         raise TokenError(f"{source}: {label} has role {shown}; expected viewer, producer or admin")
-    return Role[role.strip().upper()]
+    return Role(role.strip().lower())
 
 
 def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
@@ -230,6 +221,7 @@ class Permission:
     role: Role
     status: int
     denial: Callable[[Mapping[str, Any]], str]
+    error: str = ""  # the core's error class the refusal stands for (X-Registry-Error), where there is one
 
     def route_options(self, *errors: int, empty: str = "", ok: type | None = None, **described: str) -> dict[str, Any]:
         """Keyword arguments for a route decorator: the check, the role in OpenAPI (x-required-role), and
@@ -244,7 +236,7 @@ class Permission:
             responses[204] = {"description": empty}
         options: dict[str, Any] = {
             "dependencies": [Depends(self._check)],
-            "openapi_extra": {"x-required-role": self.role.label},
+            "openapi_extra": {"x-required-role": self.role.value},
             "responses": responses,
         }
         if ok is not None:
@@ -259,8 +251,9 @@ class Permission:
         grant: Grant | None = request.scope.get("state", {}).get(GRANT_KEY)
         if grant is None:  # the gate did not run: never let an unauthenticated request through
             raise ApiError(401, "Authentication required", {"WWW-Authenticate": BEARER_CHALLENGE})
-        if grant.role < self.role:
-            raise ApiError(self.status, self.denial(request.path_params))
+        if not grant.role.at_least(self.role):
+            named = {ERROR_HEADER: self.error} if self.error else None
+            raise ApiError(self.status, self.denial(request.path_params), named)
         CALLER.set(grant.caller)
 
 
@@ -337,7 +330,7 @@ def topic_policy(policy: str) -> Permission:
 
 def explorer(role: Role, action: str) -> Permission:
     """The explorer API's own convention: 403 with the role needed."""
-    return Permission(role, 403, lambda p: f"{action} needs the {role.label} role")
+    return Permission(role, 403, lambda p: f"{action} needs the {role} role")
 
 
 # Reads that every role may do (listing, policy reads, broker defaults).

@@ -19,6 +19,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from registry import (
     ERROR_HEADER,
+    ApprovalsMissingError,
     AuthError,
     IncompatibleSchemaError,
     InvalidArgumentError,
@@ -26,9 +27,13 @@ from registry import (
     InvalidSchemaError,
     InvalidVersionError,
     NotFoundError,
+    NotSupportedError,
     PartitionPolicyError,
+    PermissionDeniedError,
     PoisonedHistoryError,
+    PolicyChangedError,
     PolicyError,
+    ProposalError,
     RegistryError,
     StorageError,
     TopicPoliciesDisabledError,
@@ -53,6 +58,13 @@ STATUS: Mapping[type[RegistryError], int] = {
     InvalidVersionError: 400,  # Pulsar answers 500 (NumberFormatException) for a non-numeric version
     InvalidArgumentError: 400,
     AuthError: 401,
+    # Schema change proposals (explorer API): who may not (403), missing approvals (403), a step the proposal's
+    # state does not allow or a base that moved (409), a policy saved against a stale preview (409).
+    PermissionDeniedError: 403,
+    ApprovalsMissingError: 403,
+    ProposalError: 409,
+    PolicyChangedError: 409,
+    NotSupportedError: 501,
     StorageError: 503,  # the file is locked, corrupt or too contended: try again
     RegistryError: 400,
 }

@@ -10,6 +10,7 @@ from registry import (
     CompatibilityStrategy,
     InvalidArgumentError,
     NamespaceName,
+    Role,
     SchemaType,
     TopicName,
     TopicQuery,
@@ -36,7 +37,7 @@ TOPIC = "/topics/{tenant}/{namespace}/{topic}"
 Domain = Annotated[
     Literal["persistent", "non-persistent"], Query(description="the topic's domain (schemas are shared by both)")
 ]
-READ = auth.explorer(auth.Role.VIEWER, "reading")
+READ = auth.explorer(Role.VIEWER, "reading")
 
 
 def _topic(domain: str, tenant: str, namespace: str, topic: str) -> str:
@@ -128,7 +129,7 @@ def diff_candidate(tenant: str, namespace: str, topic: str, body: DiffRequest, r
     return SchemaDiff.of(registry.diff(name, old, body.candidate.to_info()))
 
 
-@router.post(TOPIC + "/what-if", **auth.explorer(auth.Role.PRODUCER, "what-if").route_options(400, 409, 412, 422))
+@router.post(TOPIC + "/what-if", **auth.explorer(Role.PRODUCER, "what-if").route_options(400, 409, 412, 422))
 def what_if(tenant: str, namespace: str, topic: str, payload: PostSchemaPayload, registry: Reg) -> WhatIf:
     """Everything Pulsar would say about this candidate, under all 8 strategies, without writing anything:
     verdicts with explanations, advisories, simulated registration and admission, the diff against the

@@ -16,7 +16,13 @@ from typing import Any
 
 from .._audit import AuditAction, AuditOutcome
 from .._auditing import AuditNote, Auditor
-from .._errors import InvalidArgumentError, NamespaceNotFoundError, PolicyChangedError, StaleProposalError
+from .._errors import (
+    InvalidArgumentError,
+    InvalidSchemaError,
+    NamespaceNotFoundError,
+    PolicyChangedError,
+    StaleProposalError,
+)
 from .._model import NamespacePolicy, SchemaInfo, TopicPolicy
 from .._names import NamespaceName, TopicName
 from .._schema_data import checked_info, to_schema_data
@@ -94,8 +100,7 @@ class ProposalDesk:
             note.target = str(name.base)
             _rules.require_role(actor, Role.PRODUCER, "proposing a schema")
             self._state.require_namespace(name)
-            info = checked_info(info)
-            to_schema_data(info)  # a schema that cannot be stored is refused now, not at apply
+            info = _candidate(info)
             now = self._clock()
             proposal = Proposal(
                 id=0,
@@ -152,8 +157,7 @@ class ProposalDesk:
                 if schema is None or policy is not None:
                     raise InvalidArgumentError(f"proposal #{proposal_id} proposes a schema: revise it with a schema")
                 note.input = schema.schema if isinstance(schema, SchemaInfo) else None
-                info = checked_info(schema)
-                to_schema_data(info)
+                info = _candidate(schema)
                 revision = self._schema_revision(TopicName.parse(proposal.target), info, actor, now, number)
             else:
                 if policy is None or schema is not None:
@@ -331,6 +335,20 @@ class ProposalDesk:
             changed_topic_policy(base, **changes)
         values = {str(k): v.value if isinstance(v, enum.Enum) else v for k, v in changes.items()}
         return Revision(number=number, author=actor.name, at=now, base_version=None, policy=values, base_policy=base)
+
+
+def _candidate(info: SchemaInfo) -> SchemaInfo:
+    """The candidate as a proposal keeps it: validated as registering would (a schema that cannot be stored is
+    refused now, not at apply), its text as text, without the client-side name Pulsar does not store."""
+    info = checked_info(info)
+    to_schema_data(info)
+    text = info.schema
+    if isinstance(text, bytes):
+        try:
+            text = text.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise InvalidSchemaError(f"the candidate schema is not UTF-8 text (byte {exc.start})") from None
+    return SchemaInfo(type=info.type, schema=text, properties=dict(info.properties))
 
 
 def _name(actor: object) -> str:

@@ -38,6 +38,19 @@ class Role(enum.StrEnum):
     def at_least(self, other: Role) -> bool:
         return self.rank >= other.rank
 
+    # Roles compare by what they may do, never as the strings they are (admin < producer < viewer by letters).
+    def __lt__(self, other: object) -> bool:
+        return self.rank < other.rank if isinstance(other, Role) else NotImplemented
+
+    def __le__(self, other: object) -> bool:
+        return self.rank <= other.rank if isinstance(other, Role) else NotImplemented
+
+    def __gt__(self, other: object) -> bool:
+        return self.rank > other.rank if isinstance(other, Role) else NotImplemented
+
+    def __ge__(self, other: object) -> bool:
+        return self.rank >= other.rank if isinstance(other, Role) else NotImplemented
+
 
 _RANKS = {Role.VIEWER: 1, Role.PRODUCER: 2, Role.ADMIN: 3}
 

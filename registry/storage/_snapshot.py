@@ -81,6 +81,7 @@ _READABLE_FORMATS = (1, 2)  # 1: before the end line; such a file cannot tell a 
 KINDS = ("snapshot", "tenant", "namespace", "topic", "version", "client", "review_rules", "proposal", "audit", "end")
 _LONG = range(-(2**63), 2**63)  # Java's long: Pulsar's versions and timestamps, and SQLite's INTEGER
 _WHOLE_TRAIL = 2**62  # audit_trail's limit when exporting: every entry
+_EVERY_PROPOSAL = 1_000_000  # proposals' limit when exporting (the explorer API's bound too)
 
 Record = dict[str, Any]
 
@@ -142,7 +143,7 @@ def _proposal_records(registry: SchemaRegistry, namespaces: list[str]) -> Iterat
             rules = registry.review_rules(ns)
             if rules != ReviewRules():
                 yield {"kind": "review_rules", "namespace": ns, **to_json(rules)}
-        for proposal in reversed(registry.proposals(limit=_WHOLE_TRAIL)):
+        for proposal in reversed(registry.proposals(limit=_EVERY_PROPOSAL)):
             yield {"kind": "proposal", **to_json(proposal)}
     except NotSupportedError:
         return

@@ -12,9 +12,9 @@ from collections.abc import Callable
 import pytest
 from fastapi.testclient import TestClient
 
-from registry import Registry
+from registry import Registry, Role
 from schemas import S1
-from server import Role, create_app, load_tokens, parse_tokens
+from server import create_app, load_tokens, parse_tokens
 from server._auth import TokenError, token_bits
 from serving import LOCAL
 
@@ -25,7 +25,7 @@ TOKENS = {
 }
 TOKENS_JSON = json.dumps({token: role for role, token in TOKENS.items()})
 ROLES = [Role.VIEWER, Role.PRODUCER, Role.ADMIN]
-VALUES = {"tenant": "t", "namespace": "ns", "topic": "x", "version": "0"}
+VALUES = {"tenant": "t", "namespace": "ns", "topic": "x", "version": "0", "proposal_id": "1"}
 SCHEMA = {"type": "AVRO", "schema": S1}
 # A body each route can use, by the end of its path.
 BODIES: dict[str, object] = {
@@ -39,6 +39,12 @@ BODIES: dict[str, object] = {
     "schemaAutoUpdateCompatibilityStrategy": "Full",
     "isAllowAutoUpdateSchema": True,
     "schemaValidationEnforced": True,
+    "proposals": {"topic": "persistent://t/ns/x", "schema": SCHEMA, "title": "t"},
+    "revisions": {"schema": SCHEMA},
+    "comments": {"text": "a comment"},
+    "reject": {"reason": "no"},
+    "apply": {},
+    "review-rules": {"required_approvals": 1, "reviewers": []},
 }
 
 
@@ -46,7 +52,7 @@ def _routes() -> list[tuple[str, str, Role]]:
     """Every operation of the OpenAPI document, with the role it declares (a missing one fails here)."""
     paths = create_app(Registry.in_memory()).openapi()["paths"]
     return [
-        (method.upper(), path, Role[operation["x-required-role"].upper()])
+        (method.upper(), path, Role(operation["x-required-role"]))
         for path, operations in paths.items()
         for method, operation in operations.items()
     ]
@@ -78,12 +84,12 @@ def test_role_matrix(open_app: Callable[..., TestClient], method: str, path: str
     for headers in ({}, {"Authorization": "Bearer not-a-known-token"}, {"Authorization": TOKENS["admin"]}):
         assert call(headers) == (401, "Authentication required"), headers
     for role in ROLES:
-        status, reason = call({"Authorization": f"Bearer {TOKENS[role.label]}"})
-        if role >= needed:
+        status, reason = call({"Authorization": f"Bearer {TOKENS[role.value]}"})
+        if role.at_least(needed):
             assert status not in (401, 403), (role, reason)
         else:
             assert status in (401, 403) and reason and reason != "Authentication required", role
-            assert TOKENS[role.label] not in reason
+            assert TOKENS[role.value] not in reason
 
 
 @pytest.mark.parametrize(

@@ -1,0 +1,222 @@
+"""Schema change proposals on the explorer API (/explorer/v1/proposals): a team reviews a change in the tool and
+exactly what was approved is applied. One core call per route (registry/proposals/); this module only says who
+is asking.
+
+The person is the one the token names, with the token's role: viewers read and comment, producers also propose,
+revise, approve, reject and apply schema proposals, admins also apply policy proposals, apply without the
+approvals (with a written reason) and set review rules. The core decides each of these, so the answers here are
+the embedded registry's, errors included (403 not allowed or approvals missing, 409 stale or a state that does
+not allow the step, 404 no such proposal). Without tokens (loopback only) every request is one person,
+`anonymous`, an admin: an author never approves their own proposal, so such a server applies with an override
+reason or with `required_approvals` 0.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import replace
+from typing import Annotated, Any, TypeVar
+
+from fastapi import APIRouter, Query, Request, Response
+
+from registry import (
+    Actor,
+    InvalidArgumentError,
+    NamespaceName,
+    Registry,
+    ReviewRules,
+    Role,
+    TopicName,
+    to_json,
+)
+
+from . import _auth as auth
+from ._admin import WRITER, Reg
+from ._proposals_wire import (
+    ApplyRequest,
+    Comment,
+    CommentRequest,
+    Proposal,
+    ProposalList,
+    ProposalWithReview,
+    ProposeRequest,
+    RejectRequest,
+    ReviseRequest,
+    RulesRequest,
+    StateFilter,
+)
+from ._proposals_wire import ReviewRules as ReviewRulesWire
+
+router = APIRouter(prefix="/explorer/v1", tags=["proposals"])
+ONE = "/proposals/{proposal_id}"
+RULES = "/namespaces/{tenant}/{namespace}/review-rules"
+# A role too low is the core's PermissionDeniedError here too, so a remote registry raises what an embedded one
+# raises for the same person.
+READ = auth.explorer(Role.VIEWER, "reading proposals")
+COMMENT = auth.explorer(Role.VIEWER, "commenting")
+WRITE = replace(auth.explorer(Role.PRODUCER, "proposing and reviewing"), error="PermissionDeniedError")
+ADMIN = replace(auth.explorer(Role.ADMIN, "setting review rules"), error="PermissionDeniedError")
+T = TypeVar("T")
+EXPORT_MAX = 1_000_000  # a snapshot export asks for every proposal
+
+
+def actor_of(request: Request) -> Actor:
+    """The person the token names, with its role; without tokens, `anonymous` with every right."""
+    if request.app.state.tokens is None:
+        return Actor("anonymous", Role.ADMIN)
+    grant: auth.Grant = request.scope["state"][auth.GRANT_KEY]
+    return Actor(grant.name, grant.role)
+
+
+async def _written(registry: Registry, call: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+    """A proposal step on the writer thread, answered once its batch has committed (as every write here)."""
+    return await WRITER.write(registry, call, *args, **kwargs)
+
+
+def _id(proposal_id: int) -> int:
+    if proposal_id < 1:
+        raise InvalidArgumentError(f"a proposal id is a whole number from 1, not {proposal_id}")
+    return proposal_id
+
+
+@router.post("/proposals", status_code=201, **WRITE.route_options(403, 404, 412, 422))
+async def propose(request: Request, body: ProposeRequest, registry: Reg) -> Proposal:
+    """Propose a schema for a topic (`topic`, `schema`) or a policy change (`namespace` or `topic`, `policy`),
+    pinned to the latest version or the stored policy. Nothing changes until it is applied."""
+    actor = actor_of(request)
+    if body.policy is not None:
+        if body.schema_ is not None or (body.topic is None) == (body.namespace is None):
+            raise InvalidArgumentError("a policy proposal names one target, `namespace` or `topic`, and no schema")
+        target = body.namespace if body.namespace is not None else str(body.topic)
+        made = await _written(
+            registry,
+            registry.propose_policy,
+            target,
+            body.policy,
+            title=body.title,
+            description=body.description,
+            actor=actor,
+        )
+    else:
+        if body.schema_ is None or body.topic is None or body.namespace is not None:
+            raise InvalidArgumentError("a schema proposal names its `topic` and the `schema` (or give a `policy`)")
+        made = await _written(
+            registry,
+            registry.propose_schema,
+            body.topic,
+            body.schema_.to_info(),
+            title=body.title,
+            description=body.description,
+            actor=actor,
+        )
+    return Proposal.of(made)
+
+
+@router.get("/proposals", **READ.route_options())
+def list_proposals(
+    registry: Reg,
+    state: StateFilter | None = None,
+    namespace: Annotated[str | None, Query(description='"tenant/namespace"')] = None,
+    topic: Annotated[str | None, Query(description="a topic's full name")] = None,
+    limit: Annotated[int, Query(ge=1, le=EXPORT_MAX)] = 500,
+) -> ProposalList:
+    """Proposals, newest first."""
+    found = registry.proposals(
+        state=state,
+        namespace=None if namespace is None else str(NamespaceName.parse(namespace)),
+        topic=None if topic is None else str(TopicName.parse(topic).base),
+        limit=limit,
+    )
+    return ProposalList(proposals=[Proposal.of(p) for p in found])
+
+
+@router.get(ONE, **READ.route_options(404))
+def show_proposal(proposal_id: int, registry: Reg) -> ProposalWithReview:
+    """The proposal with its revisions, approvals and comments, and the review of its current revision computed
+    now: the verdict under the strategy in force and all 8, each problem introduced or already there,
+    advisories, admission, the upgrade order, the Pulsar line, and whether it is stale."""
+    proposal = registry.proposal(_id(proposal_id))
+    review = registry.review_proposal(proposal.id)
+    return ProposalWithReview.model_validate({**to_json(proposal), "review": to_json(review)})
+
+
+@router.post(ONE + "/revisions", **WRITE.route_options(403, 404, 409, 422))
+async def revise(request: Request, proposal_id: int, body: ReviseRequest, registry: Reg) -> Proposal:
+    """A new revision (the author): its approvals are cleared."""
+    schema = None if body.schema_ is None else body.schema_.to_info()
+    call = registry.revise_proposal
+    done = await _written(registry, call, _id(proposal_id), schema=schema, policy=body.policy, actor=actor_of(request))
+    return Proposal.of(done)
+
+
+@router.post(ONE + "/rebase", **WRITE.route_options(403, 404, 409, 422))
+async def rebase(request: Request, proposal_id: int, registry: Reg) -> Proposal:
+    """A new revision of the same candidate against the latest version (what a stale proposal needs)."""
+    done = await _written(registry, registry.rebase_proposal, _id(proposal_id), actor=actor_of(request))
+    return Proposal.of(done)
+
+
+@router.post(ONE + "/comments", status_code=201, **COMMENT.route_options(404))
+async def comment(request: Request, proposal_id: int, body: CommentRequest, registry: Reg) -> Comment:
+    """A comment, optionally on one field path of the diff."""
+    call = registry.comment_on_proposal
+    made = await _written(registry, call, _id(proposal_id), body.text, path=body.path, actor=actor_of(request))
+    return Comment.of(made)
+
+
+@router.post(ONE + "/approve", **WRITE.route_options(403, 404, 409))
+async def approve(request: Request, proposal_id: int, registry: Reg) -> Proposal:
+    """Approve the current revision (never the author's own; twice counts once)."""
+    done = await _written(registry, registry.approve_proposal, _id(proposal_id), actor=actor_of(request))
+    return Proposal.of(done)
+
+
+@router.post(ONE + "/reject", **WRITE.route_options(403, 404, 409))
+async def reject(request: Request, proposal_id: int, body: RejectRequest, registry: Reg) -> Proposal:
+    """Reject, with a reason."""
+    call = registry.reject_proposal
+    done = await _written(registry, call, _id(proposal_id), body.reason, actor=actor_of(request))
+    return Proposal.of(done)
+
+
+@router.post(ONE + "/withdraw", **WRITE.route_options(403, 404, 409))
+async def withdraw(request: Request, proposal_id: int, registry: Reg) -> Proposal:
+    """Withdraw (the author, or an admin)."""
+    done = await _written(registry, registry.withdraw_proposal, _id(proposal_id), actor=actor_of(request))
+    return Proposal.of(done)
+
+
+@router.post(
+    ONE + "/apply",
+    **WRITE.route_options(
+        403, 404, 409, 422, e403="not enough approvals, or a role too low", e409="stale, or refused by Pulsar"
+    ),
+)
+async def apply(request: Request, response: Response, proposal_id: int, body: ApplyRequest, registry: Reg) -> Proposal:
+    """Apply exactly the approved revision, only while its base is still the latest (else 409 and the proposal
+    is stale). The registration is judged under the strategy in force now. The stored version is in
+    `applied_version` (and the `X-Registry-Version` header)."""
+    call = registry.apply_proposal
+    done = await _written(
+        registry, call, _id(proposal_id), actor=actor_of(request), override_reason=body.override_reason
+    )
+    if done.applied_version is not None:
+        response.headers["X-Registry-Version"] = str(done.applied_version)
+    return Proposal.of(done)
+
+
+@router.get(RULES, **READ.route_options(404, 412))
+def review_rules(tenant: str, namespace: str, registry: Reg) -> ReviewRulesWire:
+    """A namespace's review rules: an explorer setting, never a Pulsar policy."""
+    return ReviewRulesWire.of(registry.review_rules(f"{tenant}/{namespace}"))
+
+
+@router.put(RULES, **ADMIN.route_options(404, 412))
+async def set_review_rules(
+    request: Request, tenant: str, namespace: str, body: RulesRequest, registry: Reg
+) -> ReviewRulesWire:
+    """Set them (an admin): 0 to 5 approvals, and who may give them (empty: anyone who may write)."""
+    rules = ReviewRules(required_approvals=body.required_approvals, reviewers=tuple(body.reviewers))
+    call = registry.set_review_rules
+    done = await _written(registry, call, f"{tenant}/{namespace}", rules, actor=actor_of(request))
+    return ReviewRulesWire.of(done)

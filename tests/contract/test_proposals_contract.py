@@ -1,0 +1,236 @@
+"""Schema change proposals, one behaviour everywhere: the same sequence through the embedded facade and through
+`registry.open(url)` over a live `serve` (with one token per person) gives the same answers, and the REST routes
+answer with the issue's status codes. Also two servers on one PostgreSQL database: proposed on one, approved
+and applied on the other."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator
+from contextlib import ExitStack
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+import registry
+from registry import (
+    Actor,
+    ApprovalsMissingError,
+    PermissionDeniedError,
+    ProposalNotFoundError,
+    Registry,
+    ReviewRules,
+    Role,
+    SchemaInfo,
+    SchemaRegistry,
+    SchemaType,
+    StaleProposalError,
+    to_json,
+)
+from serving import served
+
+NS = "acme/reviews"
+TOPIC = f"persistent://{NS}/orders"
+TOKENS = {
+    "alice": ("producer", "alice-token-0123456789abcdef0123456789"),
+    "bob": ("producer", "bob-token-0123456789abcdef0123456789ab"),
+    "ops": ("admin", "ops-token-0123456789abcdef0123456789abc"),
+    "victor": ("viewer", "victor-token-0123456789abcdef0123456789"),
+}
+ACTORS = {name: Actor(name, Role(role)) for name, (role, _) in TOKENS.items()}
+
+
+def avro(*fields: str) -> SchemaInfo:
+    doc = {
+        "type": "record",
+        "name": "Order",
+        "fields": [{"name": "id", "type": "string"}]
+        + [{"name": f, "type": ["null", "string"], "default": None} for f in fields],
+    }
+    return SchemaInfo(type=SchemaType.AVRO, schema=json.dumps(doc))
+
+
+def _prepare(reg: SchemaRegistry) -> None:
+    reg.create_tenant("acme")
+    reg.create_namespace(NS)
+    reg.set_namespace_policy(NS, compatibility="BACKWARD")
+    reg.register(TOPIC, avro())
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    folder = tmp_path_factory.mktemp("proposals")
+    tokens = folder / "tokens.json"
+    tokens.write_text(json.dumps({name: {"role": role, "token": token} for name, (role, token) in TOKENS.items()}))
+    db = folder / "registry.db"
+    with Registry.open(db, create=True) as reg:
+        _prepare(reg)
+    with served(db, log_dir=folder, env={"SCHEMA_EXPLORER_TOKENS": str(tokens.read_text())}) as url:
+        yield url
+
+
+@pytest.fixture(scope="module")
+def people(server: str) -> Iterator[dict[str, SchemaRegistry]]:
+    """One remote handle per person (their token names them); and the embedded twin under "embedded"."""
+    with ExitStack() as stack:
+        handles: dict[str, SchemaRegistry] = {
+            name: stack.enter_context(registry.open(server, token=token)) for name, (_, token) in TOKENS.items()
+        }
+        twin = stack.enter_context(Registry.in_memory())
+        _prepare(twin)
+        handles["embedded"] = twin
+        yield handles
+
+
+def normalised(value: Any) -> Any:
+    """The JSON of an answer without the moments it was made at (the two registries ran at other times)."""
+    doc = to_json(value)
+
+    def blank(item: Any) -> Any:
+        if isinstance(item, dict):
+            return {k: 0 if k in ("at", "created_at", "updated_at", "timestamp") else blank(v) for k, v in item.items()}
+        if isinstance(item, list):
+            return [blank(v) for v in item]
+        return item
+
+    return blank(doc)
+
+
+def both(people: dict[str, SchemaRegistry], who: str, call: Callable[[SchemaRegistry, Actor], Any]) -> Any:
+    """`call` as `who` on the embedded twin and remotely; the answers (or errors) must be the same."""
+    outcomes = []
+    for handle in (people["embedded"], people[who]):
+        try:
+            outcomes.append(("ok", normalised(call(handle, ACTORS[who]))))
+        except registry.RegistryError as exc:
+            outcomes.append(("error", type(exc).__name__))
+    assert outcomes[1] == outcomes[0], outcomes
+    return outcomes[0]
+
+
+def test_the_whole_sequence_answers_alike(people: dict[str, SchemaRegistry]) -> None:
+    made = both(people, "alice", lambda r, a: r.propose_schema(TOPIC, avro("note"), title="Add a note", actor=a))
+    pid = made[1]["id"]
+    assert made[1]["state"] == "open" and made[1]["author"] == "alice"
+    assert both(people, "alice", lambda r, a: r.approve_proposal(pid, actor=a)) == ("error", "PermissionDeniedError")
+    assert both(people, "victor", lambda r, a: r.approve_proposal(pid, actor=a)) == ("error", "PermissionDeniedError")
+    both(people, "victor", lambda r, a: r.comment_on_proposal(pid, "why nullable?", path="/fields/1", actor=a))
+    both(people, "alice", lambda r, a: r.review_proposal(pid))
+    assert both(people, "alice", lambda r, a: r.apply_proposal(pid, actor=a)) == ("error", "ApprovalsMissingError")
+    approved = both(people, "bob", lambda r, a: r.approve_proposal(pid, actor=a))
+    assert approved[1]["state"] == "approved" and approved[1]["approvers"] == ["bob"]
+    applied = both(people, "alice", lambda r, a: r.apply_proposal(pid, actor=a))
+    assert applied[1]["state"] == "applied" and applied[1]["applied_version"] == 1
+    both(people, "alice", lambda r, a: [(v.version, v.data.decode()) for v in r.history(TOPIC)])
+    both(people, "victor", lambda r, a: r.proposals(topic=TOPIC))
+
+
+def test_stale_then_rebase_and_a_policy_proposal_answer_alike(people: dict[str, SchemaRegistry]) -> None:
+    made = both(people, "alice", lambda r, a: r.propose_schema(TOPIC, avro("note", "x"), title="x", actor=a))
+    pid = made[1]["id"]
+    both(people, "bob", lambda r, a: r.approve_proposal(pid, actor=a))
+    both(people, "ops", lambda r, a: r.register(TOPIC, avro("note", "direct")))
+    assert both(people, "alice", lambda r, a: r.apply_proposal(pid, actor=a)) == ("error", "StaleProposalError")
+    assert both(people, "alice", lambda r, a: r.proposal(pid))[1]["state"] == "stale"
+    rebased = both(people, "alice", lambda r, a: r.rebase_proposal(pid, actor=a))
+    assert rebased[1]["revisions"][-1]["base_version"] == 2 and rebased[1]["approvals"] == []
+    policy = both(people, "bob", lambda r, a: r.propose_policy(NS, {"compatibility": "FULL"}, title="p", actor=a))
+    both(people, "alice", lambda r, a: r.approve_proposal(policy[1]["id"], actor=a))
+    assert both(people, "bob", lambda r, a: r.apply_proposal(policy[1]["id"], actor=a)) == (
+        "error",
+        "PermissionDeniedError",
+    )
+    both(people, "ops", lambda r, a: r.apply_proposal(policy[1]["id"], actor=a))
+    both(people, "ops", lambda r, a: r.set_review_rules(NS, ReviewRules(required_approvals=2), actor=a))
+    both(people, "victor", lambda r, a: r.review_rules(NS))
+
+
+def test_the_rest_routes_answer_with_the_issue_s_status_codes(server: str, people: dict[str, SchemaRegistry]) -> None:
+    def call(who: str, method: str, path: str, body: Any = None) -> httpx.Response:
+        headers = {"Authorization": f"Bearer {TOKENS[who][1]}"}
+        return httpx.request(method, f"{server}/explorer/v1{path}", json=body, headers=headers, timeout=30)
+
+    schema = {"type": "AVRO", "schema": avro("rest").schema, "properties": {}}
+    one = call("ops", "PUT", "/namespaces/acme/reviews/review-rules", {"required_approvals": 1, "reviewers": []})
+    assert one.status_code == 200 and one.json() == {"required_approvals": 1, "reviewers": []}
+    made = call("alice", "POST", "/proposals", {"topic": TOPIC, "schema": schema, "title": "over REST"})
+    assert made.status_code == 201, made.text
+    body = made.json()
+    assert {"id", "state", "revisions", "author"} <= set(body) and body["author"] == "alice"
+    pid = body["id"]
+    shown = call("victor", "GET", f"/proposals/{pid}").json()
+    assert shown["review"]["line"] and shown["comments"] == [] and shown["approvals"] == []
+    assert call("victor", "POST", "/proposals", {"topic": TOPIC, "schema": schema, "title": "t"}).status_code == 403
+    assert call("alice", "GET", "/proposals/9999").status_code == 404
+    assert call("alice", "POST", f"/proposals/{pid}/approve").status_code == 403  # her own
+    assert call("ops", "POST", f"/proposals/{pid}/apply", {}).status_code == 403  # no approvals, no reason
+    assert call("bob", "POST", f"/proposals/{pid}/approve").status_code == 200
+    assert call("bob", "POST", f"/proposals/{pid}/approve").json()["approvers"] == ["bob"]  # counts once
+    lone = httpx.post(  # a lone surrogate, escaped in the JSON text as a client may send it
+        f"{server}/explorer/v1/proposals/{pid}/comments",
+        content=b'{"text": "\\ud800 alone"}',
+        headers={"Authorization": f"Bearer {TOKENS['bob'][1]}", "Content-Type": "application/json"},
+    )
+    assert lone.status_code == 400 and "comment" in lone.json()["reason"]
+    bad = call(
+        "alice", "POST", "/proposals", {"topic": "persistent://acme/reviews/a/b", "schema": schema, "title": "t"}
+    )
+    assert bad.status_code == 412
+    unparseable = {"type": "AVRO", "schema": "{nope", "properties": {}}
+    assert call("alice", "POST", "/proposals", {"topic": TOPIC, "schema": unparseable, "title": "t"}).status_code == 422
+    ok = call("alice", "POST", f"/proposals/{pid}/apply", {})
+    assert ok.status_code == 200 and ok.headers["X-Registry-Version"] == str(ok.json()["applied_version"]), ok.text
+    assert call("alice", "POST", f"/proposals/{pid}/apply", {}).status_code == 409  # applied: once
+    rules = call("victor", "GET", "/namespaces/acme/reviews/review-rules")
+    assert rules.status_code == 200 and set(rules.json()) == {"required_approvals", "reviewers"}
+    assert call("alice", "PUT", "/namespaces/acme/reviews/review-rules", {"required_approvals": 1}).status_code == 403
+    assert call("ops", "PUT", "/namespaces/acme/reviews/review-rules", {"required_approvals": 9}).status_code == 400
+
+
+def test_a_broker_keeps_no_proposals(tmp_path: Path) -> None:
+    db = tmp_path / "r.db"
+    with Registry.open(db, create=True) as reg:
+        _prepare(reg)
+    with served(db, log_dir=tmp_path, admin_only=True) as url, registry.open(url) as broker:
+        with pytest.raises(registry.NotSupportedError, match="keeps no proposals"):
+            broker.proposals()
+        assert broker.history(TOPIC)  # everything else still answers
+
+
+@pytest.mark.postgres
+def test_two_servers_on_one_postgresql_database(postgres_server: str, tmp_path: Path) -> None:
+    import postgres
+
+    dsn = postgres.fresh_database(postgres_server)
+    with Registry.open(dsn, create=True) as reg:
+        _prepare(reg)
+    tokens = json.dumps({name: {"role": role, "token": token} for name, (role, token) in TOKENS.items()})
+    env = {"SCHEMA_EXPLORER_TOKENS": tokens}
+    with served(dsn, log_dir=tmp_path, env=env) as one, served(dsn, log_dir=tmp_path, env=env) as two:  # type: ignore[arg-type]
+        with registry.open(one, token=TOKENS["alice"][1]) as alice, registry.open(two, token=TOKENS["bob"][1]) as bob:
+            made = alice.propose_schema(TOPIC, avro("shared"), title="across servers", actor=ACTORS["alice"])
+            assert bob.proposal(made.id).title == "across servers"
+            bob.approve_proposal(made.id, actor=ACTORS["bob"])
+            with pytest.raises(PermissionDeniedError):
+                alice.approve_proposal(made.id, actor=ACTORS["alice"])
+            with registry.open(two, token=TOKENS["alice"][1]) as alice_on_two:
+                assert alice_on_two.apply_proposal(made.id, actor=ACTORS["alice"]).applied_version == 1
+            assert alice.get(TOPIC).version == 1
+            with pytest.raises(ProposalNotFoundError):
+                bob.proposal(made.id + 100)
+            with pytest.raises((StaleProposalError, ApprovalsMissingError, registry.ProposalError)):
+                alice.apply_proposal(made.id, actor=ACTORS["alice"])
+
+
+def test_a_one_mebibyte_candidate_goes_through_rest_whole(people: dict[str, SchemaRegistry]) -> None:
+    fields = [{"name": f"f{i}", "type": ["null", "string"], "default": None, "doc": "x" * 200} for i in range(3700)]
+    doc = json.dumps({"type": "record", "name": "Order", "fields": [{"name": "id", "type": "string"}, *fields]})
+    assert 900_000 < len(doc) <= 1_048_576
+    made = people["alice"].propose_schema(
+        TOPIC, SchemaInfo(type=SchemaType.AVRO, schema=doc), title="big", actor=ACTORS["alice"]
+    )
+    again = people["victor"].proposal(made.id)
+    assert again.revision.schema is not None and again.revision.schema.schema == doc
+    assert people["victor"].review_proposal(made.id).what_if is not None
