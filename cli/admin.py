@@ -264,7 +264,7 @@ def run_diff(args: argparse.Namespace) -> int:
         print_json(to_json(result))  # names the topic and both versions compared (old_version, new_version)
         return EXIT_OK
     say(render_diff(f"v{result.old_version}", new_label, result, text=args.text))
-    _say_pitfalls(record_pitfalls(args))
+    say_pitfalls(record_pitfalls(args))
     return EXIT_OK
 
 
@@ -288,7 +288,7 @@ def run_upload(args: argparse.Namespace) -> int:
     info = read_schema_info(args)
     pitfalls = record_pitfalls(args)
     if not args.json:
-        _say_pitfalls(pitfalls)
+        say_pitfalls(pitfalls)
     topic = topic_text(args.topic)
     with registry_for(args, create=True) as reg:
         before = {e.version for e in reg.history(args.topic)}
@@ -337,7 +337,7 @@ def run_policy_get(args: argparse.Namespace) -> int:
     return _emit(args, doc, text)
 
 
-def _say_pitfalls(pitfalls: tuple[Any, ...]) -> None:
+def say_pitfalls(pitfalls: tuple[Any, ...]) -> None:
     """A Record class's pitfalls, as the check's advisories are shown."""
     if pitfalls:
         say("the Record class's generated schema (worth a fix before it ships):")

@@ -541,3 +541,23 @@ def test_the_console_script_runs_a_proposal_step(db, tmp_path):
     assert done.stderr.strip() == (
         "schema-explorer: refused: alice wrote proposal #1: an author never reviews their own proposal"
     )
+
+
+def test_propose_takes_a_record_class_and_shows_its_pitfall(cli, db, tmp_path, monkeypatch):
+    pytest.importorskip("pulsar")
+    (tmp_path / "shop_proposal_v1.py").write_text(
+        "from pulsar.schema import Record, String\n\n"
+        "class Order(Record):\n"
+        "    _avro_namespace = 'acme'\n"
+        "    id = String(required=True)\n"
+        "    note = String()\n"
+    )
+    monkeypatch.chdir(tmp_path)
+    code, out, err = cli(
+        "propose", "--db", db, "-t", "acme/orders/records", "--record", "shop_proposal_v1:Order", "--title", "r"
+    )
+    assert (code, err) == (0, "")
+    assert "against a topic without a live schema" in out and "RECORD_OPTIONAL_WITHOUT_DEFAULT" in out
+    with Registry.open(db) as reg:
+        schema = reg.proposal(1).revision.schema
+        assert schema is not None and json.loads(schema.schema)["name"] == "Order"
