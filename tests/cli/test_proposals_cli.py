@@ -454,6 +454,12 @@ def test_check_markdown_escapes_schema_text(cli, db, tmp_path):
     # every line of the comment is ours or starts with our own markup: no user text opens a block
     for line in out.splitlines():
         assert not line.startswith(("=", "#####", "<script", "|")), line
+    # rendered as a CommonMark renderer with raw HTML allowed would: the text shows, nothing else comes of it
+    markdown_it = pytest.importorskip("markdown_it")
+    html = markdown_it.MarkdownIt("commonmark", {"html": True}).enable("table").render(out)
+    assert "&lt;script&gt;alert(1)&lt;/script&gt; **bold** [click](http://evil.example)" in html
+    for tag in ("<script", "<strong>bold", "<a href", "<img", "<h1", "<table", "<code>x</code>"):
+        assert tag not in html, tag
 
 
 def test_check_format_and_json_agree_and_conflict(cli, sample_db):
