@@ -12,9 +12,19 @@ A comment is read by people who never ran the command, on a page that renders Ma
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+
+from registry import (
+    Advisory,
+    CompatibilityResult,
+    CompatibilityStrategy,
+    PolicyPreview,
+    Problem,
+    PulsarLine,
+    SchemaDiff,
+    WhatIf,
+)
 
 from ._common import for_terminal
 
@@ -59,7 +69,7 @@ class MarkedProblem:
     """A problem of the verdict and, for a proposal, whether the proposal introduces it (None: a plain check,
     where every problem is the candidate's)."""
 
-    problem: Any
+    problem: Problem
     introduced: bool | None = None
 
 
@@ -79,15 +89,15 @@ class ProposalRef:
 def check_comment(
     *,
     topic: str,
-    result: Any,
-    line: Any,
+    result: CompatibilityResult,
+    line: PulsarLine,
     problems: Sequence[MarkedProblem],
-    advisories: Sequence[Any],
-    what_if: Any | None,
+    advisories: Sequence[Advisory],
+    what_if: WhatIf | None,
     proposal: ProposalRef | None = None,
     stale_since: tuple[int, ...] | None = None,
-    blocking: Any | None = None,
-    diff: Any | None = None,
+    blocking: Mapping[CompatibilityStrategy, bool] | None = None,
+    diff: SchemaDiff | None = None,
 ) -> str:
     """The comment for a schema verdict: the verdict (strategy, versions, Pulsar line), the proposal it is
     about, its problems (introduced ones first), advisories, the upgrade order, and the changes (`diff`, a
@@ -112,7 +122,8 @@ def check_comment(
     if stale_since is not None:
         since = ", ".join(map(str, stale_since)) or "a delete"
         out += [
-            f"> ⚠️ **Stale**: stored since its base: {text(since)}. This is how Pulsar judges it now, but "
+            f"> ⚠️ **Stale**: stored on the topic since the proposal's base: {text(since)}. This is how Pulsar "
+            "judges it now, but "
             f"it cannot be applied until it is rebased (`schema-explorer proposals rebase {_id(proposal)}`) and "
             "approved again.",
             "",
@@ -127,17 +138,16 @@ def check_comment(
     return "\n".join(out).rstrip() + "\n"
 
 
-def policy_comment(*, review: Any, proposal: ProposalRef, line: Any) -> str:
+def policy_comment(*, preview: PolicyPreview, stale: bool, proposal: ProposalRef, line: PulsarLine) -> str:
     """The comment for a policy proposal: what would change, which topics' latest registration the new
     policy would refuse, which clients could no longer connect, which topics it does not reach."""
-    preview = review.preview
     refused = preview.refused_topics
     icon = "⚠️" if (refused or preview.refused_clients) else "✅"
     out = [MARKER, f"### {icon} Policy proposal for {code(preview.target)}", ""]
     out.append(f"**Scope** {preview.scope} · answered as {line.title}, Avro {line.avro}")
     out.append("")
     out += _proposal_lines(proposal)
-    if review.stale:
+    if stale:
         out += [
             "> ⚠️ **Stale**: the policy was changed since the proposal was made; rebase it "
             f"(`schema-explorer proposals rebase {proposal.id}`) and have it approved again.",
@@ -203,14 +213,14 @@ def _problem_lines(problems: Sequence[MarkedProblem]) -> list[str]:
     return [*out, *_cut(items, "problems"), ""]
 
 
-def _blocking_lines(blocking: Any) -> list[str]:
+def _blocking_lines(blocking: Mapping[CompatibilityStrategy, bool]) -> list[str]:
     """Per strategy, whether the candidate introduces a refusal there: what the namespace could move to."""
     cells = [f"{'❌' if refuses else '✅'} `{strategy}`" for strategy, refuses in blocking.items()]
     return ["<details><summary>Under each strategy (❌: this change introduces a refusal)</summary>", "",
             " · ".join(cells), "", "</details>", ""]  # fmt: skip
 
 
-def _advisory_lines(advisories: Sequence[Any]) -> list[str]:
+def _advisory_lines(advisories: Sequence[Advisory]) -> list[str]:
     if not advisories:
         return []
     out = [f"#### Advisories ({len(advisories)}): accepted by Pulsar, but worth a look", ""]
@@ -222,7 +232,7 @@ def _advisory_lines(advisories: Sequence[Any]) -> list[str]:
     return [*out, *_cut(items, "advisories"), ""]
 
 
-def _upgrade_lines(what_if: Any) -> list[str]:
+def _upgrade_lines(what_if: WhatIf) -> list[str]:
     out = ["#### Upgrade order", ""]
     change = what_if.change_order
     if change is not None:
@@ -241,7 +251,7 @@ def _upgrade_lines(what_if: Any) -> list[str]:
     return [*out, ""]
 
 
-def _change_lines(diff: Any | None) -> list[str]:
+def _change_lines(diff: SchemaDiff | None) -> list[str]:
     if diff is None or not diff.changes:
         return []
     out = [

@@ -423,9 +423,8 @@ def run_check_proposal(args: argparse.Namespace, form: str) -> int:
     that is not that revision, the file checked on the proposal's topic with the proposal linked."""
     from registry import TopicName
 
-    from .admin import emit_check, output_format, proposal_line
+    from .admin import emit_check, proposal_line
 
-    assert form == output_format(args)
     if args.strategy is not None:
         raise UserError("--strategy: a proposal is judged under the strategy in force (its review shows all 8)")
     url_base = app_url(args.app_url)
@@ -453,7 +452,8 @@ def run_check_proposal(args: argparse.Namespace, form: str) -> int:
         ref = _ref(proposal, url, "as it was judged when applied" if frozen else "")
         line = _line(review.line)
     what_if = review.what_if
-    assert what_if is not None  # a schema proposal's review always holds its what-if
+    if what_if is None:  # a schema proposal's review always holds one; a registry that sends none is refused
+        raise UserError(f"proposal #{proposal.id}: the registry answered no verdict for this schema")
     result = replace(what_if.result, advisories=what_if.result.advisories + tuple(pitfalls))
     refused_now = not result.compatible or review.stale
     if form == "json":
@@ -496,7 +496,9 @@ def _emit_policy_check(form: str, proposal: Proposal, review: ProposalReview, ur
     if form == "json":
         print_json({"pulsar_version": line.name, "proposal": to_json(ref), "review": to_json(review)})
     elif form == "markdown":
-        sys.stdout.write(policy_comment(review=review, proposal=ref, line=line))
+        if review.preview is None:
+            raise UserError(f"proposal #{proposal.id}: the registry answered no preview for this policy change")
+        sys.stdout.write(policy_comment(preview=review.preview, stale=review.stale, proposal=ref, line=line))
     else:
         say(proposal_line(ref))
         say("\n".join(render_review(proposal, review, line, when="now")))
