@@ -705,8 +705,10 @@ def _preview_lines(preview: PolicyPreview) -> list[str]:
             )
         if topic.shielded_by:
             lines.append(f"  {topic.topic}: not (fully) reached: {'; '.join(topic.shielded_by)}")
-    if not any(t.affected or t.refused_versions or t.shielded_by for t in preview.topics):
-        lines.append(f"  no topic refused, no client cut off ({len(preview.topics)} topic(s) looked at)")
+    lines.append(
+        f"  {len(preview.topics)} topic(s) looked at: {len(preview.refused_topics)} whose latest registration "
+        f"it would refuse, {len(preview.refused_clients)} client(s) that could no longer connect"
+    )
     return lines
 
 
