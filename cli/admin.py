@@ -29,9 +29,12 @@ from ._common import (
     read_schema_info,
     record_pitfalls,
     say,
+    whole_number,
 )
+from ._markdown import MarkedProblem, ProposalRef, check_comment
 
 JSON_HELP = "print one JSON document (stable field names) instead of text"
+FORMATS = ("text", "json", "markdown")
 BOOL_CHOICES = {"true": True, "false": False}
 
 
@@ -45,9 +48,32 @@ def add_commands(commands: argparse._SubParsersAction[Any]) -> None:
         "direction (who cannot read whom), where in the schema, and how to fix it.",
         run_check,
     )
-    _topic_argument(check)
+    check.add_argument(
+        "--topic",
+        "-t",
+        metavar="T",
+        help="topic: persistent://tenant/namespace/topic (or t/n/x); required unless --proposal names it",
+    )
     add_schema_arguments(check, required=False)
     check.add_argument("--strategy", metavar="S", help="check under this strategy instead of the topic's own")
+    check.add_argument(
+        "--format",
+        choices=FORMATS,
+        help="text (default), json (as --json), or markdown: a pull-request comment, user text escaped",
+    )
+    check.add_argument(
+        "--proposal",
+        type=whole_number(1),
+        metavar="ID",
+        help="check proposal ID (its current revision, each problem marked introduced or already there; exit 1 "
+        "also when it is stale); with a schema file, check the file and link the proposal",
+    )
+    check.add_argument(
+        "--app-url",
+        metavar="URL",
+        help="the app's address, to link the proposal as URL/proposal?id=ID (default: $SCHEMA_EXPLORER_APP_URL; "
+        "without it the proposal is named #ID)",
+    )
 
     diff = _command(
         commands,
@@ -123,24 +149,7 @@ def add_commands(commands: argparse._SubParsersAction[Any]) -> None:
         run_policy_set,
     )
     _target_arguments(policy_set)
-    policy_set.add_argument(
-        "--compatibility", metavar="S", help="a strategy, e.g. BACKWARD; UNDEFINED removes the value set here"
-    )
-    policy_set.add_argument(
-        "--auto-update-strategy",
-        metavar="X",
-        help="namespace only, deprecated: e.g. AutoUpdateDisabled, Backward; 'unset' removes it",
-    )
-    policy_set.add_argument(
-        "--allow-auto-update",
-        choices=["true", "false", "unset"],
-        help="namespace only: may producers and idle consumers register new schemas",
-    )
-    policy_set.add_argument(
-        "--validation-enforced",
-        choices=["true", "false", "unset"],
-        help="refuse producers without a schema on topics that have one ('unset': topic only)",
-    )
+    add_policy_change_arguments(policy_set)
     policy_set.add_argument(
         "--dry-run", action="store_true", help="preview a namespace --compatibility change; change nothing"
     )
@@ -150,35 +159,93 @@ def add_commands(commands: argparse._SubParsersAction[Any]) -> None:
 
 
 def run_check(args: argparse.Namespace) -> int:
+    form = output_format(args)
+    if args.proposal is not None:
+        from .proposals import run_check_proposal
+
+        return run_check_proposal(args, form)
+    if args.app_url is not None:
+        raise UserError("--app-url links a proposal: give --proposal ID too")
+    if not args.topic:
+        raise UserError("--topic is required (or --proposal ID, to check a proposal's schema)")
     info = read_schema_info(args)
     pitfalls = record_pitfalls(args)
-    with _registry(args) as reg:
-        result = reg.check(args.topic, info, strategy=args.strategy)
-        line = reg.pulsar_line
+    with registry_for(args) as reg:
+        return emit_check(args, form, reg, args.topic, info, pitfalls)
+
+
+def output_format(args: argparse.Namespace) -> str:
+    """`--format`, with `--json` as another name for `--format json` (both given: they must agree)."""
+    if args.json and args.format not in (None, "json"):
+        raise UserError(f"--json asks for --format json, but --format says {args.format}: give one of them")
+    return "json" if args.json else (args.format or "text")
+
+
+def emit_check(
+    args: argparse.Namespace,
+    form: str,
+    reg: Any,
+    topic: str,
+    info: Any,
+    pitfalls: tuple[Any, ...],
+    proposal: ProposalRef | None = None,
+) -> int:
+    """Check `info` on `topic` (under --strategy, or the topic's own) and print the verdict in `form`; with
+    `proposal`, the proposal the check is linked to. Exit 0 when compatible, 1 when not."""
+    result = reg.check(topic, info, strategy=args.strategy)
+    line = reg.pulsar_line
     result = replace(result, advisories=result.advisories + pitfalls)
-    if args.json:
-        _print_json({"topic": _topic_text(args.topic), "pulsar_version": line.name, **to_json(result)})
+    name = topic_text(topic)
+    if form == "json":
+        extra = {} if proposal is None else {"proposal": to_json(proposal)}
+        print_json({"topic": name, "pulsar_version": line.name, **to_json(result), **extra})
+    elif form == "markdown":
+        what_if = reg.what_if(topic, info)  # the upgrade order and the changes, which a verdict does not hold
+        marked = [MarkedProblem(problem=p) for p in result.problems]
+        sys.stdout.write(
+            check_comment(
+                topic=name,
+                result=result,
+                line=line,
+                problems=marked,
+                advisories=result.advisories,
+                what_if=what_if,
+                proposal=proposal,
+            )
+        )
     else:
-        say(render_result(_topic_text(args.topic), result))
+        say(render_result(name, result))
         say(f"answered as {line.title} (Avro {line.avro})")
+        if proposal is not None:
+            say(proposal_line(proposal))
     return EXIT_OK if result.compatible else EXIT_REFUSED
+
+
+def proposal_line(proposal: ProposalRef) -> str:
+    """The proposal a check is about, for people: its number (and link), title, state and revision."""
+    where = f" {proposal.url}" if proposal.url else ""
+    note = f"\n  note: {proposal.note}" if proposal.note else ""
+    return (
+        f"proposal #{proposal.id}{where}: {proposal.title} ({proposal.state}, revision {proposal.revision} "
+        f"against {proposal.base}){note}"
+    )
 
 
 def run_diff(args: argparse.Namespace) -> int:
     info = read_schema_info(args) if (args.file or args.type or args.record) else None
     if info is not None and args.new is not None:
         raise UserError("give the new side either as --to VERSION or as --file, not both")
-    with _registry(args) as reg:
+    with registry_for(args) as reg:
         live = reg.history(args.topic)
         if not live:
-            raise UserError(f"topic {_topic_text(args.topic)} has no live schema to diff")
+            raise UserError(f"topic {topic_text(args.topic)} has no live schema to diff")
         old = args.old
         if old is None:
             if info is not None:
                 old = live[-1].version
             elif len(live) < 2:
                 raise UserError(
-                    f"topic {_topic_text(args.topic)} has one live version ({live[0].version}); "
+                    f"topic {topic_text(args.topic)} has one live version ({live[0].version}); "
                     "name another side with --file"
                 )
             else:
@@ -194,24 +261,24 @@ def run_diff(args: argparse.Namespace) -> int:
     else:
         new_label = f"v{result.new_version}"
     if args.json:
-        _print_json(to_json(result))  # names the topic and both versions compared (old_version, new_version)
+        print_json(to_json(result))  # names the topic and both versions compared (old_version, new_version)
         return EXIT_OK
     say(render_diff(f"v{result.old_version}", new_label, result, text=args.text))
-    _say_pitfalls(record_pitfalls(args))
+    say_pitfalls(record_pitfalls(args))
     return EXIT_OK
 
 
 def run_get(args: argparse.Namespace) -> int:
-    with _registry(args) as reg:
+    with registry_for(args) as reg:
         entries = reg.history(args.topic) if args.all else [reg.get(args.topic, args.version)]
     if args.json:
         docs = [schema_response(e) for e in entries]
-        _print_json({"getSchemaResponses": docs} if args.all else docs[0])
+        print_json({"getSchemaResponses": docs} if args.all else docs[0])
         return EXIT_OK
     if not entries:
-        say(f"{_topic_text(args.topic)}: no live schema")
+        say(f"{topic_text(args.topic)}: no live schema")
     for entry in entries:
-        say(render_version(_topic_text(args.topic), entry))
+        say(render_version(topic_text(args.topic), entry))
     return EXIT_OK
 
 
@@ -221,9 +288,9 @@ def run_upload(args: argparse.Namespace) -> int:
     info = read_schema_info(args)
     pitfalls = record_pitfalls(args)
     if not args.json:
-        _say_pitfalls(pitfalls)
-    topic = _topic_text(args.topic)
-    with _registry(args, create=True) as reg:
+        say_pitfalls(pitfalls)
+    topic = topic_text(args.topic)
+    with registry_for(args, create=True) as reg:
         before = {e.version for e in reg.history(args.topic)}
         try:
             version = reg.register(args.topic, info).version
@@ -231,7 +298,7 @@ def run_upload(args: argparse.Namespace) -> int:
             if exc.result is None:
                 raise
             if args.json:
-                _print_json({"topic": topic, "registered": False, "version": None, **to_json(exc.result)})
+                print_json({"topic": topic, "registered": False, "version": None, **to_json(exc.result)})
             else:
                 say(f"refused: {topic} did not register the schema")
                 say(render_result(topic, exc.result))
@@ -239,7 +306,7 @@ def run_upload(args: argparse.Namespace) -> int:
     stored = version not in before
     if args.json:
         extra = {"advisories": to_json(pitfalls)} if pitfalls else {}
-        _print_json({"topic": topic, "registered": stored, "version": version, **extra})
+        print_json({"topic": topic, "registered": stored, "version": version, **extra})
     elif stored:
         say(f"{topic}: registered as version {version}")
     else:
@@ -248,11 +315,11 @@ def run_upload(args: argparse.Namespace) -> int:
 
 
 def run_delete(args: argparse.Namespace) -> int:
-    with _registry(args) as reg:
+    with registry_for(args) as reg:
         version = reg.delete(args.topic, force=args.force)
-    topic = _topic_text(args.topic)
+    topic = topic_text(args.topic)
     if args.json:
-        _print_json({"topic": topic, "force": args.force, "version": version})
+        print_json({"topic": topic, "force": args.force, "version": version})
     elif args.force:
         say(f"{topic}: schema history dropped; the next schema registers as version 0")
     else:
@@ -261,7 +328,7 @@ def run_delete(args: argparse.Namespace) -> int:
 
 
 def run_policy_get(args: argparse.Namespace) -> int:
-    with _registry(args) as reg:
+    with registry_for(args) as reg:
         if args.namespace:
             doc, text = _namespace_answer(args.namespace, reg.namespace_policy(args.namespace))
         else:
@@ -270,7 +337,7 @@ def run_policy_get(args: argparse.Namespace) -> int:
     return _emit(args, doc, text)
 
 
-def _say_pitfalls(pitfalls: tuple[Any, ...]) -> None:
+def say_pitfalls(pitfalls: tuple[Any, ...]) -> None:
     """A Record class's pitfalls, as the check's advisories are shown."""
     if pitfalls:
         say("the Record class's generated schema (worth a fix before it ships):")
@@ -292,17 +359,49 @@ def _topic_answer(reg: Any, topic: str, own: Any) -> tuple[dict[str, Any], str]:
 
 def _emit(args: argparse.Namespace, doc: dict[str, Any], text: str) -> int:
     if args.json:
-        _print_json(doc)
+        print_json(doc)
     else:
         say(text)
     return EXIT_OK
 
 
-def run_policy_set(args: argparse.Namespace) -> int:
+def add_policy_change_arguments(parser: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
+    """The policy values `policy set` changes, and a policy proposal proposes (read by `policy_changes`)."""
+    parser.add_argument(
+        "--compatibility", metavar="S", help="a strategy, e.g. BACKWARD; UNDEFINED removes the value set here"
+    )
+    parser.add_argument(
+        "--auto-update-strategy",
+        metavar="X",
+        help="namespace only, deprecated: e.g. AutoUpdateDisabled, Backward; 'unset' removes it",
+    )
+    parser.add_argument(
+        "--allow-auto-update",
+        choices=["true", "false", "unset"],
+        help="namespace only: may producers and idle consumers register new schemas",
+    )
+    parser.add_argument(
+        "--validation-enforced",
+        choices=["true", "false", "unset"],
+        help="refuse producers without a schema on topics that have one ('unset': topic only)",
+    )
+
+
+POLICY_FLAGS = ("compatibility", "auto_update_strategy", "allow_auto_update", "validation_enforced")
+
+
+def policy_change_given(args: argparse.Namespace) -> bool:
+    """Whether any of `add_policy_change_arguments`' options was given."""
+    return any(getattr(args, flag, None) is not None for flag in POLICY_FLAGS)
+
+
+def policy_changes(args: argparse.Namespace, *, namespace: bool) -> dict[str, Any]:
+    """The keyword arguments for `set_namespace_policy` (`namespace`) or `set_topic_policy` that the policy
+    options ask for; a namespace-only option on a topic, or a value a level cannot take, is a usage error."""
     changes: dict[str, Any] = {}
     if args.compatibility is not None:
         changes["compatibility"] = args.compatibility
-    if args.topic:
+    if not namespace:
         for flag in ("auto_update_strategy", "allow_auto_update"):
             if getattr(args, flag) is not None:
                 raise UserError(f"--{flag.replace('_', '-')} is a namespace policy; use --namespace")
@@ -318,13 +417,18 @@ def run_policy_set(args: argparse.Namespace) -> int:
             if args.validation_enforced == "unset":
                 raise UserError("a namespace's schemaValidationEnforced cannot be unset; use true or false")
             changes["validation_enforced"] = BOOL_CHOICES[args.validation_enforced]
+    return changes
+
+
+def run_policy_set(args: argparse.Namespace) -> int:
+    changes = policy_changes(args, namespace=not args.topic)
     if args.dry_run:
         if not args.namespace or set(changes) != {"compatibility"}:
             raise UserError("--dry-run previews a namespace --compatibility change only")
         return _preview(args)
     if not changes:
         raise UserError("nothing to change: give --compatibility, --validation-enforced or another policy option")
-    with _registry(args, create=True) as reg:
+    with registry_for(args, create=True) as reg:
         if args.namespace:
             doc, text = _namespace_answer(args.namespace, reg.set_namespace_policy(args.namespace, **changes))
         else:
@@ -333,10 +437,10 @@ def run_policy_set(args: argparse.Namespace) -> int:
 
 
 def _preview(args: argparse.Namespace) -> int:
-    with _registry(args) as reg:
+    with registry_for(args) as reg:
         impact = reg.policy_impact(args.namespace, args.compatibility)
     if args.json:
-        _print_json(to_json(impact))
+        print_json(to_json(impact))
         return EXIT_OK
     say(render_impact(impact))
     return EXIT_OK
@@ -395,7 +499,7 @@ def render_diff(old: str, new: str, result: Any, *, text: bool) -> str:
 
 
 def render_version(topic: str, entry: Any) -> str:
-    header = f"{topic} version {entry.version} · {entry.type} · registered {_time(entry.timestamp)}"
+    header = f"{topic} version {entry.version} · {entry.type} · registered {time_text(entry.timestamp)}"
     if entry.user:
         header += f" by {entry.user}"
     lines = [header]
@@ -472,7 +576,7 @@ def render_impact(impact: Any) -> str:
     return "\n".join(lines)
 
 
-def _time(millis: int) -> str:
+def time_text(millis: int) -> str:
     if not millis:
         return "at an unknown time"
     return datetime.fromtimestamp(millis / 1000, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
@@ -517,7 +621,7 @@ def _version(text: str) -> int:
     return number
 
 
-def _topic_text(topic: str) -> str:
+def topic_text(topic: str) -> str:
     from registry import InvalidNameError, TopicName
 
     try:
@@ -527,7 +631,7 @@ def _topic_text(topic: str) -> str:
 
 
 @contextmanager
-def _registry(args: argparse.Namespace, *, create: bool = False) -> Iterator[Any]:
+def registry_for(args: argparse.Namespace, *, create: bool = False) -> Iterator[Any]:
     """The registry for one command; only commands that write pass `create` (a missing file is made)."""
     reg = open_source(args, create=create)
     try:
@@ -536,6 +640,6 @@ def _registry(args: argparse.Namespace, *, create: bool = False) -> Iterator[Any
         close_registry(reg)
 
 
-def _print_json(doc: Any) -> None:
+def print_json(doc: Any) -> None:
     json.dump(doc, sys.stdout, indent=2, ensure_ascii=False)
     sys.stdout.write("\n")

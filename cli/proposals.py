@@ -1,0 +1,859 @@
+"""`propose` and `proposals ...`: schema change proposals (registry/proposals/) from the command line.
+
+A proposal is a candidate schema for a topic, or a policy change, that a team reviews and approves before it
+is applied exactly as approved. These commands translate arguments into the core's proposal calls and print
+what the core decided; they decide nothing themselves, so the CLI, the app and REST refuse the same things.
+
+Who acts: over `--url` the server names the person by the bearer token (the `actor` passed to a remote
+registry is not sent), so `--as` is refused there. On `--db` the user can write the registry file anyway, so
+they act as an admin, named as the app names them: `NAME (os user)`; `--as NAME` names someone else, for a
+team sharing one registry file on one machine.
+
+Exit codes: 0 done; 1 refused (a permission, a missing approval, a stale proposal, a state that does not
+allow the step, a schema Pulsar refuses at apply); 2 a usage error. Each refusal is one line on stderr.
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import getpass
+import os
+import sys
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+from typing import Any
+
+from registry import (
+    Actor,
+    Admission,
+    CompatibilityResult,
+    PolicyPreview,
+    Proposal,
+    ProposalKind,
+    ProposalReview,
+    ProposalState,
+    PulsarLine,
+    ReviewedProblem,
+    ReviewRules,
+    Role,
+    SchemaInfo,
+    SchemaRegistry,
+    WhatIf,
+    pulsar_line,
+    to_json,
+)
+
+from ._common import (
+    EXIT_OK,
+    EXIT_REFUSED,
+    PROG,
+    UserError,
+    add_schema_arguments,
+    add_source_arguments,
+    for_terminal,
+    read_schema_info,
+    record_pitfalls,
+    say,
+    whole_number,
+)
+from ._markdown import MarkedProblem, ProposalRef, check_comment, policy_comment
+from .admin import (
+    JSON_HELP,
+    add_policy_change_arguments,
+    policy_change_given,
+    policy_changes,
+    print_json,
+    registry_for,
+    render_result,
+    say_pitfalls,
+    time_text,
+)
+
+Handler = Callable[[argparse.Namespace], int]
+
+AS_HELP = (
+    "on --db: act as NAME (still an admin) instead of the operating-system user, for a team sharing one "
+    "registry file; refused with --url, where the token names you"
+)
+# Who a remote registry is told acts: nobody, since it ignores the actor and the server names the person by
+# the token. The lowest role, so that if a registry ever did read it, it could do nothing with it.
+NAMED_BY_TOKEN = "(named by the token)"
+APP_URL_ENV = "SCHEMA_EXPLORER_APP_URL"
+
+
+# --- identity -----------------------------------------------------------------------------------------------
+
+
+def os_user() -> str:
+    """The operating-system user running the command (app/session.py's `os_user`, which the CLI does not
+    import: it would pull in Streamlit)."""
+    try:
+        return getpass.getuser()
+    except (KeyError, OSError):  # no login name and no passwd entry (some containers)
+        return f"uid {os.getuid()}"
+
+
+def acting_person(args: argparse.Namespace) -> Actor:
+    """The `Actor` a proposal step is made as: on `--db`, `--as NAME` or `USER (os user)`, an admin (they can
+    write the file anyway); on `--url`, a placeholder the remote registry ignores (the token names the person),
+    and `--as` is a usage error rather than a name silently dropped."""
+    name = getattr(args, "as_name", None)
+    if getattr(args, "url", None) is not None:
+        if name is not None:
+            raise UserError("--as applies to a registry file (--db); with --url the server names you by your token")
+        return Actor(NAMED_BY_TOKEN, Role.VIEWER)
+    if name is None:
+        return Actor(f"{os_user()} (os user)", Role.ADMIN)
+    if not name.strip():
+        raise UserError("--as must name someone (it is empty)")
+    return Actor(name.strip(), Role.ADMIN)
+
+
+# --- commands -----------------------------------------------------------------------------------------------
+
+
+def add_commands(commands: argparse._SubParsersAction[Any]) -> None:
+    propose = commands.add_parser(
+        "propose",
+        help="propose a schema (or a policy change) for review instead of registering it",
+        description="Store a proposal: a candidate schema for --topic (the same inputs as `check`), or a policy "
+        "change of --namespace or --topic (the same options as `policy set`). Nothing is registered or changed "
+        "until the proposal is approved and applied (`proposals apply ID`). Prints the proposal and how Pulsar "
+        "judges it now; exits 0 once it is stored, whatever the verdict (gate on `check --proposal ID`).",
+    )
+    _common_arguments(propose, writes=True)
+    target = propose.add_mutually_exclusive_group(required=True)
+    target.add_argument("--topic", "-t", metavar="T", help="the topic: persistent://tenant/namespace/topic (or t/n/x)")
+    target.add_argument("--namespace", "-n", metavar="NS", help="a namespace's policies (tenant/namespace)")
+    propose.add_argument("--title", required=True, help="what the change is, in one line (required)")
+    propose.add_argument("--description", default="", help="why, for the reviewers (default: none)")
+    add_schema_arguments(propose, required=False)
+    add_policy_change_arguments(propose.add_argument_group("policy change (instead of a schema)"))
+    propose.set_defaults(handler=_refusals(run_propose))
+
+    proposals = commands.add_parser(
+        "proposals",
+        help="list, show, review, approve and apply schema change proposals",
+        description="Schema change proposals: review them, comment, approve or reject, apply exactly what was "
+        "approved. Exits 1 when the registry refuses a step (a permission, missing approvals, a stale "
+        "proposal), 2 on a usage error.",
+    )
+    verbs = proposals.add_subparsers(dest="verb", title="verbs", metavar="VERB", required=True)
+
+    listing = _verb(verbs, "list", "proposals, newest first", run_list, writes=False, takes_id=False)
+    listing.add_argument("--state", metavar="S", help="open, approved, applied, rejected, withdrawn or stale")
+    listing.add_argument("--namespace", "-n", metavar="NS", help="only this namespace's proposals")
+    listing.add_argument("--topic", "-t", metavar="T", help="only this topic's proposals")
+    listing.add_argument("--limit", type=whole_number(1), default=500, metavar="N", help="at most N (default 500)")
+
+    _verb(
+        verbs,
+        "show",
+        "a proposal, its revisions, approvals and comments, and its review computed now",
+        run_show,
+        writes=False,
+    )
+    comment = _verb(verbs, "comment", "comment on a proposal (anyone who may read)", run_comment)
+    comment.add_argument("text", metavar="TEXT", help="the comment")
+    comment.add_argument("--path", default="", metavar="P", help="the field path of the diff it is about")
+    _verb(verbs, "approve", "approve the current revision (never your own proposal)", run_approve)
+    reject = _verb(verbs, "reject", "reject a proposal, with a reason", run_reject)
+    reject.add_argument("--reason", required=True, metavar="R", help="why (required)")
+    _verb(verbs, "withdraw", "withdraw a proposal (its author, or an admin)", run_withdraw)
+    revise = _verb(
+        verbs,
+        "revise",
+        "a new revision: another schema (the same inputs as `check`), or other policy values; clears approvals",
+        run_revise,
+    )
+    add_schema_arguments(revise, required=False)
+    add_policy_change_arguments(revise.add_argument_group("policy change (a policy proposal)"))
+    _verb(verbs, "rebase", "a new revision of the same candidate against the latest version (or policy)", run_rebase)
+    apply = _verb(verbs, "apply", "apply exactly the approved revision, while its base is still the latest", run_apply)
+    apply.add_argument(
+        "--override-reason",
+        metavar="R",
+        help="an admin applying without the approvals the namespace asks for: why (kept with the proposal)",
+    )
+    rules = _verb(
+        verbs,
+        "rules",
+        "a namespace's review rules: approvals needed and who may give them (--set changes them)",
+        run_rules,
+        takes_id=False,
+    )
+    rules.add_argument("namespace", metavar="NAMESPACE", help="tenant/namespace")
+    rules.add_argument("--set", action="store_true", help="change the rules (an admin); others stay as they are")
+    rules.add_argument(
+        "--required-approvals", type=whole_number(0), metavar="N", help="approvals a proposal needs (0 to 5)"
+    )
+    rules.add_argument(
+        "--reviewer",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="who may approve (repeatable; replaces the list)",
+    )
+    rules.add_argument(
+        "--any-reviewer",
+        action="store_true",
+        help="clear the reviewers: anyone who may write approves (not the author)",
+    )
+
+
+def run_propose(args: argparse.Namespace) -> int:
+    title = args.title.strip()
+    if not title:
+        raise UserError("--title must not be empty: say in one line what the change is")
+    actor = acting_person(args)
+    if policy_change_given(args):
+        if _schema_given(args):
+            raise UserError("give either a schema (--file, --record, --type) or policy changes, not both")
+        target = args.namespace or args.topic
+        changes = policy_changes(args, namespace=args.namespace is not None)
+        with registry_for(args) as reg:
+            made = reg.propose_policy(target, changes, title=title, description=args.description, actor=actor)
+            return _print_made(args, reg, made, "created")
+    if args.namespace is not None:
+        raise UserError(
+            "a namespace proposal changes its policies: give --compatibility, --validation-enforced, "
+            "--allow-auto-update or --auto-update-strategy (a schema is proposed for a --topic)"
+        )
+    info = read_schema_info(args)
+    pitfalls = record_pitfalls(args)
+    with registry_for(args) as reg:
+        made = reg.propose_schema(args.topic, info, title=title, description=args.description, actor=actor)
+        code = _print_made(args, reg, made, "created")
+    if not args.json:
+        say_pitfalls(pitfalls)  # what a --record class generates that is worth a fix, as `check` shows it
+    return code
+
+
+def run_list(args: argparse.Namespace) -> int:
+    with registry_for(args) as reg:
+        found = reg.proposals(state=args.state, namespace=args.namespace, topic=args.topic, limit=args.limit)
+    if args.json:
+        print_json({"proposals": to_json(found)})
+        return EXIT_OK
+    if not found:
+        say("no proposals" + _filters_text(args))
+        return EXIT_OK
+    rows = [("ID", "STATE", "KIND", "TARGET", "REV", "APPROVALS", "AUTHOR", "UPDATED", "TITLE")]
+    for p in found:
+        approvals = ", ".join(p.approvers) or "-"
+        rows.append(
+            (
+                f"#{p.id}",
+                str(p.state),
+                str(p.kind),
+                p.target,
+                str(p.revision.number),
+                approvals,
+                p.author,
+                time_text(p.updated_at),
+                p.title,
+            )
+        )
+    say("\n".join(_table(rows)))
+    return EXIT_OK
+
+
+def run_show(args: argparse.Namespace) -> int:
+    with registry_for(args) as reg:
+        proposal = reg.proposal(args.id)
+        rules = reg.review_rules(proposal.namespace)
+        review, frozen = current_review(reg, proposal)
+        line = _line(review.line)
+    if args.json:
+        print_json({**to_json(proposal), "review": to_json(review), "review_computed": "at apply" if frozen else "now"})
+        return EXIT_OK
+    lines = render_proposal(proposal, rules)
+    lines.append("")
+    lines += render_review(proposal, review, line, when="at apply (frozen)" if frozen else "now")
+    say("\n".join(lines))
+    return EXIT_OK
+
+
+def run_comment(args: argparse.Namespace) -> int:
+    actor = acting_person(args)
+    with registry_for(args) as reg:
+        made = reg.comment_on_proposal(args.id, args.text, path=args.path, actor=actor)
+    if args.json:
+        print_json(to_json(made))
+    else:
+        where = f" on {made.path}" if made.path else ""
+        say(f"proposal #{args.id}: comment {made.id}{where} by {made.user} on revision {made.revision}")
+    return EXIT_OK
+
+
+def run_approve(args: argparse.Namespace) -> int:
+    actor = acting_person(args)
+    with registry_for(args) as reg:
+        done = reg.approve_proposal(args.id, actor=actor)
+        rules = reg.review_rules(done.namespace)
+    return _print_step(args, done, f"approved: approvals {_approvals_text(done, rules)}")
+
+
+def run_reject(args: argparse.Namespace) -> int:
+    if not args.reason.strip():
+        raise UserError("--reason must not be empty: say why the proposal is rejected")
+    actor = acting_person(args)
+    with registry_for(args) as reg:
+        done = reg.reject_proposal(args.id, args.reason, actor=actor)
+    return _print_step(args, done, f"rejected: {done.reason}")
+
+
+def run_withdraw(args: argparse.Namespace) -> int:
+    actor = acting_person(args)
+    with registry_for(args) as reg:
+        done = reg.withdraw_proposal(args.id, actor=actor)
+    return _print_step(args, done, "withdrawn")
+
+
+def run_revise(args: argparse.Namespace) -> int:
+    actor = acting_person(args)
+    schema_given, policy_given = _schema_given(args), policy_change_given(args)
+    if schema_given and policy_given:
+        raise UserError("give either a schema (--file, --record, --type) or policy changes, not both")
+    if not schema_given and not policy_given:
+        raise UserError(
+            "nothing to revise: give the new schema (--file, --record, --type) or the new policy values "
+            "(--compatibility, ...); `proposals rebase ID` keeps the candidate and moves its base"
+        )
+    info = read_schema_info(args) if schema_given else None  # a bad file is refused before anything is read
+    with registry_for(args) as reg:
+        current = reg.proposal(args.id)
+        if current.kind is ProposalKind.SCHEMA and info is None:
+            raise UserError(f"proposal #{args.id} proposes a schema: revise it with --file, --record or --type")
+        if current.kind is ProposalKind.POLICY and info is not None:
+            raise UserError(f"proposal #{args.id} changes a policy: revise it with --compatibility and the like")
+        if info is not None:
+            done = reg.revise_proposal(args.id, schema=info, actor=actor)
+        else:
+            changes = policy_changes(args, namespace=current.target == current.namespace)
+            done = reg.revise_proposal(args.id, policy=changes, actor=actor)
+        return _print_made(args, reg, done, f"revised (revision {done.revision.number}; approvals cleared)")
+
+
+def run_rebase(args: argparse.Namespace) -> int:
+    actor = acting_person(args)
+    with registry_for(args) as reg:
+        done = reg.rebase_proposal(args.id, actor=actor)
+        return _print_made(args, reg, done, f"rebased (revision {done.revision.number}; approvals cleared)")
+
+
+def run_apply(args: argparse.Namespace) -> int:
+    from registry import IncompatibleSchemaError
+
+    reason = args.override_reason
+    if reason is not None and not reason.strip():
+        raise UserError("--override-reason must not be empty: say why the approvals are not needed")
+    actor = acting_person(args)
+    with registry_for(args) as reg:
+        try:
+            done = reg.apply_proposal(args.id, actor=actor, override_reason=reason)
+        except IncompatibleSchemaError as exc:
+            if exc.result is None:
+                raise
+            proposal = reg.proposal(args.id)
+            if not args.json:
+                say(render_result(proposal.target, exc.result))
+            else:
+                print_json({"proposal": args.id, "applied": False, **to_json(exc.result)})
+            return refused(
+                f"proposal #{args.id} was not applied: Pulsar refuses its schema under {exc.result.strategy} "
+                "now (the strategy in force at apply decides); nothing was registered"
+            )
+    if args.json:
+        print_json(to_json(done))
+        return EXIT_OK
+    if done.kind is ProposalKind.SCHEMA:
+        what = f"{done.target} version {done.applied_version}"
+    else:
+        what = f"{done.target}: {_policy_text(done.revision.policy)}"
+    approvers = ", ".join(done.approvers) or "nobody"
+    say(f"proposal #{done.id} applied: {what} (revision {done.revision.number}, approved by {approvers})")
+    if done.reason and reason is not None:
+        say(f"applied WITHOUT the approvals the namespace asks for, by {done.applied_by}: {done.reason}")
+    return EXIT_OK
+
+
+def run_rules(args: argparse.Namespace) -> int:
+    changing = args.required_approvals is not None or args.reviewer or args.any_reviewer
+    if changing and not args.set:
+        raise UserError("--required-approvals, --reviewer and --any-reviewer change the rules: add --set")
+    if args.set and not changing:
+        raise UserError("--set changes nothing: give --required-approvals N, --reviewer NAME or --any-reviewer")
+    if args.reviewer and args.any_reviewer:
+        raise UserError("give --reviewer NAME or --any-reviewer, not both")
+    if any(not name.strip() for name in args.reviewer):
+        raise UserError("--reviewer must name someone (it is empty)")
+    actor = acting_person(args) if args.set else None
+    with registry_for(args) as reg:
+        rules = reg.review_rules(args.namespace)
+        if args.set:
+            wanted = ReviewRules(
+                required_approvals=rules.required_approvals
+                if args.required_approvals is None
+                else args.required_approvals,
+                reviewers=() if args.any_reviewer else tuple(args.reviewer) or rules.reviewers,
+            )
+            rules = reg.set_review_rules(args.namespace, wanted, actor=actor)
+    if args.json:
+        print_json({"namespace": args.namespace.strip(), **to_json(rules)})
+        return EXIT_OK
+    who = ", ".join(rules.reviewers) or "anyone who may write (never the author)"
+    say(f"namespace {args.namespace.strip()}: {rules.required_approvals} approval(s) from {who}")
+    return EXIT_OK
+
+
+def current_review(reg: SchemaRegistry, proposal: Proposal) -> tuple[ProposalReview, bool]:
+    """The review to show, and whether it is the one frozen at apply. An applied proposal is shown as it was
+    judged when applied: against the registry now it would only look stale, since its own registration moved
+    the latest version past its base. Every other proposal is reviewed now."""
+    if proposal.state is ProposalState.APPLIED and proposal.applied_review is not None:
+        return proposal.applied_review, True
+    return reg.review_proposal(proposal.id), False
+
+
+def run_check_proposal(args: argparse.Namespace, form: str) -> int:
+    """`check --proposal ID`: the proposal's current revision as its review judges it (problems marked
+    introduced or already there; exit 1 when Pulsar would refuse it or it is stale), or, with a schema file
+    that is not that revision, the file checked on the proposal's topic with the proposal linked."""
+    from registry import TopicName
+
+    from .admin import emit_check, proposal_line
+
+    if args.strategy is not None:
+        raise UserError("--strategy: a proposal is judged under the strategy in force (its review shows all 8)")
+    url_base = app_url(args.app_url)
+    info = read_schema_info(args) if _schema_given(args) else None
+    pitfalls = record_pitfalls(args) if info is not None else ()
+    with registry_for(args) as reg:
+        proposal = reg.proposal(args.proposal)
+        url = None if url_base is None else f"{url_base}/proposal?id={proposal.id}"
+        if proposal.kind is ProposalKind.POLICY:
+            if info is not None or args.topic:
+                raise UserError(f"proposal #{proposal.id} changes a policy: check it without a topic or schema")
+            review, frozen = current_review(reg, proposal)
+            return _emit_policy_check(form, proposal, review, url)
+        if args.topic and str(TopicName.parse(args.topic).base) != proposal.target:
+            raise UserError(f"--topic {args.topic!r} is not proposal #{proposal.id}'s topic ({proposal.target})")
+        revision = proposal.revision
+        if info is not None and not _same_schema(info, revision.schema):
+            note = (
+                f"the schema checked is not revision {revision.number} of proposal #{proposal.id}: the proposal's "
+                f"own review may differ (`{PROG} check --proposal {proposal.id}`)"
+            )
+            ref = _ref(proposal, url, note)
+            return emit_check(args, form, reg, proposal.target, info, pitfalls, ref)
+        review, frozen = current_review(reg, proposal)
+        ref = _ref(proposal, url, "as it was judged when applied" if frozen else "")
+        line = _line(review.line)
+    what_if = review.what_if
+    if what_if is None:  # a schema proposal's review always holds one; a registry that sends none is refused
+        raise UserError(f"proposal #{proposal.id}: the registry answered no verdict for this schema")
+    result = replace(what_if.result, advisories=what_if.result.advisories + tuple(pitfalls))
+    refused_now = not result.compatible or review.stale
+    if form == "json":
+        print_json(
+            {
+                "topic": proposal.target,
+                "pulsar_version": line.name,
+                **to_json(result),
+                "proposal": to_json(ref),
+                "review": to_json(review),
+            }
+        )
+    elif form == "markdown":
+        sys.stdout.write(
+            check_comment(
+                topic=proposal.target,
+                result=result,
+                line=line,
+                problems=[MarkedProblem(problem=p.problem, introduced=p.introduced) for p in review.problems],
+                advisories=result.advisories,
+                what_if=what_if,
+                proposal=ref,
+                stale_since=review.changed_since if review.stale else None,
+                blocking=review.blocking,
+                diff=review.diff,
+            )
+        )
+    else:
+        say(proposal_line(ref))
+        say("\n".join(render_review(proposal, review, line, when="at apply (frozen)" if frozen else "now")))
+    return EXIT_REFUSED if refused_now else EXIT_OK
+
+
+def _emit_policy_check(form: str, proposal: Proposal, review: ProposalReview, url: str | None) -> int:
+    """A policy proposal checked: its preview; exit 1 when it is stale (it could not be applied)."""
+    from .admin import proposal_line
+
+    ref = _ref(proposal, url, "")
+    line = _line(review.line)
+    if form == "json":
+        print_json({"pulsar_version": line.name, "proposal": to_json(ref), "review": to_json(review)})
+    elif form == "markdown":
+        if review.preview is None:
+            raise UserError(f"proposal #{proposal.id}: the registry answered no preview for this policy change")
+        sys.stdout.write(policy_comment(preview=review.preview, stale=review.stale, proposal=ref, line=line))
+    else:
+        say(proposal_line(ref))
+        say("\n".join(render_review(proposal, review, line, when="now")))
+    return EXIT_REFUSED if review.stale else EXIT_OK
+
+
+def _same_schema(info: SchemaInfo, proposed: SchemaInfo | None) -> bool:
+    """Whether a schema read from a file is the proposal's revision (type, text and properties)."""
+    if proposed is None:
+        return False
+    return (info.type, info.schema, dict(info.properties)) == (
+        proposed.type,
+        proposed.schema,
+        dict(proposed.properties),
+    )
+
+
+def _ref(proposal: Proposal, url: str | None, note: str) -> ProposalRef:
+    return ProposalRef(
+        id=proposal.id,
+        title=proposal.title,
+        state=str(proposal.state),
+        revision=proposal.revision.number,
+        base=_base_text(proposal),
+        url=url,
+        note=note,
+    )
+
+
+def app_url(raw: str | None) -> str | None:
+    """The app's address for proposal links: `--app-url`, else $SCHEMA_EXPLORER_APP_URL, else None. Only an
+    http(s) URL without a query, fragment, spaces, quotes or angle brackets passes, so a link made from it
+    cannot break out of the Markdown or HTML around it; anything else is a usage error naming it."""
+    from urllib.parse import urlsplit
+
+    flag = "--app-url"
+    if raw is None:
+        raw = os.environ.get(APP_URL_ENV) or None
+        flag = f"${APP_URL_ENV}"
+    if raw is None:
+        return None
+    text = raw.strip()
+    parts = urlsplit(text)
+    bad = any(c.isspace() or c in "<>\"'`\\" or not c.isprintable() for c in text)
+    if bad or parts.scheme.lower() not in ("http", "https") or not parts.netloc or parts.query or parts.fragment:
+        raise UserError(
+            f"{flag} {raw!r} is not the app's address: give an http:// or https:// URL without a query, "
+            "e.g. https://schemas.example.com"
+        )
+    return text.rstrip("/")
+
+
+# --- rendering for people -----------------------------------------------------------------------------------
+
+
+def render_proposal(proposal: Proposal, rules: ReviewRules) -> list[str]:
+    """The proposal and its history: revisions (each with its base and digest), approvals of the current
+    revision against the rules, comments, and how it ended."""
+    revision = proposal.revision
+    lines = [
+        f"proposal #{proposal.id} · {proposal.kind} · {proposal.target}",
+        f"  title:       {proposal.title}",
+        f"  state:       {proposal.state}",
+        f"  author:      {proposal.author}",
+        f"  created:     {time_text(proposal.created_at)}, updated {time_text(proposal.updated_at)}",
+        f"  revision:    {revision.number}, against {_base_text(proposal)}",
+        f"  approvals:   {_approvals_text(proposal, rules)}",
+    ]
+    if proposal.reason:
+        label = "rejected" if str(proposal.state) == "rejected" else "override"
+        lines.append(f"  {label + ':':<12} {proposal.reason}")
+    if proposal.applied_by:
+        version = "" if proposal.applied_version is None else f", as version {proposal.applied_version}"
+        lines.append(f"  applied by:  {proposal.applied_by}{version}")
+    if proposal.description:
+        lines.append("  description:")
+        lines += [f"    {row}" for row in proposal.description.splitlines()]
+    lines.append("revisions:")
+    for rev in proposal.revisions:
+        if rev.schema is not None:
+            what = f"{rev.schema.type} schema against " + (
+                "a topic without a live schema" if rev.base_version is None else f"version {rev.base_version}"
+            )
+        else:
+            what = _policy_text(rev.policy)
+        lines.append(f"  {rev.number}. {time_text(rev.at)} by {rev.author}: {what} (sha256 {rev.sha256[:12]})")
+    if proposal.comments:
+        lines.append("comments:")
+        for comment in proposal.comments:
+            where = f" on {comment.path}" if comment.path else ""
+            lines.append(
+                f"  [{comment.id}] {comment.user}, {time_text(comment.at)}, revision {comment.revision}{where}:"
+            )
+            lines += [f"      {row}" for row in comment.text.splitlines()]
+    return lines
+
+
+def render_review(proposal: Proposal, review: ProposalReview, line: PulsarLine, *, when: str) -> list[str]:
+    """What the core says of the current revision: for a schema, the verdict with each problem marked
+    introduced or already there, the verdict under each strategy, advisories, admission, the upgrade order
+    and the changes; for a policy, its preview; and whether it is stale."""
+    lines = [f"review, computed {when} (as {line.title}, Avro {line.avro}):"]
+    lines += ["  " + row for row in _stale_lines(proposal, review)]
+    if review.preview is not None:
+        return lines + ["  " + row for row in _preview_lines(review.preview)]
+    what_if = review.what_if
+    if what_if is None:
+        return lines
+    result = what_if.result
+    lines.append("  " + _verdict_text(result, review))
+    for number, marked in enumerate(_introduced_first(review.problems), 1):
+        problem = marked.problem
+        where = f" at {problem.path}" if problem.path else ""
+        mark = "introduced" if marked.introduced else "already there"
+        lines.append(f"    {number}. [{mark}] {problem.code}{where}")
+        lines.append(f"       direction: {problem.direction} ({problem.direction_text})")
+        lines.append(f"       {problem.message}")
+        if problem.hint:
+            lines.append(f"       hint: {problem.hint}")
+    if review.blocking is not None:
+        cells = [f"{s} {'refuses' if refuses else 'ok'}" for s, refuses in review.blocking.items()]
+        lines.append("  introduced refusals under each strategy: " + ", ".join(cells))
+    if what_if.duplicate_of is not None:
+        lines.append(f"  identical to live version {what_if.duplicate_of}: applying it stores nothing")
+    lines.append("  admission:")
+    for label, admission in (
+        ("registration", what_if.registration),
+        ("producer", what_if.producer),
+        ("consumer", what_if.consumer),
+    ):
+        lines.append(f"    {label + ':':<14}{_admission_text(admission)}")
+    if what_if.advisories:
+        lines.append("  advisories (accepted by Pulsar, but worth a look):")
+        for advisory in what_if.advisories:
+            where = f" at {advisory.path}" if advisory.path else ""
+            lines.append(f"    - {advisory.severity} {advisory.code}{where}: {advisory.message}")
+            if advisory.hint:
+                lines.append(f"      hint: {advisory.hint}")
+    lines += ["  " + row for row in _upgrade_lines(what_if)]
+    diff = review.diff
+    if diff is not None:
+        lines.append(f"  changes against version {diff.old_version}:" + ("" if diff.changes else " none"))
+        for change in diff.changes:
+            mark = "!" if change.is_breaking else " "
+            lines.append(f"   {mark} {change.kind} {change.path}: {change.message}")
+    return lines
+
+
+def render_summary(proposal: Proposal, review: ProposalReview, line: PulsarLine) -> list[str]:
+    """A few lines on the review, for `propose`, `revise` and `rebase`: the verdict and what needs doing."""
+    lines = [f"review (as {line.title}):"]
+    if review.preview is not None:
+        preview = review.preview
+        lines.append("  changes: " + ("; ".join(preview.changes) or "none"))
+        refused = [t.topic for t in preview.refused_topics]
+        lines.append(f"  topics whose latest registration it would refuse: {', '.join(refused) or 'none'}")
+        lines.append(f"  clients that could no longer connect: {len(preview.refused_clients)}")
+    elif review.what_if is not None:
+        lines.append("  " + _verdict_text(review.what_if.result, review))
+        lines += ["  " + row for row in _upgrade_lines(review.what_if)[:2]]
+    lines += ["  " + row for row in _stale_lines(proposal, review)]
+    lines.append(f"  details: {PROG} proposals show {proposal.id}")
+    return lines
+
+
+def _verdict_text(result: CompatibilityResult, review: ProposalReview) -> str:
+    versions = result.checked_versions
+    checked = f"version{'s' * (len(versions) != 1)} {', '.join(map(str, versions))}" if versions else "no live version"
+    if result.compatible:
+        return f"verdict: compatible under {result.strategy} (checked against {checked})"
+    count = len(result.problems)
+    there = count - review.introduced_problems
+    return (
+        f"verdict: INCOMPATIBLE under {result.strategy} (checked against {checked}): {count} "
+        f"problem{'s' * (count != 1)}, {review.introduced_problems} introduced, {there} already there"
+    )
+
+
+def _stale_lines(proposal: Proposal, review: ProposalReview) -> list[str]:
+    if not review.stale:
+        return ["stale: no (its base is still the latest)"]
+    if review.preview is not None:
+        changed = "the policy was changed since it was proposed"
+    else:
+        changed = (
+            f"against {_base_text(proposal)}; stored since: "
+            + (", ".join(map(str, review.changed_since)) or "a delete")
+            + f" (latest now: {'none' if review.latest_version is None else review.latest_version})"
+        )
+    return [f"stale: YES, {changed}; `{PROG} proposals rebase {proposal.id}` before it can be applied"]
+
+
+def _preview_lines(preview: PolicyPreview) -> list[str]:
+    lines = [f"preview of the change on {preview.scope} {preview.target}:"]
+    lines += [f"  {change}" for change in preview.changes] or ["  nothing would change"]
+    for topic in preview.topics:
+        if topic.latest_refused or topic.refused_versions:
+            versions = ", ".join(map(str, topic.refused_versions))
+            first = f": {topic.first_problem.message}" if topic.first_problem is not None else ""
+            lines.append(f"  {topic.topic}: would have refused version(s) {versions}{first}")
+        for client in topic.refused_clients:
+            lines.append(
+                f"  {topic.topic}: {client.client.role} {client.client.name!r} could not connect: {client.reason}"
+            )
+        if topic.shielded_by:
+            lines.append(f"  {topic.topic}: not (fully) reached: {'; '.join(topic.shielded_by)}")
+    lines.append(
+        f"  {len(preview.topics)} topic(s) looked at: {len(preview.refused_topics)} whose latest registration "
+        f"it would refuse, {len(preview.refused_clients)} client(s) that could no longer connect"
+    )
+    return lines
+
+
+def _upgrade_lines(what_if: WhatIf) -> list[str]:
+    lines = []
+    change = what_if.change_order
+    if change is not None:
+        lines.append(f"upgrade order: {change.order}: {change.explanation}")
+    lines.append(f"{what_if.effective.value} guarantees {what_if.strategy_order} for any change it accepts")
+    plan = what_if.plan
+    if plan is not None and not plan.feasible:
+        lines.append(f"recorded clients: no safe order: {plan.reason}")
+    elif plan is not None:
+        for step in plan.steps:
+            names = ", ".join(c.name for c in step.clients)
+            lines.append(f"  step {step.number}: {step.role}s {names}: {step.explanation}")
+    return lines
+
+
+def _admission_text(admission: Admission) -> str:
+    if not admission.accepted:
+        return f"refused: {admission.reason}"
+    version = "" if admission.version is None else f" with version {admission.version}"
+    stored = " (registers it)" if admission.registered else ""
+    return f"accepted{version}{stored}" + (f": {admission.reason}" if admission.reason else "")
+
+
+def _introduced_first(problems: Sequence[ReviewedProblem]) -> list[ReviewedProblem]:
+    return sorted(problems, key=lambda p: not p.introduced)
+
+
+def _approvals_text(proposal: Proposal, rules: ReviewRules) -> str:
+    who = ", ".join(proposal.approvers) or "none yet"
+    reviewers = f"; reviewers: {', '.join(rules.reviewers)}" if rules.reviewers else ""
+    return f"{who} ({len(proposal.approvals)} of {rules.required_approvals} needed{reviewers})"
+
+
+def _base_text(proposal: Proposal) -> str:
+    if proposal.revision.schema is None:
+        return "the policy as stored"
+    base = proposal.base_version
+    return "a topic without a live schema" if base is None else f"version {base}"
+
+
+def _policy_text(policy: Any) -> str:
+    def shown(value: Any) -> str:
+        return "unset" if value is None else str(value).lower() if isinstance(value, bool) else str(value)
+
+    return ", ".join(f"{key}={shown(value)}" for key, value in dict(policy or {}).items()) or "no change"
+
+
+def _filters_text(args: argparse.Namespace) -> str:
+    parts = [f"{name} {value}" for name in ("state", "namespace", "topic") if (value := getattr(args, name))]
+    return f" ({', '.join(parts)})" if parts else ""
+
+
+def _table(rows: Sequence[Sequence[str]]) -> list[str]:
+    """Rows as aligned columns; the last column (a title) is left as long as it is."""
+    cells = [[" ".join(str(cell).split()) for cell in row] for row in rows]
+    widths = [max(len(row[i]) for row in cells) for i in range(len(cells[0]) - 1)]
+    return ["  ".join([*(c.ljust(w) for c, w in zip(row, widths, strict=False)), row[-1]]) for row in cells]
+
+
+def _line(name: str) -> PulsarLine:
+    return pulsar_line(name)
+
+
+def _print_made(args: argparse.Namespace, reg: SchemaRegistry, proposal: Proposal, verb: str) -> int:
+    """A proposal just made or revised: the proposal, and (for people) the review computed now."""
+    if args.json:
+        print_json(to_json(proposal))
+        return EXIT_OK
+    review = reg.review_proposal(proposal.id)
+    base = _base_text(proposal)
+    say(f"proposal #{proposal.id} {verb}: {proposal.title}")
+    say(
+        f"  {proposal.kind} proposal for {proposal.target}, against {base} · state {proposal.state} · "
+        f"revision {proposal.revision.number} by {proposal.revision.author} · author {proposal.author}"
+    )
+    say("\n".join(render_summary(proposal, review, _line(review.line))))
+    return EXIT_OK
+
+
+def _print_step(args: argparse.Namespace, proposal: Proposal, what: str) -> int:
+    if args.json:
+        print_json(to_json(proposal))
+    else:
+        say(f"proposal #{proposal.id} {what}; now {proposal.state}")
+    return EXIT_OK
+
+
+# --- arguments and refusals ---------------------------------------------------------------------------------
+
+
+def _common_arguments(parser: argparse.ArgumentParser, *, writes: bool) -> None:
+    add_source_arguments(parser)
+    parser.add_argument("--json", action="store_true", help=JSON_HELP)
+    if writes:
+        parser.add_argument("--as", dest="as_name", metavar="NAME", help=AS_HELP)
+
+
+def _verb(
+    verbs: argparse._SubParsersAction[Any],
+    name: str,
+    help_text: str,
+    handler: Handler,
+    *,
+    writes: bool = True,
+    takes_id: bool = True,
+) -> argparse.ArgumentParser:
+    parser: argparse.ArgumentParser = verbs.add_parser(
+        name, help=help_text, description=help_text[:1].upper() + help_text[1:] + "."
+    )
+    if takes_id:
+        parser.add_argument("id", type=whole_number(1), metavar="ID", help="the proposal's number")
+    _common_arguments(parser, writes=writes or name == "rules")
+    parser.set_defaults(handler=_refusals(handler))
+    return parser
+
+
+def _schema_given(args: argparse.Namespace) -> bool:
+    return bool(args.file or args.record or args.type or args.property or args.message or args.proto_path)
+
+
+def refused(message: str) -> int:
+    """One line on stderr for a step the registry declined; exit code 1."""
+    print(f"{PROG}: refused: {for_terminal(' '.join(message.split()))}", file=sys.stderr)
+    return EXIT_REFUSED
+
+
+def _refusals(handler: Handler) -> Handler:
+    """`handler` with the registry's refusals (a permission, missing approvals, a stale proposal, a state
+    that does not allow the step) as exit code 1 and one line, where every other RegistryError is a usage
+    error (main's exit 2)."""
+
+    @functools.wraps(handler)
+    def run(args: argparse.Namespace) -> int:
+        from registry import ApprovalsMissingError, PermissionDeniedError, ProposalError
+
+        try:
+            return handler(args)
+        except ApprovalsMissingError as exc:
+            hint = " (--override-reason R)" if "written reason" in str(exc) else ""
+            return refused(f"{exc}{hint}")
+        except (PermissionDeniedError, ProposalError) as exc:
+            return refused(str(exc))
+
+    return run
