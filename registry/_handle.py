@@ -334,6 +334,11 @@ class SchemaRegistry(abc.ABC):
         """Proposals, newest first (at most `limit`), filtered by state, namespace or topic."""
 
     @abc.abstractmethod
+    def proposal_counts(self) -> dict[ProposalState, int]:
+        """How many proposals are in each state, every state named (0 included): one read, for a listing's
+        tabs and the server's `schema_explorer_proposals` gauge."""
+
+    @abc.abstractmethod
     def review_proposal(self, proposal_id: int) -> ProposalReview:
         """The review of the proposal's current revision, computed now from the registry as it is: the verdict
         under the strategy in force and all 8, each problem introduced or already there, advisories, admission

@@ -193,6 +193,9 @@ class ReadOnlyRegistry(SchemaRegistry):
     ) -> list[Proposal]:
         return self._inner.proposals(state=state, namespace=namespace, topic=topic, limit=limit)
 
+    def proposal_counts(self) -> dict[ProposalState, int]:
+        return self._inner.proposal_counts()
+
     def review_proposal(self, proposal_id: int) -> ProposalReview:
         return self._inner.review_proposal(proposal_id)
 

@@ -95,6 +95,12 @@ class ProposalList(BaseModel):
     proposals: list[Proposal]
 
 
+class ProposalCounts(BaseModel):
+    """How many proposals are in each state; every state is named."""
+
+    counts: dict[str, int]
+
+
 class ReviewRules(Wire):
     required_approvals: int = Field(ge=0, le=5, description="approvals a proposal needs before it is applied")
     reviewers: list[str] = Field(description="who may approve; empty: anyone who may write, except the author")

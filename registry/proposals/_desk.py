@@ -84,6 +84,9 @@ class ProposalDesk:
         target = None if topic is None else str(TopicName.parse(topic).base)
         return _records.listing(self._storage, state=wanted, namespace=ns, target=target, limit=limit)
 
+    def counts(self) -> dict[ProposalState, int]:
+        return _records.counts(self._storage)
+
     def review(self, proposal_id: int) -> ProposalReview:
         return review(self._state, self.proposal(proposal_id))
 

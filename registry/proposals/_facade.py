@@ -41,6 +41,9 @@ class EmbeddedProposals:
     ) -> list[Proposal]:
         return self._desk.proposals(state, namespace, topic, limit)
 
+    def proposal_counts(self) -> dict[ProposalState, int]:
+        return self._desk.counts()
+
     @bounded
     def review_proposal(self, proposal_id: int) -> ProposalReview:
         return self._desk.review(proposal_id)

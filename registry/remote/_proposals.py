@@ -60,6 +60,10 @@ class ProposalsApi:
         doc = self._read(PROPOSALS, params, "listing proposals")
         return self._decoded(list[Proposal], doc.get("proposals"), "listing proposals")
 
+    def counts(self) -> dict[ProposalState, int]:
+        doc = self._read(f"{EXPLORER}/proposal-counts", [], "counting proposals")
+        return self._decoded(dict[ProposalState, int], doc.get("counts"), "counting proposals")
+
     def revise(self, proposal_id: int, schema: SchemaInfo | None, policy: Mapping[str, Any] | None) -> Proposal:
         body: dict[str, Any] = {}
         if schema is not None:
@@ -177,6 +181,9 @@ class RemoteProposals:
         limit: int = 500,
     ) -> list[Proposal]:
         return self._proposals().proposals(state, namespace, topic, limit)
+
+    def proposal_counts(self) -> dict[ProposalState, int]:
+        return self._proposals().counts()
 
     def review_proposal(self, proposal_id: int) -> ProposalReview:
         return self._proposals().review(proposal_id)

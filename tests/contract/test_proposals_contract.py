@@ -125,6 +125,8 @@ def test_the_whole_sequence_answers_alike(people: dict[str, SchemaRegistry]) -> 
     assert applied[1]["state"] == "applied" and applied[1]["applied_version"] == 1
     both(people, "alice", lambda r, a: [(v.version, v.data.decode()) for v in r.history(TOPIC)])
     both(people, "victor", lambda r, a: r.proposals(topic=TOPIC))
+    counts = both(people, "victor", lambda r, a: r.proposal_counts())[1]
+    assert counts == {"open": 0, "approved": 0, "applied": 1, "rejected": 0, "withdrawn": 0, "stale": 0}
 
 
 def test_stale_then_rebase_and_a_policy_proposal_answer_alike(people: dict[str, SchemaRegistry]) -> None:
@@ -145,6 +147,7 @@ def test_stale_then_rebase_and_a_policy_proposal_answer_alike(people: dict[str, 
     both(people, "ops", lambda r, a: r.apply_proposal(policy[1]["id"], actor=a))
     both(people, "ops", lambda r, a: r.set_review_rules(NS, ReviewRules(required_approvals=2), actor=a))
     both(people, "victor", lambda r, a: r.review_rules(NS))
+    assert both(people, "victor", lambda r, a: r.proposal_counts())[1]["applied"] == 2  # and the open rebased one
 
 
 def test_the_rest_routes_answer_with_the_issue_s_status_codes(server: str, people: dict[str, SchemaRegistry]) -> None:
