@@ -19,7 +19,7 @@ import streamlit as st
 
 from app import links, selection, session
 from app.render import escape_markdown, show_error, when
-from app.review import ALARM_SHADE, BAD, shaded
+from app.review import BAD, shaded, show_preview
 from registry import (
     STRATEGIES,
     AuditEntry,
@@ -33,7 +33,6 @@ from registry import (
     TopicName,
     TopicPolicy,
 )
-from registry.views.tables import policy_preview_frame, preview_clients_frame, shielded_frame
 
 UNDEFINED = CompatibilityStrategy.UNDEFINED
 STRATEGY_CHOICES = (UNDEFINED, *STRATEGIES)
@@ -94,31 +93,6 @@ def policy_frame(policy: NamespacePolicy) -> pd.DataFrame:
 
 
 # --- preview and confirmation -------------------------------------------------------------------------
-
-
-def show_preview(preview: PolicyPreview) -> None:
-    """What the change would do: the values that change, then refusals, then the topics it does not reach."""
-    st.markdown("**Preview**: " + escape_markdown("; ".join(preview.changes)))
-    reached = [t for t in preview.topics if t.changed]
-    columns = st.columns(4)
-    columns[0].metric("Topics the change reaches", len(reached))
-    columns[1].metric("Latest change would be refused", len(preview.refused_topics))
-    columns[2].metric("Clients that could no longer connect", len(preview.refused_clients))
-    columns[3].metric("Topics it does not reach", len(preview.shielded))
-    if not preview.refused_topics and not preview.refused_clients:
-        st.success("Nothing would be refused: every topic's history and every recorded client still pass.")
-    if reached:
-        st.dataframe(
-            shaded(policy_preview_frame(preview), ALARM_SHADE, "latest_refused"),
-            hide_index=True,
-            width="stretch",
-        )
-    if preview.refused_clients:
-        st.markdown("**Producers and consumers that could no longer connect**")
-        st.dataframe(preview_clients_frame(preview), hide_index=True, width="stretch")
-    if preview.shielded:
-        st.markdown("**Not reached by this change** (their own setting, or the broker's, keeps it out)")
-        st.dataframe(shielded_frame(preview), hide_index=True, width="stretch")
 
 
 def _ask(scope: str, target: str, values: dict[str, Any], before: NamespacePolicy | TopicPolicy) -> None:

@@ -20,6 +20,7 @@ from app.review import (
     show_diff,
     show_problems,
     show_upgrade,
+    show_verdict,
     show_wrapped,
 )
 from app.topic_page import topic_page
@@ -31,7 +32,6 @@ from registry import (
     SchemaNotFoundError,
     SchemaRegistry,
     SchemaVersion,
-    WhatIf,
 )
 from registry.views.charts import strategy_matrix_chart
 from registry.views.tables import advisories_frame, strategy_frame
@@ -87,17 +87,6 @@ def _show_outcome() -> None:
         show_problems(result)
 
 
-def verdict(what_if: WhatIf) -> None:
-    registration = what_if.registration
-    strategy = f"{what_if.effective.value} (from the {what_if.effective.source})"
-    if what_if.duplicate_of is not None:
-        st.info(f"Identical to live version {what_if.duplicate_of}: registering returns it and stores nothing.")
-    elif registration.accepted:
-        st.success(f"Registering would be accepted under {strategy} and store version {registration.version}.")
-    else:
-        st.error(escape_markdown(f"Registering would be refused under {strategy}: {registration.reason}"))
-
-
 def render(
     reg: SchemaRegistry, topic: str, *, read_only: bool = False, on_write: Callable[[], None] = lambda: None
 ) -> None:
@@ -116,7 +105,7 @@ def render(
     except RegistryError as exc:
         show_error(exc)
         return
-    verdict(what_if)
+    show_verdict(what_if)
 
     st.subheader("Under each strategy")
     st.altair_chart(strategy_matrix_chart(what_if, title=""), width="content")
