@@ -71,10 +71,13 @@ def approvers_of_revision(proposal: Proposal) -> tuple[str, ...]:
 
 
 def waiting_for(proposal: Proposal, rules: ReviewRules, actor: Actor | None) -> bool:
-    """Open, not theirs, theirs to approve under the rules, and not yet approved by them in this revision."""
+    """Still missing approvals under the rules as they are now (a stored "approved" can lack them again after the
+    rules changed), not theirs, theirs to approve under the rules, and not yet approved by them in this revision.
+    Stale proposals are the caller's to leave out (it takes a look at the registry)."""
     return (
         actor is not None
-        and proposal.state is ProposalState.OPEN
+        and proposal.state in (ProposalState.OPEN, ProposalState.APPROVED)
+        and len(counted_approvals(proposal, rules)) < rules.required_approvals
         and proposal.author != actor.name
         and may_review(proposal, rules, actor) is None
         and actor.name not in approvers_of_revision(proposal)

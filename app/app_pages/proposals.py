@@ -2,9 +2,10 @@
 are (open, mine, waiting for my review, stale, all) and by namespace; a click on a row opens the proposal.
 
 `/proposals?show=waiting&namespace=acme/orders` opens with those filters (app/links.py). "Waiting for my review"
-asks the core's rules (app/proposal_access.py): open, not mine, mine to approve under the namespace's review
-rules, and not yet approved by me in its current revision. "Stale" also finds the proposals whose base is no
-longer the latest although nobody tried to apply them yet.
+asks the core's rules (app/proposal_access.py): still missing approvals, not mine, mine to approve under the
+namespace's review rules, not yet approved by me in its current revision, and not stale (it cannot be approved
+before a rebase). "Stale" also finds the proposals whose base is no longer the latest although nobody tried to
+apply them yet.
 """
 
 from __future__ import annotations
@@ -80,7 +81,7 @@ def shown(
     if which == "mine":
         return [p for p in items if actor is not None and p.author == actor.name]
     if which == "waiting":
-        return [p for p in items if waiting_for(p, rules[p.namespace], actor)]
+        return [p for p in items if waiting_for(p, rules[p.namespace], actor) and not stale_now(reg, p)]
     if which == "stale":
         return [p for p in items if stale_now(reg, p)]
     return items
