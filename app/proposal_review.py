@@ -73,11 +73,14 @@ def _schema_review(proposal: Proposal, review: ProposalReview, *, key: str) -> N
         st.badge(f"{introduced} problem(s) introduced", color="red" if introduced else "green")
         if already:
             st.badge(f"{already} already there", color="orange", help="The base version already fails these.")
-        blocking = [str(s) for s, blocks in (review.blocking or {}).items() if blocks]
+        blocks = review.blocking or {}
+        blocking = [str(s) for s, refused in blocks.items() if refused]
+        in_force = blocks.get(what_if.effective.value, False)
         st.badge(
-            f"blocks under {len(blocking)} of {len(what_if.by_strategy)} strategies",
-            color="red" if blocking else "green",
-            help="Strategies under which this change introduces a refusal: " + (", ".join(blocking) or "none"),
+            f"introduces a refusal under {len(blocking)} of {len(what_if.by_strategy)} strategies",
+            color="red" if in_force else ("orange" if blocking else "green"),
+            help="Strategies under which this change itself would be refused (not a refusal the base already "
+            "had): " + (", ".join(blocking) or "none") + ("; the strategy in force among them." if in_force else "."),
         )
     if review.problems:
         st.markdown(f"**Problems under {what_if.effective.value}** (the strategy in force)")

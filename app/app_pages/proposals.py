@@ -38,16 +38,18 @@ FILTERS = {
 ALL_NAMESPACES = "All namespaces"
 LIMIT = 500
 TABLE = "props_table"  # the table's key, with a counter: a new key after each open clears the row selection
+# Widths in pixels that fit the main column at 1280 px with the sidebar open (about 820 px); the title takes
+# what is left. The link column holds the proposal's URL (a new tab, or a link to send); a click opens it here.
 COLUMNS = {
-    "id": st.column_config.NumberColumn("#", format="%d", width="small"),
-    "title": st.column_config.TextColumn("title", width="large"),
-    "kind": st.column_config.TextColumn("kind", width="small"),
-    "target": st.column_config.TextColumn("topic or namespace", width="medium"),
-    "author": st.column_config.TextColumn("author", width="small"),
-    "state": st.column_config.TextColumn("state", width="small"),
-    "approvals": st.column_config.TextColumn("approvals", width="small"),
-    "updated": st.column_config.TextColumn("updated", width="medium"),
-    "link": st.column_config.LinkColumn("link", display_text="open", width="small"),
+    "id": st.column_config.NumberColumn("#", format="%d", width=36),
+    "title": st.column_config.TextColumn("title", width=180),
+    "kind": st.column_config.TextColumn("kind", width=56),
+    "target": st.column_config.TextColumn("topic or namespace", width=160),
+    "author": st.column_config.TextColumn("author", width=110),
+    "state": st.column_config.TextColumn("state", width=62),
+    "approvals": st.column_config.TextColumn("approvals", width=64),
+    "link": st.column_config.LinkColumn("link", display_text="open", width=44),
+    "updated": st.column_config.TextColumn("updated", width=84, help="Last change (UTC)"),
 }
 
 
@@ -101,8 +103,8 @@ def frame(reg: SchemaRegistry, items: list[Proposal], rules: dict[str, ReviewRul
                 "author": p.author,
                 "state": state,
                 "approvals": f"{counted} of {rules[p.namespace].required_approvals}",
-                "updated": when(p.updated_at),
                 "link": links.page_url("proposal", {"id": str(p.id)}),
+                "updated": when(p.updated_at)[:10],
             }
         )
     return pd.DataFrame(rows, columns=list(COLUMNS))
@@ -133,7 +135,7 @@ def render(reg: SchemaRegistry) -> None:
         st.session_state["props_filter"] = "open"
     if st.session_state.get("props_namespace") not in options:
         st.session_state["props_namespace"] = ALL_NAMESPACES
-    left, right, share = st.columns([5, 3, 1], vertical_alignment="bottom")
+    left, right = st.columns([3, 2], vertical_alignment="bottom")
     with left:
         which = st.segmented_control(
             "Show", list(FILTERS), format_func=FILTERS.__getitem__, key="props_filter", required=True
@@ -143,8 +145,6 @@ def render(reg: SchemaRegistry) -> None:
     which = which or "open"
     ns = None if namespace == ALL_NAMESPACES else namespace
     links.keep({"show": which if which != "open" else None, "namespace": ns})
-    with share:
-        links.copy_link()
     actor = session.actor()
     if which in ("mine", "waiting") and actor is None:
         st.info("This session has no name (no user header), so nothing is yours or waiting for you.")
@@ -156,6 +156,7 @@ def render(reg: SchemaRegistry) -> None:
         st.caption(escape_markdown(f"You are {actor.name} ({actor.role})."))
     if not kept:
         st.info(_empty(which, ns))
+        links.copy_link()
         return
     table = frame(reg, kept, rules)
     opened = int(st.session_state.get("props_opened", 0))
@@ -174,7 +175,10 @@ def render(reg: SchemaRegistry) -> None:
         st.session_state["props_opened"] = opened + 1
         st.switch_page("app_pages/proposal.py", query_params={"id": str(table.iloc[rows[0]]["id"])})
     more = f" (the newest {LIMIT})" if len(items) >= LIMIT else ""
-    st.caption(f"{len(kept)} proposal(s){more}. Click a row to open it.")
+    caption, share = st.columns([4, 1], vertical_alignment="center")
+    caption.caption(f"{len(kept)} proposal(s){more}, newest first. Click a row to open it.")
+    with share:
+        links.copy_link()
 
 
 def _empty(which: str, namespace: str | None) -> str:
