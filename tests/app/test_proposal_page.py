@@ -219,3 +219,35 @@ def test_a_policy_proposal_shows_its_preview(db: Path) -> None:
     metrics = {m.label: m.value for m in at.metric}
     assert int(metrics["Latest change would be refused"]) >= 1
     assert "Apply" not in button_labels(proposal_page(db, made.id, ALICE))  # a policy needs an admin to apply
+
+
+def test_an_approval_is_for_the_revision_on_screen(db: Path) -> None:
+    pid = propose(db)
+    at = proposal_page(db, pid, BOB)
+    with Registry.open(db) as reg:  # alice pushes a new revision while bob reads the first
+        reg.revise_proposal(pid, schema=with_field(db, "otherNote"), actor=actor(ALICE))
+    at.button(key="prop_approve").click().run()
+    assert not at.exception
+    assert "Not approved: revision 2 was pushed since you opened revision 1." in said(at)
+    assert "revision 2 of 2" in said(at)
+    with Registry.open(db) as reg:
+        assert reg.proposal(pid).approvals == ()
+
+
+def test_without_an_id_the_page_points_to_the_list(db: Path) -> None:
+    at = proposal_page(db, None, BOB)
+    assert not at.exception
+    assert "No proposal chosen: open one from the Proposals page." in said(at)
+    assert [link.label for link in at.main.page_link] == ["Proposals"]
+
+
+def test_an_admin_applies_a_policy_proposal_once_approved(db: Path) -> None:
+    with Registry.open(db) as reg:
+        made = reg.propose_policy("initech/hr", {"compatibility": "FULL"}, title="Full HR", actor=actor(ALICE))
+        reg.approve_proposal(made.id, actor=actor(BOB))
+    at = proposal_page(db, made.id, OPS)
+    at.button(key="prop_apply").click().run()
+    assert not at.exception and not at.error
+    assert f"#{made.id} was applied: the policies of initech/hr are saved." in said(at)
+    with Registry.open(db) as reg:
+        assert str(reg.namespace_policy("initech/hr").compatibility) == "FULL"
