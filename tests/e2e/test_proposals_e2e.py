@@ -29,8 +29,8 @@ def main(page: Any) -> Any:
     return page.get_by_test_id("stMain")
 
 
-def new_page(browser: Any, width: int) -> Any:
-    page = browser.new_context(viewport={"width": width, "height": 1000}).new_page()
+def new_page(browser: Any, width: int, color_scheme: str = "light") -> Any:
+    page = browser.new_context(viewport={"width": width, "height": 1000}, color_scheme=color_scheme).new_page()
     page.set_default_timeout(WAIT_MS)
     page.dialogs = []
     page.on("dialog", lambda dialog: (page.dialogs.append(dialog.message), dialog.dismiss()))
@@ -45,11 +45,13 @@ def candidate(db: Path) -> str:
 
 
 def settled(page: Any) -> None:
-    """Idle, and every visible table drawn: the grid's code loads on a page's first table, which shows a
-    placeholder until then (a screenshot would catch it)."""
+    """Idle, and everything drawn: an element whose code is loaded on its first use shows a skeleton until then
+    (tables, toggles, page links, in a new browser context), and a table draws its canvas after that; a
+    screenshot would catch either."""
     wait_idle(page)
     page.wait_for_function(
-        "() => [...document.querySelectorAll('[data-testid=stDataFrame]')].filter(d => d.checkVisibility())"
+        "() => !document.querySelector('[data-testid=stSkeleton]') && "
+        "[...document.querySelectorAll('[data-testid=stDataFrame]')].filter(d => d.checkVisibility())"
         ".every(d => d.querySelector('canvas'))"
     )
 
@@ -163,3 +165,10 @@ def test_two_people_propose_review_approve_and_apply(
         ("apply_proposal", ALICE),
     } <= trail
     assert alice.dialogs == [] and bob.dialogs == []
+
+    # The applied proposal reads as well in the dark theme.
+    dark = new_page(browser, 1280, "dark")
+    dark.goto(f"{bob_url}/proposal?id=1")
+    expect(main(dark).get_by_text(f"Applied by {ALICE}")).to_be_visible()
+    settled(dark)
+    shot(dark, "proposals-applied-dark")
