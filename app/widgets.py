@@ -190,6 +190,8 @@ def _attribution() -> None:
         st.caption(f"Writes are recorded as {code_span(person)}{role}")
     else:
         st.caption(f"You are {code_span(person)}{role} (read-only)")
+    if connection.connection().is_remote:
+        st.caption("A remote registry names you by the token, and its own roles decide what you may do.")
 
 
 def _broker_defaults(reg: SchemaRegistry) -> None:

@@ -45,6 +45,7 @@ def test_the_page_shows_the_proposal_its_review_and_its_comments_as_text(db: Pat
     assert "proposed by **alice@acme.io**" in shown and "base v13" in shown and "open" in shown
     assert "Applying would be accepted under BACKWARD (from the namespace) and store version 14." in shown
     assert "Judged as Pulsar" in shown
+    assert "Writes are recorded as `bob@acme.io` · producer" in shown  # the sidebar names the role
     plain = [t.value for t in at.text]
     assert f"For the **warehouse**.\n{SCRIPT}" in plain  # the description as typed, never markdown or HTML
     assert f"Looks fine {SCRIPT} **bold**" in plain  # so is a comment
