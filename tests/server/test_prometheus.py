@@ -140,8 +140,10 @@ def test_prometheus_counts_the_sequence_as_pulsar_would(
             )
             assert proposed.status_code == 201, proposed.text
             _until(
-                lambda: _query(url, 'schema_explorer_proposals{state=~"open|applied"}')
-                == {(("state", "open"),): 1.0, (("state", "applied"),): 0.0},
+                lambda: (
+                    _query(url, 'schema_explorer_proposals{state=~"open|applied"}')
+                    == {(("state", "open"),): 1.0, (("state", "applied"),): 0.0}
+                ),
                 "one open proposal",
                 log,
             )
