@@ -4,15 +4,15 @@
 
 Each step is one core call as `session.actor()`, made from the button's callback: a click is never lost because
 the proposal changed meanwhile (someone withdrew it in another tab): the core then refuses, and its message is
-shown word for word. An approval or an apply is for the revision on screen: when another revision was pushed
-since the page was drawn, the step is not taken and the page says so (the core approves whatever revision is
-current, so the check is made here, just before the call). The outcome is shown on the proposal as it is then.
+shown word for word. An approval or an apply names the revision on screen, and the core checks it inside its write
+(RevisionChangedError when another revision was pushed since the page was drawn): nothing is written and the
+page says so. The outcome is shown on the proposal as it is then.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import TypeVar
 
 import streamlit as st
 
@@ -26,6 +26,7 @@ from registry import (
     ProposalState,
     RegistryError,
     ReviewRules,
+    RevisionChangedError,
     SchemaRegistry,
     StaleProposalError,
     counted_approvals,
@@ -45,6 +46,8 @@ def run_step(proposal_id: int, call: Callable[[], T], done: str | Callable[[T], 
         answer = call()
     except StaleProposalError as exc:
         st.session_state[OUTCOME] = (proposal_id, "stale", exc)
+    except RevisionChangedError as exc:
+        warn(proposal_id, f"Nothing was done: {exc}. The page now shows the current revision.")
     except RegistryError as exc:
         st.session_state[OUTCOME] = (proposal_id, "error", exc)
     else:
@@ -72,23 +75,6 @@ def show_outcome(proposal_id: int) -> None:
         st.warning(escape_markdown(str(value)), icon=":material/info:")
     else:
         show_error(value)
-
-
-def _on_revision(reg: SchemaRegistry, proposal: Proposal, step: Callable[[], Any], done: Any, what: str) -> None:
-    """`step`, only while the proposal's current revision is still the one on screen."""
-    try:
-        now = reg.proposal(proposal.id).revision.number
-    except RegistryError as exc:
-        st.session_state[OUTCOME] = (proposal.id, "error", exc)
-        return
-    if now != proposal.revision.number:
-        warn(
-            proposal.id,
-            f"Not {what}: revision {now} was pushed since you opened revision {proposal.revision.number}. "
-            "The page now shows it: review it, then try again.",
-        )
-        return
-    run_step(proposal.id, step, done)
 
 
 def approvals_panel(
@@ -129,7 +115,7 @@ def approvals_panel(
 def _buttons(
     reg: SchemaRegistry, proposal: Proposal, review: ProposalReview | None, actor: Actor, steps: Steps
 ) -> None:
-    pid = proposal.id
+    pid, number = proposal.id, proposal.revision.number
     if not (steps.approve or steps.reject or steps.withdraw or steps.apply):
         return
     with st.container(horizontal=True, vertical_alignment="center"):
@@ -139,13 +125,11 @@ def _buttons(
                 key="prop_approve",
                 icon=":material/thumb_up:",
                 help=f"Approves revision {proposal.revision.number}, the one on this page.",
-                on_click=_on_revision,
+                on_click=run_step,
                 args=(
-                    reg,
-                    proposal,
-                    lambda: reg.approve_proposal(pid, actor=actor),
-                    f"You approved revision {proposal.revision.number} of #{pid}.",
-                    "approved",
+                    pid,
+                    lambda: reg.approve_proposal(pid, actor=actor, revision=number),
+                    f"You approved revision {number} of #{pid}.",
                 ),
             )
         if steps.apply and not steps.apply_needs_reason:
@@ -157,8 +141,8 @@ def _buttons(
                 icon=":material/publish:",
                 help="Applies exactly this revision, checked again against the registry as it is at the click."
                 + (" Pulsar would refuse it now." if incompatible else ""),
-                on_click=_on_revision,
-                args=(reg, proposal, lambda: reg.apply_proposal(pid, actor=actor), applied_text, "applied"),
+                on_click=run_step,
+                args=(pid, lambda: reg.apply_proposal(pid, actor=actor, revision=number), applied_text),
             )
         if steps.reject:
             with st.popover("Reject…", icon=":material/block:"):
@@ -195,15 +179,16 @@ def _buttons(
                     key="prop_apply_override",
                     type="primary",
                     disabled=not reason.strip(),
-                    on_click=_on_revision,
+                    on_click=run_step,
                     args=(
-                        reg,
-                        proposal,
+                        pid,
                         lambda: reg.apply_proposal(
-                            pid, actor=actor, override_reason=st.session_state.get(OVERRIDE_REASON, "")
+                            pid,
+                            actor=actor,
+                            override_reason=st.session_state.get(OVERRIDE_REASON, ""),
+                            revision=number,
                         ),
                         lambda done: applied_text(done) + " Applied without the approvals; the reason is kept.",
-                        "applied",
                     ),
                 )
 

@@ -154,7 +154,8 @@ def add_commands(commands: argparse._SubParsersAction[Any]) -> None:
     comment = _verb(verbs, "comment", "comment on a proposal (anyone who may read)", run_comment)
     comment.add_argument("text", metavar="TEXT", help="the comment")
     comment.add_argument("--path", default="", metavar="P", help="the field path of the diff it is about")
-    _verb(verbs, "approve", "approve the current revision (never your own proposal)", run_approve)
+    approve = _verb(verbs, "approve", "approve the current revision (never your own proposal)", run_approve)
+    _revision_argument(approve, "approve")
     reject = _verb(verbs, "reject", "reject a proposal, with a reason", run_reject)
     reject.add_argument("--reason", required=True, metavar="R", help="why (required)")
     _verb(verbs, "withdraw", "withdraw a proposal (its author, or an admin)", run_withdraw)
@@ -173,6 +174,7 @@ def add_commands(commands: argparse._SubParsersAction[Any]) -> None:
         metavar="R",
         help="an admin applying without the approvals the namespace asks for: why (kept with the proposal)",
     )
+    _revision_argument(apply, "apply")
     rules = _verb(
         verbs,
         "rules",
@@ -287,7 +289,7 @@ def run_comment(args: argparse.Namespace) -> int:
 def run_approve(args: argparse.Namespace) -> int:
     actor = acting_person(args)
     with registry_for(args) as reg:
-        done = reg.approve_proposal(args.id, actor=actor)
+        done = reg.approve_proposal(args.id, actor=actor, revision=args.revision)
         rules = reg.review_rules(done.namespace)
     return _print_step(args, done, f"approved: approvals {_approvals_text(done, rules)}")
 
@@ -349,7 +351,7 @@ def run_apply(args: argparse.Namespace) -> int:
     actor = acting_person(args)
     with registry_for(args) as reg:
         try:
-            done = reg.apply_proposal(args.id, actor=actor, override_reason=reason)
+            done = reg.apply_proposal(args.id, actor=actor, override_reason=reason, revision=args.revision)
         except IncompatibleSchemaError as exc:
             if exc.result is None:
                 raise
@@ -690,6 +692,15 @@ def _verb(
     _common_arguments(parser, writes=writes or name == "rules")
     parser.set_defaults(handler=_refusals(handler))
     return parser
+
+
+def _revision_argument(parser: argparse.ArgumentParser, verb: str) -> None:
+    parser.add_argument(
+        "--revision",
+        type=whole_number(1),
+        metavar="N",
+        help=f"{verb} only while revision N (the one you reviewed) is the current one; else exit 1, nothing written",
+    )
 
 
 def has_schema(args: argparse.Namespace) -> bool:

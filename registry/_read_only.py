@@ -163,7 +163,7 @@ class ReadOnlyRegistry(SchemaRegistry):
     def comment_on_proposal(self, proposal_id: int, text: str, *, path: str = "", actor: Actor) -> Comment:
         _refused("comment_on_proposal")
 
-    def approve_proposal(self, proposal_id: int, *, actor: Actor) -> Proposal:
+    def approve_proposal(self, proposal_id: int, *, actor: Actor, revision: int | None = None) -> Proposal:
         _refused("approve_proposal")
 
     def reject_proposal(self, proposal_id: int, reason: str, *, actor: Actor) -> Proposal:
@@ -172,7 +172,9 @@ class ReadOnlyRegistry(SchemaRegistry):
     def withdraw_proposal(self, proposal_id: int, *, actor: Actor) -> Proposal:
         _refused("withdraw_proposal")
 
-    def apply_proposal(self, proposal_id: int, *, actor: Actor, override_reason: str | None = None) -> Proposal:
+    def apply_proposal(
+        self, proposal_id: int, *, actor: Actor, override_reason: str | None = None, revision: int | None = None
+    ) -> Proposal:
         _refused("apply_proposal")
 
     def set_review_rules(self, namespace: str, rules: ReviewRules, *, actor: Actor) -> ReviewRules:

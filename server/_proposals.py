@@ -17,7 +17,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Annotated, Any, TypeVar
 
-from fastapi import APIRouter, Query, Request, Response
+from fastapi import APIRouter, Body, Query, Request, Response
 
 from registry import (
     Actor,
@@ -33,6 +33,7 @@ from . import _auth as auth
 from ._admin import WRITER, Reg
 from ._proposals_wire import (
     ApplyRequest,
+    ApproveRequest,
     Comment,
     CommentRequest,
     Proposal,
@@ -175,9 +176,14 @@ async def comment(request: Request, proposal_id: int, body: CommentRequest, regi
 
 
 @router.post(ONE + "/approve", **WRITE.route_options(403, 404, 409))
-async def approve(request: Request, proposal_id: int, registry: Reg) -> Proposal:
-    """Approve the current revision (never the author's own; twice counts once)."""
-    done = await _written(request, registry.approve_proposal, _id(proposal_id), actor=actor_of(request))
+async def approve(
+    request: Request, proposal_id: int, registry: Reg, body: Annotated[ApproveRequest | None, Body()] = None
+) -> Proposal:
+    """Approve the current revision (never the author's own; twice counts once); with `revision`, only while it
+    is the current one."""
+    revision = None if body is None else body.revision
+    call = registry.approve_proposal
+    done = await _written(request, call, _id(proposal_id), actor=actor_of(request), revision=revision)
     return Proposal.of(done)
 
 
@@ -208,7 +214,12 @@ async def apply(request: Request, response: Response, proposal_id: int, body: Ap
     `applied_version` (and the `X-Registry-Version` header)."""
     call = registry.apply_proposal
     done = await _written(
-        request, call, _id(proposal_id), actor=actor_of(request), override_reason=body.override_reason
+        request,
+        call,
+        _id(proposal_id),
+        actor=actor_of(request),
+        override_reason=body.override_reason,
+        revision=body.revision,
     )
     if done.applied_version is not None:
         response.headers["X-Registry-Version"] = str(done.applied_version)

@@ -146,10 +146,24 @@ class RejectRequest(BaseModel):
     reason: str
 
 
+REVISION = Field(
+    default=None,
+    ge=1,
+    description="the revision reviewed: when the proposal has a newer one, 409 RevisionChangedError, nothing written",
+)
+
+
+class ApproveRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    revision: int | None = REVISION
+
+
 class ApplyRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     override_reason: str | None = Field(default=None, description="an admin applying without the approvals")
+    revision: int | None = REVISION
 
 
 class RulesRequest(BaseModel):

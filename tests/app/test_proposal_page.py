@@ -229,7 +229,7 @@ def test_an_approval_is_for_the_revision_on_screen(db: Path) -> None:
         reg.revise_proposal(pid, schema=with_field(db, "otherNote"), actor=actor(ALICE))
     at.button(key="prop_approve").click().run()
     assert not at.exception
-    assert "Not approved: revision 2 was pushed since you opened revision 1." in said(at)
+    assert f"Nothing was done: proposal #{pid} is at revision 2, newer than revision 1 (the one reviewed)" in said(at)
     assert "revision 2 of 2" in said(at)
     with Registry.open(db) as reg:
         assert reg.proposal(pid).approvals == ()

@@ -213,6 +213,8 @@ def test_revise_clears_approvals_and_withdraw_and_reject_end_proposals(cli, db, 
     assert cli("proposals", "approve", "1", "--db", db, "--as", "bob")[0] == 0
     code, out, err = cli("proposals", "revise", "1", "-f", str(second), "--db", db, "--as", "alice")
     assert (code, err) == (0, "") and "revised (revision 2; approvals cleared)" in out and "state open" in out
+    code, _, err = cli("proposals", "approve", "1", "--revision", "1", "--db", db, "--as", "bob")
+    assert code == 1 and "is at revision 2, newer than revision 1 (the one reviewed)" in one_line_error(err, "refused")
     code, out, _ = cli("proposals", "reject", "1", "--reason", "split it", "--db", db, "--as", "bob", "--json")
     assert code == 0 and (json.loads(out)["state"], json.loads(out)["reason"]) == ("rejected", "split it")
     assert cli("propose", "--db", db, "-t", ORDERS, "-f", str(first), "--title", "b", "--as", "alice")[0] == 0

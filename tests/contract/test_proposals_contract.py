@@ -138,6 +138,9 @@ def test_stale_then_rebase_and_a_policy_proposal_answer_alike(people: dict[str, 
     assert both(people, "alice", lambda r, a: r.proposal(pid))[1]["state"] == "stale"
     rebased = both(people, "alice", lambda r, a: r.rebase_proposal(pid, actor=a))
     assert rebased[1]["revisions"][-1]["base_version"] == 2 and rebased[1]["approvals"] == []
+    old = both(people, "bob", lambda r, a: r.approve_proposal(pid, actor=a, revision=1))  # reviewed before rebase
+    assert old == ("error", "RevisionChangedError")
+    assert both(people, "bob", lambda r, a: r.proposal(pid))[1]["approvals"] == []
     policy = both(people, "bob", lambda r, a: r.propose_policy(NS, {"compatibility": "FULL"}, title="p", actor=a))
     both(people, "alice", lambda r, a: r.approve_proposal(policy[1]["id"], actor=a))
     assert both(people, "bob", lambda r, a: r.apply_proposal(policy[1]["id"], actor=a)) == (
