@@ -45,6 +45,7 @@ from ._history import version_number
 from ._key_value import KEY_VALUE_ENCODINGS, KEY_VALUE_PART_TYPES, decode_key_value
 from ._limits import Limits, SchemaTooLargeError, current_limits, limited, set_limits
 from ._model import (
+    JUDGED_HEADER,
     STORED_HEADER,
     STRATEGIES,
     STRATEGY_FACTS,
@@ -209,6 +210,7 @@ __all__ = [
     "SchemaRegistry",
     "version_number",
     "Registration",
+    "JUDGED_HEADER",
     "STORED_HEADER",
     "PolicyChangedError",
     "Actor",

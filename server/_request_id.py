@@ -10,7 +10,7 @@ timeout, headers too large, too many connections) draw their own.
 routes) or in a worker thread that copies the task's context (sync routes), so both reach the same object and
 note what only they know (the outcome of a registration, the verdict of a check) for the middleware to record
 once the answer's status is known. The writer thread does not share the context: what it learns comes back
-as the write's return value (server/_pulsar_stats.py `observed_register`).
+as the write's return value (a registration's `Registration`, server/_pulsar_stats.py `register`).
 """
 
 from __future__ import annotations
