@@ -8,48 +8,19 @@ from __future__ import annotations
 import getpass
 import json
 import re
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from cli.main import main
 from registry import Registry
-from serving import PROJECT_ROOT, seeded
+from serving import PROJECT_ROOT
 
 ORDERS = "persistent://acme/orders/order-created"
 NS = "acme/orders"
 LATEST_ORDER = PROJECT_ROOT / "sample_data" / "schemas" / "acme/orders/order-created/v13.avsc"
 ME = f"{getpass.getuser()} (os user)"
-
-
-@pytest.fixture(scope="module")
-def sample_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return seeded(tmp_path_factory.mktemp("sample") / "registry.db")
-
-
-@pytest.fixture
-def db(sample_db: Path, tmp_path: Path) -> str:
-    copy = tmp_path / "registry.db"
-    shutil.copy(sample_db, copy)
-    return str(copy)
-
-
-@pytest.fixture
-def cli(capsys: pytest.CaptureFixture[str]):
-    """`cli(*args) -> (exit code, stdout, stderr)`."""
-
-    def run(*args: str) -> tuple[int, str, str]:
-        try:
-            code = main(list(args))
-        except SystemExit as exit_:  # argparse's own usage errors
-            code = int(exit_.code or 0)
-        out = capsys.readouterr()
-        return code, out.out, out.err
-
-    return run
 
 
 def order_file(tmp_path: Path, name: str, *fields: dict[str, object], doc: str | None = None) -> Path:
