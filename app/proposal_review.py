@@ -18,15 +18,14 @@ from app.review import (
     RISK,
     VERDICT_SHADE,
     shaded,
-    show_admission,
+    show_consequences,
     show_diff,
     show_preview,
-    show_upgrade,
     show_verdict,
     show_wrapped,
 )
 from registry import Proposal, ProposalKind, ProposalReview, ReviewedProblem
-from registry.views.tables import advisories_frame, strategy_frame
+from registry.views.tables import strategy_frame
 
 INTRODUCED, ALREADY_THERE = "introduced", "already there"
 _ORIGIN_SHADE = {INTRODUCED: BAD, ALREADY_THERE: RISK}
@@ -102,14 +101,7 @@ def _schema_review(proposal: Proposal, review: ProposalReview, *, key: str) -> N
         hide_index=True,
         width="stretch",
     )
-    if what_if.advisories:
-        st.subheader("Advisories")
-        st.caption("Pulsar accepts these, but they will hurt some reader or some data later.")
-        show_wrapped(advisories_frame(what_if), ("severity", "code", "direction", "version", "path", "message", "hint"))
-    st.subheader("Producers and consumers")
-    show_admission(what_if)
-    st.subheader("Upgrade order")
-    show_upgrade(what_if)
+    show_consequences(what_if)
     st.subheader(f"Diff against the base (v{proposal.base_version})" if review.diff else "Diff")
     if review.diff is None:
         base = proposal.base_version

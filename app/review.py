@@ -27,6 +27,7 @@ from registry import (
 )
 from registry.explain.text_diff import COARSE_NOTE, LineDiff, line_diff
 from registry.views.tables import (
+    advisories_frame,
     changes_frame,
     policy_preview_frame,
     preview_clients_frame,
@@ -218,6 +219,19 @@ def admission_text(admission: Admission) -> str:
     if admission.version is not None:
         return f"accepted with version {admission.version}"
     return "accepted"
+
+
+def show_consequences(what_if: WhatIf) -> None:
+    """What follows from a candidate beyond its verdict (the What-if page and a proposal's review alike): the
+    advisories, whether a producer and a consumer would be let in, and the order to upgrade clients in."""
+    if what_if.advisories:
+        st.subheader("Advisories")
+        st.caption("Pulsar accepts these, but they will hurt some reader or some data later.")
+        show_wrapped(advisories_frame(what_if), ("severity", "code", "direction", "version", "path", "message", "hint"))
+    st.subheader("Producers and consumers")
+    show_admission(what_if)
+    st.subheader("Upgrade order")
+    show_upgrade(what_if)
 
 
 def show_admission(what_if: WhatIf) -> None:

@@ -18,12 +18,10 @@ from app.render import escape_markdown, show_error
 from app.review import (
     VERDICT_SHADE,
     shaded,
-    show_admission,
+    show_consequences,
     show_diff,
     show_problems,
-    show_upgrade,
     show_verdict,
-    show_wrapped,
 )
 from app.topic_page import topic_page
 from registry import (
@@ -36,7 +34,7 @@ from registry import (
     SchemaVersion,
 )
 from registry.views.charts import strategy_matrix_chart
-from registry.views.tables import advisories_frame, strategy_frame
+from registry.views.tables import strategy_frame
 
 
 def _latest(reg: SchemaRegistry, topic: str) -> SchemaVersion | None:
@@ -124,16 +122,7 @@ def render(
     )
     show_problems(what_if.by_strategy[chosen])
 
-    if what_if.advisories:
-        st.subheader("Advisories")
-        st.caption("Pulsar accepts these, but they will hurt some reader or some data later.")
-        show_wrapped(advisories_frame(what_if), ("severity", "code", "direction", "version", "path", "message", "hint"))
-
-    st.subheader("Producers and consumers")
-    show_admission(what_if)
-
-    st.subheader("Upgrade order")
-    show_upgrade(what_if)
+    show_consequences(what_if)
 
     if what_if.diff is not None:
         with st.expander(f"Diff against the latest version (v{what_if.latest_version})"):
