@@ -303,3 +303,23 @@ def test_applies_racing_each_other_and_a_register_on_one_file(tmp_path: Path, ro
     with ExitStack() as stack:
         handles: dict[str, SchemaRegistry] = {name: stack.enter_context(Registry.open(db)) for name in TOKENS}
         _race(handles, f"persistent://{NS}/race-{round_}")
+
+
+def test_two_reviewers_approving_at_once_over_rest_both_count(people: dict[str, SchemaRegistry]) -> None:
+    people["ops"].create_namespace("acme/two-reviewers")
+    people["ops"].set_review_rules("acme/two-reviewers", ReviewRules(required_approvals=2), actor=ACTORS["ops"])
+    topic = "persistent://acme/two-reviewers/orders"
+    made = people["alice"].propose_schema(topic, avro(), title="t", actor=ACTORS["alice"])
+    start = threading.Barrier(2)
+
+    def approve(who: str) -> None:
+        start.wait()
+        people[who].approve_proposal(made.id, actor=ACTORS[who])
+
+    threads = [threading.Thread(target=approve, args=(who,)) for who in ("bob", "ops")]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    found = people["victor"].proposal(made.id)
+    assert sorted(found.approvers) == ["bob", "ops"] and found.state.value == "approved"
