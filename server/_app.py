@@ -9,7 +9,7 @@ from fastapi.middleware.cors import CORSMiddleware
 
 from registry import Registry
 
-from . import _admin, _audit_routes, _explorer, _proposals
+from . import _admin, _audit_routes, _explorer, _policy_writes, _proposals
 from ._admin import WRITER
 from ._auth import Tokens
 from ._errors import install_error_handlers
@@ -39,7 +39,13 @@ server answers only requests addressed to a loopback name (or one allowed with `
 # The routes are built once and shared by every app: they find their registry in `request.app.state`, and
 # FastAPI prepares a route's request and response models on its first request (about 0.1 s for these 50
 # routes), which `include_router` would make every new app pay again.
-_ROUTES = (*_admin.router.routes, *_explorer.router.routes, *_audit_routes.router.routes, *_proposals.router.routes)
+_ROUTES = (
+    *_admin.router.routes,
+    *_explorer.router.routes,
+    *_policy_writes.router.routes,
+    *_audit_routes.router.routes,
+    *_proposals.router.routes,
+)
 _ADMIN_ROUTES = tuple(_admin.router.routes)
 
 
@@ -70,6 +76,7 @@ def create_app(
             {"name": "namespace policies", "description": "Pulsar namespace schema policies (§7.2)"},
             {"name": "topic policies", "description": "Pulsar topic schema policies (§7.3)"},
             {"name": "explorer", "description": "Search, diff, what-if, policy impact, upgrade plans"},
+            {"name": "policies", "description": "Schema policy changes in one write, with compare-and-set"},
             {"name": "proposals", "description": "Schema change proposals: propose, review, approve, apply"},
         ],
     )

@@ -19,7 +19,7 @@ import httpx
 from .._catalog import TopicPage, TopicQuery, TopicSummary
 from .._errors import InvalidArgumentError, StorageError
 from .._model import ClientRecord, CompatibilityStrategy, SchemaInfo
-from .._names import TopicName
+from .._names import NamespaceName, TopicName
 from .._wire import from_json
 from ..explain._changes import SchemaDiff
 from ..explain._upgrade import UpgradePlan
@@ -131,12 +131,13 @@ class ExplorerApi:
 
     def _get(self, kind: type[T], path: str, params: Sequence[tuple[str, str]], what: str) -> T:
         response = self.client.get(EXPLORER + path, params)
-        return self._answer(kind, response, what)
+        return self.answer(kind, response, what)
 
     def _post(self, kind: type[T], path: str, body: Mapping[str, Any], what: str) -> T:
-        return self._answer(kind, self.client.ask(EXPLORER + path, body), what)
+        return self.answer(kind, self.client.ask(EXPLORER + path, body), what)
 
-    def _answer(self, kind: type[T], response: httpx.Response, what: str) -> T:
+    def answer(self, kind: type[T], response: httpx.Response, what: str) -> T:
+        """An explorer answer decoded into the core's value, or the embedded facade's error for a refusal."""
         raise_for(response, what, url=self.client.url)
         body = self.client.json(response, what)
         try:
@@ -150,3 +151,14 @@ class ExplorerApi:
 
 def _topic(name: TopicName) -> str:
     return f"/topics/{quote(name.tenant, safe='')}/{quote(name.namespace, safe='')}/{quote(name.local_name, safe='')}"
+
+
+def namespace_policy_path(namespace: NamespaceName) -> tuple[str, dict[str, str]]:
+    """serve's route for a namespace's schema policies in one write (server/_policy_writes.py), and its query."""
+    tenant, local = quote(namespace.tenant, safe=""), quote(namespace.namespace, safe="")
+    return f"{EXPLORER}/namespaces/{tenant}/{local}/schema-policy", {}
+
+
+def topic_policy_path(name: TopicName) -> tuple[str, dict[str, str]]:
+    """The same for a topic's schema policies."""
+    return f"{EXPLORER}{_topic(name)}/schema-policy", {"domain": name.domain}

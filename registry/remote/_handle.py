@@ -22,7 +22,7 @@ from __future__ import annotations
 import contextlib
 import json
 from collections.abc import Mapping
-from typing import Any, Final
+from typing import Any, Final, TypeVar
 
 import httpx
 
@@ -60,6 +60,7 @@ from .._pulsar_version import line_for_broker, pulsar_line
 from .._schema_data import checked_info, to_schema_data
 from .._state import RegistryState
 from .._types import SchemaData
+from .._wire import to_json
 from ..policy._rules import UNSET, flag, optional_flag, policy_topic, require_expected
 from ._admin_client import (
     ADMIN,
@@ -84,11 +85,12 @@ from ._backend import (
     wire_strategy,
 )
 from ._broker_index import BrokerIndex, cache_path
-from ._explorer_api import ExplorerApi, offers_explorer
+from ._explorer_api import ExplorerApi, namespace_policy_path, offers_explorer, topic_policy_path
 from ._proposals import ProposalsApi, RemoteProposals
 
 S = CompatibilityStrategy
 
+P = TypeVar("P", NamespacePolicy, TopicPolicy)
 _AUDIT_PAGE_MAX: Final = 10_000  # the server's bound on one audit answer
 _NO_CLIENTS = (
     "Pulsar's admin API has no call that records a client; ask what_if(topic, info).producer or .consumer for "
@@ -305,11 +307,21 @@ class RemoteRegistry(RemoteProposals, ServerAnswers):
         expected: NamespacePolicy | None = None,
         user: str = "",
     ) -> NamespacePolicy:
-        """One admin call per changed field (Pulsar has no call for several at once, so this is not atomic).
-        `user` is ignored here and below: the server knows the caller from the token. `expected` is compared
-        with the policy read just before the calls: Pulsar's admin API has no compare-and-set of policies, so a
-        write landing between that read and the calls is not seen (embedded, the compare is atomic)."""
+        """Over `serve`, one write of every changed field with `expected` compared in the same transaction, as
+        embedded (server/_policy_writes.py). Over a broker, one admin call per changed field (Pulsar has no call
+        for several at once, so this is not atomic) and `expected` is compared with the policy read just before
+        the calls: Pulsar's admin API has no compare-and-set of policies, so a write landing between that read
+        and the calls is not seen. `user` is ignored here and below: the server knows the caller from the token."""
         ns = NamespaceName.parse(namespace)
+        if self._explorer is not None:  # serve: one write, compared atomically, as embedded
+            fields = dict(
+                compatibility=compatibility,
+                auto_update_strategy=auto_update_strategy,
+                allow_auto_update=allow_auto_update,
+                allow_auto_update_with_replicator=allow_auto_update_with_replicator,
+                validation_enforced=validation_enforced,
+            )
+            return self._policy_write(NamespacePolicy, namespace_policy_path(ns), fields, expected, str(ns))
         if expected is not None:
             require_expected(expected, self.namespace_policy(str(ns)), str(ns))
         calls: list[tuple[str, str, Any, dict[str, str] | None]] = []
@@ -367,9 +379,12 @@ class RemoteRegistry(RemoteProposals, ServerAnswers):
         expected: TopicPolicy | None = None,
         user: str = "",
     ) -> TopicPolicy:
-        """§7.3: PUT/DELETE schemaCompatibilityStrategy, POST/DELETE schemaValidationEnforced. `expected` as in
-        `set_namespace_policy` (compared with a read just before, not atomically)."""
+        """§7.3: PUT/DELETE schemaCompatibilityStrategy, POST/DELETE schemaValidationEnforced. Over `serve` and
+        over a broker as `set_namespace_policy` says (atomic over `serve`, read-then-write over a broker)."""
         name = policy_topic(topic, self.broker)
+        if self._explorer is not None:  # serve: one write, compared atomically, as embedded
+            fields = dict(compatibility=compatibility, validation_enforced=validation_enforced)
+            return self._policy_write(TopicPolicy, topic_policy_path(name), fields, expected, str(name))
         if expected is not None:
             require_expected(expected, self.topic_policy(str(name)), str(name))
         path = topic_path(name)
@@ -454,6 +469,16 @@ class RemoteRegistry(RemoteProposals, ServerAnswers):
             ) from None
 
     # --- internals ----------------------------------------------------------------------------------------
+
+    def _policy_write(
+        self, kind: type[P], path: tuple[str, Mapping[str, str]], fields: Mapping[str, Any], expected: P | None, of: str
+    ) -> P:
+        """PUT the changed `fields` and `expected` to serve's schema-policy route; the policy it stored."""
+        changes = {key: value for key, value in fields.items() if value is not UNSET}
+        body = {"changes": to_json(changes), "expected": None if expected is None else to_json(expected)}
+        response = self._write("PUT", path[0], body=body, params=path[1])
+        assert self._explorer is not None
+        return self._explorer.answer(kind, response, f"setting the schema policies of {of}")
 
     def _write(
         self, method: str, path: str, *, body: Any = None, params: Mapping[str, str] | None = None

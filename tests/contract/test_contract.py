@@ -370,9 +370,10 @@ def test_remote_registry_names_its_endpoint(remote, server_url):
     assert repr(remote) == f"RemoteRegistry({server_url!r})"
 
 
-def test_clearing_policies_over_http(embedded, remote):
-    """Embedded: None clears. Over HTTP: a JSON null clears the auto-update strategy as in Pulsar, but Pulsar's
-    API has no call that removes a topic's schemaValidationEnforced, so that is a PolicyError."""
+def test_clearing_policies_over_http(embedded, remote, kind):
+    """Embedded: None clears. Over a broker's admin API: a JSON null clears the auto-update strategy as in
+    Pulsar, but the API has no call that removes a topic's schemaValidationEnforced, so that is a PolicyError.
+    Over `serve`, the change goes in one write to the core (server/_policy_writes.py) and clears as embedded."""
     for reg in (embedded, remote):
         reg.set_namespace_policy("initech/legacy", allow_auto_update=False)
     cleared = [
@@ -381,6 +382,9 @@ def test_clearing_policies_over_http(embedded, remote):
     ]
     assert cleared == [None, None]
     assert embedded.set_topic_policy(ORDERS, validation_enforced=None).validation_enforced is None
+    if kind == "serve":
+        assert remote.set_topic_policy(ORDERS, validation_enforced=None).validation_enforced is None
+        return
     with pytest.raises(PolicyError, match="cannot remove the schemaValidationEnforced policy"):
         remote.set_topic_policy(ORDERS, validation_enforced=None)
 
@@ -400,7 +404,17 @@ def test_the_audit_trail_reads_the_same_through_the_server(embedded, remote, kin
     assert [outcome for _, _, outcome in trails[0]] == ["refused", "ok"]  # newest first
 
 
-def test_clearing_allow_auto_update_over_http_is_refused_not_turned_into_false(remote):
+def test_clearing_allow_auto_update_over_http_is_refused_not_turned_into_false(embedded, remote, kind):
+    """A broker reads a null isAllowAutoUpdateSchema body as false, so over its admin API clearing is refused;
+    `serve` takes the change in one write to the core and clears it as embedded."""
+    if kind == "serve":
+        for reg in (embedded, remote):
+            reg.set_namespace_policy("acme/orders", allow_auto_update=True)
+        assert [
+            reg.set_namespace_policy("acme/orders", allow_auto_update=None).allow_auto_update
+            for reg in (embedded, remote)
+        ] == [None, None]
+        return
     before = remote.namespace_policy("acme/orders").allow_auto_update
     with pytest.raises(PolicyError, match="cannot clear isAllowAutoUpdateSchema"):
         remote.set_namespace_policy("acme/orders", allow_auto_update=None)

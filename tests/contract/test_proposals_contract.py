@@ -323,3 +323,53 @@ def test_two_reviewers_approving_at_once_over_rest_both_count(people: dict[str, 
         thread.join()
     found = people["victor"].proposal(made.id)
     assert sorted(found.approvers) == ["bob", "ops"] and found.state.value == "approved"
+
+
+@pytest.mark.parametrize("round_", range(4))
+def test_two_admins_saving_one_policy_at_once_over_rest(server: str, round_: int) -> None:
+    """Both previewed the same policy; over `serve` the compare and the write are one transaction
+    (server/_policy_writes.py), so exactly one save lands and the other is PolicyChangedError, as on one file."""
+    namespace = f"acme/cas-{round_}"
+    with registry.open(server, token=TOKENS["ops"][1]) as one, registry.open(server, token=TOKENS["ops"][1]) as two:
+        one.create_namespace(namespace)
+        seen = one.namespace_policy(namespace)
+        start = threading.Barrier(2)
+        answers: dict[str, Any] = {}
+
+        def save(handle: SchemaRegistry, strategy: str) -> None:
+            start.wait()
+            try:
+                answers[strategy] = handle.set_namespace_policy(namespace, compatibility=strategy, expected=seen)
+            except registry.RegistryError as exc:
+                answers[strategy] = exc
+
+        threads = [threading.Thread(target=save, args=pair) for pair in ((one, "FULL"), (two, "FORWARD"))]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        won = [strategy for strategy, answer in answers.items() if isinstance(answer, registry.NamespacePolicy)]
+        lost = [answer for answer in answers.values() if isinstance(answer, registry.PolicyChangedError)]
+        assert len(won) == 1 and len(lost) == 1, answers
+        assert one.namespace_policy(namespace).compatibility == won[0]
+
+
+def test_the_schema_policy_route_refuses_bad_input_naming_it(server: str) -> None:
+    def put(who: str, path: str, body: Any) -> httpx.Response:
+        headers = {"Authorization": f"Bearer {TOKENS[who][1]}"}
+        return httpx.put(f"{server}/explorer/v1{path}", json=body, headers=headers, timeout=30)
+
+    route = "/namespaces/acme/reviews/schema-policy"
+    before = put("ops", route, {"changes": {}}).json()
+    unknown = put("ops", route, {"changes": {"compatibility": "FULL", "retention": 3}})
+    assert unknown.status_code == 400 and "'retention'" in unknown.json()["reason"]
+    bad_value = put("ops", route, {"changes": {"compatibility": "SIDEWAYS"}})
+    assert bad_value.status_code == 400 and "SIDEWAYS" in bad_value.json()["reason"]
+    bad_expected = put("ops", route, {"changes": {"compatibility": "FULL"}, "expected": {"colour": "red"}})
+    assert bad_expected.status_code == 400 and "colour" in bad_expected.json()["reason"]
+    assert put("alice", route, {"changes": {"compatibility": "FULL"}}).status_code == 403  # a producer
+    stale = put("ops", route, {"changes": {"compatibility": "FULL"}, "expected": {"compatibility": "FORWARD"}})
+    assert stale.status_code == 409 and stale.headers["X-Registry-Error"] == "PolicyChangedError"
+    assert put("ops", route, {"changes": {}}).json() == before  # nothing of the refused ones was stored
+    topic = put("ops", "/topics/acme/reviews/orders/schema-policy", {"changes": {"validation_enforced": True}})
+    assert topic.status_code == 200 and topic.json() == {"compatibility": None, "validation_enforced": True}
