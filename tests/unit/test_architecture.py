@@ -175,6 +175,15 @@ def test_no_shell_has_an_import_cycle(package: str) -> None:
     assert _cycle(graph) == []
 
 
+@pytest.mark.parametrize("package", ("registry", *SHELLS))
+def test_every_folder_of_code_is_a_regular_package(package: str) -> None:
+    """Spark executors import registry/ and pipeline/ from a zip (pipeline/_spark.py `code_archive`), and
+    zipimport finds no namespace package: a folder of modules without `__init__.py` imports here and fails on
+    a cluster (registry/proposals did, caught only by the Spark tests)."""
+    folders = {path.parent for path in (ROOT / package).rglob("*.py")}
+    assert sorted(str(f.relative_to(ROOT)) for f in folders if not (f / "__init__.py").exists()) == []
+
+
 def test_no_core_class_is_longer_than_about_400_lines() -> None:
     """A class is a unit a newcomer reads whole; past ~400 lines it is several units and should be split."""
     long = []
