@@ -117,7 +117,7 @@ async def propose(request: Request, body: ProposeRequest, registry: Reg) -> Prop
     return Proposal.of(made)
 
 
-@router.get("/proposals", **READ.route_options())
+@router.get("/proposals", **READ.route_options(412))
 def list_proposals(
     registry: Reg,
     state: StateFilter | None = None,

@@ -108,6 +108,10 @@ class ReviewRules(Wire):
 
 # --- request bodies -------------------------------------------------------------------------------------------
 
+# Numbers stay numbers: in pydantic's lax mode `{"revision": true}` would be read as revision 1 and
+# `{"required_approvals": false}` as 0 (the OpenAPI fuzz test sent the latter and it was stored).
+STRICT = ConfigDict(extra="forbid", strict=True)
+
 
 class ProposeRequest(BaseModel):
     """A schema proposal (`topic` and `schema`) or a policy proposal (`namespace` or `topic`, and `policy`)."""
@@ -154,20 +158,20 @@ REVISION = Field(
 
 
 class ApproveRequest(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = STRICT
 
     revision: int | None = REVISION
 
 
 class ApplyRequest(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = STRICT
 
     override_reason: str | None = Field(default=None, description="an admin applying without the approvals")
     revision: int | None = REVISION
 
 
 class RulesRequest(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = STRICT
 
     required_approvals: int
     reviewers: list[str] = []
