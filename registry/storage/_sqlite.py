@@ -107,6 +107,50 @@ ORDER BY version
 _SAVEPOINT_NAMES = 64
 
 
+class _InUse:
+    """The calls using a dialect's connections right now, so that `close` waits for them to end.
+
+    sqlite3 lets any thread use a connection made with `check_same_thread=False`, but closing one while another
+    thread is inside a call on it frees memory that call still uses: the process crashes rather than raising
+    (seen when a server shut down while its proposal tally read in the background). A close waits until no other
+    thread uses a connection, and calls that start meanwhile wait for it to end; afterwards they open new
+    connections, as after any close. The closing thread's own calls (a close inside its transaction) do not
+    count: it would wait for itself."""
+
+    def __init__(self) -> None:
+        self._changed = threading.Condition()
+        self._active = 0
+        self._closing = False
+        self._mine = threading.local()
+
+    @contextmanager
+    def using(self) -> Iterator[None]:
+        with self._changed:
+            self._changed.wait_for(lambda: not self._closing or getattr(self._mine, "depth", 0) > 0)
+            self._active += 1
+        self._mine.depth = getattr(self._mine, "depth", 0) + 1
+        try:
+            yield
+        finally:
+            self._mine.depth -= 1
+            with self._changed:
+                self._active -= 1
+                self._changed.notify_all()
+
+    @contextmanager
+    def closing(self) -> Iterator[None]:
+        with self._changed:
+            self._closing = True
+            own = getattr(self._mine, "depth", 0)
+            self._changed.wait_for(lambda: self._active == own)
+        try:
+            yield
+        finally:
+            with self._changed:
+                self._closing = False
+                self._changed.notify_all()
+
+
 class SqliteDialect(SqlDialect):
     """A registry file: one connection per thread, `BEGIN IMMEDIATE` for every write, savepoints nested."""
 
@@ -118,6 +162,7 @@ class SqliteDialect(SqlDialect):
         self._local = threading.local()
         self._all: list[sqlite3.Connection] = []
         self._lock = threading.Lock()
+        self._in_use = _InUse()
 
     def _connect(self) -> sqlite3.Connection:
         db: sqlite3.Connection | None = getattr(self._local, "db", None)
@@ -140,28 +185,29 @@ class SqliteDialect(SqlDialect):
 
     @contextmanager
     def begin(self) -> Iterator[sqlite3.Connection]:
-        db = self._connect()
-        try:
-            db.execute("BEGIN IMMEDIATE")
-        except sqlite3.OperationalError as exc:
-            raise StorageError(f"{self.what} is busy or unwritable: {exc}") from None
-        self._local.depth = 0
-        try:
-            yield db
-        except sqlite3.DatabaseError as exc:
-            if db.in_transaction:
-                db.execute("ROLLBACK")
-            raise StorageError(f"cannot write {self.what}: {exc}") from None
-        except BaseException:
-            if db.in_transaction:
-                db.execute("ROLLBACK")
-            raise
-        try:
-            db.execute("COMMIT")
-        except sqlite3.DatabaseError as exc:
-            if db.in_transaction:
-                db.execute("ROLLBACK")
-            raise StorageError(f"cannot write {self.what}: {exc}") from None
+        with self._in_use.using():
+            db = self._connect()
+            try:
+                db.execute("BEGIN IMMEDIATE")
+            except sqlite3.OperationalError as exc:
+                raise StorageError(f"{self.what} is busy or unwritable: {exc}") from None
+            self._local.depth = 0
+            try:
+                yield db
+            except sqlite3.DatabaseError as exc:
+                if db.in_transaction:
+                    db.execute("ROLLBACK")
+                raise StorageError(f"cannot write {self.what}: {exc}") from None
+            except BaseException:
+                if db.in_transaction:
+                    db.execute("ROLLBACK")
+                raise
+            try:
+                db.execute("COMMIT")
+            except sqlite3.DatabaseError as exc:
+                if db.in_transaction:
+                    db.execute("ROLLBACK")
+                raise StorageError(f"cannot write {self.what}: {exc}") from None
 
     @contextmanager
     def savepoint(self, db: sqlite3.Connection) -> Iterator[None]:
@@ -182,21 +228,23 @@ class SqliteDialect(SqlDialect):
 
     @contextmanager
     def snapshot(self) -> Iterator[sqlite3.Connection]:
-        db = self._connect()
-        try:
-            db.execute("BEGIN")
+        with self._in_use.using():
+            db = self._connect()
             try:
-                yield db
-            finally:
-                db.execute("COMMIT")
-        except sqlite3.DatabaseError as exc:
-            raise StorageError(f"cannot read {self.what}: {exc}") from None
+                db.execute("BEGIN")
+                try:
+                    yield db
+                finally:
+                    db.execute("COMMIT")
+            except sqlite3.DatabaseError as exc:
+                raise StorageError(f"cannot read {self.what}: {exc}") from None
 
     def read(self, sql: str, params: Params) -> list[Row]:
-        try:
-            return self._connect().execute(sql, params).fetchall()
-        except sqlite3.DatabaseError as exc:
-            raise StorageError(f"cannot read {self.what}: {exc}") from None
+        with self._in_use.using():
+            try:
+                return self._connect().execute(sql, params).fetchall()
+            except sqlite3.DatabaseError as exc:
+                raise StorageError(f"cannot read {self.what}: {exc}") from None
 
     def execute(self, db: sqlite3.Connection, sql: str, params: Params = ()) -> sqlite3.Cursor:
         return db.execute(sql, params)
@@ -266,14 +314,14 @@ class SqliteDialect(SqlDialect):
                 db.execute(statement)
 
     def close(self) -> None:
-        with self._lock:
+        with self._in_use.closing(), self._lock:
             for db in self._all:
                 try:
                     db.close()
                 except sqlite3.Error:
                     pass
             self._all.clear()
-        self._local = threading.local()
+            self._local = threading.local()
 
 
 class SqliteStorage(SqlStorage):
