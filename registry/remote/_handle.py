@@ -42,7 +42,6 @@ from .._history import version_number
 from .._model import (
     JUDGED_HEADER,
     STORED_HEADER,
-    AutoUpdateStrategy,
     BrokerConfig,
     CompatibilityResult,
     CompatibilityStrategy,
@@ -61,7 +60,7 @@ from .._schema_data import checked_info, to_schema_data
 from .._state import RegistryState
 from .._types import SchemaData
 from .._wire import to_json
-from ..policy._rules import UNSET, flag, optional_flag, policy_topic, require_expected
+from ..policy._rules import UNSET, policy_topic, require_expected
 from ._admin_client import (
     ADMIN,
     DEFAULT_ATTEMPTS,
@@ -86,6 +85,7 @@ from ._backend import (
 )
 from ._broker_index import BrokerIndex, cache_path
 from ._explorer_api import ExplorerApi, namespace_policy_path, offers_explorer, topic_policy_path
+from ._policy_calls import namespace_calls, topic_calls
 from ._proposals import ProposalsApi, RemoteProposals
 
 S = CompatibilityStrategy
@@ -313,59 +313,28 @@ class RemoteRegistry(RemoteProposals, ServerAnswers):
         the calls: Pulsar's admin API has no compare-and-set of policies, so a write landing between that read
         and the calls is not seen. `user` is ignored here and below: the server knows the caller from the token."""
         ns = NamespaceName.parse(namespace)
+        fields = dict(
+            compatibility=compatibility,
+            auto_update_strategy=auto_update_strategy,
+            allow_auto_update=allow_auto_update,
+            allow_auto_update_with_replicator=allow_auto_update_with_replicator,
+            validation_enforced=validation_enforced,
+        )
         if self._explorer is not None:  # serve: one write, compared atomically, as embedded
-            fields = dict(
-                compatibility=compatibility,
-                auto_update_strategy=auto_update_strategy,
-                allow_auto_update=allow_auto_update,
-                allow_auto_update_with_replicator=allow_auto_update_with_replicator,
-                validation_enforced=validation_enforced,
-            )
             return self._policy_write(NamespacePolicy, namespace_policy_path(ns), fields, expected, str(ns))
         if expected is not None:
             require_expected(expected, self.namespace_policy(str(ns)), str(ns))
-        calls: list[tuple[str, str, Any, dict[str, str] | None]] = []
-        base = f"{ADMIN}/namespaces/{ns.tenant}/{ns.namespace}"
-        if compatibility is not UNSET:
-            strategy = S.UNDEFINED if compatibility is None else CompatibilityStrategy.parse(compatibility)
-            calls.append(("PUT", f"{base}/schemaCompatibilityStrategy", str(strategy), None))
-        if auto_update_strategy is not UNSET:
-            auto = None if auto_update_strategy is None else AutoUpdateStrategy.parse(auto_update_strategy)
-            calls.append(
-                ("PUT", f"{base}/schemaAutoUpdateCompatibilityStrategy", None if auto is None else str(auto), None)
-            )
-        if allow_auto_update is None:
-            # Pulsar reads a null body as false for this flag: sending it would set false, not clear it.
-            raise PolicyError(
-                f"the admin API of {self._client.url} cannot clear isAllowAutoUpdateSchema of {ns} (a null body "
-                "sets false); set allow_auto_update=True or False instead"
-            )
-        allow = UNSET if allow_auto_update is UNSET else flag("allow_auto_update", allow_auto_update)
-        replicator = (
-            UNSET
-            if allow_auto_update_with_replicator is UNSET
-            else flag("allow_auto_update_with_replicator", allow_auto_update_with_replicator)
-        )
-        if allow is True and replicator is False:
-            raise PolicyError("allow_auto_update=True cannot be combined with allow_auto_update_with_replicator=False")
-        if allow is not UNSET or replicator is not UNSET:
-            if allow is UNSET:
-                # The call carries both flags; an unset namespace value is sent as the broker default in force
-                # (a null would be read as false).
-                current = self.namespace_policy(str(ns)).allow_auto_update
-                allow = self.broker.allow_auto_update if current is None else current
-            params = None if replicator is UNSET else {"allowAutoUpdateSchemaWithReplicator": str(replicator).lower()}
-            calls.append(("POST", f"{base}/isAllowAutoUpdateSchema", allow, params))
-        if validation_enforced is not UNSET:
-            enforced = flag("validation_enforced", validation_enforced)
-            calls.append(("POST", f"{base}/schemaValidationEnforced", enforced, None))
-        for method, path, body, params in calls:
+
+        def allow_in_force() -> bool:
+            current = self.namespace_policy(str(ns)).allow_auto_update
+            return self.broker.allow_auto_update if current is None else current
+
+        for method, path, body, params in namespace_calls(ns, fields, allow_in_force, self._client.url):
             response = self._write(method, path, body=body, params=params)
             if body is None and response.status_code == 400:
-                field = path.rsplit("/", 1)[-1]
                 raise PolicyError(
-                    f"{self._client.url} refused to clear {field} of {ns} (Pulsar clears it with a JSON null body): "
-                    f"{reason_of(response)}; set a value instead"
+                    f"{self._client.url} refused to clear {path.rsplit('/', 1)[-1]} of {ns} (Pulsar clears it with a "
+                    f"JSON null body): {reason_of(response)}; set a value instead"
                 )
             raise_for(response, f"setting a schema policy of {ns}", url=self._client.url)
         return self.namespace_policy(str(ns))
@@ -382,28 +351,14 @@ class RemoteRegistry(RemoteProposals, ServerAnswers):
         """§7.3: PUT/DELETE schemaCompatibilityStrategy, POST/DELETE schemaValidationEnforced. Over `serve` and
         over a broker as `set_namespace_policy` says (atomic over `serve`, read-then-write over a broker)."""
         name = policy_topic(topic, self.broker)
+        fields = dict(compatibility=compatibility, validation_enforced=validation_enforced)
         if self._explorer is not None:  # serve: one write, compared atomically, as embedded
-            fields = dict(compatibility=compatibility, validation_enforced=validation_enforced)
             return self._policy_write(TopicPolicy, topic_policy_path(name), fields, expected, str(name))
         if expected is not None:
             require_expected(expected, self.topic_policy(str(name)), str(name))
-        path = topic_path(name)
-        calls: list[tuple[str, str, Any]] = []
-        if compatibility is not UNSET:
-            strategy = None if compatibility is None else CompatibilityStrategy.parse(compatibility)
-            if strategy in (None, S.UNDEFINED):
-                calls.append(("DELETE", f"{path}/schemaCompatibilityStrategy", None))
-            else:
-                calls.append(("PUT", f"{path}/schemaCompatibilityStrategy", str(strategy)))
-        if validation_enforced is not UNSET:
-            enforced = optional_flag("validation_enforced", validation_enforced)
-            if enforced is None:
-                calls.append(("DELETE", f"{path}/schemaValidationEnforced", None))
-            else:
-                calls.append(("POST", f"{path}/schemaValidationEnforced", enforced))
-        for method, call_path, body in calls:
-            response = self._write(method, call_path, body=body)
-            if response.status_code == 405 and call_path.endswith("/schemaValidationEnforced"):
+        for method, path, body, params in topic_calls(name, fields):
+            response = self._write(method, path, body=body, params=params)
+            if response.status_code == 405 and path.endswith("/schemaValidationEnforced"):
                 raise PolicyError(
                     f"{self._client.url} cannot remove the schemaValidationEnforced policy of {name} (Pulsar's "
                     "admin API only sets it); set it to true or false instead"
