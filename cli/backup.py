@@ -11,6 +11,7 @@ import argparse
 import os
 import sys
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -84,56 +85,64 @@ def run_export(args: argparse.Namespace) -> int:
 
 
 def run_import(args: argparse.Namespace) -> int:
-    from registry import Registry, SnapshotError, read_snapshot_records, registry_from_records
+    from registry import Registry, SnapshotError, iter_snapshot_records, registry_from_records
 
     source = "stdin" if args.input == "-" else args.input
+    if args.input != "-" and not Path(args.input).expanduser().exists():
+        raise UserError(f"snapshot file {args.input!r} does not exist")
+    counts: dict[str, int] = {}
+
+    def records() -> Iterator[dict[str, Any]]:
+        """The snapshot streamed into the load (never held whole), counted by kind on the way."""
+        for record in iter_snapshot_records(sys.stdin if args.input == "-" else Path(args.input).expanduser()):
+            counts[record["kind"]] = counts.get(record["kind"], 0) + 1
+            yield record
+
+    target = resolve_db(getattr(args, "db", None))
     try:
-        if args.input == "-":
-            records = read_snapshot_records(sys.stdin)
+        # One transaction: a snapshot that is cut short or holds a bad record (found at its line, or at the end
+        # for a cut file) is refused whole (exit 1), the target left as it was.
+        if not isinstance(target, Path) or target.exists():
+            reg = Registry.open(str(target), create=True)  # a file: exists; a database: made if needed
+            try:
+                tenants = reg.tenants()
+                if tenants:
+                    registry_from_records(records())  # a bad snapshot is named first, as the refusal it is
+                    raise UserError(
+                        f"registry {shown(target)} is not empty ({len(tenants)} tenant(s)); import into a new file "
+                        "with --db NEW.db (a snapshot never merges into existing histories)"
+                    )
+                registry_from_records(records(), into=reg)
+            finally:
+                close_registry(reg)
         else:
-            path = Path(args.input).expanduser()
-            if not path.exists():
-                raise UserError(f"snapshot file {args.input!r} does not exist")
-            records = read_snapshot_records(path)
-        # Load into memory first: every line is checked before the registry file is touched.
-        registry_from_records(records)
+            _import_new_file(records(), target)
     except SnapshotError as exc:
-        # A snapshot that is cut short or holds a bad record is refused whole (exit 1), the target untouched.
         print(f"{PROG}: import refused: {exc}; nothing was imported", file=sys.stderr)
         return EXIT_REFUSED
-    target = resolve_db(getattr(args, "db", None))
-    if not isinstance(target, Path) or target.exists():
-        reg = Registry.open(str(target), create=True)  # a file: exists (checked above); a database: made if needed
+    print(f"Imported {source} into {shown(target)}: {_counts(counts)}")
+    return EXIT_OK
+
+
+def _import_new_file(records: Iterator[dict[str, Any]], target: Path) -> None:
+    """A new file appears under its name only when complete: load beside it, then rename."""
+    from registry import Registry, registry_from_records
+
+    handle, temp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".importing", dir=target.parent)
+    os.close(handle)
+    temp = Path(temp_name)
+    temp.unlink()
+    try:
+        reg = Registry.open(str(temp), create=True)
         try:
-            tenants = reg.tenants()
-            if tenants:
-                raise UserError(
-                    f"registry {shown(target)} is not empty ({len(tenants)} tenant(s)); import into a new file with "
-                    "--db NEW.db (a snapshot never merges into existing histories)"
-                )
             registry_from_records(records, into=reg)
         finally:
             close_registry(reg)
-    else:
-        # A new file appears under its name only when complete: load beside it, then rename.
-        handle, temp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".importing", dir=target.parent)
-        os.close(handle)
-        temp = Path(temp_name)
-        temp.unlink()
-        try:
-            reg = Registry.open(str(temp), create=True)
-            try:
-                registry_from_records(records, into=reg)
-            finally:
-                close_registry(reg)
-            _settle(temp)
-            os.replace(temp, target)
-        finally:
-            for suffix in ("", "-wal", "-shm"):
-                Path(f"{temp}{suffix}").unlink(missing_ok=True)
-    counts = _counts(records)
-    print(f"Imported {source} into {shown(target)}: {counts}")
-    return EXIT_OK
+        _settle(temp)
+        os.replace(temp, target)
+    finally:
+        for suffix in ("", "-wal", "-shm"):
+            Path(f"{temp}{suffix}").unlink(missing_ok=True)
 
 
 def _settle(path: Path) -> None:
@@ -151,10 +160,7 @@ def _settle(path: Path) -> None:
         os.fsync(handle.fileno())
 
 
-def _counts(records: list[dict[str, Any]]) -> str:
-    kinds: dict[str, int] = {}
-    for record in records[1:]:
-        kinds[record["kind"]] = kinds.get(record["kind"], 0) + 1
+def _counts(kinds: dict[str, int]) -> str:
     names = {"tenant": "tenants", "namespace": "namespaces", "topic": "topics", "version": "versions",
              "client": "clients", "audit": "audit entries"}  # fmt: skip
     return ", ".join(f"{kinds.get(kind, 0)} {plural}" for kind, plural in names.items())

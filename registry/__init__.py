@@ -118,13 +118,14 @@ from .storage._locations import StorageLocation, parse_location
 from .storage._memory import MemoryStorage
 from .storage._postgres import PostgresStorage
 from .storage._snapshot import (
-    SnapshotError,
     export_snapshot,
     import_snapshot,
+    iter_snapshot_records,
     read_snapshot_records,
     registry_from_records,
     snapshot_records,
 )
+from .storage._snapshot_values import SnapshotError
 from .storage._sqlite import SqliteStorage
 
 if TYPE_CHECKING:
@@ -291,6 +292,7 @@ __all__ = [
     "limited",
     "pair_verdict",
     "parse_protobuf_native",
+    "iter_snapshot_records",
     "read_snapshot_records",
     "registry_from_records",
     "snapshot_records",

@@ -188,6 +188,13 @@ class PostgresDialect(SqlDialect):
         with db.cursor() as cursor:
             cursor.executemany(self._text(sql), list(rows))
 
+    def copy_rows(self, db: Any, table: str, columns: Sequence[str], rows: Sequence[Sequence[object]]) -> None:
+        """COPY FROM STDIN: one statement streams every row (an import of a million topics in minutes, where an
+        INSERT per row took hours over the network)."""
+        with db.cursor() as cursor, cursor.copy(f"COPY {table} ({', '.join(columns)}) FROM STDIN") as copy:
+            for row in rows:
+                copy.write_row(row)
+
     def is_duplicate_key(self, error: BaseException | None) -> bool:
         return isinstance(error, self._unique)
 

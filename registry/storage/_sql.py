@@ -142,6 +142,11 @@ class SqlDialect(abc.ABC):
     @abc.abstractmethod
     def has_table(self, db: Any, name: str) -> bool: ...
 
+    def copy_rows(self, db: Any, table: str, columns: Sequence[str], rows: Sequence[Sequence[object]]) -> None:
+        """Insert many rows into one table at once (a bulk load into an empty registry)."""
+        marks = ", ".join("?" * len(columns))
+        self.execute_many(db, f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({marks})", rows)
+
     def ids_given(self, db: Any, table: str) -> None:
         """Rows were written with ids of their own (an import): the next new row's id must come after them."""
         return None
@@ -550,6 +555,21 @@ class SqlStorage:
         where, params = audit_query(target, limit, "?")
         rows = self._read('SELECT at, "user", action, target, detail, outcome FROM audit' + where, params)
         return [audit_entry_of(row) for row in rows]
+
+    def copy_rows(self, table: str, columns: Sequence[str], rows: Sequence[Sequence[object]]) -> None:
+        """Bulk rows into one table, inside the caller's transaction (storage/_bulk_load.py: an import)."""
+        try:
+            with self._write() as db:
+                self._dialect.copy_rows(db, table, columns, rows)
+        except Exception as exc:
+            if self._dialect.is_duplicate_key(exc):  # the savepoint is undone; the caller's transaction is not
+                raise StorageError(f"the same {table} row twice ({str(exc).strip()})") from None
+            raise
+
+    def finish_bulk_load(self, heads_sql: str) -> None:
+        """After a bulk load: each history's head, computed from its versions in one statement."""
+        with self._write() as db:
+            self._dialect.execute(db, heads_sql)
 
     def close(self) -> None:
         self._dialect.close()
