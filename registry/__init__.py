@@ -117,6 +117,7 @@ from .storage._locations import ENTRY_POINT_GROUP as STORAGE_ENTRY_POINT_GROUP
 from .storage._locations import StorageLocation, parse_location
 from .storage._memory import MemoryStorage
 from .storage._postgres import PostgresStorage
+from .storage._ranges import KeyRange, RangeRead, RangeReader, ReadState, TopicBundle
 from .storage._snapshot import (
     export_snapshot,
     import_snapshot,
@@ -293,6 +294,11 @@ __all__ = [
     "pair_verdict",
     "parse_protobuf_native",
     "iter_snapshot_records",
+    "KeyRange",
+    "RangeRead",
+    "RangeReader",
+    "ReadState",
+    "TopicBundle",
     "read_snapshot_records",
     "registry_from_records",
     "snapshot_records",

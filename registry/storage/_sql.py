@@ -25,7 +25,7 @@ import abc
 import json
 import threading
 from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
-from contextlib import AbstractContextManager, contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from typing import Any, TypeVar, cast
 
 from .._audit import AuditEntry
@@ -85,6 +85,16 @@ class SqlDialect(abc.ABC):
     @abc.abstractmethod
     def snapshot(self) -> AbstractContextManager[Any]:
         """A connection in a read-only transaction that sees one committed state throughout."""
+
+    def pin(self) -> AbstractContextManager[str | None]:
+        """A committed state other connections can open while the block runs (`snapshot_at`), or None when the
+        engine cannot share one (SQLite: each reader sees the latest commit when it starts; a reader compares
+        change tokens instead). Used by readers in other processes (storage/_ranges.py)."""
+        return nullcontext(None)
+
+    def snapshot_at(self, state: str | None) -> AbstractContextManager[Any]:
+        """`snapshot()`, at a state `pin` gave (None: the latest commit)."""
+        return self.snapshot()
 
     @abc.abstractmethod
     def read(self, sql: str, params: Params) -> list[Row]:
