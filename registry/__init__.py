@@ -117,7 +117,7 @@ from .storage._locations import ENTRY_POINT_GROUP as STORAGE_ENTRY_POINT_GROUP
 from .storage._locations import StorageLocation, parse_location
 from .storage._memory import MemoryStorage
 from .storage._postgres import PostgresStorage
-from .storage._ranges import KeyRange, RangeRead, RangeReader, ReadState, TopicBundle
+from .storage._ranges import KeyRange, RangeRead, RangeReader, ReadState, TopicBundle, namespace_bundles
 from .storage._snapshot import (
     export_snapshot,
     import_snapshot,
@@ -299,6 +299,7 @@ __all__ = [
     "RangeReader",
     "ReadState",
     "TopicBundle",
+    "namespace_bundles",
     "read_snapshot_records",
     "registry_from_records",
     "snapshot_records",

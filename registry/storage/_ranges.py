@@ -25,15 +25,15 @@ One state for every reader:
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .._errors import RegistryNotFoundError, StorageError
 from .._model import TopicPolicy
-from .._names import DOMAINS
+from .._names import DOMAINS, TopicName
 from ._rows import client_of, namespace_policy_from_json, schema_version_of, topic_policy_from_json
 from ._snapshot import (
     _namespace_policy_record,
@@ -42,6 +42,9 @@ from ._snapshot import (
     version_record,
 )
 from ._sql import SqlDialect
+
+if TYPE_CHECKING:
+    from .._handle import SchemaRegistry
 
 Record = dict[str, Any]
 CHUNK = 500  # keys read at once by a reader: what it holds in memory (a 20-version history of 1 KB: ~26 KB)
@@ -298,3 +301,42 @@ def _prefixed(prefix: str, keys: KeyRange) -> tuple[str, list[object]]:
     low = prefix + (keys.low or "")
     high = prefix + keys.high if keys.high is not None else _after(prefix)
     return "{c} >= ? AND {c} < ?", [low, high]
+
+
+def namespace_bundles(
+    registry: SchemaRegistry, namespace: str, keys: Collection[str] | None = None
+) -> Iterator[TopicBundle]:
+    """The bundles of one namespace read through the facade, in key order: for registries read by namespace
+    rather than by key range (a remote admin API, a storage of one's own); only those of `keys` when given
+    (the other topics are listed, never read). One topic listing, then per topic
+    its history (shared by persistent:// and non-persistent:// topics of one key: read once), its own policy
+    where the broker keeps topic policies, and its recorded clients where the registry records them."""
+    record = {
+        "kind": "namespace",
+        "name": namespace,
+        "policy": _namespace_policy_record(registry.namespace_policy(namespace)),
+    }
+    policies = registry.broker.topic_level_policies_enabled
+    by_key: dict[str, list[str]] = {}
+    for topic in registry.topics(namespace):
+        key = TopicName.parse(topic).schema_id
+        if keys is None or key in keys:
+            by_key.setdefault(key, []).append(topic)
+    tenant = namespace.split("/")[0]
+    for key in sorted(by_key):
+        records: list[Record] = [record]
+        topics = sorted(by_key[key])
+        for topic in topics:
+            policy = registry.topic_policy(topic) if policies else TopicPolicy()
+            records.append(
+                {
+                    "kind": "topic",
+                    "name": topic,
+                    "namespace": namespace,
+                    "policy": None if policy == TopicPolicy() else _topic_policy_record(policy),
+                }
+            )
+        records += [version_record(entry) for entry in registry.history(topics[0], include_deleted=True)]
+        if registry.records_clients:
+            records += [client_record(client) for topic in topics for client in registry.clients(topic)]
+        yield TopicBundle(key=key, tenant=tenant, namespace=namespace, records=tuple(records))
