@@ -13,6 +13,7 @@ from pathlib import Path
 import streamlit as st
 
 from app.connection import Connection, connection_from_argv
+from app.roles import ROLES_ENV
 from app.session import USER_HEADER_ENV, open_handle
 
 APP_SCRIPT = Path(__file__).resolve().parent / "streamlit_app.py"
@@ -46,22 +47,25 @@ def warm_up(conn: Connection) -> None:
 
 
 def serve(argv: list[str]) -> None:
-    """Run the app's server in this process: `--port N --host H`, `--user-header NAME` and the connection
-    arguments (`--db`, `--url`, `--read-only`; the token in SCHEMA_EXPLORER_TOKEN). The connection reaches the
-    script through the environment (st.App gives the script no arguments)."""
+    """Run the app's server in this process: `--port N --host H`, `--user-header NAME`, `--roles FILE` and the
+    connection arguments (`--db`, `--url`, `--read-only`; the token in SCHEMA_EXPLORER_TOKEN). The connection and
+    the roles file reach the script through the environment (st.App gives the script no arguments)."""
     parser = argparse.ArgumentParser(add_help=False)
     parser.add_argument("--port", type=int, required=True)
     parser.add_argument("--host", required=True)
     parser.add_argument("--user-header")
+    parser.add_argument("--roles")
     args, rest = parser.parse_known_args(argv)
     conn = connection_from_argv(rest)
-    for name in ("SCHEMA_EXPLORER_DB", "SCHEMA_EXPLORER_URL", "SCHEMA_EXPLORER_READ_ONLY", USER_HEADER_ENV):
+    for name in ("SCHEMA_EXPLORER_DB", "SCHEMA_EXPLORER_URL", "SCHEMA_EXPLORER_READ_ONLY", USER_HEADER_ENV, ROLES_ENV):
         os.environ.pop(name, None)
     os.environ["SCHEMA_EXPLORER_URL" if conn.is_remote else "SCHEMA_EXPLORER_DB"] = conn.target
     if conn.read_only:
         os.environ["SCHEMA_EXPLORER_READ_ONLY"] = "1"
     if args.user_header:
         os.environ[USER_HEADER_ENV] = args.user_header
+    if args.roles:
+        os.environ[ROLES_ENV] = args.roles
 
     # Started before the server, not from an st.App lifespan: the lifespan runs only once uvicorn is up, and
     # a visitor who comes at once would wait for the difference. The server starts meanwhile.

@@ -6,6 +6,8 @@
     /whatif?topic=acme/orders/order-created
     /policies?namespace=acme/orders   or   /policies?topic=acme/orders/order-created
     /audit
+    /proposals?show=waiting&namespace=acme/orders   (show: open, mine, waiting, stale, all)
+    /proposal?id=12
     any of them &registry=PATH-or-URL when the session was switched to another registry than the app's own,
     and &pulsar=3.0|4.0|master when the session answers as another Pulsar line than the app's own
 
@@ -65,12 +67,28 @@ def keep(params: Mapping[str, object]) -> None:
     is connected to another registry than the one the app started with."""
     wanted = {key: str(value) for key, value in params.items() if value not in (None, "", (), [])}
     st.session_state[_SEEN] = dict(wanted)
-    if connection.connection().target != connection.start_connection().target:
-        wanted[REGISTRY] = connection.connection().target
-    if connection.connection().pulsar_version != connection.start_connection().pulsar_version:
-        wanted[PULSAR] = connection.connection().pulsar_version or "own"
+    wanted |= _connection_params()
     if _params() != wanted:
         st.query_params.from_dict(wanted)
+
+
+def _connection_params() -> dict[str, str]:
+    """`registry=` and `pulsar=` when the session differs from the app's start-up connection in them."""
+    extra: dict[str, str] = {}
+    if connection.connection().target != connection.start_connection().target:
+        extra[REGISTRY] = connection.connection().target
+    if connection.connection().pulsar_version != connection.start_connection().pulsar_version:
+        extra[PULSAR] = connection.connection().pulsar_version or "own"
+    return extra
+
+
+def page_url(page: str, params: Mapping[str, str]) -> str:
+    """The URL of another page of the app (its url path, e.g. "proposal") with `params`, and the session's
+    `registry=` / `pulsar=` as `keep` adds them: a link a table can hold, that opens in a new tab as it is."""
+    here = (st.context.url or "").split("?", 1)[0]
+    root = here.rsplit("/", 1)[0] if "/" in here else ""
+    query = urlencode({**params, **_connection_params()}, safe="/:,")
+    return f"{root}/{page}?{query}"
 
 
 def link(params: Mapping[str, str] | None = None) -> str:

@@ -1,5 +1,5 @@
-"""Rendering of the core's review values (SchemaDiff, CompatibilityResult, WhatIf, PolicyImpact) for the
-Diff, What-if and Policies pages. Values in, Streamlit elements out: no rule is decided here.
+"""Rendering of the core's review values (SchemaDiff, CompatibilityResult, WhatIf, PolicyPreview) for the
+Diff, What-if, Policies and proposal pages. Values in, Streamlit elements out: no rule is decided here.
 
 User text (schema docs, names, messages that quote them) only reaches the page through st.code,
 st.dataframe, or HTML built with `html.escape`, so a `<script>` in a schema doc stays text.
@@ -21,11 +21,20 @@ from registry import (
     Admission,
     CompatibilityResult,
     Effect,
+    PolicyPreview,
     SchemaDiff,
     WhatIf,
 )
 from registry.explain.text_diff import COARSE_NOTE, LineDiff, line_diff
-from registry.views.tables import changes_frame, problems_frame, upgrade_plan_frame
+from registry.views.tables import (
+    advisories_frame,
+    changes_frame,
+    policy_preview_frame,
+    preview_clients_frame,
+    problems_frame,
+    shielded_frame,
+    upgrade_plan_frame,
+)
 
 EFFECT_BADGE = {Effect.OK: ("ok", "green"), Effect.RISK: ("risk", "orange"), Effect.BREAKS: ("breaks", "red")}
 # Cell shades that read on light and dark backgrounds alike (the text keeps the theme's colour).
@@ -164,6 +173,19 @@ def _row(a: Sequence[str], b: Sequence[str], i: int | None, j: int | None, *, ch
 # --- verdicts -----------------------------------------------------------------------------------------
 
 
+def show_verdict(what_if: WhatIf, doing: str = "Registering") -> None:
+    """Pulsar's verdict under the strategy in force, in one line: `doing` ("Registering", "Applying") would be
+    accepted and store version N, be a duplicate of a live version, or be refused and why."""
+    registration = what_if.registration
+    strategy = f"{what_if.effective.value} (from the {what_if.effective.source})"
+    if what_if.duplicate_of is not None:
+        st.info(f"Identical to live version {what_if.duplicate_of}: {doing.lower()} returns it and stores nothing.")
+    elif registration.accepted:
+        st.success(f"{doing} would be accepted under {strategy} and store version {registration.version}.")
+    else:
+        st.error(escape_markdown(f"{doing} would be refused under {strategy}: {registration.reason}"))
+
+
 def show_problems(result: CompatibilityResult) -> None:
     if result.compatible:
         st.success(f"Compatible under {result.strategy}{_checked(result)}.")
@@ -199,6 +221,19 @@ def admission_text(admission: Admission) -> str:
     return "accepted"
 
 
+def show_consequences(what_if: WhatIf) -> None:
+    """What follows from a candidate beyond its verdict (the What-if page and a proposal's review alike): the
+    advisories, whether a producer and a consumer would be let in, and the order to upgrade clients in."""
+    if what_if.advisories:
+        st.subheader("Advisories")
+        st.caption("Pulsar accepts these, but they will hurt some reader or some data later.")
+        show_wrapped(advisories_frame(what_if), ("severity", "code", "direction", "version", "path", "message", "hint"))
+    st.subheader("Producers and consumers")
+    show_admission(what_if)
+    st.subheader("Upgrade order")
+    show_upgrade(what_if)
+
+
 def show_admission(what_if: WhatIf) -> None:
     columns = st.columns(2)
     for column, label, admission in (
@@ -232,3 +267,28 @@ def show_upgrade(what_if: WhatIf) -> None:
 
 
 # --- policies -----------------------------------------------------------------------------------------
+
+
+def show_preview(preview: PolicyPreview) -> None:
+    """What the change would do: the values that change, then refusals, then the topics it does not reach."""
+    st.markdown("**Preview**: " + escape_markdown("; ".join(preview.changes)))
+    reached = [t for t in preview.topics if t.changed]
+    columns = st.columns(4)
+    columns[0].metric("Topics the change reaches", len(reached))
+    columns[1].metric("Latest change would be refused", len(preview.refused_topics))
+    columns[2].metric("Clients that could no longer connect", len(preview.refused_clients))
+    columns[3].metric("Topics it does not reach", len(preview.shielded))
+    if not preview.refused_topics and not preview.refused_clients:
+        st.success("Nothing would be refused: every topic's history and every recorded client still pass.")
+    if reached:
+        st.dataframe(
+            shaded(policy_preview_frame(preview), ALARM_SHADE, "latest_refused"),
+            hide_index=True,
+            width="stretch",
+        )
+    if preview.refused_clients:
+        st.markdown("**Producers and consumers that could no longer connect**")
+        st.dataframe(preview_clients_frame(preview), hide_index=True, width="stretch")
+    if preview.shielded:
+        st.markdown("**Not reached by this change** (their own setting, or the broker's, keeps it out)")
+        st.dataframe(shielded_frame(preview), hide_index=True, width="stretch")

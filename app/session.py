@@ -9,19 +9,26 @@
 Writes are attributed (`user()`) to the person signed in through Streamlit's authentication, else to the value of
 the trusted header named by `--user-header NAME` (SCHEMA_EXPLORER_USER_HEADER; set by a reverse proxy), else to
 the operating-system user who started the app, marked "(os user)".
+
+    reg.approve_proposal(n, actor=session.actor())  # proposals ask for an Actor: that name with its role,
+                                                    # from the roles file (`ui --roles FILE`) or the defaults
+                                                    # (app/roles.py); None when user() is None
 """
 
 from __future__ import annotations
 
+import functools
 import getpass
 import hashlib
 import os
 import time
+from pathlib import Path
 
 import streamlit as st
 
 from app.connection import OPEN_FAILED, connection
-from registry import RegistryError, SchemaRegistry
+from app.roles import ROLES_ENV, Roles, RolesFileError, default_role, load_roles
+from registry import Actor, RegistryError, Role, SchemaRegistry
 from registry import open as open_registry
 
 USER_HEADER_ENV = "SCHEMA_EXPLORER_USER_HEADER"  # the trusted header naming the person (`ui --user-header NAME`)
@@ -64,15 +71,58 @@ def user() -> str | None:
 
     None when `--user-header NAME` was given and this session's request has no such header: the app is then
     read-only for the session rather than attributing writes to someone else."""
+    return _identity()[0]
+
+
+def _identity() -> tuple[str | None, bool]:
+    """(the person's name or None, whether it is the operating-system user's fallback name)."""
     if st.user.get("is_logged_in"):
         name = st.user.get("email") or st.user.get("name")
         if name:
-            return str(name)
+            return str(name), False
     header = os.environ.get(USER_HEADER_ENV, "").strip()
     if header:
         value = (st.context.headers.get(header) or "").strip()
-        return value or None
-    return f"{os_user()} (os user)"
+        return (value or None), False
+    return f"{os_user()} (os user)", True
+
+
+def actor() -> Actor | None:
+    """The session's person as the proposal calls take them: `user()` with the role the roles file gives that
+    name (a name it does not give: viewer), or without a roles file the default (app/roles.py): the local app's
+    OS user is an admin, anyone else a producer. A roles file that became unreadable while the app runs makes
+    everyone a viewer (fail closed) and the sidebar says why. None when `user()` is None."""
+    name, is_os_user = _identity()
+    if name is None:
+        return None
+    roles = current_roles()
+    if roles is None:
+        return Actor(name, default_role(os_user=is_os_user))
+    if isinstance(roles, RolesFileError):
+        return Actor(name, Role.VIEWER)
+    return Actor(name, roles.role_of(name))
+
+
+def current_roles() -> Roles | RolesFileError | None:
+    """The roles file in force (SCHEMA_EXPLORER_ROLES), read again when it changes; the error when it cannot
+    be used now; None without one."""
+    path = os.environ.get(ROLES_ENV, "").strip()
+    if not path:
+        return None
+    try:
+        stat = Path(path).expanduser().stat()
+        stamp = (stat.st_mtime_ns, stat.st_size)
+    except OSError:
+        stamp = (0, -1)
+    return _roles_file(path, *stamp)
+
+
+@functools.lru_cache(maxsize=4)
+def _roles_file(path: str, mtime_ns: int, size: int) -> Roles | RolesFileError:
+    try:
+        return load_roles(path)
+    except RolesFileError as exc:
+        return exc
 
 
 def os_user() -> str:

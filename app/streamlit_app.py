@@ -23,14 +23,22 @@ from app.widgets import connection_sidebar  # noqa: E402
 _PAGES_DIR = Path(__file__).resolve().parent / "app_pages"
 
 
-def _page(file: str, title: str, icon: str, *, default: bool = False) -> st.Page | None:
-    """A page of app_pages/, or None while its file does not exist yet."""
+def _page(file: str, title: str, icon: str, *, default: bool = False, hidden: bool = False) -> st.Page | None:
+    """A page of app_pages/, or None while its file does not exist yet; `hidden` pages are not in the menu
+    (one proposal: reached by a link, `/proposal?id=N`)."""
     if not (_PAGES_DIR / file).is_file():
         return None
     # The default page is served at `/` but still reserves its path name, which Streamlit then does not serve:
     # it gets "index", so that `/browse` can be the alias that links use.
     path = "index" if default else file.removesuffix(".py")
-    return st.Page(f"app_pages/{file}", title=title, icon=icon, url_path=path, default=default)
+    return st.Page(
+        f"app_pages/{file}",
+        title=title,
+        icon=icon,
+        url_path=path,
+        default=default,
+        visibility="hidden" if hidden else "visible",
+    )
 
 
 # The one list of pages, in menu order. To add a page: create app/app_pages/<name>.py and append
@@ -43,7 +51,9 @@ PAGES: list[st.Page | None] = [
     _page("diff.py", "Diff", ":material/difference:"),
     _page("whatif.py", "What-if", ":material/science:"),
     _page("policies.py", "Policies", ":material/policy:"),
+    _page("proposals.py", "Proposals", ":material/rate_review:"),
     _page("audit.py", "Audit", ":material/history:"),
+    _page("proposal.py", "Proposal", ":material/rate_review:", hidden=True),
 ]
 
 

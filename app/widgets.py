@@ -8,7 +8,8 @@ from pathlib import Path
 import streamlit as st
 
 from app import connection, search_index, session
-from app.render import code_span, show_error
+from app.render import code_span, escape_markdown, show_error
+from app.roles import RolesFileError
 from registry import PULSAR_LINES, Registry, RegistryError, SchemaRegistry
 
 EMBEDDED, REMOTE = "Embedded file", "Remote admin URL"
@@ -174,13 +175,23 @@ def _confirm_create() -> None:
 
 
 def _attribution() -> None:
-    """Whom this session's writes are attributed to, or why it cannot write."""
+    """Whom this session's writes are attributed to and with which role, or why it cannot write."""
     person = session.user()
     if person is None:
         header = os.environ.get(session.USER_HEADER_ENV, "")
         st.warning(f"Read-only: this request carries no {header} header, so a write could not say who made it.")
-    elif not session.read_only():
-        st.caption(f"Writes are recorded as {code_span(person)}")
+        return
+    roles = session.current_roles()
+    if isinstance(roles, RolesFileError):
+        st.error(f"Everyone is a viewer until the roles file is fixed: {escape_markdown(str(roles))}")
+    actor = session.actor()
+    role = f" · {actor.role}" if actor is not None else ""
+    if not session.read_only():
+        st.caption(f"Writes are recorded as {code_span(person)}{role}")
+    else:
+        st.caption(f"You are {code_span(person)}{role} (read-only)")
+    if connection.connection().is_remote:
+        st.caption("A remote registry names you by the token, and its own roles decide what you may do.")
 
 
 def _broker_defaults(reg: SchemaRegistry) -> None:

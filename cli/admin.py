@@ -1,4 +1,4 @@
-"""`check`, `diff`, `get`, `upload`, `delete`, `policy get|set`: pulsar-admin's schema and policy verbs.
+"""`diff`, `get`, `upload`, `delete`, `policy get|set`: pulsar-admin's schema and policy verbs.
 
 Each command takes `--db PATH` or `--url URL [--token T]`, prints for people by default and a stable JSON
 document with `--json`, and exits 0 (ok, compatible), 1 (incompatible or refused) or 2 (a user error).
@@ -11,7 +11,6 @@ import json
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
 
@@ -29,9 +28,7 @@ from ._common import (
     read_schema_info,
     record_pitfalls,
     say,
-    whole_number,
 )
-from ._markdown import MarkedProblem, ProposalRef, check_comment
 
 JSON_HELP = "print one JSON document (stable field names) instead of text"
 FORMATS = ("text", "json", "markdown")
@@ -39,43 +36,7 @@ BOOL_CHOICES = {"true": True, "false": False}
 
 
 def add_commands(commands: argparse._SubParsersAction[Any]) -> None:
-    check = _command(
-        commands,
-        "check",
-        "would the registry accept this schema? (pulsar-admin schemas compatibility)",
-        "Check a schema against a topic's live versions under its effective strategy (or --strategy) without "
-        "registering it. Exits 0 when compatible, 1 when not, and explains each problem: which rule, which "
-        "direction (who cannot read whom), where in the schema, and how to fix it.",
-        run_check,
-    )
-    check.add_argument(
-        "--topic",
-        "-t",
-        metavar="T",
-        help="topic: persistent://tenant/namespace/topic (or t/n/x); required unless --proposal names it",
-    )
-    add_schema_arguments(check, required=False)
-    check.add_argument("--strategy", metavar="S", help="check under this strategy instead of the topic's own")
-    check.add_argument(
-        "--format",
-        choices=FORMATS,
-        help="text (default), json (as --json), or markdown: a pull-request comment, user text escaped",
-    )
-    check.add_argument(
-        "--proposal",
-        type=whole_number(1),
-        metavar="ID",
-        help="check proposal ID (its current revision, each problem marked introduced or already there; exit 1 "
-        "also when it is stale); with a schema file, check the file and link the proposal",
-    )
-    check.add_argument(
-        "--app-url",
-        metavar="URL",
-        help="the app's address, to link the proposal as URL/proposal?id=ID (default: $SCHEMA_EXPLORER_APP_URL; "
-        "without it the proposal is named #ID)",
-    )
-
-    diff = _command(
+    diff = command(
         commands,
         "diff",
         "what changed between two versions, or a version and a file",
@@ -89,7 +50,7 @@ def add_commands(commands: argparse._SubParsersAction[Any]) -> None:
     add_schema_arguments(diff, required=False)
     diff.add_argument("--text", action="store_true", help="also print a unified diff of the two schema texts")
 
-    get = _command(
+    get = command(
         commands,
         "get",
         "print a topic's schema (pulsar-admin schemas get)",
@@ -102,7 +63,7 @@ def add_commands(commands: argparse._SubParsersAction[Any]) -> None:
     which.add_argument("--version", type=_version, metavar="V", help="a live version (default: the latest)")
     which.add_argument("--all", action="store_true", help="every live version, oldest first")
 
-    upload = _command(
+    upload = command(
         commands,
         "upload",
         "register a schema (pulsar-admin schemas upload)",
@@ -114,7 +75,7 @@ def add_commands(commands: argparse._SubParsersAction[Any]) -> None:
     _topic_argument(upload)
     add_schema_arguments(upload, required=False)
 
-    delete = _command(
+    delete = command(
         commands,
         "delete",
         "delete a topic's schema (pulsar-admin schemas delete)",
@@ -131,7 +92,7 @@ def add_commands(commands: argparse._SubParsersAction[Any]) -> None:
         description="Namespace and topic schema policies, and the values in force for a topic.",
     )
     verbs = policy.add_subparsers(dest="verb", title="verbs", metavar="VERB", required=True)
-    policy_get = _command(
+    policy_get = command(
         verbs,
         "get",
         "a namespace's policies, or the policies in force for a topic and where each comes from",
@@ -140,7 +101,7 @@ def add_commands(commands: argparse._SubParsersAction[Any]) -> None:
         run_policy_get,
     )
     _target_arguments(policy_get)
-    policy_set = _command(
+    policy_set = command(
         verbs,
         "set",
         "change namespace or topic schema policies",
@@ -156,79 +117,6 @@ def add_commands(commands: argparse._SubParsersAction[Any]) -> None:
 
 
 # --- commands -----------------------------------------------------------------------------------------------
-
-
-def run_check(args: argparse.Namespace) -> int:
-    form = output_format(args)
-    if args.proposal is not None:
-        from .proposals import run_check_proposal
-
-        return run_check_proposal(args, form)
-    if args.app_url is not None:
-        raise UserError("--app-url links a proposal: give --proposal ID too")
-    if not args.topic:
-        raise UserError("--topic is required (or --proposal ID, to check a proposal's schema)")
-    info = read_schema_info(args)
-    pitfalls = record_pitfalls(args)
-    with registry_for(args) as reg:
-        return emit_check(args, form, reg, args.topic, info, pitfalls)
-
-
-def output_format(args: argparse.Namespace) -> str:
-    """`--format`, with `--json` as another name for `--format json` (both given: they must agree)."""
-    if args.json and args.format not in (None, "json"):
-        raise UserError(f"--json asks for --format json, but --format says {args.format}: give one of them")
-    return "json" if args.json else (args.format or "text")
-
-
-def emit_check(
-    args: argparse.Namespace,
-    form: str,
-    reg: Any,
-    topic: str,
-    info: Any,
-    pitfalls: tuple[Any, ...],
-    proposal: ProposalRef | None = None,
-) -> int:
-    """Check `info` on `topic` (under --strategy, or the topic's own) and print the verdict in `form`; with
-    `proposal`, the proposal the check is linked to. Exit 0 when compatible, 1 when not."""
-    result = reg.check(topic, info, strategy=args.strategy)
-    line = reg.pulsar_line
-    result = replace(result, advisories=result.advisories + pitfalls)
-    name = topic_text(topic)
-    if form == "json":
-        extra = {} if proposal is None else {"proposal": to_json(proposal)}
-        print_json({"topic": name, "pulsar_version": line.name, **to_json(result), **extra})
-    elif form == "markdown":
-        what_if = reg.what_if(topic, info)  # the upgrade order and the changes, which a verdict does not hold
-        marked = [MarkedProblem(problem=p) for p in result.problems]
-        sys.stdout.write(
-            check_comment(
-                topic=name,
-                result=result,
-                line=line,
-                problems=marked,
-                advisories=result.advisories,
-                what_if=what_if,
-                proposal=proposal,
-            )
-        )
-    else:
-        say(render_result(name, result))
-        say(f"answered as {line.title} (Avro {line.avro})")
-        if proposal is not None:
-            say(proposal_line(proposal))
-    return EXIT_OK if result.compatible else EXIT_REFUSED
-
-
-def proposal_line(proposal: ProposalRef) -> str:
-    """The proposal a check is about, for people: its number (and link), title, state and revision."""
-    where = f" {proposal.url}" if proposal.url else ""
-    note = f"\n  note: {proposal.note}" if proposal.note else ""
-    return (
-        f"proposal #{proposal.id}{where}: {proposal.title} ({proposal.state}, revision {proposal.revision} "
-        f"against {proposal.base}){note}"
-    )
 
 
 def run_diff(args: argparse.Namespace) -> int:
@@ -585,7 +473,7 @@ def time_text(millis: int) -> str:
 # --- argument helpers ---------------------------------------------------------------------------------------
 
 
-def _command(
+def command(
     commands: argparse._SubParsersAction[Any],
     name: str,
     help_text: str,

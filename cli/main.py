@@ -41,7 +41,7 @@ APP_SCRIPT = PROJECT_ROOT / "app" / "streamlit_app.py"
 
 # Each module adds its own subcommands with `add_commands(subparsers)`; they import their heavy
 # dependencies (uvicorn, pyspark) only when their command runs, so `schema-explorer --help` stays fast.
-COMMAND_MODULES = ("cli.admin", "cli.proposals", "cli.search", "cli.serve", "cli.audit", "cli.backup")
+COMMAND_MODULES = ("cli.check", "cli.admin", "cli.proposals", "cli.search", "cli.serve", "cli.audit", "cli.backup")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -88,6 +88,13 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="NAME",
         help="attribute writes to the value of this request header, set by a trusted reverse proxy "
         "(a request without it is read-only); default: the signed-in user, else the OS user",
+    )
+    ui.add_argument(
+        "--roles",
+        metavar="FILE",
+        help="a JSON (or .toml) file mapping names to viewer, producer or admin, for proposals and review rules "
+        "(default: $SCHEMA_EXPLORER_ROLES; without one, everyone who may write is a producer and the OS user of a "
+        "local app an admin); a name it does not list is a viewer",
     )
     ui.add_argument("--port", type=port_number, default=8501, help="port to listen on (default: 8501)")
     ui.add_argument("--host", default="127.0.0.1", help="address to bind (default: 127.0.0.1)")
@@ -145,6 +152,7 @@ def run_ui(args: argparse.Namespace) -> int:
         raise UserError(f"app script not found: {APP_SCRIPT}")
 
     env = dict(os.environ)
+    roles = checked_roles(args.roles or env.get("SCHEMA_EXPLORER_ROLES", "").strip() or None)
     if args.url:
         # The token travels in the environment, not on the command line where `ps` would show it.
         source = ["--url", check_url(args.url)]
@@ -179,6 +187,7 @@ def run_ui(args: argparse.Namespace) -> int:
         *source, *(["--read-only"] if args.read_only else []),
         *(["--pulsar-version", version] if (version := pulsar_version(args)) else []),
         *(["--user-header", args.user_header] if args.user_header else []),
+        *(["--roles", roles] if roles else []),
     ]  # fmt: skip
     # Run from the project root so Streamlit reads .streamlit/config.toml, and put the root on the path so
     # the app imports this checkout's registry even without an editable install.
@@ -195,6 +204,19 @@ def run_ui(args: argparse.Namespace) -> int:
             return 130
         finally:
             signal.signal(signal.SIGTERM, previous)
+
+
+def checked_roles(path: str | None) -> str | None:
+    """The roles file's absolute path, read and checked whole before the server starts: a bad file stops `ui`
+    with one line naming the entry (app/roles.py), rather than a server where nobody has the role they expect."""
+    if path is None:
+        return None
+    from app.roles import RolesFileError, load_roles  # streamlit-free: app/roles.py imports only the core
+
+    try:
+        return str(load_roles(path).path.resolve())
+    except RolesFileError as exc:
+        raise UserError(str(exc)) from None
 
 
 def stop_child(child: subprocess.Popen[bytes], grace: float = 5.0) -> None:

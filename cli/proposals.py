@@ -21,7 +21,6 @@ import getpass
 import os
 import sys
 from collections.abc import Callable, Sequence
-from dataclasses import replace
 from typing import Any
 
 from registry import (
@@ -37,7 +36,6 @@ from registry import (
     ReviewedProblem,
     ReviewRules,
     Role,
-    SchemaInfo,
     SchemaRegistry,
     WhatIf,
     pulsar_line,
@@ -57,7 +55,6 @@ from ._common import (
     say,
     whole_number,
 )
-from ._markdown import MarkedProblem, ProposalRef, check_comment, policy_comment
 from .admin import (
     JSON_HELP,
     add_policy_change_arguments,
@@ -157,7 +154,8 @@ def add_commands(commands: argparse._SubParsersAction[Any]) -> None:
     comment = _verb(verbs, "comment", "comment on a proposal (anyone who may read)", run_comment)
     comment.add_argument("text", metavar="TEXT", help="the comment")
     comment.add_argument("--path", default="", metavar="P", help="the field path of the diff it is about")
-    _verb(verbs, "approve", "approve the current revision (never your own proposal)", run_approve)
+    approve = _verb(verbs, "approve", "approve the current revision (never your own proposal)", run_approve)
+    _revision_argument(approve, "approve")
     reject = _verb(verbs, "reject", "reject a proposal, with a reason", run_reject)
     reject.add_argument("--reason", required=True, metavar="R", help="why (required)")
     _verb(verbs, "withdraw", "withdraw a proposal (its author, or an admin)", run_withdraw)
@@ -176,6 +174,7 @@ def add_commands(commands: argparse._SubParsersAction[Any]) -> None:
         metavar="R",
         help="an admin applying without the approvals the namespace asks for: why (kept with the proposal)",
     )
+    _revision_argument(apply, "apply")
     rules = _verb(
         verbs,
         "rules",
@@ -208,7 +207,7 @@ def run_propose(args: argparse.Namespace) -> int:
         raise UserError("--title must not be empty: say in one line what the change is")
     actor = acting_person(args)
     if policy_change_given(args):
-        if _schema_given(args):
+        if has_schema(args):
             raise UserError("give either a schema (--file, --record, --type) or policy changes, not both")
         target = args.namespace or args.topic
         changes = policy_changes(args, namespace=args.namespace is not None)
@@ -264,7 +263,7 @@ def run_show(args: argparse.Namespace) -> int:
         proposal = reg.proposal(args.id)
         rules = reg.review_rules(proposal.namespace)
         review, frozen = current_review(reg, proposal)
-        line = _line(review.line)
+        line = line_named(review.line)
     if args.json:
         print_json({**to_json(proposal), "review": to_json(review), "review_computed": "at apply" if frozen else "now"})
         return EXIT_OK
@@ -290,7 +289,7 @@ def run_comment(args: argparse.Namespace) -> int:
 def run_approve(args: argparse.Namespace) -> int:
     actor = acting_person(args)
     with registry_for(args) as reg:
-        done = reg.approve_proposal(args.id, actor=actor)
+        done = reg.approve_proposal(args.id, actor=actor, revision=args.revision)
         rules = reg.review_rules(done.namespace)
     return _print_step(args, done, f"approved: approvals {_approvals_text(done, rules)}")
 
@@ -313,7 +312,7 @@ def run_withdraw(args: argparse.Namespace) -> int:
 
 def run_revise(args: argparse.Namespace) -> int:
     actor = acting_person(args)
-    schema_given, policy_given = _schema_given(args), policy_change_given(args)
+    schema_given, policy_given = has_schema(args), policy_change_given(args)
     if schema_given and policy_given:
         raise UserError("give either a schema (--file, --record, --type) or policy changes, not both")
     if not schema_given and not policy_given:
@@ -352,7 +351,7 @@ def run_apply(args: argparse.Namespace) -> int:
     actor = acting_person(args)
     with registry_for(args) as reg:
         try:
-            done = reg.apply_proposal(args.id, actor=actor, override_reason=reason)
+            done = reg.apply_proposal(args.id, actor=actor, override_reason=reason, revision=args.revision)
         except IncompatibleSchemaError as exc:
             if exc.result is None:
                 raise
@@ -417,140 +416,6 @@ def current_review(reg: SchemaRegistry, proposal: Proposal) -> tuple[ProposalRev
     return reg.review_proposal(proposal.id), False
 
 
-def run_check_proposal(args: argparse.Namespace, form: str) -> int:
-    """`check --proposal ID`: the proposal's current revision as its review judges it (problems marked
-    introduced or already there; exit 1 when Pulsar would refuse it or it is stale), or, with a schema file
-    that is not that revision, the file checked on the proposal's topic with the proposal linked."""
-    from registry import TopicName
-
-    from .admin import emit_check, proposal_line
-
-    if args.strategy is not None:
-        raise UserError("--strategy: a proposal is judged under the strategy in force (its review shows all 8)")
-    url_base = app_url(args.app_url)
-    info = read_schema_info(args) if _schema_given(args) else None
-    pitfalls = record_pitfalls(args) if info is not None else ()
-    with registry_for(args) as reg:
-        proposal = reg.proposal(args.proposal)
-        url = None if url_base is None else f"{url_base}/proposal?id={proposal.id}"
-        if proposal.kind is ProposalKind.POLICY:
-            if info is not None or args.topic:
-                raise UserError(f"proposal #{proposal.id} changes a policy: check it without a topic or schema")
-            review, frozen = current_review(reg, proposal)
-            return _emit_policy_check(form, proposal, review, url)
-        if args.topic and str(TopicName.parse(args.topic).base) != proposal.target:
-            raise UserError(f"--topic {args.topic!r} is not proposal #{proposal.id}'s topic ({proposal.target})")
-        revision = proposal.revision
-        if info is not None and not _same_schema(info, revision.schema):
-            note = (
-                f"the schema checked is not revision {revision.number} of proposal #{proposal.id}: the proposal's "
-                f"own review may differ (`{PROG} check --proposal {proposal.id}`)"
-            )
-            ref = _ref(proposal, url, note)
-            return emit_check(args, form, reg, proposal.target, info, pitfalls, ref)
-        review, frozen = current_review(reg, proposal)
-        ref = _ref(proposal, url, "as it was judged when applied" if frozen else "")
-        line = _line(review.line)
-    what_if = review.what_if
-    if what_if is None:  # a schema proposal's review always holds one; a registry that sends none is refused
-        raise UserError(f"proposal #{proposal.id}: the registry answered no verdict for this schema")
-    result = replace(what_if.result, advisories=what_if.result.advisories + tuple(pitfalls))
-    refused_now = not result.compatible or review.stale
-    if form == "json":
-        print_json(
-            {
-                "topic": proposal.target,
-                "pulsar_version": line.name,
-                **to_json(result),
-                "proposal": to_json(ref),
-                "review": to_json(review),
-            }
-        )
-    elif form == "markdown":
-        sys.stdout.write(
-            check_comment(
-                topic=proposal.target,
-                result=result,
-                line=line,
-                problems=[MarkedProblem(problem=p.problem, introduced=p.introduced) for p in review.problems],
-                advisories=result.advisories,
-                what_if=what_if,
-                proposal=ref,
-                stale_since=review.changed_since if review.stale else None,
-                blocking=review.blocking,
-                diff=review.diff,
-            )
-        )
-    else:
-        say(proposal_line(ref))
-        say("\n".join(render_review(proposal, review, line, when="at apply (frozen)" if frozen else "now")))
-    return EXIT_REFUSED if refused_now else EXIT_OK
-
-
-def _emit_policy_check(form: str, proposal: Proposal, review: ProposalReview, url: str | None) -> int:
-    """A policy proposal checked: its preview; exit 1 when it is stale (it could not be applied)."""
-    from .admin import proposal_line
-
-    ref = _ref(proposal, url, "")
-    line = _line(review.line)
-    if form == "json":
-        print_json({"pulsar_version": line.name, "proposal": to_json(ref), "review": to_json(review)})
-    elif form == "markdown":
-        if review.preview is None:
-            raise UserError(f"proposal #{proposal.id}: the registry answered no preview for this policy change")
-        sys.stdout.write(policy_comment(preview=review.preview, stale=review.stale, proposal=ref, line=line))
-    else:
-        say(proposal_line(ref))
-        say("\n".join(render_review(proposal, review, line, when="now")))
-    return EXIT_REFUSED if review.stale else EXIT_OK
-
-
-def _same_schema(info: SchemaInfo, proposed: SchemaInfo | None) -> bool:
-    """Whether a schema read from a file is the proposal's revision (type, text and properties)."""
-    if proposed is None:
-        return False
-    return (info.type, info.schema, dict(info.properties)) == (
-        proposed.type,
-        proposed.schema,
-        dict(proposed.properties),
-    )
-
-
-def _ref(proposal: Proposal, url: str | None, note: str) -> ProposalRef:
-    return ProposalRef(
-        id=proposal.id,
-        title=proposal.title,
-        state=str(proposal.state),
-        revision=proposal.revision.number,
-        base=_base_text(proposal),
-        url=url,
-        note=note,
-    )
-
-
-def app_url(raw: str | None) -> str | None:
-    """The app's address for proposal links: `--app-url`, else $SCHEMA_EXPLORER_APP_URL, else None. Only an
-    http(s) URL without a query, fragment, spaces, quotes or angle brackets passes, so a link made from it
-    cannot break out of the Markdown or HTML around it; anything else is a usage error naming it."""
-    from urllib.parse import urlsplit
-
-    flag = "--app-url"
-    if raw is None:
-        raw = os.environ.get(APP_URL_ENV) or None
-        flag = f"${APP_URL_ENV}"
-    if raw is None:
-        return None
-    text = raw.strip()
-    parts = urlsplit(text)
-    bad = any(c.isspace() or c in "<>\"'`\\" or not c.isprintable() for c in text)
-    if bad or parts.scheme.lower() not in ("http", "https") or not parts.netloc or parts.query or parts.fragment:
-        raise UserError(
-            f"{flag} {raw!r} is not the app's address: give an http:// or https:// URL without a query, "
-            "e.g. https://schemas.example.com"
-        )
-    return text.rstrip("/")
-
-
 # --- rendering for people -----------------------------------------------------------------------------------
 
 
@@ -564,7 +429,7 @@ def render_proposal(proposal: Proposal, rules: ReviewRules) -> list[str]:
         f"  state:       {proposal.state}",
         f"  author:      {proposal.author}",
         f"  created:     {time_text(proposal.created_at)}, updated {time_text(proposal.updated_at)}",
-        f"  revision:    {revision.number}, against {_base_text(proposal)}",
+        f"  revision:    {revision.number}, against {base_text(proposal)}",
         f"  approvals:   {_approvals_text(proposal, rules)}",
     ]
     if proposal.reason:
@@ -684,7 +549,7 @@ def _stale_lines(proposal: Proposal, review: ProposalReview) -> list[str]:
         changed = "the policy was changed since it was proposed"
     else:
         changed = (
-            f"against {_base_text(proposal)}; stored since: "
+            f"against {base_text(proposal)}; stored since: "
             + (", ".join(map(str, review.changed_since)) or "a delete")
             + f" (latest now: {'none' if review.latest_version is None else review.latest_version})"
         )
@@ -746,7 +611,7 @@ def _approvals_text(proposal: Proposal, rules: ReviewRules) -> str:
     return f"{who} ({len(proposal.approvals)} of {rules.required_approvals} needed{reviewers})"
 
 
-def _base_text(proposal: Proposal) -> str:
+def base_text(proposal: Proposal) -> str:
     if proposal.revision.schema is None:
         return "the policy as stored"
     base = proposal.base_version
@@ -772,7 +637,7 @@ def _table(rows: Sequence[Sequence[str]]) -> list[str]:
     return ["  ".join([*(c.ljust(w) for c, w in zip(row, widths, strict=False)), row[-1]]) for row in cells]
 
 
-def _line(name: str) -> PulsarLine:
+def line_named(name: str) -> PulsarLine:
     return pulsar_line(name)
 
 
@@ -782,13 +647,13 @@ def _print_made(args: argparse.Namespace, reg: SchemaRegistry, proposal: Proposa
         print_json(to_json(proposal))
         return EXIT_OK
     review = reg.review_proposal(proposal.id)
-    base = _base_text(proposal)
+    base = base_text(proposal)
     say(f"proposal #{proposal.id} {verb}: {proposal.title}")
     say(
         f"  {proposal.kind} proposal for {proposal.target}, against {base} · state {proposal.state} · "
         f"revision {proposal.revision.number} by {proposal.revision.author} · author {proposal.author}"
     )
-    say("\n".join(render_summary(proposal, review, _line(review.line))))
+    say("\n".join(render_summary(proposal, review, line_named(review.line))))
     return EXIT_OK
 
 
@@ -829,7 +694,16 @@ def _verb(
     return parser
 
 
-def _schema_given(args: argparse.Namespace) -> bool:
+def _revision_argument(parser: argparse.ArgumentParser, verb: str) -> None:
+    parser.add_argument(
+        "--revision",
+        type=whole_number(1),
+        metavar="N",
+        help=f"{verb} only while revision N (the one you reviewed) is the current one; else exit 1, nothing written",
+    )
+
+
+def has_schema(args: argparse.Namespace) -> bool:
     return bool(args.file or args.record or args.type or args.property or args.message or args.proto_path)
 
 

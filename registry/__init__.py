@@ -32,6 +32,7 @@ from ._errors import (
     ReadOnlyError,
     RegistryError,
     RegistryNotFoundError,
+    RevisionChangedError,
     SchemaNotFoundError,
     StaleProposalError,
     StorageError,
@@ -44,6 +45,7 @@ from ._history import version_number
 from ._key_value import KEY_VALUE_ENCODINGS, KEY_VALUE_PART_TYPES, decode_key_value
 from ._limits import Limits, SchemaTooLargeError, current_limits, limited, set_limits
 from ._model import (
+    JUDGED_HEADER,
     STORED_HEADER,
     STRATEGIES,
     STRATEGY_FACTS,
@@ -107,6 +109,7 @@ from .proposals._model import (
     Revision,
     Role,
 )
+from .proposals._rules import apply_role, counted_approvals, may_review
 from .protobuf._native import ProtobufNativeSchema, parse_protobuf_native, to_protobuf_native_data
 from .protobuf._protoc import ProtoCompileError, compile_proto, compile_uploads, declared_messages
 from .remote._broker_index import CACHE_ENV_VAR, INDEX_WORKERS, IndexState, IndexStatus
@@ -209,6 +212,7 @@ __all__ = [
     "SchemaRegistry",
     "version_number",
     "Registration",
+    "JUDGED_HEADER",
     "STORED_HEADER",
     "PolicyChangedError",
     "Actor",
@@ -227,7 +231,11 @@ __all__ = [
     "ProposalNotFoundError",
     "ProposalError",
     "ApprovalsMissingError",
+    "RevisionChangedError",
     "StaleProposalError",
+    "may_review",
+    "counted_approvals",
+    "apply_role",
     "RecordError",
     "record_advisories",
     "STRATEGY_FACTS",

@@ -125,6 +125,11 @@ class ApprovalsMissingError(ProposalError):
     """An apply of a proposal that has fewer approvals than its namespace's review rules ask for."""
 
 
+class RevisionChangedError(ProposalError):
+    """An approval or an apply named the revision its person reviewed, and the proposal has a newer one now:
+    nothing was written. Review the current revision, then try again."""
+
+
 class StaleProposalError(ProposalError):
     """An apply found the topic's latest version (or the policy) no longer the proposal's base: something was
     stored since it was reviewed. The proposal is now stale; nothing was applied. Rebase it and review again."""

@@ -334,6 +334,11 @@ class SchemaRegistry(abc.ABC):
         """Proposals, newest first (at most `limit`), filtered by state, namespace or topic."""
 
     @abc.abstractmethod
+    def proposal_counts(self) -> dict[ProposalState, int]:
+        """How many proposals are in each state, every state named (0 included): one read, for a listing's
+        tabs and the server's `schema_explorer_proposals` gauge."""
+
+    @abc.abstractmethod
     def review_proposal(self, proposal_id: int) -> ProposalReview:
         """The review of the proposal's current revision, computed now from the registry as it is: the verdict
         under the strategy in force and all 8, each problem introduced or already there, advisories, admission
@@ -361,9 +366,10 @@ class SchemaRegistry(abc.ABC):
         """A comment (anyone who may read), optionally on one field path of the diff."""
 
     @abc.abstractmethod
-    def approve_proposal(self, proposal_id: int, *, actor: Actor) -> Proposal:
+    def approve_proposal(self, proposal_id: int, *, actor: Actor, revision: int | None = None) -> Proposal:
         """An approval of the current revision: a producer or admin among the namespace's reviewers, never the
-        author; approving twice counts once."""
+        author; approving twice counts once. `revision`, the one the person reviewed: when the proposal has a
+        newer one, RevisionChangedError and nothing is written (a screen or a script approves what it showed)."""
 
     @abc.abstractmethod
     def reject_proposal(self, proposal_id: int, reason: str, *, actor: Actor) -> Proposal:
@@ -374,8 +380,11 @@ class SchemaRegistry(abc.ABC):
         """Withdraw (the author, or an admin)."""
 
     @abc.abstractmethod
-    def apply_proposal(self, proposal_id: int, *, actor: Actor, override_reason: str | None = None) -> Proposal:
-        """Apply exactly the approved revision, only while its base is still the latest (else the proposal
+    def apply_proposal(
+        self, proposal_id: int, *, actor: Actor, override_reason: str | None = None, revision: int | None = None
+    ) -> Proposal:
+        """Apply exactly the approved revision (`revision`, when given, must still be the current one, as for
+        `approve_proposal`), only while its base is still the latest (else the proposal
         becomes stale: StaleProposalError, nothing applied). Needs the role the direct change needs (a producer
         for a schema, an admin for a policy) on top of the approvals; an admin may apply without them only with
         `override_reason`. The registration is judged under the strategy in force at apply."""

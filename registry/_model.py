@@ -172,6 +172,8 @@ class SchemaInfo:
 # `schema-explorer serve` says in this response header of POST /schema whether the schema was stored ("true") or
 # found identical to a live version ("false"); Pulsar's body answers both alike with `{"version": N}`.
 STORED_HEADER = "X-Registry-Stored"
+# ... and in this one the strategy a stored schema was checked under (absent: nothing was checked).
+JUDGED_HEADER = "X-Registry-Judged-Under"
 
 
 @dataclass(frozen=True, slots=True)
@@ -181,6 +183,10 @@ class Registration:
 
     version: int
     stored: bool
+    # The strategy the schema was checked under before it was stored. None when nothing was checked: the first
+    # schema of a history (or the first after a deletion), a duplicate, or a remote handle the server does not
+    # tell (a plain broker). Pulsar's metrics count checks (server/_pulsar_stats.py), and only the core knows.
+    judged_under: CompatibilityStrategy | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -163,7 +163,7 @@ class ReadOnlyRegistry(SchemaRegistry):
     def comment_on_proposal(self, proposal_id: int, text: str, *, path: str = "", actor: Actor) -> Comment:
         _refused("comment_on_proposal")
 
-    def approve_proposal(self, proposal_id: int, *, actor: Actor) -> Proposal:
+    def approve_proposal(self, proposal_id: int, *, actor: Actor, revision: int | None = None) -> Proposal:
         _refused("approve_proposal")
 
     def reject_proposal(self, proposal_id: int, reason: str, *, actor: Actor) -> Proposal:
@@ -172,7 +172,9 @@ class ReadOnlyRegistry(SchemaRegistry):
     def withdraw_proposal(self, proposal_id: int, *, actor: Actor) -> Proposal:
         _refused("withdraw_proposal")
 
-    def apply_proposal(self, proposal_id: int, *, actor: Actor, override_reason: str | None = None) -> Proposal:
+    def apply_proposal(
+        self, proposal_id: int, *, actor: Actor, override_reason: str | None = None, revision: int | None = None
+    ) -> Proposal:
         _refused("apply_proposal")
 
     def set_review_rules(self, namespace: str, rules: ReviewRules, *, actor: Actor) -> ReviewRules:
@@ -192,6 +194,9 @@ class ReadOnlyRegistry(SchemaRegistry):
         limit: int = 500,
     ) -> list[Proposal]:
         return self._inner.proposals(state=state, namespace=namespace, topic=topic, limit=limit)
+
+    def proposal_counts(self) -> dict[ProposalState, int]:
+        return self._inner.proposal_counts()
 
     def review_proposal(self, proposal_id: int) -> ProposalReview:
         return self._inner.review_proposal(proposal_id)

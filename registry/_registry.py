@@ -213,14 +213,14 @@ class Registry(EmbeddedProposals, BackedRegistry):
             data = to_schema_data(checked_info(info))
             self._writes.ensure_topic(name)
             strategy = self._state.admin_strategy(name).value
-            version, stored, _ = self._writes.put_if_absent(name, data, strategy, user)
+            version, stored, verdict = self._writes.put_if_absent(name, data, strategy, user)
             note.detail = (
                 f"{data.type} schema stored as version {version}"
                 if stored
                 else f"identical to live version {version}: nothing stored"
             )
             note.outcome = AuditOutcome.OK if stored else AuditOutcome.UNCHANGED
-        return Registration(version, stored)
+        return Registration(version, stored, None if verdict is None else verdict.strategy)
 
     @bounded
     def check(

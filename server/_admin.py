@@ -14,6 +14,7 @@ from fastapi.responses import PlainTextResponse
 from pydantic import StrictBool
 
 from registry import (
+    JUDGED_HEADER,
     STORED_HEADER,
     AutoUpdateStrategy,
     ClientRole,
@@ -155,6 +156,8 @@ async def post_schema(
     # Through _pulsar_stats, which notes for Pulsar's metrics what the registration did (stored, duplicate, refused).
     done = await pulsar_stats.register(written, registry, schema_topic(tenant, namespace, topic), payload.to_info())
     response.headers[STORED_HEADER] = "true" if done.stored else "false"
+    if done.judged_under is not None:
+        response.headers[JUDGED_HEADER] = done.judged_under.value
     return PostSchemaResponse(version=LongSchemaVersion(version=done.version))
 
 

@@ -19,6 +19,7 @@ from ._health import ReadyProbe
 from ._limits import ServerLimits, install_limits
 from ._metrics import CountingThrottle
 from ._observe import Observed, Observer
+from ._proposal_tally import ProposalTally
 from ._storage_timing import StorageTimer
 
 DESCRIPTION = """
@@ -89,6 +90,7 @@ def create_app(
     app.add_middleware(FastReads)  # the hot reads skip limits, CORS and routing
     app.state.ready_probe = ReadyProbe(registry)
     app.state.metrics_public = metrics_public
+    app.state.proposal_tally = ProposalTally(registry)
     observer = Observer(app, pulsar_otel=str(registry.pulsar_version) != "3.0")  # PIP-264 came with 3.3
     app.state.observer, app.state.metrics, app.state.pulsar_stats = observer, observer.metrics, observer.pulsar
     app.state.gate.throttle = CountingThrottle(observer.metrics)

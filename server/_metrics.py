@@ -24,8 +24,8 @@ status codes; no token, schema, topic or address ever):
 
 plus prometheus-client's `process_*` families (CPU seconds, resident memory, open descriptors).
 
-Proposals (a registration waiting for approval) do not exist yet; their family, `schema_explorer_proposals` by
-`state`, goes in `proposal_families` when they do.
+- `proposals` {state}: schema change proposals in each state (`open`, `approved`, `applied`, `rejected`,
+  `withdrawn`, `stale`), read beside the scrape, at most 15 s old (server/_proposal_tally.py);
 
 **Access.** A scrape from a loopback address, or any scrape with `serve --metrics-public`, needs no token;
 any other needs a token of any role (a viewer's is enough), checked and throttled as the API's are. Without
@@ -56,6 +56,7 @@ from registry import Registry
 from ._auth import BEARER_CHALLENGE, bearer_grant
 from ._gate import Gate, Refusal, Throttle, client_address
 from ._metric_types import CounterVec, HistogramVec
+from ._proposal_tally import ProposalTally
 from ._pulsar_stats import PulsarSchemaStats
 
 if TYPE_CHECKING:
@@ -176,7 +177,7 @@ class Gauges(Collector):
     def collect(self) -> Iterable[Metric]:
         state = self._app.state
         yield from _gauges(state, state.registry)
-        yield from proposal_families()
+        yield from _proposals(state.proposal_tally)
 
 
 def _gauges(state: object, registry: Registry) -> Iterator[Metric]:
@@ -228,10 +229,11 @@ def _index(registry: Registry) -> Iterator[Metric]:
     yield running
 
 
-def proposal_families() -> Iterator[Metric]:
-    """Proposals by state (`schema_explorer_proposals{state=...}`): none until proposals exist (the place is
-    kept so their states are exposed beside the rest, from memory, when they come)."""
-    return iter(())
+def _proposals(tally: ProposalTally) -> Iterator[Metric]:
+    family = GaugeMetricFamily(PREFIX + "proposals", "Schema change proposals in each state", labels=("state",))
+    for state, count in (tally.counts() or {}).items():
+        family.add_metric([str(state)], float(count))
+    yield family
 
 
 def exposition(app: FastAPI) -> bytes:

@@ -17,13 +17,12 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Annotated, Any, TypeVar
 
-from fastapi import APIRouter, Query, Request, Response
+from fastapi import APIRouter, Body, Query, Request, Response
 
 from registry import (
     Actor,
     InvalidArgumentError,
     NamespaceName,
-    Registry,
     ReviewRules,
     Role,
     TopicName,
@@ -34,9 +33,11 @@ from . import _auth as auth
 from ._admin import WRITER, Reg
 from ._proposals_wire import (
     ApplyRequest,
+    ApproveRequest,
     Comment,
     CommentRequest,
     Proposal,
+    ProposalCounts,
     ProposalList,
     ProposalWithReview,
     ProposeRequest,
@@ -68,9 +69,13 @@ def actor_of(request: Request) -> Actor:
     return Actor(grant.name, grant.role)
 
 
-async def _written(registry: Registry, call: Callable[..., T], *args: Any, **kwargs: Any) -> T:
-    """A proposal step on the writer thread, answered once its batch has committed (as every write here)."""
-    return await WRITER.write(registry, call, *args, **kwargs)
+async def _written(request: Request, call: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+    """A proposal step on the writer thread, answered once its batch has committed (as every write here); the
+    counts /metrics shows are read again (server/_proposal_tally.py)."""
+    try:
+        return await WRITER.write(request.app.state.registry, call, *args, **kwargs)
+    finally:
+        request.app.state.proposal_tally.changed()
 
 
 def _id(proposal_id: int) -> int:
@@ -89,7 +94,7 @@ async def propose(request: Request, body: ProposeRequest, registry: Reg) -> Prop
             raise InvalidArgumentError("a policy proposal names one target, `namespace` or `topic`, and no schema")
         target = body.namespace if body.namespace is not None else str(body.topic)
         made = await _written(
-            registry,
+            request,
             registry.propose_policy,
             target,
             body.policy,
@@ -101,7 +106,7 @@ async def propose(request: Request, body: ProposeRequest, registry: Reg) -> Prop
         if body.schema_ is None or body.topic is None or body.namespace is not None:
             raise InvalidArgumentError("a schema proposal names its `topic` and the `schema` (or give a `policy`)")
         made = await _written(
-            registry,
+            request,
             registry.propose_schema,
             body.topic,
             body.schema_.to_info(),
@@ -130,6 +135,12 @@ def list_proposals(
     return ProposalList(proposals=[Proposal.of(p) for p in found])
 
 
+@router.get("/proposal-counts", **READ.route_options())
+def proposal_counts(registry: Reg) -> ProposalCounts:
+    """How many proposals are in each state (every state named, 0 included)."""
+    return ProposalCounts(counts={str(state): n for state, n in registry.proposal_counts().items()})
+
+
 @router.get(ONE, **READ.route_options(404))
 def show_proposal(proposal_id: int, registry: Reg) -> ProposalWithReview:
     """The proposal with its revisions, approvals and comments, and the review of its current revision computed
@@ -145,14 +156,14 @@ async def revise(request: Request, proposal_id: int, body: ReviseRequest, regist
     """A new revision (the author): its approvals are cleared."""
     schema = None if body.schema_ is None else body.schema_.to_info()
     call = registry.revise_proposal
-    done = await _written(registry, call, _id(proposal_id), schema=schema, policy=body.policy, actor=actor_of(request))
+    done = await _written(request, call, _id(proposal_id), schema=schema, policy=body.policy, actor=actor_of(request))
     return Proposal.of(done)
 
 
 @router.post(ONE + "/rebase", **WRITE.route_options(403, 404, 409, 422))
 async def rebase(request: Request, proposal_id: int, registry: Reg) -> Proposal:
     """A new revision of the same candidate against the latest version (what a stale proposal needs)."""
-    done = await _written(registry, registry.rebase_proposal, _id(proposal_id), actor=actor_of(request))
+    done = await _written(request, registry.rebase_proposal, _id(proposal_id), actor=actor_of(request))
     return Proposal.of(done)
 
 
@@ -160,14 +171,19 @@ async def rebase(request: Request, proposal_id: int, registry: Reg) -> Proposal:
 async def comment(request: Request, proposal_id: int, body: CommentRequest, registry: Reg) -> Comment:
     """A comment, optionally on one field path of the diff."""
     call = registry.comment_on_proposal
-    made = await _written(registry, call, _id(proposal_id), body.text, path=body.path, actor=actor_of(request))
+    made = await _written(request, call, _id(proposal_id), body.text, path=body.path, actor=actor_of(request))
     return Comment.of(made)
 
 
 @router.post(ONE + "/approve", **WRITE.route_options(403, 404, 409))
-async def approve(request: Request, proposal_id: int, registry: Reg) -> Proposal:
-    """Approve the current revision (never the author's own; twice counts once)."""
-    done = await _written(registry, registry.approve_proposal, _id(proposal_id), actor=actor_of(request))
+async def approve(
+    request: Request, proposal_id: int, registry: Reg, body: Annotated[ApproveRequest | None, Body()] = None
+) -> Proposal:
+    """Approve the current revision (never the author's own; twice counts once); with `revision`, only while it
+    is the current one."""
+    revision = None if body is None else body.revision
+    call = registry.approve_proposal
+    done = await _written(request, call, _id(proposal_id), actor=actor_of(request), revision=revision)
     return Proposal.of(done)
 
 
@@ -175,14 +191,14 @@ async def approve(request: Request, proposal_id: int, registry: Reg) -> Proposal
 async def reject(request: Request, proposal_id: int, body: RejectRequest, registry: Reg) -> Proposal:
     """Reject, with a reason."""
     call = registry.reject_proposal
-    done = await _written(registry, call, _id(proposal_id), body.reason, actor=actor_of(request))
+    done = await _written(request, call, _id(proposal_id), body.reason, actor=actor_of(request))
     return Proposal.of(done)
 
 
 @router.post(ONE + "/withdraw", **WRITE.route_options(403, 404, 409))
 async def withdraw(request: Request, proposal_id: int, registry: Reg) -> Proposal:
     """Withdraw (the author, or an admin)."""
-    done = await _written(registry, registry.withdraw_proposal, _id(proposal_id), actor=actor_of(request))
+    done = await _written(request, registry.withdraw_proposal, _id(proposal_id), actor=actor_of(request))
     return Proposal.of(done)
 
 
@@ -198,7 +214,12 @@ async def apply(request: Request, response: Response, proposal_id: int, body: Ap
     `applied_version` (and the `X-Registry-Version` header)."""
     call = registry.apply_proposal
     done = await _written(
-        registry, call, _id(proposal_id), actor=actor_of(request), override_reason=body.override_reason
+        request,
+        call,
+        _id(proposal_id),
+        actor=actor_of(request),
+        override_reason=body.override_reason,
+        revision=body.revision,
     )
     if done.applied_version is not None:
         response.headers["X-Registry-Version"] = str(done.applied_version)
@@ -218,5 +239,5 @@ async def set_review_rules(
     """Set them (an admin): 0 to 5 approvals, and who may give them (empty: anyone who may write)."""
     rules = ReviewRules(required_approvals=body.required_approvals, reviewers=tuple(body.reviewers))
     call = registry.set_review_rules
-    done = await _written(registry, call, f"{tenant}/{namespace}", rules, actor=actor_of(request))
+    done = await _written(request, call, f"{tenant}/{namespace}", rules, actor=actor_of(request))
     return ReviewRulesWire.of(done)

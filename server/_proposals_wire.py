@@ -95,6 +95,12 @@ class ProposalList(BaseModel):
     proposals: list[Proposal]
 
 
+class ProposalCounts(BaseModel):
+    """How many proposals are in each state; every state is named."""
+
+    counts: dict[str, int]
+
+
 class ReviewRules(Wire):
     required_approvals: int = Field(ge=0, le=5, description="approvals a proposal needs before it is applied")
     reviewers: list[str] = Field(description="who may approve; empty: anyone who may write, except the author")
@@ -140,10 +146,24 @@ class RejectRequest(BaseModel):
     reason: str
 
 
+REVISION = Field(
+    default=None,
+    ge=1,
+    description="the revision reviewed: when the proposal has a newer one, 409 RevisionChangedError, nothing written",
+)
+
+
+class ApproveRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    revision: int | None = REVISION
+
+
 class ApplyRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     override_reason: str | None = Field(default=None, description="an admin applying without the approvals")
+    revision: int | None = REVISION
 
 
 class RulesRequest(BaseModel):

@@ -73,7 +73,6 @@ from registry import (
     CompatibilityResult,
     CompatibilityStrategy,
     IncompatibleSchemaError,
-    NotFoundError,
     Registration,
     Registry,
     RegistryError,
@@ -317,32 +316,14 @@ def namespace_of(topic: str) -> str:
 # --- the two routes that only the core's answer can tell about ---------------------------------------------
 
 
-def observed_register(
-    registry: Registry, topic: str, info: SchemaInfo, *, user: str = ""
-) -> tuple[Registration, Outcome]:
-    """`registry.register` on the writer thread, with what Pulsar's counters need to know of it: whether a live
-    version existed before (a check ran: the first schema of a history is not judged), whether a new version
-    was stored (`Registration.stored`; else a duplicate), and the strategy that judged it."""
-    try:
-        had_live = bool(registry.history(topic))
-    except NotFoundError:
-        had_live = False
-    done = registry.register(topic, info, user=user)
-    namespace = namespace_of(topic)
-    if not done.stored or not had_live:
-        return done, Outcome(namespace, done.stored, checked=False, strategy=None)
-    strategy = registry.effective_policy(topic).admin_compatibility.value
-    return done, Outcome(namespace, done.stored, checked=True, strategy=strategy)
-
-
-Write = Callable[..., Awaitable[tuple[Registration, Outcome]]]
+Write = Callable[..., Awaitable[Registration]]
 
 
 async def register(write: Write, registry: Registry, topic: str, info: SchemaInfo) -> Registration:
     """Register through `write` (the server's writer, `_admin.written`) and note the outcome for the metrics."""
     namespace = namespace_of(topic)
     try:
-        done, outcome = await write(registry, observed_register, registry, topic, info)
+        done = await write(registry, registry.register, topic, info)
     except IncompatibleSchemaError as exc:
         result: CompatibilityResult | None = getattr(exc, "result", None)
         strategy = None if result is None else result.strategy
@@ -351,7 +332,9 @@ async def register(write: Write, registry: Registry, topic: str, info: SchemaInf
     except StorageError:
         note(Outcome(namespace, stored=False, checked=False, strategy=None, storage_failed=True))
         raise
-    note(outcome)
+    # Pulsar counts a check when a live version existed (the first schema of a history is not judged) and a
+    # duplicate is neither checked nor stored: the core's answer says both, so nothing is read again here.
+    note(Outcome(namespace, done.stored, checked=done.judged_under is not None, strategy=done.judged_under))
     return done
 
 

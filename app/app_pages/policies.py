@@ -7,7 +7,10 @@ be refused, the recorded producers and consumers that could no longer connect, a
 change does not reach. Saving asks for a confirmation that repeats the change, and saves exactly that change,
 only if nobody changed the stored policy since (`set_namespace_policy` / `set_topic_policy`, pulsar-admin's
 set-schema-compatibility-strategy, set-is-allow-auto-update-schema, set-schema-validation-enforce).
-The page opens from `/policies?namespace=tenant/ns` or `/policies?topic=tenant/ns/name` (app/links.py).
+Propose… beside Save… makes the change on screen a proposal to review first (app/proposing.py). The namespace's
+review rules of proposals (an explorer setting, not a Pulsar policy) are shown, and an admin edits them
+(app/review_rules.py). The page opens from `/policies?namespace=tenant/ns` or `/policies?topic=tenant/ns/name`
+(app/links.py).
 """
 
 from __future__ import annotations
@@ -18,8 +21,10 @@ import pandas as pd
 import streamlit as st
 
 from app import links, selection, session
+from app.proposing import propose_popover, show_proposed
 from app.render import escape_markdown, show_error, when
-from app.review import ALARM_SHADE, BAD, shaded
+from app.review import BAD, shaded, show_preview
+from app.review_rules import rules_section
 from registry import (
     STRATEGIES,
     AuditEntry,
@@ -33,7 +38,6 @@ from registry import (
     TopicName,
     TopicPolicy,
 )
-from registry.views.tables import policy_preview_frame, preview_clients_frame, shielded_frame
 
 UNDEFINED = CompatibilityStrategy.UNDEFINED
 STRATEGY_CHOICES = (UNDEFINED, *STRATEGIES)
@@ -67,6 +71,8 @@ def _load(prefix: str, ident: object, values: dict[str, Any]) -> None:
 
 
 def _show_outcome() -> None:
+    show_proposed("pol_ns")
+    show_proposed("pol_topic")
     outcome = st.session_state.pop(OUTCOME, None)
     if outcome is None:
         return
@@ -96,31 +102,6 @@ def policy_frame(policy: NamespacePolicy) -> pd.DataFrame:
 # --- preview and confirmation -------------------------------------------------------------------------
 
 
-def show_preview(preview: PolicyPreview) -> None:
-    """What the change would do: the values that change, then refusals, then the topics it does not reach."""
-    st.markdown("**Preview**: " + escape_markdown("; ".join(preview.changes)))
-    reached = [t for t in preview.topics if t.changed]
-    columns = st.columns(4)
-    columns[0].metric("Topics the change reaches", len(reached))
-    columns[1].metric("Latest change would be refused", len(preview.refused_topics))
-    columns[2].metric("Clients that could no longer connect", len(preview.refused_clients))
-    columns[3].metric("Topics it does not reach", len(preview.shielded))
-    if not preview.refused_topics and not preview.refused_clients:
-        st.success("Nothing would be refused: every topic's history and every recorded client still pass.")
-    if reached:
-        st.dataframe(
-            shaded(policy_preview_frame(preview), ALARM_SHADE, "latest_refused"),
-            hide_index=True,
-            width="stretch",
-        )
-    if preview.refused_clients:
-        st.markdown("**Producers and consumers that could no longer connect**")
-        st.dataframe(preview_clients_frame(preview), hide_index=True, width="stretch")
-    if preview.shielded:
-        st.markdown("**Not reached by this change** (their own setting, or the broker's, keeps it out)")
-        st.dataframe(shielded_frame(preview), hide_index=True, width="stretch")
-
-
 def _ask(scope: str, target: str, values: dict[str, Any], before: NamespacePolicy | TopicPolicy) -> None:
     st.session_state[PENDING] = (scope, target, values, before)
 
@@ -141,15 +122,24 @@ def _confirm(
         if scope == "namespace"
         else f"Save… strategy of {TopicName.parse(target).local_name}"
     )
-    st.button(
-        label,
-        key=key,
-        type="primary",
-        disabled=read_only or pending is not None,
-        help="The app is read-only." if read_only else "Shows the change once more before it is saved.",
-        on_click=_ask,
-        args=(scope, target, values, preview.before),
-    )
+    with st.container(horizontal=True):
+        st.button(
+            label,
+            key=key,
+            type="primary",
+            disabled=read_only or pending is not None,
+            help="The app is read-only." if read_only else "Shows the change once more before it is saved.",
+            on_click=_ask,
+            args=(scope, target, values, preview.before),
+        )
+        propose_popover(
+            key.replace("_save", ""),
+            lambda title, description, actor: reg.propose_policy(
+                target, values, title=title, description=description, actor=actor
+            ),
+            default_title=_default_title(scope, target, preview),
+            what="this policy change",
+        )
     if pending is None or read_only:
         return
     refusals = f"{len(preview.refused_topics)} topic(s) whose latest change would be refused, " + (
@@ -169,6 +159,12 @@ def _confirm(
             args=(reg, pending),
         )
         no.button("Cancel", key=f"{key}_cancel", on_click=lambda: st.session_state.pop(PENDING, None))
+
+
+def _default_title(scope: str, target: str, preview: PolicyPreview) -> str:
+    """A proposal's title to start from: where, and what changes (the core keeps at most 200 characters)."""
+    where = links.short_topic(target) if scope == "topic" else target
+    return f"{where}: {'; '.join(preview.changes)}"[:200]
 
 
 def _drop_pending(scope: str) -> None:
@@ -364,6 +360,8 @@ def render(reg: SchemaRegistry, *, read_only: bool) -> None:
     namespace_section(reg, namespace, read_only=read_only)
     st.subheader("Topic strategy")
     topic = topic_section(reg, namespace, read_only=read_only)
+    st.subheader("Review rules of proposals (explorer setting)")
+    rules_section(reg, namespace, read_only=read_only)
     st.subheader("Audit trail")
     audit_section(reg, namespace)
     links.keep({"namespace": namespace, "topic": links.short_topic(topic) if topic else None})

@@ -1,5 +1,6 @@
 """Topic: one topic's version timeline, any version's schema and properties, the policies in force and where
-each comes from, and the producers and consumers recorded per version."""
+each comes from, and the producers and consumers recorded per version. A version stored by applying a schema
+change proposal links to that proposal."""
 
 from __future__ import annotations
 
@@ -11,7 +12,18 @@ import streamlit as st
 from app import links, session
 from app.render import escape_markdown, show_error, show_schema, when
 from app.topic_page import topic_page
-from registry import ClientRole, ConnectedClient, Effective, RegistryError, SchemaRegistry, SchemaVersion
+from registry import (
+    ClientRole,
+    ConnectedClient,
+    Effective,
+    NotFoundError,
+    NotSupportedError,
+    Proposal,
+    ProposalState,
+    RegistryError,
+    SchemaRegistry,
+    SchemaVersion,
+)
 from registry.views.charts import version_timeline
 from registry.views.tables import clients_frame, connected_frame, history_frame
 
@@ -19,6 +31,20 @@ from registry.views.tables import clients_frame, connected_frame, history_frame
 @st.cache_data(show_spinner=False, max_entries=64)
 def _history(key: tuple[str, str, int], topic: str, _reg: SchemaRegistry) -> list[SchemaVersion]:
     return _reg.history(topic, include_deleted=True)
+
+
+def applied_proposals(reg: SchemaRegistry, topic: str) -> dict[int, Proposal]:
+    """The topic's versions stored by applying a proposal, with it. None from a registry that keeps no proposals
+    (a plain broker; a `serve` of a release before them answers 404); another failure is said in one line, and
+    the page goes on without the links."""
+    try:
+        applied = reg.proposals(topic=topic, state=ProposalState.APPLIED)
+    except (NotSupportedError, NotFoundError):
+        return {}
+    except RegistryError as exc:
+        st.caption(escape_markdown(f"The proposals of this topic could not be read: {exc}"))
+        return {}
+    return {p.applied_version: p for p in reversed(applied) if p.applied_version is not None}
 
 
 def _label(entry: SchemaVersion, live: set[int]) -> str:
@@ -73,7 +99,7 @@ def render(reg: SchemaRegistry, topic: str) -> dict[str, object]:
         if not entries:
             st.info("No schema registered on this topic yet. Producers with a schema will register one.")
         else:
-            shown = _versions(entries, live)
+            shown = _versions(entries, live, applied_proposals(reg, topic))
     with tabs[1]:
         st.dataframe(_policies(reg, topic), hide_index=True, width="stretch")
         st.caption("Change them on the Policies page.")
@@ -84,7 +110,7 @@ def render(reg: SchemaRegistry, topic: str) -> dict[str, object]:
     return {"version": shown}
 
 
-def _versions(entries: list[SchemaVersion], live: set[int]) -> int:
+def _versions(entries: list[SchemaVersion], live: set[int], applied: dict[int, Proposal]) -> int:
     """The timeline and the chosen version (a link's `version=` first); returns that version."""
     st.altair_chart(version_timeline(entries), width="stretch")
     by_version = {e.version: e for e in entries}
@@ -105,6 +131,18 @@ def _versions(entries: list[SchemaVersion], live: set[int]) -> int:
         st.caption("Deleted: this version precedes a deletion marker; Pulsar no longer serves it.")
     if entry.user:
         st.caption(escape_markdown(f"registered by {entry.user} at {when(entry.timestamp)}"))
+    proposal = applied.get(version)
+    if proposal is not None:
+        title = proposal.title if len(proposal.title) <= 80 else proposal.title[:79] + "…"
+        st.page_link(
+            "app_pages/proposal.py",
+            label=f"Applied through proposal #{proposal.id}: {escape_markdown(title)}",
+            icon=":material/rate_review:",
+            query_params={"id": str(proposal.id)},
+            help=escape_markdown(
+                f"Proposed by {proposal.author}, approved by {', '.join(proposal.approvers) or 'nobody'}."
+            ),
+        )
     show_schema(entry)
     if entry.properties:
         st.dataframe(
@@ -113,7 +151,10 @@ def _versions(entries: list[SchemaVersion], live: set[int]) -> int:
             width="stretch",
         )
     with st.expander("Every version"):
-        st.dataframe(history_frame(entries).drop(columns=["topic"]), hide_index=True, width="stretch")
+        table = history_frame(entries).drop(columns=["topic"])
+        if applied:
+            table["proposal"] = [f"#{applied[v].id}" if v in applied else "" for v in table["version"]]
+        st.dataframe(table, hide_index=True, width="stretch")
     return int(version)
 
 

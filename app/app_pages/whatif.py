@@ -1,7 +1,8 @@
 """What-if: a candidate schema against a topic, under all 8 strategies, before anyone registers it.
 
 Everything comes from one `SchemaRegistry.what_if` call (nothing is written); the Register button is the only
-write, through `SchemaRegistry.register`, and shows the version it stored or Pulsar's exact refusal.
+direct write, through `SchemaRegistry.register`, and shows the version it stored or Pulsar's exact refusal.
+Propose… makes the candidate on screen a proposal to review first (app/proposing.py), and links to it.
 """
 
 from __future__ import annotations
@@ -12,15 +13,15 @@ import streamlit as st
 
 from app import session
 from app.candidate import candidate_input
+from app.proposing import propose_popover, show_proposed
 from app.render import escape_markdown, show_error
 from app.review import (
     VERDICT_SHADE,
     shaded,
-    show_admission,
+    show_consequences,
     show_diff,
     show_problems,
-    show_upgrade,
-    show_wrapped,
+    show_verdict,
 )
 from app.topic_page import topic_page
 from registry import (
@@ -31,10 +32,9 @@ from registry import (
     SchemaNotFoundError,
     SchemaRegistry,
     SchemaVersion,
-    WhatIf,
 )
 from registry.views.charts import strategy_matrix_chart
-from registry.views.tables import advisories_frame, strategy_frame
+from registry.views.tables import strategy_frame
 
 
 def _latest(reg: SchemaRegistry, topic: str) -> SchemaVersion | None:
@@ -87,24 +87,15 @@ def _show_outcome() -> None:
         show_problems(result)
 
 
-def verdict(what_if: WhatIf) -> None:
-    registration = what_if.registration
-    strategy = f"{what_if.effective.value} (from the {what_if.effective.source})"
-    if what_if.duplicate_of is not None:
-        st.info(f"Identical to live version {what_if.duplicate_of}: registering returns it and stores nothing.")
-    elif registration.accepted:
-        st.success(f"Registering would be accepted under {strategy} and store version {registration.version}.")
-    else:
-        st.error(escape_markdown(f"Registering would be refused under {strategy}: {registration.reason}"))
-
-
 def render(
     reg: SchemaRegistry, topic: str, *, read_only: bool = False, on_write: Callable[[], None] = lambda: None
 ) -> None:
     _show_outcome()
+    show_proposed("whatif")
     latest = _latest(reg, topic)
     st.caption(
-        "Edit the latest version, paste or upload a schema. Nothing is written until you press Register."
+        "Edit the latest version, paste or upload a schema. Nothing is written until you press Register "
+        "(or Propose…, to have it reviewed first)."
         if latest is not None
         else "This topic has no schema yet: the first registration is stored without any check."
     )
@@ -116,7 +107,7 @@ def render(
     except RegistryError as exc:
         show_error(exc)
         return
-    verdict(what_if)
+    show_verdict(what_if)
 
     st.subheader("Under each strategy")
     st.altair_chart(strategy_matrix_chart(what_if, title=""), width="content")
@@ -131,16 +122,7 @@ def render(
     )
     show_problems(what_if.by_strategy[chosen])
 
-    if what_if.advisories:
-        st.subheader("Advisories")
-        st.caption("Pulsar accepts these, but they will hurt some reader or some data later.")
-        show_wrapped(advisories_frame(what_if), ("severity", "code", "direction", "version", "path", "message", "hint"))
-
-    st.subheader("Producers and consumers")
-    show_admission(what_if)
-
-    st.subheader("Upgrade order")
-    show_upgrade(what_if)
+    show_consequences(what_if)
 
     if what_if.diff is not None:
         with st.expander(f"Diff against the latest version (v{what_if.latest_version})"):
@@ -148,8 +130,16 @@ def render(
 
     st.divider()
     help_text = "The app is read-only: start it without --read-only to register." if read_only else None
-    if st.button("Register", key="whatif_register", type="primary", disabled=read_only, help=help_text):
-        _register(reg, topic, info, on_write)
+    with st.container(horizontal=True):
+        if st.button("Register", key="whatif_register", type="primary", disabled=read_only, help=help_text):
+            _register(reg, topic, info, on_write)
+        propose_popover(
+            "whatif",
+            lambda title, description, actor: reg.propose_schema(
+                topic, info, title=title, description=description, actor=actor
+            ),
+            what="this candidate",
+        )
 
 
 st.title("What-if")

@@ -84,6 +84,9 @@ class ProposalDesk:
         target = None if topic is None else str(TopicName.parse(topic).base)
         return _records.listing(self._storage, state=wanted, namespace=ns, target=target, limit=limit)
 
+    def counts(self) -> dict[ProposalState, int]:
+        return _records.counts(self._storage)
+
     def review(self, proposal_id: int) -> ProposalReview:
         return review(self._state, self.proposal(proposal_id))
 
@@ -180,8 +183,12 @@ class ProposalDesk:
             note.detail = f"proposal #{proposal_id}: comment {made.id}{where} ({len(made.text)} characters)"
         return made
 
-    def approve(self, proposal_id: int, actor: Actor) -> Proposal:
-        with self._step(AuditAction.APPROVE_PROPOSAL, proposal_id, actor) as (proposal, actor, note):
+    def approve(self, proposal_id: int, actor: Actor, revision: int | None) -> Proposal:
+        with self._step(AuditAction.APPROVE_PROPOSAL, proposal_id, actor, revision=revision) as (
+            proposal,
+            actor,
+            note,
+        ):
             rules = self._rules_of(proposal)
             approved = _rules.approve(proposal, rules, actor, self._clock())
             if approved is proposal:
@@ -226,9 +233,9 @@ class ProposalDesk:
 
     # --- applying -------------------------------------------------------------------------------------------
 
-    def apply(self, proposal_id: int, actor: Actor, override_reason: str | None) -> Proposal:
+    def apply(self, proposal_id: int, actor: Actor, override_reason: str | None, revision: int | None) -> Proposal:
         stale: Proposal | None = None
-        with self._step(AuditAction.APPLY_PROPOSAL, proposal_id, actor) as (proposal, actor, note):
+        with self._step(AuditAction.APPLY_PROPOSAL, proposal_id, actor, revision=revision) as (proposal, actor, note):
             reason = _rules.check_apply(proposal, self._rules_of(proposal), actor, override_reason)
             current = review(self._state, proposal)  # the review at apply, frozen into the proposal
             if current.stale:
@@ -278,15 +285,23 @@ class ProposalDesk:
 
     @contextlib.contextmanager
     def _step(
-        self, action: AuditAction, proposal_id: int, actor: Actor, *, role: Role = Role.PRODUCER
+        self,
+        action: AuditAction,
+        proposal_id: int,
+        actor: Actor,
+        *,
+        role: Role = Role.PRODUCER,
+        revision: int | None = None,
     ) -> Iterator[tuple[Proposal, Actor, AuditNote]]:
         """One audited step on a stored proposal: the write opened, the person's role checked, the proposal read
-        inside the write's transaction (so no other write changes it before this one commits)."""
+        inside the write's transaction (so no other write changes it before this one commits) and, when the
+        caller names the `revision` it reviewed, that revision still the current one."""
         with self._auditor.audited(action, f"proposal #{proposal_id}", _name(actor)) as note:
             checked = _rules.checked_actor(actor)
             _rules.require_role(checked, role, str(action).replace("_", " "))
             proposal = self.proposal(proposal_id)
             note.target = proposal.target
+            _rules.require_revision(proposal, revision)
             yield proposal, checked, note
 
     def _rules_of(self, proposal: Proposal) -> ReviewRules:

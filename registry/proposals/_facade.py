@@ -41,6 +41,9 @@ class EmbeddedProposals:
     ) -> list[Proposal]:
         return self._desk.proposals(state, namespace, topic, limit)
 
+    def proposal_counts(self) -> dict[ProposalState, int]:
+        return self._desk.counts()
+
     @bounded
     def review_proposal(self, proposal_id: int) -> ProposalReview:
         return self._desk.review(proposal_id)
@@ -63,8 +66,8 @@ class EmbeddedProposals:
     def comment_on_proposal(self, proposal_id: int, text: str, *, path: str = "", actor: Actor) -> Comment:
         return self._desk.comment(proposal_id, text, path, actor)
 
-    def approve_proposal(self, proposal_id: int, *, actor: Actor) -> Proposal:
-        return self._desk.approve(proposal_id, actor)
+    def approve_proposal(self, proposal_id: int, *, actor: Actor, revision: int | None = None) -> Proposal:
+        return self._desk.approve(proposal_id, actor, revision)
 
     def reject_proposal(self, proposal_id: int, reason: str, *, actor: Actor) -> Proposal:
         return self._desk.reject(proposal_id, reason, actor)
@@ -73,8 +76,10 @@ class EmbeddedProposals:
         return self._desk.withdraw(proposal_id, actor)
 
     @bounded
-    def apply_proposal(self, proposal_id: int, *, actor: Actor, override_reason: str | None = None) -> Proposal:
-        return self._desk.apply(proposal_id, actor, override_reason)
+    def apply_proposal(
+        self, proposal_id: int, *, actor: Actor, override_reason: str | None = None, revision: int | None = None
+    ) -> Proposal:
+        return self._desk.apply(proposal_id, actor, override_reason, revision)
 
     def review_rules(self, namespace: str) -> ReviewRules:
         return self._desk.rules(namespace)

@@ -21,8 +21,8 @@ _RULES_SETTING = "review_rules:"  # + namespace
 def store_of(storage: Storage) -> ProposalStore:
     if not isinstance(storage, ProposalStore):
         raise StorageError(
-            f"this registry's storage ({type(storage).__name__}) keeps no proposals: it lacks proposal, proposals "
-            "and put_proposal (registry/storage/README.md)"
+            f"this registry's storage ({type(storage).__name__}) keeps no proposals: it lacks proposal, proposals, "
+            "proposal_counts and put_proposal (registry/storage/README.md)"
         )
     return storage
 
@@ -46,6 +46,17 @@ def listing(
         state=None if state is None else str(state), namespace=namespace, target=target, limit=limit
     )
     return [_decoded(row) for row in rows]
+
+
+def counts(storage: Storage) -> dict[ProposalState, int]:
+    """How many proposals are in each state, every state named (0 for those with none)."""
+    found = store_of(storage).proposal_counts()
+    try:
+        named = {ProposalState(state): n for state, n in found.items()}
+    except ValueError:
+        unknown = sorted(set(found) - {str(s) for s in ProposalState})
+        raise StorageError(f"proposals are stored in a state this release does not know: {unknown}") from None
+    return {state: named.get(state, 0) for state in ProposalState}
 
 
 def save(storage: Storage, proposal: Proposal) -> Proposal:

@@ -11,7 +11,13 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from .._errors import ApprovalsMissingError, InvalidArgumentError, PermissionDeniedError, ProposalError
+from .._errors import (
+    ApprovalsMissingError,
+    InvalidArgumentError,
+    PermissionDeniedError,
+    ProposalError,
+    RevisionChangedError,
+)
 from .._text import check_text
 from ._model import (
     Actor,
@@ -73,6 +79,21 @@ def checked_rules(required_approvals: object, reviewers: object) -> ReviewRules:
 def require_role(actor: Actor, role: Role, what: str) -> None:
     if not actor.role.at_least(role):
         raise PermissionDeniedError(f"{what} needs the {role} role; {actor.name} is a {actor.role}")
+
+
+def require_revision(proposal: Proposal, revision: int | None) -> None:
+    """The revision a person reviewed (None: whichever is current) must still be the proposal's current one."""
+    if revision is None:
+        return
+    if isinstance(revision, bool) or not isinstance(revision, int) or revision < 1:
+        raise InvalidArgumentError(f"a revision is a whole number from 1, not {revision!r}")
+    current = proposal.revision.number
+    if revision != current:
+        newer = "newer than" if current > revision else "not"
+        raise RevisionChangedError(
+            f"proposal #{proposal.id} is at revision {current}, {newer} revision {revision} (the one reviewed): "
+            f"review revision {current}, then try again"
+        )
 
 
 def apply_role(kind: ProposalKind) -> Role:

@@ -18,8 +18,9 @@ from google.protobuf.descriptor import Descriptor, EnumDescriptor, FieldDescript
 
 from .._cache_budget import PROTOBUF_MODEL_BYTES, PROTOBUF_MODEL_FACTOR, ByteLRU, cached
 from ..explain._changes import Severity
-from ._java import declared_enums, has_features, java_default, strip_features
+from ._java import declared_enums, java_default
 from ._native import ProtobufNativeSchema, is_synthetic_zero
+from ._upb_copy import has_features, strip_features
 
 F = descriptor_pb2.FieldDescriptorProto
 
@@ -231,7 +232,7 @@ def model_of(schema: ProtobufNativeSchema) -> DescriptorModel:
 def build_model(schema: ProtobufNativeSchema) -> DescriptorModel:
     """The model of `schema` from its root's file and the files it imports. Every declared fact (numbers,
     labels, oneofs, defaults, values) is read from the files as declared (`schema.originals`), only the
-    resolution of type names from upb's descriptors, which were built from a copy (registry/protobuf/_java.py)."""
+    resolution of type names from upb's descriptors, which were built from a copy (registry/protobuf/_upb_copy.py)."""
     root = schema.root
     model = DescriptorModel(root=schema.root_full_name, root_file=root.file.name)
     enum_values: dict[str, dict[str, int]] = {}

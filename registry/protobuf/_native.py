@@ -17,14 +17,14 @@ from google.protobuf.message import DecodeError
 from .._cache_budget import PROTOBUF_PARSED_BYTES, PROTOBUF_PARSED_FACTOR, ByteLRU, cached
 from .._errors import InvalidSchemaError
 from .._pulsar_version import current_line
-from . import _java
+from . import _java, _upb_copy, _upb_names
 
 _KEYS = ("fileDescriptorSet", "rootMessageTypeName", "rootFileDescriptorName")
 
 
 @dataclass(frozen=True, slots=True)
 class ProtobufNativeSchema:
-    """A decoded ProtobufNative schema: the root message descriptor (built by upb from a copy, `_java.py`), the
+    """A decoded ProtobufNative schema: the root message descriptor (built by upb from a copy, `_upb_copy.py`), the
     document it came from, each file as declared (`originals`, what the model reads) and the fields whose
     presence upb's copy changed (full name -> the declared presence)."""
 
@@ -41,12 +41,12 @@ class ProtobufNativeSchema:
         return self.declared(self.root.full_name)
 
     def declared(self, full_name: str) -> str:
-        """A full name of upb's descriptors as the schema declares it (its package may differ, `_java.py`)."""
-        return _java.to_original(self.packages, full_name)
+        """A full name of upb's descriptors as the schema declares it (its package may differ, `_upb_names.py`)."""
+        return _upb_names.to_original(self.packages, full_name)
 
     def built(self, full_name: str) -> str:
         """A declared full name as upb's descriptors spell it."""
-        return _java.to_copy(self.packages, full_name)
+        return _upb_names.to_copy(self.packages, full_name)
 
 
 # What Pulsar's REST API answers for any failure of `ProtobufNativeSchemaUtils.deserialize`
@@ -269,7 +269,7 @@ def _jackson_base64(text: str) -> bytes:
 class _Build:
     """Each file built after its dependencies, as `deserializeFileDescriptor` builds it with
     `FileDescriptor.buildFrom`: protobuf-java's checks decide (`_java.check_file`, `check_built`), upb builds a
-    copy without what only upb refuses (`_java.for_upb`)."""
+    copy without what only upb refuses (`_upb_copy.for_upb`)."""
 
     def __init__(self, files: Mapping[str, descriptor_pb2.FileDescriptorProto], runtime: str) -> None:
         self.files = files
@@ -279,8 +279,8 @@ class _Build:
         self.enums: dict[str, dict[str, int]] = {}
         self.originals: dict[str, descriptor_pb2.FileDescriptorProto] = {}
         self.presence: dict[str, bool] = {}
-        self.renames = _java.package_renames(iter(files.values()))
-        self.clashes = _java.cpp_clashes(iter(files.values()))
+        self.renames = _upb_names.package_renames(iter(files.values()))
+        self.clashes = _upb_copy.cpp_clashes(iter(files.values()))
 
     def file(self, name: str, building: set[str]) -> FileDescriptor:
         if name in self.originals:
@@ -302,12 +302,12 @@ class _Build:
         self.presence.update(copy.presence)
         return self.pool.FindFileByName(name)
 
-    def _add(self, proto: descriptor_pb2.FileDescriptorProto) -> _java.UpbCopy:
+    def _add(self, proto: descriptor_pb2.FileDescriptorProto) -> _upb_copy.UpbCopy:
         """upb's copy of `proto`, added to the pool; when upb refuses a default or an enum's default that Java
         takes, again with that adjusted (a failed Add leaves the pool as it was)."""
-        adjust = _java.Adjustments()
+        adjust = _upb_copy.Adjustments()
         while True:
-            copy = _java.for_upb(proto, self.renames, self.clashes, adjust)
+            copy = _upb_copy.for_upb(proto, self.renames, self.clashes, adjust)
             try:
                 self.pool.Add(copy.proto)
             except TypeError as exc:

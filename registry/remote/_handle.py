@@ -40,6 +40,7 @@ from .._errors import (
 from .._facade import bounded
 from .._history import version_number
 from .._model import (
+    JUDGED_HEADER,
     STORED_HEADER,
     AutoUpdateStrategy,
     BrokerConfig,
@@ -210,7 +211,7 @@ class RemoteRegistry(RemoteProposals, ServerAnswers):
             version = _version_of(body, f"register on {name}")
             told = response.headers.get(STORED_HEADER)
             stored = told == "true" if told in ("true", "false") else before is None or version > before
-            return Registration(version, stored)
+            return Registration(version, stored, _judged_under(response.headers.get(JUDGED_HEADER)))
         self._explain_refusal(name, info, response)
         raise AssertionError("unreachable")  # pragma: no cover
 
@@ -557,3 +558,9 @@ def _same_line(reported: str, chosen: str) -> bool:
         return line_for_broker(reported).name == chosen
     except InvalidArgumentError:
         return False
+
+
+def _judged_under(told: str | None) -> CompatibilityStrategy | None:
+    """The strategy `serve`'s JUDGED_HEADER names; None when absent (nothing checked, or a plain broker) or not
+    one of Pulsar's eight (a server this handle does not know: the handle claims nothing it was not told)."""
+    return CompatibilityStrategy(told) if told is not None and told in CompatibilityStrategy.__members__ else None

@@ -60,6 +60,10 @@ class ProposalsApi:
         doc = self._read(PROPOSALS, params, "listing proposals")
         return self._decoded(list[Proposal], doc.get("proposals"), "listing proposals")
 
+    def counts(self) -> dict[ProposalState, int]:
+        doc = self._read(f"{EXPLORER}/proposal-counts", [], "counting proposals")
+        return self._decoded(dict[ProposalState, int], doc.get("counts"), "counting proposals")
+
     def revise(self, proposal_id: int, schema: SchemaInfo | None, policy: Mapping[str, Any] | None) -> Proposal:
         body: dict[str, Any] = {}
         if schema is not None:
@@ -75,8 +79,8 @@ class ProposalsApi:
         path_ = f"{PROPOSALS}/{_id(proposal_id)}/comments"
         return self._write(Comment, "POST", path_, {"text": text, "path": path}, f"commenting on #{proposal_id}")
 
-    def approve(self, proposal_id: int) -> Proposal:
-        return self._step(proposal_id, "approve", {}, "approving")
+    def approve(self, proposal_id: int, revision: int | None) -> Proposal:
+        return self._step(proposal_id, "approve", _revision(revision), "approving")
 
     def reject(self, proposal_id: int, reason: str) -> Proposal:
         return self._step(proposal_id, "reject", {"reason": reason}, "rejecting")
@@ -84,8 +88,8 @@ class ProposalsApi:
     def withdraw(self, proposal_id: int) -> Proposal:
         return self._step(proposal_id, "withdraw", {}, "withdrawing")
 
-    def apply(self, proposal_id: int, override_reason: str | None) -> Proposal:
-        return self._step(proposal_id, "apply", {"override_reason": override_reason}, "applying")
+    def apply(self, proposal_id: int, override_reason: str | None, revision: int | None) -> Proposal:
+        return self._step(proposal_id, "apply", {"override_reason": override_reason, **_revision(revision)}, "applying")
 
     def rules(self, namespace: str) -> ReviewRules:
         doc = self._read(_rules_path(namespace), [], f"reading the review rules of {namespace}")
@@ -126,6 +130,15 @@ class ProposalsApi:
                 f"{what}: {self.client.url} answered in a form this client does not read ({exc}); is the server "
                 "a different release of schema-explorer?"
             ) from None
+
+
+def _revision(revision: int | None) -> dict[str, int]:
+    """The body field naming the revision reviewed (checked by the server inside its write)."""
+    if revision is None:
+        return {}
+    if isinstance(revision, bool) or not isinstance(revision, int) or revision < 1:
+        raise InvalidArgumentError(f"a revision is a whole number from 1, not {revision!r}")
+    return {"revision": revision}
 
 
 def _id(proposal_id: int) -> str:
@@ -178,6 +191,9 @@ class RemoteProposals:
     ) -> list[Proposal]:
         return self._proposals().proposals(state, namespace, topic, limit)
 
+    def proposal_counts(self) -> dict[ProposalState, int]:
+        return self._proposals().counts()
+
     def review_proposal(self, proposal_id: int) -> ProposalReview:
         return self._proposals().review(proposal_id)
 
@@ -198,8 +214,8 @@ class RemoteProposals:
     def comment_on_proposal(self, proposal_id: int, text: str, *, path: str = "", actor: Actor) -> Comment:
         return self._after_write(self._proposals().comment(proposal_id, text, path))
 
-    def approve_proposal(self, proposal_id: int, *, actor: Actor) -> Proposal:
-        return self._after_write(self._proposals().approve(proposal_id))
+    def approve_proposal(self, proposal_id: int, *, actor: Actor, revision: int | None = None) -> Proposal:
+        return self._after_write(self._proposals().approve(proposal_id, revision))
 
     def reject_proposal(self, proposal_id: int, reason: str, *, actor: Actor) -> Proposal:
         return self._after_write(self._proposals().reject(proposal_id, reason))
@@ -207,8 +223,10 @@ class RemoteProposals:
     def withdraw_proposal(self, proposal_id: int, *, actor: Actor) -> Proposal:
         return self._after_write(self._proposals().withdraw(proposal_id))
 
-    def apply_proposal(self, proposal_id: int, *, actor: Actor, override_reason: str | None = None) -> Proposal:
-        return self._after_write(self._proposals().apply(proposal_id, override_reason))
+    def apply_proposal(
+        self, proposal_id: int, *, actor: Actor, override_reason: str | None = None, revision: int | None = None
+    ) -> Proposal:
+        return self._after_write(self._proposals().apply(proposal_id, override_reason, revision))
 
     def review_rules(self, namespace: str) -> ReviewRules:
         return self._proposals().rules(namespace)

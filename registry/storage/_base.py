@@ -160,6 +160,10 @@ class ProposalStore(Protocol):
     def proposals(
         self, *, state: str | None, namespace: str | None, target: str | None, limit: int
     ) -> list[ProposalRow]: ...
+    def proposal_counts(self) -> dict[str, int]:
+        """How many proposals are in each state (the states that have none may be left out)."""
+        ...
+
     def put_proposal(self, row: ProposalRow) -> int:
         """Store `row`: a new proposal when `row.id` is 0 (its new id is returned, above every id stored), else
         the proposal with that id, replaced whole or, when there is none (an import), made with that id."""

@@ -134,6 +134,9 @@ class ForwardingStorage:
             "proposals", lambda: self.inner.proposals(state=state, namespace=namespace, target=target, limit=limit)
         )
 
+    def proposal_counts(self) -> dict[str, int]:
+        return self.around("proposal_counts", self.inner.proposal_counts)
+
     def put_proposal(self, row: ProposalRow) -> int:
         return self.around("put_proposal", lambda: self.inner.put_proposal(row))
 

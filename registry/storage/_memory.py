@@ -4,6 +4,7 @@ conformance suite as SQLite and PostgreSQL."""
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import threading
 from collections.abc import Iterator, Mapping, Sequence
@@ -179,6 +180,10 @@ class MemoryStorage:
                 and (target is None or row.target == target)
             ]
         return sorted(rows, key=lambda row: -row.id)[:limit]
+
+    def proposal_counts(self) -> dict[str, int]:
+        with self._lock:
+            return dict(collections.Counter(row.state for row in self._proposals.values()))
 
     def put_proposal(self, row: ProposalRow) -> int:
         with self._lock:

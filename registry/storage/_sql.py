@@ -530,6 +530,13 @@ class SqlStorage:
         sql += (" WHERE " + " AND ".join(where) if where else "") + " ORDER BY id DESC LIMIT ?"
         return [_proposal_row(row) for row in self._read(sql, [*params, limit])]
 
+    def proposal_counts(self) -> dict[str, int]:
+        if not self._proposals_kept():
+            return {}
+        return {
+            str(state): int(n) for state, n in self._read("SELECT state, COUNT(*) FROM proposals GROUP BY state", ())
+        }
+
     def put_proposal(self, row: ProposalRow) -> int:
         values = (row.namespace, row.target, row.state, row.updated_at, row.doc)
         with self._write() as db:

@@ -18,12 +18,13 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 from .._audit import AuditAction, AuditEntry, AuditOutcome
 from .._model import ClientRecord, ClientRole, CompatibilityStrategy, NamespacePolicy, SchemaVersion, TopicPolicy
 from .._types import SchemaType
-from ._base import LocalStorage, StaleHistoryError, fingerprint
+from ._base import LocalStorage, ProposalRow, StaleHistoryError, fingerprint
 
 Make = Callable[[], LocalStorage]
 SCHEMA_ID = "acme/orders/created"
@@ -220,6 +221,32 @@ def the_catalog_source_lists_every_topic_with_its_head(make: Make) -> None:
         assert heads["persistent://acme/orders/empty"][2] is None
 
 
+def proposals_are_numbered_replaced_listed_and_counted(make: Make) -> None:
+    with _closing(make) as storage:
+        assert storage.proposals(state=None, namespace=None, target=None, limit=10) == []
+        assert storage.proposal(1) is None and not any(storage.proposal_counts().values())
+
+        def row(namespace: str, state: str, doc: str = "{}") -> ProposalRow:
+            return ProposalRow(id=0, namespace=namespace, target=f"persistent://{namespace}/t", state=state,
+                               updated_at=1, doc=doc)  # fmt: skip
+
+        first, second = storage.put_proposal(row("acme/a", "open")), storage.put_proposal(row("acme/b", "open"))
+        assert (first, second) == (1, 2), f"new proposals are numbered from 1: got {first}, {second}"
+        token = storage.change_token()
+        storage.put_proposal(replace(row("acme/a", "applied", '{"x": "é"}'), id=first))
+        assert storage.change_token() != token, "replacing a proposal did not change the change token"
+        assert storage.proposal(first) == ProposalRow(id=1, namespace="acme/a", target="persistent://acme/a/t",
+                                                      state="applied", updated_at=1, doc='{"x": "é"}')  # fmt: skip
+        storage.put_proposal(replace(row("acme/c", "stale"), id=7))  # an import keeps its id
+        assert storage.put_proposal(row("acme/a", "open")) == 8, "a new id is above every id stored"
+        listed = storage.proposals(state=None, namespace=None, target=None, limit=10)
+        assert [r.id for r in listed] == [8, 7, 2, 1], "proposals are listed newest first"
+        assert [r.id for r in storage.proposals(state="open", namespace="acme/a", target=None, limit=10)] == [8]
+        assert [r.id for r in storage.proposals(state=None, namespace=None, target=None, limit=2)] == [8, 7]
+        counts = {state: n for state, n in storage.proposal_counts().items() if n}
+        assert counts == {"open": 2, "applied": 1, "stale": 1}, f"counts by state: {counts}"
+
+
 def concurrent_appends_lose_and_duplicate_nothing(make: Make) -> None:
     with _closing(make) as storage:
         writers, each = 4, 15
@@ -292,6 +319,7 @@ CHECKS: list[Callable[[Make], None]] = [
     the_change_token_moves_with_every_write_and_only_then,
     the_audit_trail_is_newest_first_and_filtered_by_scope,
     the_catalog_source_lists_every_topic_with_its_head,
+    proposals_are_numbered_replaced_listed_and_counted,
     concurrent_appends_lose_and_duplicate_nothing,
     transactions_commit_everything_inside_at_once,
 ]

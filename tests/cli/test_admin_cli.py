@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import io
 import json
-import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -16,7 +15,6 @@ from pathlib import Path
 
 import pytest
 
-from cli.main import main
 from serving import PROJECT_ROOT, free_port, seeded, served
 
 ORDERS = "persistent://acme/orders/order-created"
@@ -24,34 +22,6 @@ SAMPLES = PROJECT_ROOT / "sample_data" / "schemas"
 LATEST_ORDER = SAMPLES / "acme/orders/order-created/v13.avsc"
 WAREHOUSE = "persistent://acme/inventory/warehouse-transfers"
 WAREHOUSE_V2 = SAMPLES / "acme/inventory/warehouse-transfers/v2"
-
-
-@pytest.fixture(scope="module")
-def sample_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return seeded(tmp_path_factory.mktemp("sample") / "registry.db")
-
-
-@pytest.fixture
-def db(sample_db: Path, tmp_path: Path) -> str:
-    """A private copy of the seeded registry, for commands that write."""
-    copy = tmp_path / "registry.db"
-    shutil.copy(sample_db, copy)
-    return str(copy)
-
-
-@pytest.fixture
-def cli(capsys: pytest.CaptureFixture[str]):
-    """`cli(*args) -> (exit code, stdout, stderr)`."""
-
-    def run(*args: str) -> tuple[int, str, str]:
-        try:
-            code = main(list(args))
-        except SystemExit as exit_:  # argparse's own usage errors
-            code = int(exit_.code or 0)
-        out = capsys.readouterr()
-        return code, out.out, out.err
-
-    return run
 
 
 @pytest.fixture(scope="module")

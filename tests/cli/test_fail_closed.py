@@ -7,14 +7,13 @@ Only commands that write (`upload`, `policy set`, `seed`, `import`, `serve`) mak
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-PROJECT_ROOT = Path(__file__).resolve().parents[2]
+from cli.main import main
+
 TOPIC = "acme/orders/created"
 AVSC = json.dumps({"type": "record", "name": "Order", "fields": [{"name": "id", "type": "string"}]})
 
@@ -29,17 +28,21 @@ def work(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-def run(tmp_path: Path, work: Path):
-    env = dict(os.environ)
-    env["XDG_DATA_HOME"] = str(tmp_path / "xdg-data")
-    env["HOME"] = str(tmp_path / "home")
-    env.pop("SCHEMA_EXPLORER_DB", None)
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(PROJECT_ROOT), env.get("PYTHONPATH", "")) if p)
+def run(tmp_path: Path, work: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]):
+    """The CLI in this process (what a subprocess would add, the console script, is tested in test_cli.py), run
+    in `work` with its own empty data folder and home, so any file it wrongly makes shows up."""
+    monkeypatch.chdir(work)
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg-data"))
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.delenv("SCHEMA_EXPLORER_DB", raising=False)
 
     def _run(*args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
-            [sys.executable, "-m", "cli.main", *args], cwd=work, env=env, capture_output=True, text=True, timeout=120
-        )
+        try:
+            code = main(list(args))
+        except SystemExit as exit_:  # argparse's own usage errors
+            code = int(exit_.code or 0)
+        out = capsys.readouterr()
+        return subprocess.CompletedProcess(list(args), code, out.out, out.err)
 
     return _run
 

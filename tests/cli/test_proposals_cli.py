@@ -8,48 +8,19 @@ from __future__ import annotations
 import getpass
 import json
 import re
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from cli.main import main
 from registry import Registry
-from serving import PROJECT_ROOT, seeded
+from serving import PROJECT_ROOT
 
 ORDERS = "persistent://acme/orders/order-created"
 NS = "acme/orders"
 LATEST_ORDER = PROJECT_ROOT / "sample_data" / "schemas" / "acme/orders/order-created/v13.avsc"
 ME = f"{getpass.getuser()} (os user)"
-
-
-@pytest.fixture(scope="module")
-def sample_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return seeded(tmp_path_factory.mktemp("sample") / "registry.db")
-
-
-@pytest.fixture
-def db(sample_db: Path, tmp_path: Path) -> str:
-    copy = tmp_path / "registry.db"
-    shutil.copy(sample_db, copy)
-    return str(copy)
-
-
-@pytest.fixture
-def cli(capsys: pytest.CaptureFixture[str]):
-    """`cli(*args) -> (exit code, stdout, stderr)`."""
-
-    def run(*args: str) -> tuple[int, str, str]:
-        try:
-            code = main(list(args))
-        except SystemExit as exit_:  # argparse's own usage errors
-            code = int(exit_.code or 0)
-        out = capsys.readouterr()
-        return code, out.out, out.err
-
-    return run
 
 
 def order_file(tmp_path: Path, name: str, *fields: dict[str, object], doc: str | None = None) -> Path:
@@ -213,6 +184,8 @@ def test_revise_clears_approvals_and_withdraw_and_reject_end_proposals(cli, db, 
     assert cli("proposals", "approve", "1", "--db", db, "--as", "bob")[0] == 0
     code, out, err = cli("proposals", "revise", "1", "-f", str(second), "--db", db, "--as", "alice")
     assert (code, err) == (0, "") and "revised (revision 2; approvals cleared)" in out and "state open" in out
+    code, _, err = cli("proposals", "approve", "1", "--revision", "1", "--db", db, "--as", "bob")
+    assert code == 1 and "is at revision 2, newer than revision 1 (the one reviewed)" in one_line_error(err, "refused")
     code, out, _ = cli("proposals", "reject", "1", "--reason", "split it", "--db", db, "--as", "bob", "--json")
     assert code == 0 and (json.loads(out)["state"], json.loads(out)["reason"]) == ("rejected", "split it")
     assert cli("propose", "--db", db, "-t", ORDERS, "-f", str(first), "--title", "b", "--as", "alice")[0] == 0

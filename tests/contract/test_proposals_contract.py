@@ -1,11 +1,12 @@
 """Schema change proposals, one behaviour everywhere: the same sequence through the embedded facade and through
 `registry.open(url)` over a live `serve` (with one token per person) gives the same answers, and the REST routes
 answer with the issue's status codes. Also two servers on one PostgreSQL database: proposed on one, approved
-and applied on the other."""
+and applied on the other; and two applies racing each other and a direct register, over REST and on one file."""
 
 from __future__ import annotations
 
 import json
+import threading
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack
 from pathlib import Path
@@ -125,6 +126,8 @@ def test_the_whole_sequence_answers_alike(people: dict[str, SchemaRegistry]) -> 
     assert applied[1]["state"] == "applied" and applied[1]["applied_version"] == 1
     both(people, "alice", lambda r, a: [(v.version, v.data.decode()) for v in r.history(TOPIC)])
     both(people, "victor", lambda r, a: r.proposals(topic=TOPIC))
+    counts = both(people, "victor", lambda r, a: r.proposal_counts())[1]
+    assert counts == {"open": 0, "approved": 0, "applied": 1, "rejected": 0, "withdrawn": 0, "stale": 0}
 
 
 def test_stale_then_rebase_and_a_policy_proposal_answer_alike(people: dict[str, SchemaRegistry]) -> None:
@@ -136,6 +139,9 @@ def test_stale_then_rebase_and_a_policy_proposal_answer_alike(people: dict[str, 
     assert both(people, "alice", lambda r, a: r.proposal(pid))[1]["state"] == "stale"
     rebased = both(people, "alice", lambda r, a: r.rebase_proposal(pid, actor=a))
     assert rebased[1]["revisions"][-1]["base_version"] == 2 and rebased[1]["approvals"] == []
+    old = both(people, "bob", lambda r, a: r.approve_proposal(pid, actor=a, revision=1))  # reviewed before rebase
+    assert old == ("error", "RevisionChangedError")
+    assert both(people, "bob", lambda r, a: r.proposal(pid))[1]["approvals"] == []
     policy = both(people, "bob", lambda r, a: r.propose_policy(NS, {"compatibility": "FULL"}, title="p", actor=a))
     both(people, "alice", lambda r, a: r.approve_proposal(policy[1]["id"], actor=a))
     assert both(people, "bob", lambda r, a: r.apply_proposal(policy[1]["id"], actor=a)) == (
@@ -145,6 +151,7 @@ def test_stale_then_rebase_and_a_policy_proposal_answer_alike(people: dict[str, 
     both(people, "ops", lambda r, a: r.apply_proposal(policy[1]["id"], actor=a))
     both(people, "ops", lambda r, a: r.set_review_rules(NS, ReviewRules(required_approvals=2), actor=a))
     both(people, "victor", lambda r, a: r.review_rules(NS))
+    assert both(people, "victor", lambda r, a: r.proposal_counts())[1]["applied"] == 2  # and the open rebased one
 
 
 def test_the_rest_routes_answer_with_the_issue_s_status_codes(server: str, people: dict[str, SchemaRegistry]) -> None:
@@ -234,3 +241,65 @@ def test_a_one_mebibyte_candidate_goes_through_rest_whole(people: dict[str, Sche
     again = people["victor"].proposal(made.id)
     assert again.revision.schema is not None and again.revision.schema.schema == doc
     assert people["victor"].review_proposal(made.id).what_if is not None
+
+
+def _race(handles: dict[str, SchemaRegistry], topic: str) -> None:
+    """Two approved proposals on one base applied at once, beside a direct register of a third schema.
+
+    Exactly one write takes the base's next version. When an apply takes it, the other proposal goes stale and
+    the direct register (never compare-and-set, as in Pulsar) lands after it; when the register takes it, both
+    proposals go stale. A stale proposal stores nothing, and nothing is stored twice."""
+    handles["ops"].register(topic, avro())
+    one = handles["alice"].propose_schema(topic, avro("one"), title="one", actor=ACTORS["alice"])
+    two = handles["bob"].propose_schema(topic, avro("two"), title="two", actor=ACTORS["bob"])
+    handles["bob"].approve_proposal(one.id, actor=ACTORS["bob"])
+    handles["alice"].approve_proposal(two.id, actor=ACTORS["alice"])
+    calls: dict[str, Callable[[], Any]] = {
+        "one": lambda: handles["alice"].apply_proposal(one.id, actor=ACTORS["alice"]),
+        "two": lambda: handles["bob"].apply_proposal(two.id, actor=ACTORS["bob"]),
+        "direct": lambda: handles["ops"].register(topic, avro("direct")),
+    }
+    start = threading.Barrier(len(calls))
+    answers: dict[str, Any] = {}
+
+    def run(name: str) -> None:
+        start.wait()
+        try:
+            answers[name] = calls[name]()
+        except registry.RegistryError as exc:
+            answers[name] = exc
+
+    threads = [threading.Thread(target=run, args=(name,)) for name in calls]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    history = [(v.version, json.loads(v.data)["fields"][-1]["name"]) for v in handles["ops"].history(topic)]
+    applied = {name for name in ("one", "two") if not isinstance(answers[name], Exception)}
+    assert len(applied) <= 1, answers
+    assert isinstance(answers["direct"], registry.Registration), answers
+    for name, made in (("one", one), ("two", two)):
+        state = handles["ops"].proposal(made.id)
+        if name in applied:
+            assert state.applied_version == 1 and history[1] == (1, name), (history, answers)
+        else:
+            assert isinstance(answers[name], StaleProposalError), answers
+            assert state.state.value == "stale" and name not in {field for _, field in history}
+    expected = ["id", *sorted(applied), "direct"] if applied else ["id", "direct"]
+    assert [field for _, field in history] == expected and [v for v, _ in history] == list(range(len(expected)))
+
+
+@pytest.mark.parametrize("round_", range(4))
+def test_applies_racing_each_other_and_a_register_over_rest(people: dict[str, SchemaRegistry], round_: int) -> None:
+    people["ops"].create_namespace(f"acme/race-{round_}")
+    _race(people, f"persistent://acme/race-{round_}/orders")
+
+
+@pytest.mark.parametrize("round_", range(4))
+def test_applies_racing_each_other_and_a_register_on_one_file(tmp_path: Path, round_: int) -> None:
+    db = tmp_path / "race.db"
+    with Registry.open(db, create=True) as reg:
+        _prepare(reg)
+    with ExitStack() as stack:
+        handles: dict[str, SchemaRegistry] = {name: stack.enter_context(Registry.open(db)) for name in TOKENS}
+        _race(handles, f"persistent://{NS}/race-{round_}")

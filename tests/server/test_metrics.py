@@ -3,15 +3,31 @@
 
 from __future__ import annotations
 
+import threading
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import TypeVar
 
 import pytest
 from fastapi.testclient import TestClient
 from prometheus_client.parser import text_string_to_metric_families
 
-from registry import CompatibilityStrategy, Registry
+from registry import (
+    Actor,
+    CompatibilityStrategy,
+    ForwardingStorage,
+    MemoryStorage,
+    ProposalState,
+    Registry,
+    Role,
+    SchemaInfo,
+    SchemaType,
+    StorageBackend,
+    StorageError,
+)
 from server import StorageTimer, create_app, parse_tokens
+from server._proposal_tally import ProposalTally
 from serving import LOCAL
 
 TOKEN = "a1b2c3d4e5f60718293a4b5c6d7e8f90"
@@ -20,6 +36,19 @@ V1 = '{"type":"record","name":"A","fields":[{"name":"a","type":"int"}]}'
 V2 = '{"type":"record","name":"A","fields":[{"name":"a","type":"int"},{"name":"b","type":"string","default":""}]}'
 BAD = '{"type":"record","name":"A","fields":[{"name":"a","type":"string"}]}'
 SCHEMAS = "/admin/v2/schemas/t/ns"
+T = TypeVar("T")
+
+
+class CountingStorage(ForwardingStorage):
+    """Notes the name of every storage call."""
+
+    def __init__(self, inner: StorageBackend, calls: list[str]) -> None:
+        super().__init__(inner)
+        self.calls = calls
+
+    def around(self, operation: str, call: Callable[[], T]) -> T:
+        self.calls.append(operation)
+        return call()
 
 
 def payload(schema: str) -> dict[str, object]:
@@ -240,3 +269,89 @@ def test_our_writer_writes_what_prometheus_client_writes() -> None:
     registry = CollectorRegistry(auto_describe=False)
     registry.register(Families())
     assert render(stats.vectors()) == generate_latest(registry).decode()
+
+
+def _proposal_counts(client: TestClient, wanted: dict[str, float]) -> dict[str, float]:
+    """The `schema_explorer_proposals` samples once they show `wanted` (they are read beside the scrape, so a
+    scrape right after a change may show the counts before it); the last ones seen when they never do."""
+    seen: dict[str, float] = {}
+    for _ in range(200):
+        found = samples(client)
+        seen = {dict(labels)["state"]: v for (name, labels), v in found.items() if name == "schema_explorer_proposals"}
+        if seen == wanted:
+            break
+        time.sleep(0.05)
+    return seen
+
+
+def test_proposals_by_state_follow_the_proposals_without_the_scrape_reading_storage(db_dir: Path) -> None:
+    calls: list[str] = []
+
+    def counted(storage: StorageBackend) -> StorageBackend:
+        return CountingStorage(storage, calls)
+
+    zero = {state: 0.0 for state in ("open", "approved", "applied", "rejected", "withdrawn", "stale")}
+    with Registry.open(db_dir / "p.db", create=True, wrap=counted) as reg:
+        reg.create_namespace("t/ns")
+        client = TestClient(create_app(reg, metrics_public=True), base_url=LOCAL)
+        assert _proposal_counts(client, zero) == zero
+        made = client.post(
+            "/explorer/v1/proposals",
+            json={"topic": "persistent://t/ns/x", "schema": payload(V1), "title": "first schema"},
+        )
+        assert made.status_code == 201, made.text
+        assert _proposal_counts(client, {**zero, "open": 1}) == {**zero, "open": 1}
+        pid = made.json()["id"]
+        assert client.post(f"/explorer/v1/proposals/{pid}/withdraw").status_code == 200
+        assert _proposal_counts(client, {**zero, "withdrawn": 1}) == {**zero, "withdrawn": 1}
+        calls.clear()
+        samples(client)  # the counts are fresh: the scrape itself reads nothing
+        assert calls == []
+
+
+def test_a_failed_count_drops_the_family_and_is_logged_once(caplog: pytest.LogCaptureFixture) -> None:
+    class Broken(CountingStorage):
+        def proposal_counts(self) -> dict[str, int]:
+            raise StorageError("the database is gone")
+
+    now = [0.0]
+    with Registry(Broken(MemoryStorage(), [])) as reg:
+        tally = ProposalTally(reg, max_age=10, clock=lambda: now[0])
+        for _ in range(3):
+            assert tally.counts() is None
+            _settled(tally)
+            now[0] += 11  # old again: every scrape starts a read, each fails the same way
+        assert tally.reads == 3
+    logged = [r for r in caplog.records if "counting proposals" in r.getMessage()]
+    assert len(logged) == 1 and "the database is gone" in logged[0].getMessage()
+
+
+def test_changes_while_a_read_runs_are_read_once_more() -> None:
+    release = threading.Event()
+
+    class Slow(CountingStorage):
+        def proposal_counts(self) -> dict[str, int]:
+            release.wait(10)
+            return super().proposal_counts()
+
+    with Registry(Slow(MemoryStorage(), [])) as reg:
+        reg.create_namespace("t/ns")
+        tally = ProposalTally(reg, max_age=3600)
+        assert tally.counts() is None  # the first read starts, and waits
+        reg.propose_schema(
+            "persistent://t/ns/x", SchemaInfo(type=SchemaType.AVRO, schema=V1), title="t", actor=Actor("a", Role.ADMIN)
+        )
+        for _ in range(5):  # five changes while it waits: one more read after it, not five
+            tally.changed()
+        release.set()
+        _settled(tally)
+        assert tally.reads == 2
+        assert tally.counts() == {**{state: 0 for state in ProposalState}, ProposalState.OPEN: 1}
+
+
+def _settled(tally: ProposalTally) -> None:
+    for _ in range(400):
+        if not any(t.name == "proposal-tally" for t in threading.enumerate()):
+            return
+        time.sleep(0.01)
+    raise AssertionError("the proposal count read never ended")

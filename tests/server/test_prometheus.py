@@ -134,6 +134,19 @@ def test_prometheus_counts_the_sequence_as_pulsar_would(
                 return all(_query(url, name).get(ns) == count for name, count in expected.items())
 
             _until(counted, f"the counts {expected}", log)
+            proposed = httpx.post(
+                f"{server}/explorer/v1/proposals",
+                json={"topic": "persistent://acme/orders/metrics-test", "title": "t", "schema": {**body, "schema": V2}},
+            )
+            assert proposed.status_code == 201, proposed.text
+            _until(
+                lambda: (
+                    _query(url, 'schema_explorer_proposals{state=~"open|applied"}')
+                    == {(("state", "open"),): 1.0, (("state", "applied"),): 0.0}
+                ),
+                "one open proposal",
+                log,
+            )
             assert _query(url, "pulsar_schema_put_ops_failed_total") == {}  # never failed: no series, as Pulsar
             assert _query(url, "pulsar_schema_get_ops_failed_total") == {}
             otel = _query(url, "pulsar_broker_operation_schema_registry_compatibility_check_count_total")

@@ -107,5 +107,6 @@ def test_register_says_whether_it_stored(reg: Registry) -> None:
         type=SchemaType.AVRO,
         schema=AVRO.schema.replace('"long"}', '"long"},{"name":"b","type":["null","string"],"default":null}'),
     )
-    assert reg.register(TOPIC, newer) == Registration(1, stored=True)
+    judged = reg.effective_policy(TOPIC).admin_compatibility.value
+    assert reg.register(TOPIC, newer) == Registration(1, stored=True, judged_under=judged)
     assert reg.register(TOPIC, AVRO) == Registration(0, stored=False)  # still live: found, not stored

@@ -26,6 +26,7 @@ from registry import (
     ReadOnlyError,
     Registry,
     ReviewRules,
+    RevisionChangedError,
     Role,
     SchemaInfo,
     SchemaType,
@@ -99,6 +100,27 @@ def test_a_new_revision_clears_the_approvals(reg: Registry) -> None:
     reg.approve_proposal(made.id, actor=BOB)
     assert reg.apply_proposal(made.id, actor=ALICE).applied_version == 1
     assert reg.get(TOPIC).data == avro("a", "b").schema.encode()  # revision 2, the approved one
+
+
+def test_an_approval_or_apply_naming_an_older_revision_writes_nothing(reg: Registry) -> None:
+    """Bob reviews revision 1; alice pushes revision 2 before bob's click arrives: bob's approval (and an apply
+    naming revision 1) is refused inside the write, and nothing is stored but the refusal's audit line."""
+    made = reg.propose_schema(TOPIC, avro("a"), title="t", actor=ALICE)
+    reg.revise_proposal(made.id, schema=avro("a", "b"), actor=ALICE)
+    with pytest.raises(RevisionChangedError, match="at revision 2, newer than revision 1 \\(the one reviewed\\)"):
+        reg.approve_proposal(made.id, actor=BOB, revision=1)
+    assert reg.proposal(made.id).approvals == ()
+    refused = [e for e in reg.audit_trail(TOPIC) if e.action is AuditAction.APPROVE_PROPOSAL]
+    assert refused and str(refused[0].outcome) == "refused"
+    approved = reg.approve_proposal(made.id, actor=BOB, revision=2)
+    assert approved.state is ProposalState.APPROVED
+    with pytest.raises(RevisionChangedError):
+        reg.apply_proposal(made.id, actor=ALICE, revision=1)
+    assert reg.history(TOPIC)[-1].version == 0
+    for bad in (0, -1, True, "2"):
+        with pytest.raises(InvalidArgumentError, match="a revision is a whole number from 1"):
+            reg.apply_proposal(made.id, actor=ALICE, revision=bad)  # type: ignore[arg-type]
+    assert reg.apply_proposal(made.id, actor=ALICE, revision=2).applied_version == 1
 
 
 def test_two_approvals_required_and_an_admin_override_needs_a_reason(reg: Registry) -> None:

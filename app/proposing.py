@@ -1,0 +1,85 @@
+"""Propose…: what What-if and Policies show beside their direct write, to have a change reviewed first. A title,
+an optional description, and the change on screen become a proposal (`propose_schema` / `propose_policy` as
+`session.actor()`); the page then links to it. Nothing is proposed in a read-only session (the popover is not
+shown), and a viewer sees why they cannot.
+
+The change proposed is the one on screen at the click: the caller passes a function that proposes exactly what
+its widgets hold in this run (never the value of an earlier verdict), as Register does.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import streamlit as st
+
+from app import session
+from app.render import escape_markdown, show_error
+from registry import Actor, Proposal, RegistryError, Role
+
+OUTCOME = "propose_outcome"  # session key: (where, proposal id and title, or the error)
+
+
+def propose_popover(
+    where: str, submit: Callable[[str, str, Actor], Proposal], *, default_title: str = "", what: str = "this change"
+) -> None:
+    """The Propose… popover of the page `where` ("whatif", "policies_ns", "policies_topic": also its widget
+    keys' prefix). `submit(title, description, actor)` makes the proposal from the change on screen."""
+    if session.read_only():
+        return
+    actor = session.actor()
+    if actor is None:
+        return
+    title_key = f"{where}_propose_title"
+    if default_title and not st.session_state.get(title_key):
+        st.session_state[title_key] = default_title
+    if not actor.role.at_least(Role.PRODUCER):
+        st.button(
+            "Propose…",
+            key=f"{where}_propose_denied",
+            icon=":material/rate_review:",
+            disabled=True,
+            help=escape_markdown(f"Proposing needs the producer role; {actor.name} is a {actor.role}."),
+        )
+        return
+    with st.popover(
+        "Propose…", icon=":material/rate_review:", help=f"Have {what} reviewed and approved before it is applied."
+    ):
+        st.caption(f"A proposal of {what}, as on screen now: reviewers approve it, then it is applied as approved.")
+        title = st.text_input("Title", key=title_key, max_chars=200)
+        description = st.text_area("Description (optional)", key=f"{where}_propose_description", height=100)
+        if st.button("Propose", key=f"{where}_propose", type="primary"):
+            try:
+                made = submit(title, description, actor)
+            except RegistryError as exc:
+                st.session_state[OUTCOME] = (where, exc)
+            else:
+                st.session_state[OUTCOME] = (where, (made.id, made.title))
+                st.session_state.pop(title_key, None)
+                st.session_state.pop(f"{where}_propose_description", None)
+                session.clear_caches()
+            st.rerun()
+
+
+def show_proposed(where: str) -> None:
+    """The outcome of the last Propose on this page: a link to the new proposal, or the core's refusal."""
+    outcome = st.session_state.get(OUTCOME)
+    if outcome is None or outcome[0] != where:
+        return
+    st.session_state.pop(OUTCOME, None)
+    value = outcome[1]
+    if isinstance(value, BaseException):
+        show_error(value)
+        return
+    number, title = value
+    with st.container(border=True):
+        st.success(
+            escape_markdown(f"Proposal #{number} opened: {title}. Nothing is applied until it is approved."),
+            icon=":material/rate_review:",
+        )
+        st.page_link(
+            "app_pages/proposal.py",
+            label=f"Open proposal #{number}",
+            icon=":material/open_in_new:",
+            query_params={"id": str(number)},
+        )

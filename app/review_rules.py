@@ -1,0 +1,107 @@
+"""A namespace's review rules on the Policies page: how many approvals a proposal there needs and who may give
+them. An explorer setting kept with the registry (`review_rules` / `set_review_rules`), never a Pulsar policy:
+the page says so where it shows them. An admin edits them; everyone else reads them.
+"""
+
+from __future__ import annotations
+
+import re
+
+import pandas as pd
+import streamlit as st
+
+from app import session
+from app.render import escape_markdown, show_error
+from app.roles import Roles
+from registry import NotFoundError, NotSupportedError, RegistryError, ReviewRules, Role, SchemaRegistry
+
+OUTCOME = "rules_outcome"  # session key: (namespace, "saved" message | the error)
+MAX_APPROVALS = 5  # the core's bound (registry/proposals/_rules.py), stated here for the widget
+
+
+def reviewer_names(text: str) -> tuple[str, ...]:
+    """The names typed in the reviewers box: one per line or separated by commas, blanks dropped."""
+    return tuple(name.strip() for name in re.split(r"[\n,]", text) if name.strip())
+
+
+def rules_section(reg: SchemaRegistry, namespace: str, *, read_only: bool) -> None:
+    st.caption(
+        "An explorer setting kept with this registry, **not a Pulsar policy** (no broker sees it): how many "
+        "approvals a schema change proposal in this namespace needs before it is applied, and who may give them."
+    )
+    _show_outcome(namespace)
+    try:
+        rules = reg.review_rules(namespace)
+    except (NotSupportedError, NotFoundError) as exc:  # a plain broker, or a `serve` from before proposals
+        st.info(escape_markdown(f"This registry keeps no review rules: {exc}"), icon=":material/info:")
+        return
+    except RegistryError as exc:
+        show_error(exc)
+        return
+    left, right = st.columns([1, 3])
+    left.metric("Approvals needed", rules.required_approvals)
+    with right:
+        st.markdown("**Reviewers**")
+        if rules.reviewers:
+            st.dataframe(pd.DataFrame({"reviewer": list(rules.reviewers)}), hide_index=True, width="content")
+        else:
+            st.caption("Anyone who may write (producers and admins), except a proposal's author.")
+        _unable(rules)
+    actor = session.actor()
+    if read_only or actor is None:
+        return
+    if actor.role is not Role.ADMIN:
+        st.caption(escape_markdown(f"Only an admin may change them; {actor.name} is a {actor.role}."))
+        return
+    with st.expander("Change the review rules"), st.form(f"rules_form_{namespace}", border=False):
+        approvals = st.number_input(
+            "Approvals needed (0: a proposal may be applied at once)",
+            min_value=0,
+            max_value=MAX_APPROVALS,
+            step=1,
+            value=rules.required_approvals,
+            key=f"rules_approvals_{namespace}",
+        )
+        names = st.text_area(
+            "Reviewers: one name per line, as the app names people (empty: anyone who may write)",
+            value="\n".join(rules.reviewers),
+            key=f"rules_reviewers_{namespace}",
+        )
+        if st.form_submit_button("Save review rules", type="primary"):
+            wanted = ReviewRules(required_approvals=int(approvals), reviewers=reviewer_names(names))
+            try:
+                saved = reg.set_review_rules(namespace, wanted, actor=actor)
+            except RegistryError as exc:
+                st.session_state[OUTCOME] = (namespace, exc)
+            else:
+                who = ", ".join(saved.reviewers) or "anyone who may write"
+                done = f"Review rules of {namespace}: {saved.required_approvals} approval(s) from {who}."
+                st.session_state[OUTCOME] = (namespace, done)
+                session.clear_caches()
+            st.rerun()
+
+
+def _unable(rules: ReviewRules) -> None:
+    """Reviewers who cannot approve under the roles file (viewers, or not named there): say so."""
+    roles = session.current_roles()
+    if not isinstance(roles, Roles):
+        return
+    unable = [name for name in rules.reviewers if not roles.role_of(name).at_least(Role.PRODUCER)]
+    if unable:
+        st.warning(
+            escape_markdown(
+                f"{', '.join(unable)} cannot approve: the roles file makes them viewers (approving needs a producer)."
+            ),
+            icon=":material/person_off:",
+        )
+
+
+def _show_outcome(namespace: str) -> None:
+    outcome = st.session_state.get(OUTCOME)
+    if outcome is None or outcome[0] != namespace:
+        return
+    st.session_state.pop(OUTCOME, None)
+    if isinstance(outcome[1], BaseException):
+        show_error(outcome[1])
+    else:
+        st.success(escape_markdown(outcome[1]), icon=":material/check_circle:")
