@@ -16,6 +16,7 @@ from __future__ import annotations
 import base64
 import json
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -107,6 +108,11 @@ class ParquetSource(Source):
             topics=topics,
             change_token=registry["change_token"],
         )
+
+    @contextmanager
+    def pinned(self) -> Iterator[Planned]:
+        """The state the export was written from (its registry's change token), which the run record names."""
+        yield Planned(state=self.change_token)
 
     def namespaces(self) -> list[str]:
         return sorted(self.namespace_records)

@@ -122,11 +122,13 @@ from .storage._memory import MemoryStorage
 from .storage._postgres import PostgresStorage
 from .storage._ranges import KeyRange, RangeRead, RangeReader, ReadState, TopicBundle, namespace_bundles
 from .storage._snapshot import (
+    audit_records,
     export_snapshot,
     import_snapshot,
     iter_snapshot_records,
     read_snapshot_records,
     registry_from_records,
+    snapshot_head,
     snapshot_records,
 )
 from .storage._snapshot_values import SnapshotError
@@ -309,6 +311,8 @@ __all__ = [
     "TopicBundle",
     "namespace_bundles",
     "read_snapshot_records",
+    "audit_records",
+    "snapshot_head",
     "registry_from_records",
     "snapshot_records",
     "to_schema_data",

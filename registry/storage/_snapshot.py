@@ -133,8 +133,27 @@ def snapshot_records(registry: SchemaRegistry, *, audit: bool = True) -> Iterato
         yield client_record(client)
     yield from _proposal_records(registry, namespaces)
     if audit:
-        for line in reversed(registry.audit_trail(limit=_WHOLE_TRAIL)):
-            yield audit_record(line)
+        yield from audit_records(registry)
+
+
+def snapshot_head(registry: SchemaRegistry) -> tuple[Record, list[Record]]:
+    """The header and the namespace records (with their policies) a snapshot starts with: what a writer of
+    another format (the Parquet export) takes before it reads histories its own way, by key."""
+    head = snapshot_records(registry, audit=False)
+    header = next(head)
+    namespaces: list[Record] = []
+    for record in head:  # tenants, then namespaces, then the topics, where it stops (nothing of them read)
+        if record["kind"] == "topic":
+            break
+        if record["kind"] == "namespace":
+            namespaces.append(record)
+    return header, namespaces
+
+
+def audit_records(registry: SchemaRegistry) -> Iterator[Record]:
+    """The whole audit trail as snapshot records, oldest first."""
+    for line in reversed(registry.audit_trail(limit=_WHOLE_TRAIL)):
+        yield audit_record(line)
 
 
 def _proposal_records(registry: SchemaRegistry, namespaces: list[str]) -> Iterator[Record]:

@@ -92,6 +92,30 @@ def test_a_snapshot_file_read_by_byte_range_gives_the_replaced_readers_tables(
     assert reads[0]["low"] == "0" and reads[-1]["high"] == str(sample_snapshot.stat().st_size)
 
 
+def test_a_parquet_export_gives_the_replaced_readers_tables(
+    spark: Any, sample_snapshot: Path, replaced: dict[str, list[str]], tmp_path: Path
+) -> None:
+    """`export --format parquet` writes tables any Parquet reader reads (partition folders by tenant and
+    namespace), and the audits read such a folder as their source."""
+    import pyarrow.dataset as ds
+
+    from cli.main import main
+    from pipeline._open import load_source
+
+    location = _loaded(str(tmp_path / "registry.db"), sample_snapshot)
+    assert main(["export", "--format", "parquet", "--db", location, str(tmp_path / "export")]) == 0
+    topics = ds.dataset(tmp_path / "export" / "topics", partitioning="hive").to_table().to_pylist()
+    assert len(topics) == 47 and {(t["tenant"], t["namespace"]) for t in topics} >= {("acme", "orders")}
+    versions = sample_snapshot.read_text(encoding="utf-8").count('"kind":"version"')
+    assert ds.dataset(tmp_path / "export" / "versions").count_rows() == versions
+    with registry.open(location, read_only=True) as reg:
+        token = reg.change_token()
+    source = load_source(parquet=str(tmp_path / "export"))
+    assert _audits(spark, source, tmp_path / "out") == replaced
+    reads = _reads(tmp_path / "out" / "compat")
+    assert not [r for r in reads if r["error"]] and {r["state"] for r in reads} <= {None, token}
+
+
 def _changed_after_planning(monkeypatch: pytest.MonkeyPatch, source: Any, location: str) -> None:
     """Make `source` plan its job, then register a new topic before any task reads."""
     planned_by = type(source).pinned
