@@ -18,7 +18,8 @@ if TYPE_CHECKING:
 
 DEFAULT_MASTER = "local[*]"
 # Spark's logging for `audit --progress none`: errors only, from the JVM's start (Spark's own defaults print a
-# "Setting default log level" banner before any setting of ours applies).
+# "Setting default log level" banner before any setting of ours applies; it prints it for a shell, as PySpark's
+# gateway is, unless the shell's own logger is configured, hence logger.shell).
 QUIET_LOGGING = """rootLogger.level = error
 rootLogger.appenderRef.stderr.ref = console
 appender.console.type = Console
@@ -26,6 +27,8 @@ appender.console.name = console
 appender.console.target = SYSTEM_ERR
 appender.console.layout.type = PatternLayout
 appender.console.layout.pattern = %d{yy/MM/dd HH:mm:ss} %p %c{1}: %m%n%ex
+logger.shell.name = org.apache.spark.api.python.PythonGatewayServer
+logger.shell.level = error
 """
 JAVA_HINT = (
     "PySpark needs a Java 17+ runtime: install one (Debian/Ubuntu: apt-get install -y openjdk-17-jre-headless) "
