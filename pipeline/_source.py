@@ -251,15 +251,16 @@ def registry_for(header: Mapping[str, Any], bundles: Iterable[list[Record]]) -> 
     )
 
 
-def batch_registry(header: Mapping[str, Any], bundles: Mapping[str, list[Record]]) -> tuple[Registry, dict[str, str]]:
-    """One registry for a batch of keys; a key whose bundle does not load is left out and reported
-    (key -> reason) instead of failing the batch."""
+def batch_registry(header: Mapping[str, Any], batch: Iterable[TopicBundle]) -> tuple[Registry, dict[str, str]]:
+    """One registry for a batch of topic bundles; a key whose rows could not be read (`TopicBundle.problem`) or
+    whose bundle does not load is left out and reported (key -> reason) instead of failing the batch."""
+    errors = {b.key: b.problem for b in batch if b.problem is not None}
+    bundles = {b.key: with_tenant(b) for b in batch if b.problem is None}
     try:
-        return registry_for(header, bundles.values()), {}
+        return registry_for(header, bundles.values()), errors
     except (RegistryError, KeyError, TypeError, ValueError):
         pass
     good: list[list[Record]] = []
-    errors: dict[str, str] = {}
     for key, bundle in bundles.items():
         try:
             registry_for(header, [bundle])

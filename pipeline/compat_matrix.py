@@ -27,7 +27,7 @@ from registry import RegistryError, SchemaData, TopicBundle, answering_as
 from registry import pair_verdict as core_pair_verdict
 
 from ._arrow import schema
-from ._source import batch_registry, topics_of, with_tenant
+from ._source import batch_registry, topics_of
 
 if TYPE_CHECKING:
     from ._tasks import Job
@@ -143,7 +143,7 @@ def make_job(header: dict[str, Any], max_versions: int) -> Job:
     verdicts for every topic in it (a bundle that does not load is one error row per topic)."""
 
     def job(batch: list[TopicBundle]) -> list[dict[str, Any]]:
-        registry, errors = batch_registry(header, {b.key: with_tenant(b) for b in batch})
+        registry, errors = batch_registry(header, batch)
         rows: list[dict[str, Any]] = []
         # The verdicts of the registry's Pulsar line (pair_verdict calls the core's checkers directly).
         with answering_as(registry.pulsar_version):

@@ -88,10 +88,10 @@ def namespace_rows(registry: Any, namespace: str, strategy: CompatibilityStrateg
 def make_job(header: dict[str, Any], strategy: CompatibilityStrategy) -> Job:
     """The job a task runs on each batch of topic bundles: one in-memory registry per batch, the policy impact
     of each namespace in it (each answers for its own topics; a namespace may spread over batches)."""
-    from ._source import batch_registry, topics_of, with_tenant
+    from ._source import batch_registry, topics_of
 
     def job(batch: list[TopicBundle]) -> list[dict[str, Any]]:
-        registry, errors = batch_registry(header, {b.key: with_tenant(b) for b in batch})
+        registry, errors = batch_registry(header, batch)
         rows: list[dict[str, Any]] = []
         by_namespace: dict[str, list[TopicBundle]] = defaultdict(list)
         for bundle in batch:

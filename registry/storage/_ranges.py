@@ -47,6 +47,7 @@ if TYPE_CHECKING:
     from .._handle import SchemaRegistry
 
 Record = dict[str, Any]
+_UNREADABLE = (ValueError, TypeError, KeyError)  # a stored value the model refuses (json errors are ValueErrors)
 CHUNK = 500  # keys read at once by a reader: what it holds in memory (a 20-version history of 1 KB: ~26 KB)
 _TOKEN = "SELECT value FROM meta WHERE key = 'changes'"
 _VERSIONS = (
@@ -100,6 +101,7 @@ class TopicBundle:
     tenant: str
     namespace: str
     records: tuple[Record, ...]
+    problem: str | None = None  # why some of its stored rows could not be read (its records are then partial)
 
     @property
     def topics(self) -> list[str]:
@@ -135,9 +137,16 @@ class RangeRead:
         return str(rows[0][0])
 
     def _chunk(self, keys: KeyRange) -> Iterator[TopicBundle]:
+        """The bundles of `keys`; a stored row that cannot be read (a value the registry would refuse: an
+        unknown type, a policy that is not JSON) marks its key's bundle with the reason, the other keys read on."""
         topics: dict[str, list[tuple[str, str]]] = {}  # key -> (topic, namespace)
         policies: dict[str, str] = {}
         clients: dict[str, list[Record]] = {}
+        problems: dict[str, str] = {}
+
+        def unreadable(key: str, what: str, exc: Exception) -> None:
+            problems.setdefault(key, f"unreadable {what} row: {type(exc).__name__}: {exc}")
+
         for domain in DOMAINS:
             where, params = _prefixed(f"{domain}://", keys)
             for name, ns in self._rows(f"SELECT name, namespace FROM topics WHERE {where.format(c='name')}", params):
@@ -147,8 +156,11 @@ class RangeRead:
             ):
                 policies[str(topic)] = str(policy)
             for row in self._rows(_CLIENTS.format(where=where.format(c="topic")), params):
-                client = client_of(row)
-                clients.setdefault(client.topic.split("://", 1)[1], []).append(client_record(client))
+                key = str(row[0]).split("://", 1)[-1]
+                try:
+                    clients.setdefault(key, []).append(client_record(client_of(row)))
+                except _UNREADABLE as exc:
+                    unreadable(key, "client", exc)
         if not topics:
             return
         versions: dict[str, list[Record]] = {}
@@ -156,24 +168,24 @@ class RangeRead:
         for row in self._rows(_VERSIONS.format(where=where), params):
             key = str(row[0])
             if key in topics:
-                versions.setdefault(key, []).append(version_record(schema_version_of(key, row[1:])))
+                try:
+                    versions.setdefault(key, []).append(version_record(schema_version_of(key, row[1:])))
+                except _UNREADABLE as exc:
+                    unreadable(key, f"version {row[1]}", exc)
         names = sorted({ns for found in topics.values() for _, ns in found})
         marks = ", ".join("?" * len(names))
         stored = dict(self._rows(f"SELECT name, policy FROM namespaces WHERE name IN ({marks})", names))
-        namespaces = {
-            ns: {
-                "kind": "namespace",
-                "name": ns,
-                "policy": _namespace_policy_record(namespace_policy_from_json(str(stored[ns]))) if ns in stored else {},
-            }
-            for ns in names
-        }
+        namespaces = {ns: {"kind": "namespace", "name": ns, "policy": _policy(ns, stored.get(ns))} for ns in names}
         for key in sorted(topics):
             found = sorted(topics[key])
             namespace = found[0][1]
             records: list[Record] = [namespaces[namespace]]
             for name, ns in found:
-                policy = topic_policy_from_json(policies[name]) if name in policies else TopicPolicy()
+                try:
+                    policy = topic_policy_from_json(policies[name]) if name in policies else TopicPolicy()
+                except _UNREADABLE as exc:
+                    unreadable(key, "topic policy", exc)
+                    policy = TopicPolicy()
                 records.append(
                     {
                         "kind": "topic",
@@ -184,7 +196,8 @@ class RangeRead:
                 )
             records += versions.get(key, [])
             records += clients.get(key, [])
-            yield TopicBundle(key=key, tenant=namespace.split("/")[0], namespace=namespace, records=tuple(records))
+            tenant = namespace.split("/")[0]
+            yield TopicBundle(key, tenant, namespace, tuple(records), problems.get(key))
 
 
 class RangeReader:
@@ -270,6 +283,17 @@ class RangeReader:
         """One read transaction: at `state`'s snapshot where it has one, else at the latest commit."""
         with self._dialect.snapshot_at(None if state is None else state.snapshot) as db:
             yield RangeRead(self._dialect, db, _token(self._dialect, db))
+
+
+def _policy(namespace: str, stored: Any) -> Record:
+    """A namespace's stored policy as a snapshot writes it; StorageError naming the namespace when it cannot be
+    read (every topic of the namespace depends on it: the reader's range cannot be read)."""
+    if stored is None:
+        return {}
+    try:
+        return _namespace_policy_record(namespace_policy_from_json(str(stored)))
+    except _UNREADABLE as exc:
+        raise StorageError(f"unreadable policy of namespace {namespace!r}: {type(exc).__name__}: {exc}") from None
 
 
 def _token(dialect: SqlDialect, db: Any) -> int:

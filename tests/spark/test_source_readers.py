@@ -156,24 +156,48 @@ def test_a_registry_changed_during_an_audit(
         assert "3 parts read the newer state" in line and "may reflect it" in line
 
 
+def _damaged(tmp_path: Path, sample_snapshot: Path, sql: str) -> str:
+    """The sample registry in a SQLite file, then `sql` run on it directly: a stored value the registry refuses."""
+    location = _loaded(str(tmp_path / "registry.db"), sample_snapshot)
+    with sqlite3.connect(location) as db:
+        db.execute(sql)
+    db.close()
+    return location
+
+
 def test_a_part_whose_read_fails_is_counted_and_the_job_goes_on(
+    spark: Any, sample_snapshot: Path, tmp_path: Path
+) -> None:
+    """A namespace policy that is not JSON stops the read of the key range holding that namespace's topics."""
+    from pipeline._open import load_source
+    from pipeline.jobs import run_compat_matrix
+
+    location = _damaged(tmp_path, sample_snapshot, "UPDATE namespaces SET policy = 'x' WHERE name = 'initech/legacy'")
+    report = run_compat_matrix(spark, load_source(db=location), tmp_path / "out", partitions=3)
+    reads = _reads(tmp_path / "out")
+    failed = [r for r in reads if r["error"]]
+    assert len(reads) == 3 and len(failed) == 1 and "initech/legacy" in failed[0]["error"]
+    topics = {t["topic"] for t in pq.read_table(tmp_path / "out" / "compat_topics").to_pylist()}
+    assert topics and not [t for t in topics if "initech/legacy" in t]  # the other ranges' topics are judged
+    assert sum(r["topics"] for r in reads if not r["error"]) <= len(topics)
+    assert any("1 parts were not (wholly) read" in line and "initech/legacy" in line for line in report.lines)
+
+
+def test_a_topic_whose_rows_cannot_be_read_is_counted_with_the_reason(
     spark: Any, sample_snapshot: Path, tmp_path: Path
 ) -> None:
     from pipeline._open import load_source
     from pipeline.jobs import run_compat_matrix
 
-    location = _loaded(str(tmp_path / "registry.db"), sample_snapshot)
-    with sqlite3.connect(location) as db:  # one stored version the reader cannot read
-        db.execute("UPDATE schemas SET type = 'NOT_A_TYPE' WHERE schema_id = 'acme/orders/order-created'")
-    db.close()
-    report = run_compat_matrix(spark, load_source(db=location), tmp_path / "out", partitions=3)
-    reads = _reads(tmp_path / "out")
-    failed = [r for r in reads if r["error"]]
-    assert len(reads) == 3 and len(failed) == 1
-    assert "NOT_A_TYPE" in failed[0]["error"] and (failed[0]["low"] or "") <= "acme/orders/order-created"
-    topics = pq.read_table(tmp_path / "out" / "compat_topics").to_pylist()
-    assert 0 < len(topics) < 47 and "persistent://acme/orders/order-created" not in {t["topic"] for t in topics}
-    assert any("1 parts were not (wholly) read" in line and "NOT_A_TYPE" in line for line in report.lines)
+    sql = "UPDATE schemas SET type = 'NOT_A_TYPE' WHERE schema_id = 'acme/orders/order-created' AND version = 2"
+    report = run_compat_matrix(spark, load_source(db=_damaged(tmp_path, sample_snapshot, sql)), tmp_path, partitions=3)
+    assert not [r for r in _reads(tmp_path) if r["error"]]
+    rows = {t["topic"]: t for t in pq.read_table(tmp_path / "compat_topics").to_pylist()}
+    assert len(rows) == 47
+    error = rows["persistent://acme/orders/order-created"]["error"]
+    assert error.startswith("unreadable version 2 row: ValueError:") and "NOT_A_TYPE" in error
+    assert [t for t, r in rows.items() if r["error"]] == ["persistent://acme/orders/order-created"]
+    assert "1 topics could not be checked" in str(report)
 
 
 def test_unreadable_snapshot_lines_are_counted_with_their_reason(
