@@ -47,6 +47,7 @@ class Report:
     location: str = ""  # the source the run record names
     state: int | None = None  # the registry state read (change token), where the source has one
     changed: bool = False  # tasks read a newer state than the plan's (the summary says which parts)
+    unread: int = 0  # parts of the source not (wholly) read: the tables miss their topics
     tables: dict[str, int] = field(default_factory=dict)
     lines: list[str] = field(default_factory=list)
     seconds: float = 0.0
@@ -119,6 +120,7 @@ def _reads(frame: DataFrame, out: Path, source: Source, planned: Planned, report
     report.state = planned.state
     state = f"change token {planned.state}" if planned.state is not None else "no change token"
     report.lines.append(f"  read {source.label} at {state}, in {totals['parts']} parts ({source.consistency})")
+    report.unread = int(totals["failed"] or 0)
     if totals["failed"]:
         first = written.filter(F.col("error").isNotNull()).orderBy("part").limit(3).collect()
         report.lines.append(
