@@ -261,7 +261,8 @@ def main(argv: list[str] | None = None) -> int:
         load_once(location, args.topics, args.versions)
     if not args.skip_data and not archive.exists():
         gen_registry.write_archive(snapshot, archive, args.messages, args.archive_topics, seed=1)
-    print(f"data: {args.topics} topics x {args.versions} versions, {args.messages} messages under {work} "
+    messages = "" if args.skip_data else f", {args.messages} messages"
+    print(f"data: {args.topics} topics x {args.versions} versions{messages} under {work} "
           f"(generated in {time.perf_counter() - started:.0f} s)")  # fmt: skip
 
     from pipeline._archive import find_archive
