@@ -144,7 +144,7 @@ class ParquetSource(Source):
         shared = spark.sparkContext.broadcast(self.namespace_records)
         return assembled(parsed, shuffle, shared, job, schema)
 
-    def bundles(self, spark: SparkSession | None, keys: list[str]) -> list[TopicBundle]:
+    def bundles(self, keys: list[str]) -> list[TopicBundle]:
         """A few keys read on the driver with pyarrow: each key's partition folder, filtered by schema id."""
         import pyarrow.dataset as ds
 

@@ -108,7 +108,7 @@ class RegistrySource(Source):
         mapper = namespace_mapper(self.target, self.pulsar_version, not self.remote, scope, job, schema)
         return frame.mapInArrow(mapper, ddl(schema))
 
-    def bundles(self, spark: SparkSession, keys: list[str]) -> list[TopicBundle]:
+    def bundles(self, keys: list[str]) -> list[TopicBundle]:
         """A few keys read on the driver, topic by topic."""
         reg = open_registry(
             self.target, token=os.environ.get(TOKEN_ENV), read_only=True, pulsar_version=self.pulsar_version

@@ -112,7 +112,7 @@ class SnapshotSource(Source):
     def pinned(self) -> Iterator[Planned]:
         yield Planned(records=self.records)
 
-    def bundles(self, spark: SparkSession | None, keys: list[str]) -> list[TopicBundle]:
+    def bundles(self, keys: list[str]) -> list[TopicBundle]:
         """A few keys' bundles by one pass over the file on the driver, keeping only lines that name them (a
         substring test first: most lines are never parsed)."""
         wanted = set(keys)

@@ -88,12 +88,12 @@ class Source(abc.ABC):
         the job is done."""
 
     @abc.abstractmethod
-    def bundles(self, spark: SparkSession, keys: list[str]) -> list[TopicBundle]:
-        """The bundles of a few keys (the topics a message archive names), for the driver."""
+    def bundles(self, keys: list[str]) -> list[TopicBundle]:
+        """The bundles of a few keys (the topics a message archive names), read on the driver without Spark."""
 
-    def topic_bundle(self, spark: SparkSession | None, topic: str) -> TopicBundle | None:
-        """One topic's bundle (a candidate reader's checks, before Spark starts: `spark` is None then)."""
-        found = self.bundles(spark, [TopicName.parse(topic).schema_id])  # type: ignore[arg-type]
+    def topic_bundle(self, topic: str) -> TopicBundle | None:
+        """One topic's bundle (a candidate reader's checks, before Spark starts)."""
+        found = self.bundles([TopicName.parse(topic).schema_id])
         return found[0] if found else None
 
     def close(self) -> None:
@@ -204,7 +204,7 @@ class RecordsSource(Source):
     def _keys(self) -> set[str]:
         return {TopicName.parse(t).schema_id for t in self.topics}
 
-    def bundles(self, spark: SparkSession, keys: list[str]) -> list[TopicBundle]:
+    def bundles(self, keys: list[str]) -> list[TopicBundle]:
         return self.key_bundles(keys)
 
 

@@ -8,7 +8,7 @@ time, inside one read transaction.
 One state: on PostgreSQL the driver holds a REPEATABLE READ transaction open for the job and every task opens
 its exported snapshot, so all tasks read one committed state. A SQLite file cannot share one: each task reads
 its range in one transaction and records the change token it saw; the job compares them with the token of the
-plan and names the ranges read from a newer state (pipeline/_reads.py).
+plan and names the ranges read from a newer state (`_reads` in pipeline/jobs.py).
 
 The file must be on a path every executor sees (a shared mount); PostgreSQL must be reachable from every
 executor, with its password from the executors' environment (`executor_settings`: PGPASSWORD passed from the
@@ -28,7 +28,7 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 import pyarrow as pa
 
-from registry import KeyRange, RangeReader, ReadState, TopicBundle, TopicName, parse_location, snapshot_records
+from registry import KeyRange, RangeReader, ReadState, TopicBundle, parse_location, snapshot_records
 from registry import open as open_registry
 
 from ._arrow import ddl
@@ -122,17 +122,13 @@ class SqlSource(Source):
         frame = spark.createDataFrame(spark.sparkContext.parallelize(parts, len(parts)), PARTS)
         return frame.mapInArrow(range_mapper(self.target, self._state, job, schema), ddl(schema))
 
-    def bundles(self, spark: SparkSession, keys: list[str]) -> list[TopicBundle]:
+    def bundles(self, keys: list[str]) -> list[TopicBundle]:
         """A few keys read on the driver (each its own one-key range)."""
         found: list[TopicBundle] = []
         with RangeReader(self.target) as reader, reader.reading(self._state) as read:
             for key in sorted(set(keys)):
                 found += read.bundles(KeyRange(key, key + "\x01"))  # PostgreSQL text holds no NUL
         return found
-
-    def topic_bundle(self, spark: SparkSession | None, topic: str) -> TopicBundle | None:
-        found = self.bundles(spark, [TopicName.parse(topic).schema_id])  # type: ignore[arg-type]
-        return found[0] if found else None
 
 
 def range_mapper(target: str, state: ReadState | None, job: Job, schema: pa.Schema) -> Any:

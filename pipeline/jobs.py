@@ -251,7 +251,7 @@ def candidate_schema(source: Source, topic: str, path: str) -> tuple[str, Any]:
     name = TopicName.parse(topic)
     base = str(name.base)
     try:
-        bundle = source.topic_bundle(None, base)
+        bundle = source.topic_bundle(base)
     except RegistryError as exc:
         raise SourceError(f"--topic {topic!r}: {source.label} cannot be read ({exc})") from None
     if bundle is None or base not in {str(TopicName.parse(t).base) for t in bundle.topics}:
@@ -300,7 +300,7 @@ def run_data_audit(
         ids = sorted({i for i in (_schema_id(t) for t in seen) if i is not None})
         # Only the bundles of the topics the archive names are read, on the driver: its schema table is small.
         with source.pinned() as planned:
-            bundles = source.bundles(spark, ids)
+            bundles = source.bundles(ids)
         report.state = planned.state
         by_id = {TopicName.parse(t).schema_id: str(TopicName.parse(t).base) for b in bundles for t in b.topics}
         wanted = sorted(set(by_id.values()))

@@ -239,7 +239,7 @@ def test_the_spark_sources_read_a_postgresql_registry(postgres_url: str) -> None
     source = load_source(db=with_password)
     with source.pinned() as planned:
         assert planned.state is not None
-        found = source.topic_bundle(None, "persistent://acme/orders/order-created")
+        found = source.topic_bundle("persistent://acme/orders/order-created")
     assert found is not None and found.namespace == "acme/orders"
     assert "acme/orders" in source.namespaces()
     assert "hunter2" not in source.label and source.label == f"registry {parse_location(postgres_url).shown}"
