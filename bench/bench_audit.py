@@ -152,14 +152,16 @@ class TreeMemory:
                    "python workers (sum)": 0}  # fmt: skip
             for child in self._me.children(recursive=True):
                 try:
-                    line, rss = " ".join(child.cmdline()), child.memory_info().rss
+                    # a short-lived child (Spark runs chmod while writing) may be gone between two calls: read
+                    # everything of it here, or the sampler dies and the peaks stop (a 1M-topic run lost them so)
+                    line, rss, name = " ".join(child.cmdline()), child.memory_info().rss, child.name()
                 except (psutil.NoSuchProcess, psutil.AccessDenied):
                     continue
                 if "CoarseGrainedExecutorBackend" in line:
                     now["executor JVM (largest)"] = max(now["executor JVM (largest)"], rss)
-                elif "java" in child.name() and "SparkSubmit" in line:
+                elif "java" in name and "SparkSubmit" in line:
                     now["driver JVM"] += rss
-                elif "pyspark" in line or "python" in child.name():
+                elif "pyspark" in line or "python" in name:
                     now["python workers (sum)"] += rss
             for key, value in now.items():
                 self.peaks[key] = max(self.peaks[key], value)
