@@ -25,6 +25,14 @@ configuration in SPARK_CONF_DIR).
 
     python bench/bench_audit.py --topics 100000 --skip-data --master 'local-cluster[2,1,1024]'
     python bench/bench_audit.py --messages 20000000 --skip-matrix --master 'local[2]'
+
+The audits read the source the way the CLI does (pipeline/_open.py: the driver plans, every task reads its own
+part): `--source snapshot` (the generated JSON lines file, default), `sqlite` (the generated registry
+bulk-loaded into WORKDIR/registry.db) or `postgresql` with `--db postgresql://...` (an empty database is
+bulk-loaded first; the load's rate is printed). The driver's peak RSS is the figure that must not grow
+with the fleet.
+
+    python bench/bench_audit.py --topics 1000000 --versions 3 --skip-data --source sqlite --master 'local[2]'
 """
 
 from __future__ import annotations
@@ -144,14 +152,16 @@ class TreeMemory:
                    "python workers (sum)": 0}  # fmt: skip
             for child in self._me.children(recursive=True):
                 try:
-                    line, rss = " ".join(child.cmdline()), child.memory_info().rss
+                    # a short-lived child (Spark runs chmod while writing) may be gone between two calls: read
+                    # everything of it here, or the sampler dies and the peaks stop (a 1M-topic run lost them so)
+                    line, rss, name = " ".join(child.cmdline()), child.memory_info().rss, child.name()
                 except (psutil.NoSuchProcess, psutil.AccessDenied):
                     continue
                 if "CoarseGrainedExecutorBackend" in line:
                     now["executor JVM (largest)"] = max(now["executor JVM (largest)"], rss)
-                elif "java" in child.name() and "SparkSubmit" in line:
+                elif "java" in name and "SparkSubmit" in line:
                     now["driver JVM"] += rss
-                elif "pyspark" in line or "python" in child.name():
+                elif "pyspark" in line or "python" in name:
                     now["python workers (sum)"] += rss
             for key, value in now.items():
                 self.peaks[key] = max(self.peaks[key], value)
@@ -201,6 +211,23 @@ def largest_task(log: Path, since: int) -> tuple[int, int]:
     return max(sizes, default=0), len(sizes)
 
 
+def load_once(location: str, topics: int, versions: int) -> None:
+    """Bulk-load the synthetic registry into `location` unless it holds one already; prints the load's rate."""
+    import registry
+
+    try:
+        with registry.open(location, read_only=True) as reg:
+            if reg.tenants():
+                return
+    except registry.RegistryError:
+        pass  # no registry there yet
+    started = time.perf_counter()
+    gen_registry.load_registry(location, topics, versions, tenants=5)
+    seconds = time.perf_counter() - started
+    print(f"loaded {topics:,} topics x {versions} versions into {location} in {seconds:.1f} s "
+          f"({topics / seconds:,.0f} topics/s)", flush=True)  # fmt: skip
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--topics", type=int, default=2_000)
@@ -220,6 +247,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--skip-matrix", action="store_true")
     parser.add_argument("--skip-data", action="store_true", help="only the compat-matrix")
     parser.add_argument("--repeat", type=int, default=1, help="measure limit and data audit N times (median)")
+    parser.add_argument("--source", choices=("snapshot", "sqlite", "postgresql"), default="snapshot")
+    parser.add_argument("--db", help="with --source postgresql: the database (bulk-loaded when empty)")
     args = parser.parse_args(argv)
     if args.full:
         args.topics, args.messages = 10_000, 2_000_000
@@ -227,24 +256,27 @@ def main(argv: list[str] | None = None) -> int:
     work.mkdir(parents=True, exist_ok=True)
     snapshot, archive, out = work / "registry.jsonl", work / "archive", work / "out"
     started = time.perf_counter()
-    if not snapshot.exists():
+    if not snapshot.exists() and (args.source == "snapshot" or not args.skip_data):
         gen_registry.write_registry(snapshot, args.topics, args.versions, tenants=5)
-    if not archive.exists():
+    location = {"snapshot": None, "sqlite": str(work / "registry.db"), "postgresql": args.db}[args.source]
+    if location is not None:
+        load_once(location, args.topics, args.versions)
+    if not args.skip_data and not archive.exists():
         gen_registry.write_archive(snapshot, archive, args.messages, args.archive_topics, seed=1)
-    print(f"data: {args.topics} topics x {args.versions} versions, {args.messages} messages under {work} "
+    messages = "" if args.skip_data else f", {args.messages} messages"
+    print(f"data: {args.topics} topics x {args.versions} versions{messages} under {work} "
           f"(generated in {time.perf_counter() - started:.0f} s)")  # fmt: skip
 
     from pipeline._archive import find_archive
-    from pipeline._source import Source
+    from pipeline._open import load_source
     from pipeline._spark import spark_session
     from pipeline.jobs import run_compat_matrix, run_data_audit, spark_cores
-    from registry import read_snapshot_records
 
     task_log = task_log_config(work / "spark-conf")
     os.environ["SPARK_CONF_DIR"] = str(task_log.parent)
     spark = spark_session(args.master, app_name="bench audit", ui=False, progress=False, ship_code=args.code == "ship")
     cores = spark_cores(spark)
-    source = Source.from_records(read_snapshot_records(snapshot), f"snapshot {snapshot}")
+    source = load_source(snapshot=str(snapshot)) if location is None else load_source(db=location)
     # (limit, data audit rate, seconds, 1-min load average, fastavro msgs per CPU-s, audit msgs per CPU-s)
     runs: list[tuple[float, float, float, float, float, float]] = []
     rows: list[tuple[str, str, str]] = []

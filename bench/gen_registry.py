@@ -2,6 +2,7 @@
 and the small sample archive in sample_data/messages/.
 
     python bench/gen_registry.py registry --out /tmp/big.jsonl [--topics 10000 --versions 20]
+    python bench/gen_registry.py registry --db postgresql://u@host/db --topics 1000000 --versions 3
     python bench/gen_registry.py archive --snapshot /tmp/big.jsonl --out /tmp/archive [--messages 2000000]
     python bench/gen_registry.py sample            # rewrites sample_data/messages/ from sample_data/
 
@@ -178,6 +179,18 @@ def synthetic_records(topics: int, versions: int, tenants: int) -> Iterator[dict
         yield {"kind": "client", "topic": name, "role": "producer", "name": "writer", "version": versions - 1}
         yield {"kind": "client", "topic": name, "role": "consumer", "name": "reader", "subscription": "reader",
                "schema_type": "AVRO", "version": 0}  # fmt: skip
+
+
+def load_registry(location: str, topics: int, versions: int, tenants: int) -> None:
+    """The synthetic registry straight into an empty SQLite file or PostgreSQL database, streamed through the
+    import's bulk path (COPY on PostgreSQL), never held in memory: what `schema-explorer import` does."""
+    from registry import Registry, registry_from_records
+
+    reg = Registry.open(location, create=True)
+    try:
+        registry_from_records(synthetic_records(topics, versions, tenants), into=reg)
+    finally:
+        reg.close()
 
 
 def write_registry(out: Path, topics: int, versions: int, tenants: int) -> int:
@@ -438,7 +451,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="what", required=True)
     reg = sub.add_parser("registry", help="write a synthetic registry snapshot")
-    reg.add_argument("--out", required=True, type=Path)
+    target = reg.add_mutually_exclusive_group(required=True)
+    target.add_argument("--out", type=Path, help="a snapshot file (JSON lines)")
+    target.add_argument("--db", help="an empty registry: a SQLite file or postgresql://... (bulk-loaded)")
     reg.add_argument("--topics", type=int, default=2_000)
     reg.add_argument("--versions", type=int, default=20)
     reg.add_argument("--tenants", type=int, default=5)
@@ -452,7 +467,10 @@ def main(argv: list[str] | None = None) -> int:
     sample.add_argument("--out", type=Path, default=ROOT / "sample_data" / "messages")
     args = parser.parse_args(argv)
     started = time.perf_counter()
-    if args.what == "registry":
+    if args.what == "registry" and args.db:
+        load_registry(args.db, args.topics, args.versions, args.tenants)
+        print(f"loaded {args.topics} topics x {args.versions} versions into {args.db}")
+    elif args.what == "registry":
         lines = write_registry(args.out, args.topics, args.versions, args.tenants)
         print(f"wrote {args.out}: {args.topics} topics x {args.versions} versions ({lines} lines)")
     elif args.what == "archive":

@@ -1,23 +1,26 @@
 """`audit JOB`: the Spark pipeline (pipeline/).
 
-    schema-explorer audit compat-matrix (--db PATH | --url URL | --snapshot FILE) --out DIR
+    schema-explorer audit compat-matrix (--db LOCATION | --url URL | --snapshot FILE | --parquet DIR) --out DIR
         [--tenant T | --namespace T/NS] [--max-versions N] [--master URL]
     schema-explorer audit policy-impact ... --out DIR --strategy S [--namespace T/NS]
     schema-explorer audit data ... --out DIR --messages DIR [--reader FILE --topic T]
 
-Every input is checked (and the registry read) before Spark starts, so a bad path or a malformed snapshot
-is one line on stderr and exit code 2; bad rows inside the data are counted in the output instead.
+Every input is checked before Spark starts (the source reachable, a registry, in a format the tasks read; only
+its header and bounds are read on the driver), so a bad path, a malformed snapshot or a foreign Parquet table
+is one line on stderr and exit code 2; bad rows inside the data, and parts of the source a task could not
+read, are counted in the output instead (a part not wholly read makes the exit code 1: the tables are
+written but incomplete).
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
-from pathlib import Path
 from typing import Any
 
-from ._common import EXIT_OK, UserError, add_source_arguments, check_url, pulsar_version, whole_number
+from ._common import EXIT_OK, EXIT_REFUSED, UserError, add_source_arguments, check_url, pulsar_version, whole_number
 
 JOBS = ("compat-matrix", "policy-impact", "data")
 
@@ -58,6 +61,9 @@ def add_commands(commands: argparse._SubParsersAction[Any]) -> None:
 def _common(parser: argparse.ArgumentParser) -> None:
     add_source_arguments(parser)
     parser.add_argument("--snapshot", metavar="FILE", help="an exported snapshot (JSON lines) instead of a registry")
+    parser.add_argument(
+        "--parquet", metavar="DIR", help="a Parquet export (`export --format parquet DIR`) instead of a registry"
+    )
     parser.add_argument("--out", required=True, metavar="DIR", help="folder for the Parquet tables")
     parser.add_argument("--master", default="local[*]", metavar="URL", help="Spark master (default: local[*])")
     parser.add_argument("--partitions", type=whole_number(1), metavar="N", help="Spark partitions for the topic rows")
@@ -72,7 +78,8 @@ def _common(parser: argparse.ArgumentParser) -> None:
         "--progress",
         choices=("text", "json", "none"),
         default="text",
-        help="progress from Spark's status tracker on stderr: a line (default), JSON lines (for tools), or none",
+        help="progress from Spark's status tracker on stderr: a line (default), JSON lines (for tools), or none "
+        "(no progress output at all, Spark's console bars included)",
     )
 
 
@@ -83,15 +90,18 @@ def _no_job(parser: argparse.ArgumentParser) -> int:
 
 def run_audit(args: argparse.Namespace) -> int:
     from pipeline._archive import ArchiveError, find_archive
-    from pipeline._source import SourceError, load_source
+    from pipeline._open import load_source
+    from pipeline._registry_source import TOKEN_ENV, executor_token
+    from pipeline._source import SourceError
     from pipeline._spark import SparkUnavailableError, check_java, check_master, spark_session
+    from pipeline._sql_source import executor_settings
     from pipeline.jobs import candidate_schema, check_out, run_compat_matrix, run_data_audit, run_policy_impact
     from pipeline.progress import SparkProgress, write_run_record
 
-    if args.snapshot and (args.db or args.url):
-        raise UserError("give one source: --db PATH, --url URL or --snapshot FILE")
+    if sum(1 for x in (args.snapshot, args.parquet, args.db or args.url) if x) > 1:
+        raise UserError("give one source: --db LOCATION, --url URL, --snapshot FILE or --parquet DIR")
     db = args.db
-    if not (args.snapshot or args.url is not None or db):
+    if not (args.snapshot or args.parquet or args.url is not None or db):
         from ._common import resolve_db_path
 
         db = str(resolve_db_path(None))
@@ -106,13 +116,16 @@ def run_audit(args: argparse.Namespace) -> int:
             from registry import CompatibilityStrategy
 
             CompatibilityStrategy.parse(args.strategy)
-        print(f"reading {args.snapshot or args.url or db} ...", file=sys.stderr, flush=True)
+        if args.progress != "none":
+            print(f"checking {args.snapshot or args.parquet or args.url or db} ...", file=sys.stderr, flush=True)
         url = check_url(args.url) if args.url is not None else None
-        change_token = None if args.snapshot else _change_token(db if url is None else url, args)
+        if url is not None and args.token:
+            os.environ[TOKEN_ENV] = args.token  # the tasks' token (and a cluster's executors', below)
         source = load_source(
-            db=db if url is None else None,
+            db=db if url is None and not (args.snapshot or args.parquet) else None,
             url=url,
             snapshot=args.snapshot,
+            parquet=args.parquet,
             token=args.token,
             pulsar_version=pulsar_version(args),
         )
@@ -123,7 +136,14 @@ def run_audit(args: argparse.Namespace) -> int:
     except (SourceError, ArchiveError, SparkUnavailableError) as exc:
         raise UserError(str(exc)) from None
     started = time.perf_counter()
-    spark = spark_session(args.master, app_name=f"schema-explorer audit {args.job}", ship_code=args.code == "ship")
+    spark = spark_session(
+        args.master,
+        app_name=f"schema-explorer audit {args.job}",
+        ship_code=args.code == "ship",
+        progress=args.progress != "none",
+        quiet=args.progress == "none",
+        extra={**executor_settings(source), **executor_token()},
+    )
     try:
         with SparkProgress(spark, args.progress):
             if args.job == "compat-matrix":
@@ -153,23 +173,10 @@ def run_audit(args: argparse.Namespace) -> int:
     finally:
         spark.stop()
     seconds = time.perf_counter() - started
-    location = str(Path(args.snapshot).resolve()) if args.snapshot else (url or str(Path(db).expanduser().resolve()))
-    write_run_record(report.out, args.job, location=location, change_token=change_token, seconds=seconds)
+    write_run_record(report.out, args.job, location=report.location, change_token=report.state, seconds=seconds)
     print(report)
     print(f"done in {seconds:.1f} s on {args.master}")
+    if report.unread:  # the tables are written, but miss what those parts hold: never a clean pass
+        print(f"{report.unread} part(s) of the source were not wholly read; see source_reads", file=sys.stderr)
+        return EXIT_REFUSED
     return EXIT_OK
-
-
-def _change_token(target: str, args: argparse.Namespace) -> int | None:
-    """The registry file's change token before it is read: a later write makes the tables older than the
-    registry. None for a remote registry, whose admin API cannot say whether anything changed."""
-    import registry
-    from registry import RegistryError
-
-    if args.url is not None:
-        return None
-    try:
-        with registry.open(target, read_only=True) as reg:
-            return reg.change_token()
-    except RegistryError:
-        return None

@@ -1,4 +1,5 @@
-"""`export` / `import`: a whole registry as a snapshot (JSON lines, registry/storage/_snapshot.py) and back.
+"""`export` / `import`: a whole registry as a snapshot (JSON lines, registry/storage/_snapshot.py) and back;
+`export --format parquet DIR` writes it as Parquet tables for analysis (pipeline/_parquet_export.py).
 
 A snapshot holds every version with its tombstones, timestamps, users and properties, the policies, the
 recorded clients and the audit trail; `import` of an `export` answers every question as the original does,
@@ -11,6 +12,7 @@ import argparse
 import os
 import sys
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -36,8 +38,19 @@ def add_commands(commands: argparse._SubParsersAction[Any]) -> None:
         "clients and the audit trail. The file is written to a temporary name and renamed when complete.",
     )
     add_source_arguments(export)
-    export.add_argument("output", metavar="FILE", help='snapshot file to write ("-" for stdout)')
+    export.add_argument(
+        "output",
+        metavar="FILE|DIR",
+        help='snapshot file to write ("-" for stdout), or a new folder for --format parquet',
+    )
     export.add_argument("--no-audit", action="store_true", help="leave out the audit trail")
+    export.add_argument(
+        "--format",
+        choices=("jsonl", "parquet"),
+        default="jsonl",
+        help="jsonl: the snapshot (a backup, what `import` reads; default); parquet: tables partitioned by tenant "
+        "and namespace for Spark SQL, DuckDB, pandas and the audits' --parquet (README: A columnar export)",
+    )
     export.set_defaults(handler=run_export)
 
     restore = commands.add_parser(
@@ -55,6 +68,8 @@ def add_commands(commands: argparse._SubParsersAction[Any]) -> None:
 def run_export(args: argparse.Namespace) -> int:
     from registry import export_snapshot
 
+    if args.format == "parquet":
+        return _export_parquet(args)
     reg = open_source(args)
     audit = not args.no_audit
     try:
@@ -83,57 +98,87 @@ def run_export(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _export_parquet(args: argparse.Namespace) -> int:
+    from pipeline._parquet_export import ExportError, check_target, export_parquet
+
+    if args.output == "-":
+        raise UserError("--format parquet writes a folder of tables, not stdout; give a new folder")
+    try:
+        check_target(args.output)  # before the registry is opened: a bad target is the first thing said
+    except ExportError as exc:
+        raise UserError(str(exc)) from None
+    reg = open_source(args)
+    location = None if getattr(args, "url", None) is not None else str(resolve_db(getattr(args, "db", None)))
+    try:
+        counts = export_parquet(reg, location, args.output, audit=not args.no_audit)
+    except ExportError as exc:
+        raise UserError(str(exc)) from None
+    finally:
+        close_registry(reg)
+    written = ", ".join(f"{name} {rows}" for name, rows in counts.items())
+    print(f"Exported {reg.location} as Parquet tables to {Path(args.output).expanduser().resolve()}: {written}")
+    return EXIT_OK
+
+
 def run_import(args: argparse.Namespace) -> int:
-    from registry import Registry, SnapshotError, read_snapshot_records, registry_from_records
+    from registry import Registry, SnapshotError, iter_snapshot_records, registry_from_records
 
     source = "stdin" if args.input == "-" else args.input
+    if args.input != "-" and not Path(args.input).expanduser().exists():
+        raise UserError(f"snapshot file {args.input!r} does not exist")
+    counts: dict[str, int] = {}
+
+    def records() -> Iterator[dict[str, Any]]:
+        """The snapshot streamed into the load (never held whole), counted by kind on the way."""
+        for record in iter_snapshot_records(sys.stdin if args.input == "-" else Path(args.input).expanduser()):
+            counts[record["kind"]] = counts.get(record["kind"], 0) + 1
+            yield record
+
+    target = resolve_db(getattr(args, "db", None))
     try:
-        if args.input == "-":
-            records = read_snapshot_records(sys.stdin)
+        # One transaction: a snapshot that is cut short or holds a bad record (found at its line, or at the end
+        # for a cut file) is refused whole (exit 1), the target left as it was.
+        if not isinstance(target, Path) or target.exists():
+            reg = Registry.open(str(target), create=True)  # a file: exists; a database: made if needed
+            try:
+                tenants = reg.tenants()
+                if tenants:
+                    registry_from_records(records())  # a bad snapshot is named first, as the refusal it is
+                    raise UserError(
+                        f"registry {shown(target)} is not empty ({len(tenants)} tenant(s)); import into a new file "
+                        "with --db NEW.db (a snapshot never merges into existing histories)"
+                    )
+                registry_from_records(records(), into=reg)
+            finally:
+                close_registry(reg)
         else:
-            path = Path(args.input).expanduser()
-            if not path.exists():
-                raise UserError(f"snapshot file {args.input!r} does not exist")
-            records = read_snapshot_records(path)
-        # Load into memory first: every line is checked before the registry file is touched.
-        registry_from_records(records)
+            _import_new_file(records(), target)
     except SnapshotError as exc:
-        # A snapshot that is cut short or holds a bad record is refused whole (exit 1), the target untouched.
         print(f"{PROG}: import refused: {exc}; nothing was imported", file=sys.stderr)
         return EXIT_REFUSED
-    target = resolve_db(getattr(args, "db", None))
-    if not isinstance(target, Path) or target.exists():
-        reg = Registry.open(str(target), create=True)  # a file: exists (checked above); a database: made if needed
+    print(f"Imported {source} into {shown(target)}: {_counts(counts)}")
+    return EXIT_OK
+
+
+def _import_new_file(records: Iterator[dict[str, Any]], target: Path) -> None:
+    """A new file appears under its name only when complete: load beside it, then rename."""
+    from registry import Registry, registry_from_records
+
+    handle, temp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".importing", dir=target.parent)
+    os.close(handle)
+    temp = Path(temp_name)
+    temp.unlink()
+    try:
+        reg = Registry.open(str(temp), create=True)
         try:
-            tenants = reg.tenants()
-            if tenants:
-                raise UserError(
-                    f"registry {shown(target)} is not empty ({len(tenants)} tenant(s)); import into a new file with "
-                    "--db NEW.db (a snapshot never merges into existing histories)"
-                )
             registry_from_records(records, into=reg)
         finally:
             close_registry(reg)
-    else:
-        # A new file appears under its name only when complete: load beside it, then rename.
-        handle, temp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".importing", dir=target.parent)
-        os.close(handle)
-        temp = Path(temp_name)
-        temp.unlink()
-        try:
-            reg = Registry.open(str(temp), create=True)
-            try:
-                registry_from_records(records, into=reg)
-            finally:
-                close_registry(reg)
-            _settle(temp)
-            os.replace(temp, target)
-        finally:
-            for suffix in ("", "-wal", "-shm"):
-                Path(f"{temp}{suffix}").unlink(missing_ok=True)
-    counts = _counts(records)
-    print(f"Imported {source} into {shown(target)}: {counts}")
-    return EXIT_OK
+        _settle(temp)
+        os.replace(temp, target)
+    finally:
+        for suffix in ("", "-wal", "-shm"):
+            Path(f"{temp}{suffix}").unlink(missing_ok=True)
 
 
 def _settle(path: Path) -> None:
@@ -151,10 +196,7 @@ def _settle(path: Path) -> None:
         os.fsync(handle.fileno())
 
 
-def _counts(records: list[dict[str, Any]]) -> str:
-    kinds: dict[str, int] = {}
-    for record in records[1:]:
-        kinds[record["kind"]] = kinds.get(record["kind"], 0) + 1
+def _counts(kinds: dict[str, int]) -> str:
     names = {"tenant": "tenants", "namespace": "namespaces", "topic": "topics", "version": "versions",
              "client": "clients", "audit": "audit entries"}  # fmt: skip
     return ", ".join(f"{kinds.get(kind, 0)} {plural}" for kind, plural in names.items())

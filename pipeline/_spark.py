@@ -17,6 +17,19 @@ if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
 DEFAULT_MASTER = "local[*]"
+# Spark's logging for `audit --progress none`: errors only, from the JVM's start (Spark's own defaults print a
+# "Setting default log level" banner before any setting of ours applies; it prints it for a shell, as PySpark's
+# gateway is, unless the shell's own logger is configured, hence logger.shell).
+QUIET_LOGGING = """rootLogger.level = error
+rootLogger.appenderRef.stderr.ref = console
+appender.console.type = Console
+appender.console.name = console
+appender.console.target = SYSTEM_ERR
+appender.console.layout.type = PatternLayout
+appender.console.layout.pattern = %d{yy/MM/dd HH:mm:ss} %p %c{1}: %m%n%ex
+logger.shell.name = org.apache.spark.api.python.PythonGatewayServer
+logger.shell.level = error
+"""
 JAVA_HINT = (
     "PySpark needs a Java 17+ runtime: install one (Debian/Ubuntu: apt-get install -y openjdk-17-jre-headless) "
     "or set JAVA_HOME"
@@ -67,13 +80,16 @@ def spark_session(
     shuffle_partitions: int | None = None,
     ui: bool = True,
     progress: bool = True,
+    quiet: bool = False,
     extra: dict[str, str] | None = None,
     ship_code: bool = True,
 ) -> SparkSession:
     """A SparkSession on `master` whose Python workers run this interpreter (so they import the same core).
 
     On a cluster (any master but local[...]) the project's code is shipped to the executors as a zip
-    (`code_archive`), unless `ship_code=False` says it is installed on the workers."""
+    (`code_archive`), unless `ship_code=False` says it is installed on the workers. `progress=False` turns off
+    Spark's console progress bars; `quiet=True` also keeps Spark's own logging to errors from the JVM's start
+    (`--progress none`: nothing on stderr but what went wrong)."""
     master = check_master(master)
     check_java()
     try:
@@ -100,13 +116,24 @@ def spark_session(
     )
     if shuffle_partitions is not None:
         builder = builder.config("spark.sql.shuffle.partitions", str(shuffle_partitions))
+    if quiet:
+        builder = builder.config("spark.driver.extraJavaOptions", f"-Dlog4j2.configurationFile={_quiet_logging()}")
     for key, value in (extra or {}).items():
         builder = builder.config(key, value)
     session = builder.getOrCreate()
-    session.sparkContext.setLogLevel("WARN")
+    session.sparkContext.setLogLevel("ERROR" if quiet else "WARN")
     if ship_code and not _in_process(master):
         session.sparkContext.addPyFile(str(code_archive()))
     return session
+
+
+def _quiet_logging() -> Path:
+    """QUIET_LOGGING as a file for the driver JVM, written once per process and removed at its exit."""
+    folder = tempfile.mkdtemp(prefix="schema-explorer-log4j2-")
+    atexit.register(shutil.rmtree, folder, ignore_errors=True)
+    path = Path(folder) / "log4j2.properties"
+    path.write_text(QUIET_LOGGING, encoding="utf-8")
+    return path
 
 
 def _in_process(master: str) -> bool:
@@ -130,6 +157,10 @@ def code_archive() -> Path:
             for package in ("registry", "pipeline"):
                 for path in sorted((root / package).rglob("*.py")):
                     archive.write(path, path.relative_to(root).as_posix())
+                # zipimport finds no namespace package (a folder without __init__.py, as registry/proposals/)
+                for where in sorted({p.parent for p in (root / package).rglob("*.py")}):
+                    if not (where / "__init__.py").exists():
+                        archive.writestr(f"{where.relative_to(root).as_posix()}/__init__.py", "")
         _ARCHIVE = target
     return _ARCHIVE
 

@@ -19,17 +19,18 @@ Tables (Parquet under OUT/):
 
 from __future__ import annotations
 
-import json
-from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
-from registry import RegistryError, SchemaData, answering_as
+from registry import RegistryError, SchemaData, TopicBundle, answering_as
 from registry import pair_verdict as core_pair_verdict
 
-from ._arrow import batches, schema
-from ._source import batch_registry
+from ._arrow import schema
+from ._source import batch_registry, topics_of
+
+if TYPE_CHECKING:
+    from ._tasks import Job
 
 PAIR_COLUMNS = [
     "tenant", "namespace", "topic", "schema_type", "reader_version", "writer_version", "compatible", "readable",
@@ -137,34 +138,24 @@ def error_row(tenant: str, namespace: str, topic: str, error: str) -> dict[str, 
     return {"kind": "topic", "tenant": tenant, "namespace": namespace, "topic": topic, "error": error[:MESSAGE_LIMIT]}
 
 
-def make_mapper(header: dict[str, Any], max_versions: int) -> Any:
-    """The mapInArrow function: one in-memory registry per Arrow batch of topic rows."""
+def make_job(header: dict[str, Any], max_versions: int) -> Job:
+    """The job a task runs on each batch of topic bundles: one in-memory registry per batch, the core's
+    verdicts for every topic in it (a bundle that does not load is one error row per topic)."""
 
-    def run(inputs: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        for record_batch in inputs:
-            batch = record_batch.to_pydict()
-            bundles: dict[str, list[dict[str, Any]]] = {}
-            rows: list[dict[str, Any]] = []
-            for tenant, namespace, topic, text in zip(
-                batch["tenant"], batch["namespace"], batch["topic"], batch["bundle"], strict=True
-            ):
-                try:
-                    bundles[topic] = json.loads(text)
-                except ValueError as exc:
-                    rows.append(error_row(tenant, namespace, topic, f"bad bundle: {exc}"))
-            registry, errors = batch_registry(header, bundles)
-            # The verdicts of the registry's Pulsar line (pair_verdict calls the core's checkers directly).
-            with answering_as(registry.pulsar_version):
-                for tenant, namespace, topic in zip(batch["tenant"], batch["namespace"], batch["topic"], strict=True):
-                    if topic not in bundles:
-                        continue
-                    if topic in errors:
-                        rows.append(error_row(tenant, namespace, topic, errors[topic]))
+    def job(batch: list[TopicBundle]) -> list[dict[str, Any]]:
+        registry, errors = batch_registry(header, batch)
+        rows: list[dict[str, Any]] = []
+        # The verdicts of the registry's Pulsar line (pair_verdict calls the core's checkers directly).
+        with answering_as(registry.pulsar_version):
+            for bundle in batch:
+                for tenant, namespace, topic in topics_of(bundle):
+                    if bundle.key in errors:
+                        rows.append(error_row(tenant, namespace, topic, errors[bundle.key]))
                         continue
                     try:
                         rows += topic_rows(registry, tenant, namespace, topic, max_versions)
                     except (RegistryError, ValueError, KeyError) as exc:
                         rows.append(error_row(tenant, namespace, topic, f"{type(exc).__name__}: {exc}"))
-            yield from batches(rows, OUTPUT)
+        return rows
 
-    return run
+    return job

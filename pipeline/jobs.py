@@ -1,8 +1,11 @@
 """The three audits as functions of (SparkSession, Source, output folder): the CLI, tests and benchmarks call
-these. Each reads the source once on the driver (already done: a `Source`), ships topics as rows, calls the
-core per Arrow batch on the executors, and writes Parquet tables under `out/<table>/`.
+these. The driver plans from bounds (`Source.judged`: key ranges, namespaces, byte ranges); each task reads its
+own part of the registry and calls the core per batch of topic bundles; Spark writes the tables as Parquet under
+`out/<table>/`, and the summary comes from aggregates over them, never every row through the driver.
 
-Every function returns a `Report`: the tables written with their row counts and a few summary lines.
+Every function returns a `Report`: the tables written with their row counts, the registry state read and a few
+summary lines, among them how the source was read (`source_reads`: one row per part, with failures and the
+state each part saw).
 """
 
 from __future__ import annotations
@@ -17,6 +20,8 @@ from typing import TYPE_CHECKING, Any
 from registry import (
     CompatibilityStrategy,
     InvalidSchemaError,
+    KeyRange,
+    RegistryError,
     SchemaInfo,
     SchemaType,
     TopicName,
@@ -27,9 +32,11 @@ from registry import (
 from . import compat_matrix, data_audit, policy_impact
 from ._archive import Archive, read_archive
 from ._arrow import ddl
-from ._source import Source, SourceError, registry_for
+from ._source import Planned, Source, SourceError, registry_for, with_tenant
+from ._tasks import BUNDLES_PER_BATCH, SOURCE_READ_COLUMNS, Job, with_reads
 
 if TYPE_CHECKING:
+    import pyarrow as pa
     from pyspark.sql import DataFrame, SparkSession
 
 
@@ -37,6 +44,10 @@ if TYPE_CHECKING:
 class Report:
     job: str
     out: Path
+    location: str = ""  # the source the run record names
+    state: int | None = None  # the registry state read (change token), where the source has one
+    changed: bool = False  # tasks read a newer state than the plan's (the summary says which parts)
+    unread: int = 0  # parts of the source not (wholly) read: the tables miss their topics
     tables: dict[str, int] = field(default_factory=dict)
     lines: list[str] = field(default_factory=list)
     seconds: float = 0.0
@@ -57,50 +68,84 @@ def check_out(out: str | Path) -> Path:
     return path
 
 
-_BUNDLES = "tenant string, namespace string, topic string, bundle string"
 _STAGING = "_staging"  # under --out; Spark's readers skip names starting with "_"
-# Topic bundles per Parquet row group and per Arrow batch, and at most per partition. A bundle holds a topic's
-# whole history (20 versions of a 1 KB schema: ~26 KB), so these bound what an executor JVM holds at once: at
-# Spark's default (10,000 rows per Arrow batch, one row group per file) 100,000 topics on 4 partitions made
-# 650 MB row groups and 260 MB batches, and 1 GB executors died of OutOfMemoryError (exit 52).
-BUNDLES_PER_BATCH = 500
-BUNDLES_PER_PARTITION = 5_000
 
 
 @contextmanager
-def _topics_frame(
-    spark: SparkSession, source: Source, topics: list[str], partitions: int | None, out: Path
-) -> Iterator[DataFrame]:
-    """The topics' bundles as a DataFrame that executors read from Parquet files, one per wanted partition.
-
-    The driver writes the files (under OUT/_staging, which must be on storage every executor reads, as OUT
-    is) and Spark reads them: the tasks carry file paths, not the data, so no task grows with the registry
-    (a DataFrame made from a local list ships its rows inside the tasks: 158 MB at 10,000 topics). The files
-    are removed when the job is done."""
+def _judged(
+    spark: SparkSession, source: Source, job: Job, output: pa.Schema, scope: KeyRange, partitions: int | None, out: Path
+) -> Iterator[tuple[DataFrame, Planned]]:
+    """The job's rows over `scope`, every task reading its own part of the source, and what the driver planned
+    on. The block runs inside the source's pinned state (PostgreSQL: the exported snapshot every task opens), so
+    the tables are written from it; files the tasks read (OUT/_staging/...) are removed afterwards."""
     import shutil
     import uuid
 
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
-    rows = source.rows(topics)
-    by_size = -(-len(rows) // BUNDLES_PER_PARTITION)
-    wanted = max(1, min(partitions or max(spark.sparkContext.defaultParallelism * 2, by_size), len(rows) or 1))
-    folder = out / _STAGING / f"topics-{uuid.uuid4().hex}"
-    folder.mkdir(parents=True)
+    work = out / _STAGING / f"job-{uuid.uuid4().hex}"
+    batch = {"spark.sql.execution.arrow.maxRecordsPerBatch": str(BUNDLES_PER_BATCH)}
     try:
-        columns = ("tenant", "namespace", "topic", "bundle")
-        for part in range(wanted):
-            chunk = rows[part::wanted]
-            table = pa.table({c: pa.array([r[c] for r in chunk], pa.string()) for c in columns})
-            pq.write_table(table, folder / f"part-{part:05d}.parquet", row_group_size=BUNDLES_PER_BATCH)
-        frame = spark.read.schema(_BUNDLES).parquet(str(folder))
-        with session_conf(spark, {"spark.sql.execution.arrow.maxRecordsPerBatch": str(BUNDLES_PER_BATCH)}):
-            yield frame.repartition(wanted) if frame.rdd.getNumPartitions() != wanted else frame
+        with source.pinned() as planned, session_conf(spark, batch):
+            frame = source.judged(spark, job, with_reads(output), scope, partitions, planned, work).persist()
+            try:
+                yield frame, planned
+            finally:
+                frame.unpersist()
     finally:
-        shutil.rmtree(folder, ignore_errors=True)
+        shutil.rmtree(work, ignore_errors=True)
         with contextlib.suppress(OSError):
             (out / _STAGING).rmdir()
+
+
+def _reads(frame: DataFrame, out: Path, source: Source, planned: Planned, report: Report) -> None:
+    """Write `source_reads` (one row per part a task read) and say, from aggregates, how the source was read:
+    the state, parts that failed (with the first reasons), parts read from a newer state than the plan's (the
+    registry changed during the run: their key ranges name the topics that may show it), and for a snapshot
+    file whether every record its end line counts was read."""
+    from pyspark.sql import functions as F
+
+    reads = frame.filter(F.col("kind") == "read").select(*(F.col(c).alias(n) for c, n in SOURCE_READ_COLUMNS.items()))
+    _write(reads, out, "source_reads", report)
+    written = reads.sparkSession.read.parquet(str(out / "source_reads"))
+    newer = F.col("state").isNotNull() & (F.col("state") != F.lit(planned.state)) if planned.state is not None else None
+    columns = [
+        F.count("*").alias("parts"),
+        F.sum(F.when(F.col("error").isNotNull(), 1).otherwise(0)).alias("failed"),
+        F.sum(F.when(F.col("part") >= 0, F.col("records")).otherwise(0)).alias("records"),
+        F.max("state").alias("latest"),
+    ]
+    if newer is not None:
+        columns.append(F.sum(F.when(newer, 1).otherwise(0)).alias("newer"))
+    totals = written.agg(*columns).first()
+    assert totals is not None
+    report.state = planned.state
+    state = f"change token {planned.state}" if planned.state is not None else "no change token"
+    report.lines.append(f"  read {source.label} at {state}, in {totals['parts']} parts ({source.consistency})")
+    report.unread = int(totals["failed"] or 0)
+    if totals["failed"]:
+        first = written.filter(F.col("error").isNotNull()).orderBy("part").limit(3).collect()
+        report.lines.append(
+            f"  {totals['failed']} parts were not (wholly) read; their topics are missing (see source_reads.error): "
+            + "; ".join(f"part {r['part']} ({r['low']}..{r['high']}): {r['error']}" for r in first)
+        )
+    if newer is not None and totals["newer"]:
+        report.changed = True
+        ranges = written.filter(newer).orderBy("part").limit(5).collect()
+        shown = ", ".join(f"[{r['low'] or ''}, {r['high'] or ''})" for r in ranges)
+        report.lines.append(
+            f"  the registry changed during the run (change token {planned.state} when planned, {totals['latest']} "
+            f"at the latest read): {totals['newer']} parts read the newer state, so the topics with keys in "
+            f"{shown}{' ...' if totals['newer'] > len(ranges) else ''} may reflect it (see source_reads.state)"
+        )
+    if source.consistency.startswith("none"):
+        report.lines.append(
+            "  the registry may have changed during the run: an admin API gives no single state, so a change made "
+            "meanwhile shows in the namespaces read after it (see source_reads.started_at)"
+        )
+    if planned.records is not None and totals["records"] != planned.records:
+        report.lines.append(
+            f"  the snapshot's end line counts {planned.records} records but {totals['records'] or 0} were read: "
+            "the file changed or has unreadable lines (see source_reads.error)"
+        )
 
 
 def _write(frame: DataFrame, out: Path, name: str, report: Report) -> None:
@@ -125,15 +170,15 @@ def run_compat_matrix(
     from pyspark.sql import functions as F
 
     out = check_out(out)
-    topics = source.topic_names(tenant=tenant, namespace=namespace)
-    report = Report("compat-matrix", out)
-    with _topics_frame(spark, source, topics, partitions, out) as frame:
-        mapper = compat_matrix.make_mapper(source.header, max_versions)
-        result = frame.mapInArrow(mapper, ddl(compat_matrix.OUTPUT)).persist()
+    report = Report("compat-matrix", out, location=source.location)
+    job = compat_matrix.make_job(source.header, max_versions)
+    scope = KeyRange.of(tenant=tenant, namespace=namespace)
+    with _judged(spark, source, job, compat_matrix.OUTPUT, scope, partitions, out) as (result, planned):
         pairs = result.filter(F.col("kind") == "pair").select(*compat_matrix.PAIR_COLUMNS)
         per_topic = result.filter(F.col("kind") == "topic").select(*compat_matrix.TOPIC_COLUMNS)
         _write(pairs, out, "compat_matrix", report)
         _write(per_topic, out, "compat_topics", report)
+        per_topic = spark.read.parquet(str(out / "compat_topics"))
         totals = per_topic.agg(
             F.count("*").alias("topics"),
             F.sum(F.when(F.col("incompatible_pairs") > 0, 1).otherwise(0)).alias("with_incompatible"),
@@ -142,9 +187,9 @@ def run_compat_matrix(
             F.sum("unreadable_pairs").alias("unreadable"),
             F.sum(F.when(F.col("error").isNotNull(), 1).otherwise(0)).alias("errors"),
         ).first()
-        result.unpersist()
+        _reads(result, out, source, planned, report)
     assert totals is not None
-    report.lines = [
+    report.lines[:0] = [
         f"compat-matrix over {source.label}: {totals['topics']} topics, {totals['pairs'] or 0} version pairs "
         f"(at most {max_versions} versions per topic)",
         f"  {totals['incompatible'] or 0} pairs incompatible under Pulsar's check, {totals['unreadable'] or 0} "
@@ -169,18 +214,18 @@ def run_policy_impact(
     proposed = CompatibilityStrategy.parse(strategy)
     if proposed is CompatibilityStrategy.UNDEFINED:
         raise SourceError("--strategy: choose one of the 8 strategies; UNDEFINED only clears a namespace value")
-    if namespace is not None and namespace not in source.namespaces:
-        known = ", ".join(sorted(source.namespaces)[:10])
-        raise SourceError(f"--namespace {namespace!r} is not in {source.label} (namespaces: {known})")
-    topics = source.topic_names(namespace=namespace)
-    report = Report("policy-impact", out)
-    with _topics_frame(spark, source, topics, partitions, out) as frame:
-        mapper = policy_impact.make_mapper(source.header, proposed)
-        result = frame.mapInArrow(mapper, ddl(policy_impact.OUTPUT)).persist()
+    if namespace is not None and namespace not in (known := source.namespaces()):
+        shown = ", ".join(known[:10])
+        raise SourceError(f"--namespace {namespace!r} is not in {source.label} (namespaces: {shown})")
+    report = Report("policy-impact", out, location=source.location)
+    job = policy_impact.make_job(source.header, proposed)
+    scope = KeyRange.of(namespace=namespace)
+    with _judged(spark, source, job, policy_impact.OUTPUT, scope, partitions, out) as (result, planned):
         per_topic = result.filter(F.col("kind") == "topic").select(*policy_impact.TOPIC_COLUMNS)
         clients = result.filter(F.col("kind") == "client").select(*policy_impact.CLIENT_COLUMNS)
         _write(per_topic, out, "policy_impact", report)
         _write(clients, out, "policy_impact_clients", report)
+        per_topic = spark.read.parquet(str(out / "policy_impact"))
         totals = per_topic.agg(
             F.count("*").alias("topics"),
             F.sum(F.when(F.size("refused_versions") > 0, 1).otherwise(0)).alias("refused"),
@@ -188,11 +233,11 @@ def run_policy_impact(
             F.sum("refused_clients").alias("clients"),
             F.sum(F.when(F.col("error").isNotNull(), 1).otherwise(0)).alias("errors"),
         ).first()
-        result.unpersist()
+        _reads(result, out, source, planned, report)
     assert totals is not None
-    scope = f"namespace {namespace}" if namespace else "every namespace"
-    report.lines = [
-        f"policy-impact of {proposed} on {scope} of {source.label}: {totals['topics']} topics",
+    where = f"namespace {namespace}" if namespace else "every namespace"
+    report.lines[:0] = [
+        f"policy-impact of {proposed} on {where} of {source.label}: {totals['topics']} topics",
         f"  {totals['refused'] or 0} topics have versions that {proposed} would have refused; "
         f"{totals['clients'] or 0} recorded consumers would be refused; "
         f"{totals['overridden'] or 0} topics keep their own strategy",
@@ -205,9 +250,13 @@ def candidate_schema(source: Source, topic: str, path: str) -> tuple[str, Any]:
     """(schema id, SchemaData) of a candidate reader file for `topic`, checked by the core before Spark."""
     name = TopicName.parse(topic)
     base = str(name.base)
-    if base not in source.topics:
+    try:
+        bundle = source.topic_bundle(base)
+    except RegistryError as exc:
+        raise SourceError(f"--topic {topic!r}: {source.label} cannot be read ({exc})") from None
+    if bundle is None or base not in {str(TopicName.parse(t).base) for t in bundle.topics}:
         raise SourceError(f"--topic {topic!r} is not in {source.label}")
-    history = registry_for(source.header, [source.bundle(base)]).history(base)
+    history = registry_for(source.header, [with_tenant(bundle)]).history(base)
     if not history:
         raise SourceError(f"--topic {topic!r} has no live schema to compare a candidate with")
     kind = history[-1].type
@@ -241,16 +290,21 @@ def run_data_audit(
     if (reader is None) != (topic is None):
         raise SourceError("--reader and --topic go together: a candidate reader schema is for one topic")
     candidate = candidate_schema(source, topic, reader) if reader is not None and topic is not None else None
-    report = Report("data", out)
+    report = Report("data", out, location=source.location)
     cores = spark_cores(spark)
     # One split per Parquet file or so, at least cores x 4 of them, so both ends of the run keep every core busy.
     with session_conf(spark, {"spark.sql.files.maxPartitionBytes": str(split_bytes(archive, cores))}):
         messages = read_archive(spark, archive)
         # The schemas of the topics the archive names, from the core, shipped once to every executor.
         seen = archive_topics(spark, archive, messages)
-        by_id = {TopicName.parse(t).schema_id: t for t in source.topics}
-        wanted = sorted({by_id[i] for i in (_schema_id(t) for t in seen) if i in by_id})
-        registry = registry_for(source.header, [source.bundle(t) for t in wanted])
+        ids = sorted({i for i in (_schema_id(t) for t in seen) if i is not None})
+        # Only the bundles of the topics the archive names are read, on the driver: its schema table is small.
+        with source.pinned() as planned:
+            bundles = source.bundles(ids)
+        report.state = planned.state
+        by_id = {TopicName.parse(t).schema_id: str(TopicName.parse(t).base) for b in bundles for t in b.topics}
+        wanted = sorted(set(by_id.values()))
+        registry = registry_for(source.header, [with_tenant(b) for b in bundles])
         table = data_audit.schema_table(registry, wanted, candidate)
         shared = spark.sparkContext.broadcast(table)
         try:

@@ -11,16 +11,17 @@ Tables (Parquet under OUT/):
 
 from __future__ import annotations
 
-import json
 from collections import defaultdict
-from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
-from registry import CompatibilityStrategy, RegistryError
+from registry import CompatibilityStrategy, RegistryError, TopicBundle
 
-from ._arrow import batches, schema
+from ._arrow import schema
+
+if TYPE_CHECKING:
+    from ._tasks import Job
 
 MESSAGE_LIMIT = 500
 
@@ -84,39 +85,29 @@ def namespace_rows(registry: Any, namespace: str, strategy: CompatibilityStrateg
     return rows
 
 
-def make_mapper(header: dict[str, Any], strategy: CompatibilityStrategy) -> Any:
-    from ._source import batch_registry
+def make_job(header: dict[str, Any], strategy: CompatibilityStrategy) -> Job:
+    """The job a task runs on each batch of topic bundles: one in-memory registry per batch, the policy impact
+    of each namespace in it (each answers for its own topics; a namespace may spread over batches)."""
+    from ._source import batch_registry, topics_of
 
-    def run(inputs: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        for record_batch in inputs:
-            batch = record_batch.to_pydict()
-            rows: list[dict[str, Any]] = []
-            bundles: dict[str, list[dict[str, Any]]] = {}
-            by_namespace: dict[str, list[str]] = defaultdict(list)
-            for tenant, namespace, topic, text in zip(
-                batch["tenant"], batch["namespace"], batch["topic"], batch["bundle"], strict=True
-            ):
-                try:
-                    bundles[topic] = json.loads(text)
-                    by_namespace[namespace].append(topic)
-                except ValueError as exc:
-                    rows.append(_error(tenant, namespace, topic, f"bad bundle: {exc}"))
-            registry, errors = batch_registry(header, bundles)
-            for topic, error in errors.items():
-                namespace = next(ns for ns, ts in by_namespace.items() if topic in ts)
-                rows.append(_error(namespace.split("/")[0], namespace, topic, error))
-            for namespace in by_namespace:
-                try:
-                    rows += namespace_rows(registry, namespace, strategy)
-                except (RegistryError, ValueError, KeyError) as exc:
-                    for topic in by_namespace[namespace]:
-                        if topic not in errors:
-                            rows.append(
-                                _error(namespace.split("/")[0], namespace, topic, f"{type(exc).__name__}: {exc}")
-                            )
-            yield from batches(rows, OUTPUT)
+    def job(batch: list[TopicBundle]) -> list[dict[str, Any]]:
+        registry, errors = batch_registry(header, batch)
+        rows: list[dict[str, Any]] = []
+        by_namespace: dict[str, list[TopicBundle]] = defaultdict(list)
+        for bundle in batch:
+            if bundle.key in errors:
+                rows += [_error(t, ns, topic, errors[bundle.key]) for t, ns, topic in topics_of(bundle)]
+            else:
+                by_namespace[bundle.namespace].append(bundle)
+        for namespace, bundles in by_namespace.items():
+            try:
+                rows += namespace_rows(registry, namespace, strategy)
+            except (RegistryError, ValueError, KeyError) as exc:
+                reason = f"{type(exc).__name__}: {exc}"
+                rows += [_error(t, ns, topic, reason) for b in bundles for t, ns, topic in topics_of(b)]
+        return rows
 
-    return run
+    return job
 
 
 def _error(tenant: str, namespace: str, topic: str, error: str) -> dict[str, Any]:

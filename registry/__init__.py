@@ -120,14 +120,18 @@ from .storage._locations import ENTRY_POINT_GROUP as STORAGE_ENTRY_POINT_GROUP
 from .storage._locations import StorageLocation, parse_location
 from .storage._memory import MemoryStorage
 from .storage._postgres import PostgresStorage
+from .storage._ranges import KeyRange, RangeRead, RangeReader, ReadState, TopicBundle, namespace_bundles
 from .storage._snapshot import (
-    SnapshotError,
+    audit_records,
     export_snapshot,
     import_snapshot,
+    iter_snapshot_records,
     read_snapshot_records,
     registry_from_records,
+    snapshot_head,
     snapshot_records,
 )
+from .storage._snapshot_values import SnapshotError
 from .storage._sqlite import SqliteStorage
 
 if TYPE_CHECKING:
@@ -299,7 +303,16 @@ __all__ = [
     "limited",
     "pair_verdict",
     "parse_protobuf_native",
+    "iter_snapshot_records",
+    "KeyRange",
+    "RangeRead",
+    "RangeReader",
+    "ReadState",
+    "TopicBundle",
+    "namespace_bundles",
     "read_snapshot_records",
+    "audit_records",
+    "snapshot_head",
     "registry_from_records",
     "snapshot_records",
     "to_schema_data",

@@ -120,12 +120,14 @@ class PostgresDialect(SqlDialect):
     def __init__(self, dsn: str, *, pool_size: int = POOL_SIZE) -> None:
         try:
             import psycopg
+            from psycopg import sql
             from psycopg_pool import ConnectionPool
         except ImportError:
             raise StorageError(
                 "a postgresql:// registry needs psycopg 3: pip install 'pulsar-schema-explorer[postgres]'"
             ) from None
         self._errors: type[Exception] = psycopg.Error
+        self._sql_module = sql
         self._unique: type[Exception] = psycopg.errors.UniqueViolation
         self.location = shown_location(dsn)
         self.what = f"the registry database {self.location}"
@@ -174,6 +176,35 @@ class PostgresDialect(SqlDialect):
         except self._errors as exc:
             raise StorageError(f"cannot read {self.what}: {exc}") from None
 
+    @contextmanager
+    def pin(self) -> Iterator[str | None]:
+        """`pg_export_snapshot()` of a REPEATABLE READ transaction held open for the block: every reader that
+        opens it (`snapshot_at`) sees exactly the state this transaction sees, wherever it runs."""
+        try:
+            with self._pool.connection() as db, db.transaction():
+                db.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY")
+                row = db.execute("SELECT pg_export_snapshot()").fetchone()
+                if row is None:
+                    raise StorageError(f"{self.what} exported no snapshot")
+                yield str(row[0])
+        except self._errors as exc:
+            raise StorageError(f"cannot read {self.what}: {exc}") from None
+
+    @contextmanager
+    def snapshot_at(self, state: str | None) -> Iterator[Any]:
+        if state is None:
+            with self.snapshot() as db:
+                yield db
+            return
+        try:
+            with self._pool.connection() as db, db.transaction():
+                db.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY")
+                # SET takes no parameters: the id is quoted as a literal (a state no longer held fails here)
+                db.execute(self._sql_module.SQL("SET TRANSACTION SNAPSHOT {}").format(self._sql_module.Literal(state)))
+                yield db
+        except self._errors as exc:
+            raise StorageError(f"cannot read {self.what} at snapshot {state}: {exc}") from None
+
     def read(self, sql: str, params: Params) -> list[Row]:
         try:
             with self._pool.connection() as db:
@@ -187,6 +218,13 @@ class PostgresDialect(SqlDialect):
     def execute_many(self, db: Any, sql: str, rows: Iterable[Sequence[object]]) -> None:
         with db.cursor() as cursor:
             cursor.executemany(self._text(sql), list(rows))
+
+    def copy_rows(self, db: Any, table: str, columns: Sequence[str], rows: Sequence[Sequence[object]]) -> None:
+        """COPY FROM STDIN: one statement streams every row (an import of a million topics in minutes, where an
+        INSERT per row took hours over the network)."""
+        with db.cursor() as cursor, cursor.copy(f"COPY {table} ({', '.join(columns)}) FROM STDIN") as copy:
+            for row in rows:
+                copy.write_row(row)
 
     def is_duplicate_key(self, error: BaseException | None) -> bool:
         return isinstance(error, self._unique)

@@ -40,7 +40,6 @@ histories with tombstones and timestamps, clients, verdicts, the audit trail).
 from __future__ import annotations
 
 import base64
-import binascii
 import io
 import json
 import os
@@ -49,13 +48,11 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
-from .._audit import AuditAction, AuditEntry, AuditOutcome
-from .._errors import InvalidArgumentError, NotSupportedError, PolicyError, RegistryError, StorageError
+from .._audit import AuditEntry
+from .._errors import InvalidArgumentError, NotSupportedError, RegistryError, StorageError
 from .._model import (
-    AutoUpdateStrategy,
     BrokerConfig,
     ClientRecord,
-    ClientRole,
     CompatibilityStrategy,
     NamespacePolicy,
     SchemaVersion,
@@ -64,13 +61,23 @@ from .._model import (
 from .._names import NamespaceName, TopicName, parse_tenant
 from .._pulsar_version import PULSAR_VERSION_SETTING, pulsar_line
 from .._text import readable
-from .._types import SchemaType
 from .._wire import from_json, to_json
 from ..proposals._model import Proposal, ReviewRules
 from ..proposals._records import put_rules, save
 from ..proposals._rules import checked_rules
 from ._base import AuditLog, StaleHistoryError
 from ._memory import MemoryStorage
+from ._snapshot_values import (
+    SnapshotError,
+    _audit,
+    _client,
+    _field,
+    _namespace_policy,
+    _topic_policy,
+    _version,
+    _where,
+)
+from ._sql import SqlStorage
 
 if TYPE_CHECKING:
     from .._handle import SchemaRegistry
@@ -79,15 +86,10 @@ if TYPE_CHECKING:
 SNAPSHOT_FORMAT = 2
 _READABLE_FORMATS = (1, 2)  # 1: before the end line; such a file cannot tell a cut at a line boundary
 KINDS = ("snapshot", "tenant", "namespace", "topic", "version", "client", "review_rules", "proposal", "audit", "end")
-_LONG = range(-(2**63), 2**63)  # Java's long: Pulsar's versions and timestamps, and SQLite's INTEGER
 _WHOLE_TRAIL = 2**62  # audit_trail's limit when exporting: every entry
 _EVERY_PROPOSAL = 1_000_000  # proposals' limit when exporting (the explorer API's bound too)
 
 Record = dict[str, Any]
-
-
-class SnapshotError(InvalidArgumentError):
-    """A snapshot that cannot be read: not JSON lines, an unknown kind, a missing or bad field (with its line)."""
 
 
 # --- writing ------------------------------------------------------------------------------------------------
@@ -131,8 +133,27 @@ def snapshot_records(registry: SchemaRegistry, *, audit: bool = True) -> Iterato
         yield client_record(client)
     yield from _proposal_records(registry, namespaces)
     if audit:
-        for line in reversed(registry.audit_trail(limit=_WHOLE_TRAIL)):
-            yield audit_record(line)
+        yield from audit_records(registry)
+
+
+def snapshot_head(registry: SchemaRegistry) -> tuple[Record, list[Record]]:
+    """The header and the namespace records (with their policies) a snapshot starts with: what a writer of
+    another format (the Parquet export) takes before it reads histories its own way, by key."""
+    head = snapshot_records(registry, audit=False)
+    header = next(head)
+    namespaces: list[Record] = []
+    for record in head:  # tenants, then namespaces, then the topics, where it stops (nothing of them read)
+        if record["kind"] == "topic":
+            break
+        if record["kind"] == "namespace":
+            namespaces.append(record)
+    return header, namespaces
+
+
+def audit_records(registry: SchemaRegistry) -> Iterator[Record]:
+    """The whole audit trail as snapshot records, oldest first."""
+    for line in reversed(registry.audit_trail(limit=_WHOLE_TRAIL)):
+        yield audit_record(line)
 
 
 def _proposal_records(registry: SchemaRegistry, namespaces: list[str]) -> Iterator[Record]:
@@ -260,26 +281,37 @@ def _topic_policy_record(policy: TopicPolicy) -> Record:
 def read_snapshot_records(source: str | os.PathLike[str] | IO[str]) -> list[Record]:
     """Parse a snapshot into records (header first), checking each line's JSON and kind; SnapshotError names
     the line. Values inside records are checked when they are loaded."""
-    if isinstance(source, (str, os.PathLike)):
-        path = Path(source)
-        if path.is_dir():
-            raise SnapshotError(f"cannot read snapshot {str(path)!r}: it is a directory, not a JSON lines file")
-        try:
-            with path.open("r", encoding="utf-8") as handle:
-                return _parse_lines(handle, str(path))
-        except FileNotFoundError:
-            raise SnapshotError(f"snapshot file {str(path)!r} does not exist") from None
-        except UnicodeDecodeError:
-            raise SnapshotError(f"snapshot {str(path)!r} is not UTF-8 text") from None
-        except OSError as exc:
-            raise StorageError(f"cannot read snapshot {str(path)!r}: {exc.strerror or exc}") from None
-    return _parse_lines(source, getattr(source, "name", "<snapshot>"))
+    return list(iter_snapshot_records(source))
 
 
-def _parse_lines(lines: Iterable[str], where: str) -> list[Record]:
+def iter_snapshot_records(source: str | os.PathLike[str] | IO[str]) -> Iterator[Record]:
+    """The records of a snapshot one at a time, as `read_snapshot_records` reads them, without holding the file:
+    for loads that must not keep a whole registry in memory (a bulk import streams them into one transaction).
+    A file cut short or edited is found only at its end, as a SnapshotError raised after its last record: a
+    consumer must treat everything read before as void (an import rolls back)."""
+    if not isinstance(source, (str, os.PathLike)):
+        yield from _iter_lines(source, getattr(source, "name", "<snapshot>"))
+        return
+    path = Path(source)
+    if path.is_dir():
+        raise SnapshotError(f"cannot read snapshot {str(path)!r}: it is a directory, not a JSON lines file")
+    try:
+        with path.open("r", encoding="utf-8") as handle:
+            yield from _iter_lines(handle, str(path))
+    except FileNotFoundError:
+        raise SnapshotError(f"snapshot file {str(path)!r} does not exist") from None
+    except UnicodeDecodeError:
+        raise SnapshotError(f"snapshot {str(path)!r} is not UTF-8 text") from None
+    except OSError as exc:
+        raise StorageError(f"cannot read snapshot {str(path)!r}: {exc.strerror or exc}") from None
+
+
+def _iter_lines(lines: Iterable[str], where: str) -> Iterator[Record]:
     """The records of a snapshot (header first, the end line checked and dropped); SnapshotError names the
-    line of the first problem, or says the file is cut short."""
-    records: list[Record] = []
+    line of the first problem, or says the file is cut short (after the last record)."""
+    count = 0
+    last = 0
+    header: Record | None = None
     end: Record | None = None
     for number, line in enumerate(lines, 1):
         if not line.strip():
@@ -293,9 +325,9 @@ def _parse_lines(lines: Iterable[str], where: str) -> list[Record]:
         kind = record.get("kind")
         if kind not in KINDS:
             raise SnapshotError(f"{where}, line {number}: unknown kind {kind!r}; expected one of {', '.join(KINDS)}")
-        if not records and kind != "snapshot":
+        if not count and kind != "snapshot":
             raise SnapshotError(f"{where}, line {number}: the first line must be the snapshot header (kind snapshot)")
-        if records and kind == "snapshot":
+        if count and kind == "snapshot":
             raise SnapshotError(f"{where}, line {number}: a second snapshot header")
         if end is not None:
             raise SnapshotError(f"{where}, line {number}: a record after the end line (line {end['_line']})")
@@ -303,23 +335,24 @@ def _parse_lines(lines: Iterable[str], where: str) -> list[Record]:
         if kind == "end":
             end = record
             continue
-        records.append(record)
-    if not records:
+        if kind == "snapshot":
+            header = record
+            if header.get("format") not in _READABLE_FORMATS:
+                raise SnapshotError(
+                    f"{where}: unsupported snapshot format {header.get('format')!r}; expected {SNAPSHOT_FORMAT}"
+                )
+        count += 1
+        last = number
+        yield record
+    if header is None:
         raise SnapshotError(f"{where}: empty snapshot (no header line)")
-    header = records[0]
-    if header.get("format") not in _READABLE_FORMATS:
-        raise SnapshotError(
-            f"{where}: unsupported snapshot format {header.get('format')!r}; expected {SNAPSHOT_FORMAT}"
-        )
-    last = records[-1]["_line"]
     if end is None and header.get("format") != 1:
         raise SnapshotError(f"{where}: truncated: the file stops at line {last} without its end line")
-    if end is not None and end.get("records") != len(records):
+    if end is not None and end.get("records") != count:
         raise SnapshotError(
             f"{where}, line {end['_line']}: the end line counts {end.get('records')!r} records but the file holds "
-            f"{len(records)}: it was cut or edited"
+            f"{count}: it was cut or edited"
         )
-    return records
 
 
 def import_snapshot(source: str | os.PathLike[str] | IO[str], *, into: Registry | None = None) -> Registry:
@@ -362,6 +395,11 @@ def registry_from_records(records: Iterable[Mapping[str, Any]], *, into: Registr
     with registry.batch():  # one transaction: a bad record leaves `into` as it was
         if into is not None and chosen:
             storage.put_setting(PULSAR_VERSION_SETTING, chosen)
+        if into is not None and isinstance(storage, SqlStorage):
+            from ._bulk_load import bulk_load
+
+            bulk_load(storage, items, lambda record: _load(storage, record))  # COPY on PostgreSQL; same checks
+            items = iter(())
         for record in items:
             try:
                 _load(storage, record)
@@ -420,110 +458,6 @@ def _load(storage: Any, record: Mapping[str, Any]) -> None:
         save(storage, proposal)
     else:
         raise SnapshotError(f"{_where(record)}: unexpected {kind!r} record after the header")
-
-
-def _version(record: Mapping[str, Any]) -> SchemaVersion:
-    if "schema_base64" in record:
-        try:
-            data = base64.b64decode(_field(record, "schema_base64", str), validate=True)
-        except binascii.Error as exc:
-            raise SnapshotError(f"{_where(record)}: schema_base64 is not base64 ({exc})") from None
-    else:
-        data = _field(record, "schema", str, default="").encode("utf-8")
-    version = _field(record, "version", int)
-    if version < 0:
-        raise SnapshotError(f"{_where(record)}: version must be >= 0, got {version}")
-    properties = _field(record, "properties", dict, default={})
-    if not all(isinstance(k, str) and isinstance(v, str) for k, v in properties.items()):
-        raise SnapshotError(f"{_where(record)}: properties must map text to text, got {properties!r}")
-    return SchemaVersion(
-        topic=TopicName.parse(_field(record, "topic", str)).schema_id,
-        version=version,
-        type=SchemaType.parse(_field(record, "type", str)),
-        data=data,
-        properties=properties,
-        timestamp=_field(record, "timestamp", int, default=0),
-        deleted=_field(record, "deleted", bool, default=False),
-        user=_field(record, "user", str, default=""),
-    )
-
-
-def _client(record: Mapping[str, Any]) -> ClientRecord:
-    schema_type = _field(record, "schema_type", str, default=None)
-    return ClientRecord(
-        topic=str(TopicName.parse(_field(record, "topic", str)).base),
-        role=ClientRole(_field(record, "role", str)),
-        name=_field(record, "name", str),
-        subscription=_field(record, "subscription", str, default=""),
-        schema_type=None if schema_type is None else SchemaType.parse(schema_type),
-        version=_non_negative(record, "version", _field(record, "version", int, default=None)),
-        connected_at=_field(record, "connected_at", int, default=0),
-        replicator=_field(record, "replicator", bool, default=False),
-    )
-
-
-def _audit(record: Mapping[str, Any]) -> AuditEntry:
-    # The target is kept as written: refusals are recorded with the bad name they refused.
-    return AuditEntry(
-        at=_field(record, "at", int),
-        user=_field(record, "user", str, default=""),
-        action=AuditAction(_field(record, "action", str)),
-        target=_field(record, "target", str),
-        detail=_field(record, "detail", str, default=""),
-        outcome=AuditOutcome(_field(record, "outcome", str, default="ok")),
-    )
-
-
-def _namespace_policy(policy: Mapping[str, Any]) -> NamespacePolicy:
-    auto = _field(policy, "auto_update_strategy", str, default=None)
-    return NamespacePolicy(
-        compatibility=CompatibilityStrategy.parse(_field(policy, "compatibility", str, default="UNDEFINED")),
-        auto_update_strategy=None if auto is None else AutoUpdateStrategy.parse(auto),
-        allow_auto_update=_field(policy, "allow_auto_update", bool, default=None),
-        allow_auto_update_with_replicator=_field(policy, "allow_auto_update_with_replicator", bool, default=True),
-        validation_enforced=_field(policy, "validation_enforced", bool, default=False),
-    )
-
-
-def _topic_policy(policy: Mapping[str, Any]) -> TopicPolicy:
-    strategy = _field(policy, "compatibility", str, default=None)
-    parsed = None if strategy is None else CompatibilityStrategy.parse(strategy)
-    if parsed is CompatibilityStrategy.UNDEFINED:
-        raise PolicyError("a topic policy stores no UNDEFINED strategy; use null")
-    return TopicPolicy(
-        compatibility=parsed,
-        validation_enforced=_field(policy, "validation_enforced", bool, default=None),
-    )
-
-
-_MISSING = object()
-
-
-def _field(record: Mapping[str, Any], key: str, kind: type, *, default: Any = _MISSING) -> Any:
-    value = record.get(key, _MISSING)
-    if value is _MISSING or (value is None and default is None):
-        if default is _MISSING:
-            raise SnapshotError(f"{_where(record)}: {record.get('kind', 'policy')} record has no {key!r}")
-        return default
-    # bool is an int in Python; a JSON true is never a version number
-    if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
-        raise SnapshotError(
-            f"{_where(record)}: {key!r} must be {kind.__name__}, got {type(value).__name__} {value!r}"[:300]
-        )
-    if kind is int and value not in _LONG:
-        raise SnapshotError(f"{_where(record)}: {key!r} is out of range (a 64-bit signed number): {value}"[:300])
-    return value
-
-
-def _non_negative(record: Mapping[str, Any], key: str, value: int | None) -> int | None:
-    if value is not None and value < 0:
-        raise SnapshotError(f"{_where(record)}: {key!r} must be >= 0, got {value}")
-    return value
-
-
-def _where(record: Mapping[str, Any]) -> str:
-    line = record.get("_line")
-    return f"snapshot line {line}" if isinstance(line, int) else "snapshot record"
 
 
 def dumps_records(records: Iterable[Record]) -> str:

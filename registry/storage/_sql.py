@@ -25,7 +25,7 @@ import abc
 import json
 import threading
 from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
-from contextlib import AbstractContextManager, contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from typing import Any, TypeVar, cast
 
 from .._audit import AuditEntry
@@ -86,6 +86,16 @@ class SqlDialect(abc.ABC):
     def snapshot(self) -> AbstractContextManager[Any]:
         """A connection in a read-only transaction that sees one committed state throughout."""
 
+    def pin(self) -> AbstractContextManager[str | None]:
+        """A committed state other connections can open while the block runs (`snapshot_at`), or None when the
+        engine cannot share one (SQLite: each reader sees the latest commit when it starts; a reader compares
+        change tokens instead). Used by readers in other processes (storage/_ranges.py)."""
+        return nullcontext(None)
+
+    def snapshot_at(self, state: str | None) -> AbstractContextManager[Any]:
+        """`snapshot()`, at a state `pin` gave (None: the latest commit)."""
+        return self.snapshot()
+
     @abc.abstractmethod
     def read(self, sql: str, params: Params) -> list[Row]:
         """Rows of a read outside any transaction (autocommit: the latest committed state)."""
@@ -141,6 +151,11 @@ class SqlDialect(abc.ABC):
 
     @abc.abstractmethod
     def has_table(self, db: Any, name: str) -> bool: ...
+
+    def copy_rows(self, db: Any, table: str, columns: Sequence[str], rows: Sequence[Sequence[object]]) -> None:
+        """Insert many rows into one table at once (a bulk load into an empty registry)."""
+        marks = ", ".join("?" * len(columns))
+        self.execute_many(db, f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({marks})", rows)
 
     def ids_given(self, db: Any, table: str) -> None:
         """Rows were written with ids of their own (an import): the next new row's id must come after them."""
@@ -557,6 +572,21 @@ class SqlStorage:
         where, params = audit_query(target, limit, "?")
         rows = self._read('SELECT at, "user", action, target, detail, outcome FROM audit' + where, params)
         return [audit_entry_of(row) for row in rows]
+
+    def copy_rows(self, table: str, columns: Sequence[str], rows: Sequence[Sequence[object]]) -> None:
+        """Bulk rows into one table, inside the caller's transaction (storage/_bulk_load.py: an import)."""
+        try:
+            with self._write() as db:
+                self._dialect.copy_rows(db, table, columns, rows)
+        except Exception as exc:
+            if self._dialect.is_duplicate_key(exc):  # the savepoint is undone; the caller's transaction is not
+                raise StorageError(f"the same {table} row twice ({str(exc).strip()})") from None
+            raise
+
+    def finish_bulk_load(self, heads_sql: str) -> None:
+        """After a bulk load: each history's head, computed from its versions in one statement."""
+        with self._write() as db:
+            self._dialect.execute(db, heads_sql)
 
     def close(self) -> None:
         self._dialect.close()

@@ -154,8 +154,9 @@ class _InUse:
 class SqliteDialect(SqlDialect):
     """A registry file: one connection per thread, `BEGIN IMMEDIATE` for every write, savepoints nested."""
 
-    def __init__(self, path: Path, *, busy_timeout_ms: int = 30_000) -> None:
+    def __init__(self, path: Path, *, busy_timeout_ms: int = 30_000, read_only: bool = False) -> None:
         self.path = path
+        self._read_only = read_only
         self.what = f"the registry file {str(path)!r}"
         self.where = f"the file {str(path)!r}"
         self._busy_timeout_ms = busy_timeout_ms
@@ -169,6 +170,14 @@ class SqliteDialect(SqlDialect):
         if db is not None:
             return db
         try:
+            if self._read_only:  # never creates the file, never writes it (a reader in another process)
+                target = f"{self.path.resolve().as_uri()}?mode=ro"
+                db = sqlite3.connect(target, uri=True, isolation_level=None, check_same_thread=False)
+                db.execute(f"PRAGMA busy_timeout = {int(self._busy_timeout_ms)}")
+                self._local.db = db
+                with self._lock:
+                    self._all.append(db)
+                return db
             db = sqlite3.connect(
                 self.path, timeout=self._busy_timeout_ms / 1000, isolation_level=None, check_same_thread=False
             )

@@ -45,7 +45,6 @@ def sample_snapshot(sample_registry: Registry, tmp_path_factory: pytest.TempPath
 
 @pytest.fixture(scope="session")
 def sample_source(sample_registry: Registry) -> Any:
-    from pipeline._source import Source
-    from registry.storage._snapshot import snapshot_records
+    from pipeline._source import records_source
 
-    return Source.from_records(list(snapshot_records(sample_registry)), "the sample registry")
+    return records_source(sample_registry, "the sample registry")

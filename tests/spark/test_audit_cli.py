@@ -89,3 +89,42 @@ def test_out_must_be_a_folder(sample_snapshot: Path, tmp_path: Path, capsys: pyt
     (tmp_path / "file").write_text("x", encoding="utf-8")
     assert main(["audit", "compat-matrix", "--snapshot", str(sample_snapshot), "--out", str(tmp_path / "file")]) == 2
     assert "is a file" in capsys.readouterr().err
+
+
+def test_a_parquet_folder_with_a_missing_or_foreign_table_stops_before_spark(
+    sample_snapshot: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import shutil
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    db, export = tmp_path / "registry.db", tmp_path / "export"
+    assert main(["import", str(sample_snapshot), "--db", str(db)]) == 0
+    assert main(["export", "--format", "parquet", "--db", str(db), str(export)]) == 0
+
+    def audit() -> str:
+        argv = [
+            "audit",
+            "compat-matrix",
+            "--parquet",
+            str(export),
+            "--out",
+            str(tmp_path / "out"),
+            "--progress",
+            "none",
+        ]
+        assert main(argv) == 2
+        err = capsys.readouterr().err
+        assert len(err.strip().splitlines()) == 1 and "Traceback" not in err and "SparkContext" not in err
+        return err
+
+    capsys.readouterr()
+    shutil.rmtree(export / "versions")
+    assert "no versions table" in audit()
+    pq.write_table(pa.table({"topic": ["a"], "schema_id": [1]}), tmp_path / "foreign.parquet")
+    (export / "versions").mkdir()
+    shutil.copy(tmp_path / "foreign.parquet", export / "versions" / "part-00000.parquet")
+    assert "the versions table is not an export of this tool: column 'schema_id' is int64, expected string" in audit()
+    assert main(["audit", "compat-matrix", "--parquet", str(tmp_path / "nowhere"), "--out", str(tmp_path)]) == 2
+    assert "no such folder" in capsys.readouterr().err

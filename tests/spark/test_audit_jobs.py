@@ -35,6 +35,7 @@ def matrix(spark: Any, sample_source: Any, tmp_path_factory: pytest.TempPathFact
     out = tmp_path_factory.mktemp("matrix")
     report = run_compat_matrix(spark, sample_source, out, max_versions=20, partitions=3)
     assert report.tables["compat_topics"] == 47
+    assert not (out / "_staging").exists()  # the files the tasks read are gone with the job
     return out
 
 
@@ -277,28 +278,30 @@ def test_a_candidate_reader_is_checked_by_the_core(spark: Any, sample_source: An
     assert all(r["rule_code"] == "READER_FIELD_WITHOUT_DEFAULT" for r in rows)
 
 
-def test_topic_bundles_reach_executors_as_files_not_inside_tasks(
+def test_bundles_the_driver_holds_reach_executors_as_files_not_inside_tasks(
     spark: Any, sample_source: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A DataFrame made from the driver's rows ships them inside its tasks (158 MB tasks at 10,000 topics); the
-    bundles are staged as Parquet and scanned by the executors, and the staging is gone after the job."""
+    bundles of a registry held by the driver are staged as Parquet and scanned by the executors."""
     import pyarrow.parquet as pq
+    from pyspark.sql import functions as F
 
-    from pipeline import jobs
+    from pipeline import _staged, compat_matrix
+    from pipeline._tasks import with_reads
 
-    monkeypatch.setattr(jobs, "BUNDLES_PER_BATCH", 5)  # the sample's 47 topics then span several row groups
-    topics = sample_source.topic_names()
-    with jobs._topics_frame(spark, sample_source, topics, 3, tmp_path) as frame:
-        plan = frame._jdf.queryExecution().executedPlan().toString()
-        assert "FileScan parquet" in plan and "LocalTableScan" not in plan and "ExistingRDD" not in plan
-        assert frame.rdd.getNumPartitions() == 3
-        assert sorted(r["topic"] for r in frame.select("topic").collect()) == sorted(topics)
-        # what one executor holds at once is bounded: row groups and Arrow batches of BUNDLES_PER_BATCH bundles
-        groups = [pq.ParquetFile(f).metadata for f in (tmp_path / "_staging").rglob("*.parquet")]
-        sizes = [m.row_group(i).num_rows for m in groups for i in range(m.num_row_groups)]
-        assert len(sizes) >= 9 and max(sizes) == 5 and sum(sizes) == len(topics)
-        assert spark.conf.get("spark.sql.execution.arrow.maxRecordsPerBatch") == "5"
-    assert not (tmp_path / "_staging").exists()
+    monkeypatch.setattr(_staged, "BUNDLES_PER_BATCH", 5)  # the sample's topics then span several row groups
+    bundles = sample_source.key_bundles(sorted(sample_source._keys()))
+    job = compat_matrix.make_job(sample_source.header, 20)
+    frame = _staged.staged_frame(spark, bundles, job, with_reads(compat_matrix.OUTPUT), 3, tmp_path / "work")
+    plan = frame._jdf.queryExecution().executedPlan().toString()
+    assert "FileScan parquet" in plan and "LocalTableScan" not in plan and "ExistingRDD" not in plan
+    assert frame.rdd.getNumPartitions() == 3
+    topics = {r["topic"] for r in frame.filter(F.col("kind") == "topic").select("topic").collect()}
+    assert topics == set(sample_source.topic_names())
+    # what one executor holds at once is bounded: row groups of BUNDLES_PER_BATCH bundles
+    groups = [pq.ParquetFile(f).metadata for f in (tmp_path / "work").rglob("*.parquet")]
+    sizes = [m.row_group(i).num_rows for m in groups for i in range(m.num_row_groups)]
+    assert len(sizes) >= 9 and max(sizes) == 5 and sum(sizes) == len(bundles)
 
 
 def test_the_code_archive_is_an_importable_copy_of_the_project(tmp_path: Path) -> None:

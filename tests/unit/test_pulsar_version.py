@@ -20,6 +20,7 @@ from registry import (
     RuleCode,
     SchemaInfo,
     SchemaType,
+    TopicName,
     line_for_broker,
     pulsar_line,
 )
@@ -281,26 +282,22 @@ def test_a_snapshot_without_a_line_or_with_an_unknown_one(tmp_path: Path) -> Non
 
 
 def test_the_compat_matrix_audit_answers_as_the_registrys_line() -> None:
-    """The Spark job's mapper (called here on one Arrow batch, no Spark) judges with the line in the source's
+    """The Spark job (called here on one batch of topic bundles, no Spark) judges with the line in the source's
     header: a `$` in a record name is read on master and does not parse on 4.0."""
-    import pyarrow as pa
-
     from pipeline import compat_matrix
-    from pipeline._source import Source
-    from registry.storage._snapshot import snapshot_records
+    from pipeline._source import records_source
 
     reg = Registry.in_memory()
     reg.create_tenant("t")
     reg.create_namespace("t/n")
     reg.register(TOPIC, avro(record()))
     reg.register(TOPIC, avro(record("Order$V2")))
-    source = Source.from_records(list(snapshot_records(reg)), "test")
-    batch = pa.RecordBatch.from_pylist(source.rows([TOPIC]))
+    source = records_source(reg, "test")
+    bundles = source.key_bundles([TopicName.parse(TOPIC).schema_id])
 
     def pairs(line: str) -> list[dict[str, object]]:
         header = {**source.header, "pulsar_version": line}
-        out = pa.Table.from_batches(list(compat_matrix.make_mapper(header, 5)(iter([batch])))).to_pylist()
-        return [row for row in out if row["kind"] == "pair"]
+        return [row for row in compat_matrix.make_job(header, 5)(bundles) if row["kind"] == "pair"]
 
     master, lts = pairs("master"), pairs("4.0")
     assert len(master) == len(lts) == 2
@@ -310,7 +307,8 @@ def test_the_compat_matrix_audit_answers_as_the_registrys_line() -> None:
 
 def test_an_audit_source_answers_as_the_line_asked(tmp_path: Path) -> None:
     """`audit --pulsar-version` reaches the Spark jobs through the source's header (file and snapshot)."""
-    from pipeline._source import SourceError, load_source
+    from pipeline._open import load_source
+    from pipeline._source import SourceError
     from registry import export_snapshot
 
     with Registry.open(tmp_path / "r.db", create=True) as reg:

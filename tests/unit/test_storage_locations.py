@@ -230,15 +230,20 @@ def test_the_cli_reads_writes_exports_and_imports_a_postgresql_registry(
 
 @pytest.mark.postgres
 def test_the_spark_sources_read_a_postgresql_registry(postgres_url: str) -> None:
-    from pipeline._source import load_source
+    from pipeline._open import load_source
 
     reg = registry.open(postgres_url, create=True)
     seed_sample_data(reg)
     reg.close()
     with_password = postgres_url.replace("postgres@", "postgres:hunter2@")  # trust auth ignores it
     source = load_source(db=with_password)
-    assert len(source.topic_names()) == 47
+    with source.pinned() as planned:
+        assert planned.state is not None
+        found = source.topic_bundle("persistent://acme/orders/order-created")
+    assert found is not None and found.namespace == "acme/orders"
+    assert "acme/orders" in source.namespaces()
     assert "hunter2" not in source.label and source.label == f"registry {parse_location(postgres_url).shown}"
+    assert "hunter2" not in repr(source) and "hunter2" not in source.target  # tasks carry the target
 
 
 @pytest.mark.postgres
