@@ -157,10 +157,6 @@ def code_archive() -> Path:
             for package in ("registry", "pipeline"):
                 for path in sorted((root / package).rglob("*.py")):
                     archive.write(path, path.relative_to(root).as_posix())
-                # zipimport finds no namespace package (a folder without __init__.py, as registry/proposals/)
-                for where in sorted({p.parent for p in (root / package).rglob("*.py")}):
-                    if not (where / "__init__.py").exists():
-                        archive.writestr(f"{where.relative_to(root).as_posix()}/__init__.py", "")
         _ARCHIVE = target
     return _ARCHIVE
 
