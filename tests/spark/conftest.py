@@ -28,6 +28,26 @@ def spark() -> Iterator[Any]:
     session.stop()
 
 
+class _SharedSession:
+    """The test run's SparkSession as the CLI sees it: `audit` stops its session when done, this one stays."""
+
+    def __init__(self, session: Any) -> None:
+        self._session = session
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._session, name)
+
+    def stop(self) -> None:
+        pass
+
+
+@pytest.fixture
+def cli_spark(spark: Any, monkeypatch: pytest.MonkeyPatch) -> Any:
+    """The run's session handed to `schema-explorer audit` run in-process (one SparkSession per test run)."""
+    monkeypatch.setattr("pipeline._spark.spark_session", lambda *args, **kwargs: _SharedSession(spark))
+    return spark
+
+
 @pytest.fixture(scope="session")
 def sample_registry() -> Registry:
     reg = Registry.in_memory()

@@ -25,27 +25,13 @@ def served_file(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str,
         yield url, db
 
 
-class _SharedSession:
-    """The test run's SparkSession as the CLI sees it: `audit` stops its session when done, this one stays."""
-
-    def __init__(self, session: Any) -> None:
-        self._session = session
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._session, name)
-
-    def stop(self) -> None:
-        pass
-
-
 def _table(folder: Path, name: str) -> list[str]:
     return sorted(map(str, pq.read_table(folder / name).to_pylist()))
 
 
 def test_audits_over_url_answer_as_over_the_served_file(
-    spark: Any, served_file: tuple[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    cli_spark: Any, served_file: tuple[str, Path], tmp_path: Path
 ) -> None:
-    monkeypatch.setattr("pipeline._spark.spark_session", lambda *args, **kwargs: _SharedSession(spark))
     url, db = served_file
     messages = str(PROJECT_ROOT / "sample_data" / "messages")
     for source, value in (("--url", url), ("--db", str(db))):
@@ -61,7 +47,7 @@ def test_audits_over_url_answer_as_over_the_served_file(
 
 
 def test_progress_lines_and_the_run_record(
-    spark: Any, served_file: tuple[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: Any
+    cli_spark: Any, served_file: tuple[str, Path], tmp_path: Path, capsys: Any
 ) -> None:
     """`--progress json` reports Spark's status tracker on stderr, one JSON object per line, ending with every
     task done; the run record names the source, its change token and the time (pipeline/progress.py)."""
@@ -70,7 +56,6 @@ def test_progress_lines_and_the_run_record(
     from pipeline.progress import read_run_record
     from registry import Registry
 
-    monkeypatch.setattr("pipeline._spark.spark_session", lambda *args, **kwargs: _SharedSession(spark))
     url, db = served_file
     out = tmp_path / "matrix"
     assert main(["audit", "compat-matrix", "--url", url, "--out", str(out), "--progress", "json"]) == 0

@@ -217,26 +217,12 @@ def test_unreadable_snapshot_lines_are_counted_with_their_reason(
     assert not any("end line counts" in line for line in report.lines)  # the bad line is not a record
 
 
-class _SharedSession:
-    """The test run's SparkSession as the CLI sees it: `audit` stops its session when done, this one stays."""
-
-    def __init__(self, session: Any) -> None:
-        self._session = session
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._session, name)
-
-    def stop(self) -> None:
-        pass
-
-
 def test_the_command_exits_1_when_a_part_was_not_wholly_read(
-    spark: Any, sample_snapshot: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: Any
+    cli_spark: Any, sample_snapshot: Path, tmp_path: Path, capsys: Any
 ) -> None:
     """The tables are written, but a run that could not read all of its source is never a clean pass."""
     from cli.main import main
 
-    monkeypatch.setattr("pipeline._spark.spark_session", lambda *args, **kwargs: _SharedSession(spark))
     location = _damaged(tmp_path, sample_snapshot, "UPDATE namespaces SET policy = 'x' WHERE name = 'initech/legacy'")
     argv = ["audit", "compat-matrix", "--db", location, "--out", str(tmp_path / "out"), "--progress", "none"]
     assert main([*argv, "--partitions", "3"]) == 1
