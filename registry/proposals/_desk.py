@@ -105,18 +105,15 @@ class ProposalDesk:
             self._state.require_namespace(name)
             info = _candidate(info)
             now = self._clock()
-            proposal = Proposal(
-                id=0,
-                kind=ProposalKind.SCHEMA,
-                target=str(name.base),
-                namespace=str(name.namespace_name),
-                title=_rules.checked_text(title, "the title", _rules.TITLE_MAX, required=True),
-                description=_rules.checked_text(description, "the description", _rules.DESCRIPTION_MAX, required=False),
-                author=actor.name,
-                created_at=now,
-                updated_at=now,
-                state=ProposalState.OPEN,
-                revisions=(self._schema_revision(name, info, actor, now, 1),),
+            proposal = _opened(
+                ProposalKind.SCHEMA,
+                str(name.base),
+                str(name.namespace_name),
+                title,
+                description,
+                actor,
+                now,
+                lambda: self._schema_revision(name, info, actor, now, 1),
             )
             made = self._stored(proposal)
             note.detail = f"proposal #{made.id}: {made.title!r}, {info.type} schema against {_base(made)}"
@@ -131,18 +128,15 @@ class ProposalDesk:
             note.target = scope
             _rules.require_role(actor, Role.PRODUCER, "proposing a policy change")
             now = self._clock()
-            proposal = Proposal(
-                id=0,
-                kind=ProposalKind.POLICY,
-                target=scope,
-                namespace=namespace,
-                title=_rules.checked_text(title, "the title", _rules.TITLE_MAX, required=True),
-                description=_rules.checked_text(description, "the description", _rules.DESCRIPTION_MAX, required=False),
-                author=actor.name,
-                created_at=now,
-                updated_at=now,
-                state=ProposalState.OPEN,
-                revisions=(self._policy_revision(scope, namespace, changes, actor, now, 1),),
+            proposal = _opened(
+                ProposalKind.POLICY,
+                scope,
+                namespace,
+                title,
+                description,
+                actor,
+                now,
+                lambda: self._policy_revision(scope, namespace, changes, actor, now, 1),
             )
             made = self._stored(proposal)
             note.detail = f"proposal #{made.id}: {made.title!r}, {_changes_text(made.revision.policy)}"
@@ -413,4 +407,31 @@ def _applied_text(proposal: Proposal, current: ProposalReview, reason: str) -> s
     return (
         f"proposal #{proposal.id} revision {revision.number} by {proposal.author}, approved by {approvers}: "
         f"{what}; verdict {verdict}; sha256 {revision.sha256}{override}"
+    )
+
+
+def _opened(
+    kind: ProposalKind,
+    target: str,
+    namespace: str,
+    title: str,
+    description: str,
+    actor: Actor,
+    now: int,
+    first: Callable[[], Revision],
+) -> Proposal:
+    """A new open proposal, before the storage numbers it. The texts are checked before the first revision is
+    made (`first`), so a bad title is named before anything about the candidate."""
+    return Proposal(
+        id=0,
+        kind=kind,
+        target=target,
+        namespace=namespace,
+        title=_rules.checked_text(title, "the title", _rules.TITLE_MAX, required=True),
+        description=_rules.checked_text(description, "the description", _rules.DESCRIPTION_MAX, required=False),
+        author=actor.name,
+        created_at=now,
+        updated_at=now,
+        state=ProposalState.OPEN,
+        revisions=(first(),),
     )
