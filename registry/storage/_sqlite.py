@@ -272,12 +272,6 @@ class SqliteDialect(SqlDialect):
 
     format = SCHEMA_VERSION
 
-    def stored_format(self, db: sqlite3.Connection) -> int | None:
-        if not self.has_table(db, "meta"):
-            return None
-        row = db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
-        return None if row is None else int(row[0])
-
     def has_table(self, db: sqlite3.Connection, name: str) -> bool:
         return (
             db.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (name,)).fetchone() is not None

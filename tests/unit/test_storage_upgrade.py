@@ -98,6 +98,41 @@ def test_a_newer_format_is_refused_in_one_line(old_file: Path) -> None:
     assert "\n" not in message
 
 
+# --- a stored format that no release wrote ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("marker", ["abc", "4.5", "", "-1", "0", " 3", "3\n", "٣", "9" * 5000])
+def test_a_stored_format_that_is_not_a_whole_number_from_1_is_refused_in_one_line(old_file: Path, marker: str) -> None:
+    with sqlite3.connect(old_file) as db:
+        db.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", (marker,))
+    before = old_file.read_bytes()
+    for opened in ({}, {"read_only": True}):
+        with pytest.raises(StorageError) as refused:
+            registry.open(old_file, **opened)
+        message = str(refused.value)
+        assert str(old_file) in message and repr(marker[:40])[:-1] in message and "not a whole number >= 1" in message
+        assert "\n" not in message
+    assert old_file.read_bytes() == before
+
+
+@pytest.mark.postgres
+@pytest.mark.parametrize("marker", ["abc", "-1"])
+def test_a_postgresql_stored_format_that_is_not_a_whole_number_is_refused(postgres_server: str, marker: str) -> None:
+    import psycopg
+
+    import postgres
+
+    dsn = postgres.fresh_database(postgres_server)
+    with psycopg.connect(dsn, autocommit=True) as db:
+        db.execute((FIXTURES / "registry-postgres-format-1.sql").read_text())
+        db.execute("UPDATE meta SET value = %s WHERE key = 'schema_version'", (marker,))
+    with pytest.raises(StorageError) as refused:
+        registry.open(dsn)
+    assert "the registry database postgresql://" in str(refused.value) and repr(marker) in str(refused.value)
+    with psycopg.connect(dsn) as db:
+        assert db.execute("SELECT to_regclass('proposals') IS NULL").fetchone() == (True,)  # nothing migrated
+
+
 @pytest.mark.postgres
 def test_an_old_postgresql_registry_is_read_then_migrated_by_its_first_write(postgres_server: str) -> None:
     import psycopg
