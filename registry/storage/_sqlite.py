@@ -1,4 +1,5 @@
-"""The embedded registry file: SQLite (stdlib), WAL, one transaction per write; the SQLite part of the SQL storage.
+"""The embedded registry file: SQLite (stdlib), WAL from the first write, one transaction per write; the SQLite
+part of the SQL storage.
 
 Several processes (app, server, CLI) may share one file. A write transaction is `BEGIN IMMEDIATE`, which takes
 the file's write lock up front; the rest (appends that compare the latest version, savepoints, the change token)
@@ -182,7 +183,6 @@ class SqliteDialect(SqlDialect):
                 self.path, timeout=self._busy_timeout_ms / 1000, isolation_level=None, check_same_thread=False
             )
             db.execute(f"PRAGMA busy_timeout = {int(self._busy_timeout_ms)}")
-            db.execute("PRAGMA journal_mode = WAL")
             db.execute("PRAGMA synchronous = FULL")
             db.execute("PRAGMA foreign_keys = ON")
         except sqlite3.DatabaseError as exc:
@@ -191,6 +191,21 @@ class SqliteDialect(SqlDialect):
         with self._lock:
             self._all.append(db)
         return db
+
+    def _write_ahead(self, db: sqlite3.Connection) -> None:
+        """Put the file in WAL mode (readers go on beside a writer) once this connection's first write has
+        committed, never on opening: switching rewrites the file's header, and neither reading a file (an older
+        release's, or one in rollback-journal mode as `import` leaves it) nor a refused write may change any of
+        its bytes. WAL is kept in the file, so once done for a connection it is done. A switch that finds the
+        file busy (a reader in another process at that instant) leaves rollback-journal mode, which is as
+        correct, and the next write tries again."""
+        if getattr(self._local, "write_ahead", False):
+            return
+        try:
+            db.execute("PRAGMA journal_mode = WAL")
+        except sqlite3.OperationalError:
+            return
+        self._local.write_ahead = True
 
     @contextmanager
     def begin(self) -> Iterator[sqlite3.Connection]:
@@ -217,6 +232,7 @@ class SqliteDialect(SqlDialect):
                 if db.in_transaction:
                     db.execute("ROLLBACK")
                 raise StorageError(f"cannot write {self.what}: {exc}") from None
+            self._write_ahead(db)
 
     @contextmanager
     def savepoint(self, db: sqlite3.Connection) -> Iterator[None]:

@@ -98,6 +98,47 @@ def test_a_newer_format_is_refused_in_one_line(old_file: Path) -> None:
     assert "\n" not in message
 
 
+# --- reading changes no byte ---------------------------------------------------------------------------------
+
+
+def _read_everything(path: Path) -> None:
+    with registry.open(path) as reg:
+        assert [v.version for v in reg.history(TOPIC)] == [0, 1]
+        assert reg.proposals() == [] and reg.search_topics().total == 2 and reg.audit_trail()
+        assert reg.topic_policy(TOPIC).compatibility == "FULL"
+    with registry.open(path, read_only=True) as view:
+        assert view.get(TOPIC).version == 1
+
+
+def _journal(path: Path) -> bytes:
+    """The file header's write and read versions: 1 1 in rollback-journal mode, 2 2 in WAL mode."""
+    return path.read_bytes()[18:20]
+
+
+@pytest.mark.parametrize("kind", ["format 3, as the release before wrote it", "the current format, rollback journal"])
+def test_reading_a_rollback_journal_file_changes_none_of_its_bytes_until_the_first_write(
+    tmp_path: Path, kind: str
+) -> None:
+    """README: an older file is read as it is. Opening used to put it in WAL mode, which rewrites its header."""
+    path = tmp_path / "registry.db"
+    shutil.copy(FIXTURES / "registry-format-3.db", path)
+    if kind.startswith("the current"):
+        with Registry.open(path) as reg:
+            reg.create_tenant("migrated")  # the first write: the current format, and WAL
+        with sqlite3.connect(path) as db:
+            assert db.execute("PRAGMA journal_mode = DELETE").fetchone() == ("delete",)  # as `import` leaves one
+    before = path.read_bytes()
+    assert _journal(path) == b"\x01\x01"
+    _read_everything(path)
+    assert path.read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["registry.db"]
+    with Registry.open(path) as reg:
+        reg.create_tenant("written")
+    assert _journal(path) == b"\x02\x02"  # WAL from the first write on
+    with Registry.open(path) as reg:
+        assert "written" in reg.tenants() and [v.version for v in reg.history(TOPIC)] == [0, 1]
+
+
 # --- a stored format that no release wrote ------------------------------------------------------------------
 
 
