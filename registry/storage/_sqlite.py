@@ -10,7 +10,10 @@ from __future__ import annotations
 
 import hashlib
 import os
+import shutil
 import sqlite3
+import stat
+import tempfile
 import threading
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
@@ -310,17 +313,38 @@ class SqliteDialect(SqlDialect):
     def before_migration(self, db: sqlite3.Connection, found: int) -> object:
         """A copy of the file as it was (`registry.db.format-3.backup` beside it), kept until the migration has
         committed: SQLite makes the migration atomic anyway; the copy is for a user who wants the old file. It is
-        read through a connection of its own, which in WAL mode sees the last commit beside this write."""
+        read through a connection of its own, which in WAL mode sees the last commit beside this write.
+
+        The copy never goes through a path someone else made: its name is taken exclusively first (an existing
+        file or a planted symlink there is refused, nothing changed), SQLite writes it in a private folder of
+        this process's own, and a rename puts it in place, which replaces a name and never follows one."""
         backup = self.path.with_name(f"{self.path.name}.format-{found}.backup")
-        source = sqlite3.connect(self.path)
-        copy = sqlite3.connect(backup)
         try:
-            source.backup(copy)
-        except sqlite3.DatabaseError as exc:
+            os.close(os.open(backup, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+        except FileExistsError:
+            raise StorageError(
+                f"cannot migrate {self.what}: {str(backup)!r} is in the way of its copy (left by a migration "
+                "that was interrupted, or not ours); nothing was changed: move it away and write again"
+            ) from None
+        except OSError as exc:
             raise StorageError(f"cannot copy {self.what} aside before migrating it: {exc}") from None
-        finally:
-            copy.close()
-            source.close()
+        try:
+            private = Path(tempfile.mkdtemp(prefix=f".{self.path.name}.migrating-", dir=self.path.parent))
+            try:
+                made = private / backup.name
+                source, copy = sqlite3.connect(self.path), sqlite3.connect(made)
+                try:
+                    source.backup(copy)
+                finally:
+                    copy.close()
+                    source.close()
+                os.chmod(made, stat.S_IMODE(os.stat(self.path).st_mode))  # no more readable than the file
+                os.replace(made, backup)
+            finally:
+                shutil.rmtree(private, ignore_errors=True)
+        except (sqlite3.DatabaseError, OSError) as exc:
+            backup.unlink(missing_ok=True)  # the name this call took, still empty
+            raise StorageError(f"cannot copy {self.what} aside before migrating it: {exc}") from None
         return backup
 
     def after_migration(self, kept: object) -> None:

@@ -148,3 +148,19 @@ def test_a_stored_format_that_is_not_a_whole_number_is_one_line_and_exit_2(run, 
         assert f"storage format {marker!r}, which is not a whole number >= 1" in line
     assert path.read_bytes() == before
     assert _files(work) == ["order.avsc", "registry.db"]
+
+
+def test_a_symlink_planted_where_the_migration_copies_the_file_is_refused(run, work: Path, tmp_path: Path) -> None:
+    """The first write to an older file copies it aside under a name anyone can predict: a symlink planted there
+    would have had the copy overwrite its target. One line, exit 2, the target and the registry untouched."""
+    path = work / "registry.db"
+    shutil.copy(OLD_FILE, path)
+    target = tmp_path / "precious.txt"
+    target.write_text("keep me")
+    (work / "registry.db.format-3.backup").symlink_to(target)
+    before = path.read_bytes()
+    done = run("upload", "-t", OLD_TOPIC, "--file", "order.avsc", "--db", "registry.db")
+    assert (done.returncode, done.stdout) == (2, ""), done.stderr
+    (line,) = done.stderr.splitlines()
+    assert f"{str(work / 'registry.db.format-3.backup')!r} is in the way" in line
+    assert target.read_text() == "keep me" and path.read_bytes() == before

@@ -4,6 +4,7 @@ format is refused in one line. SQLite and PostgreSQL."""
 
 from __future__ import annotations
 
+import os
 import shutil
 import sqlite3
 from pathlib import Path
@@ -81,11 +82,14 @@ def test_a_migration_that_fails_leaves_the_old_file_whole_and_its_copy_beside_it
         raise sqlite3.OperationalError("disk I/O error")  # what a failing disk answers halfway
 
     monkeypatch.setattr("registry.storage._sqlite.SqliteDialect.migrate", broken)
+    old_file.chmod(0o600)
     with Registry.open(old_file) as reg, pytest.raises(StorageError, match="disk I/O error"):
         reg.create_tenant("other")
     assert _dump(old_file) == before
     (copy,) = old_file.parent.glob("*.format-3.backup")
     assert _dump(copy) == before
+    assert copy.stat().st_mode & 0o777 == 0o600  # no more readable than the file it copies
+    assert [p.name for p in old_file.parent.iterdir() if ".migrating-" in p.name] == []
 
 
 def test_a_newer_format_is_refused_in_one_line(old_file: Path) -> None:
@@ -137,6 +141,40 @@ def test_reading_a_rollback_journal_file_changes_none_of_its_bytes_until_the_fir
     assert _journal(path) == b"\x02\x02"  # WAL from the first write on
     with Registry.open(path) as reg:
         assert "written" in reg.tenants() and [v.version for v in reg.history(TOPIC)] == [0, 1]
+
+
+# --- the migration's copy -----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("planted", ["a symlink to another file", "a dangling symlink", "a file"])
+def test_the_copy_before_migrating_never_goes_through_a_path_that_exists(old_file: Path, planted: str) -> None:
+    """The copy's name is predictable: whatever is already there (a symlink planted to have the copy overwrite
+    its target, or a copy an interrupted migration left) is refused and left alone, and nothing is migrated."""
+    backup = old_file.with_name("registry.db.format-3.backup")
+    victim = old_file.parent / "victim.txt"
+    if planted == "a file":
+        backup.write_bytes(b"someone's file")
+    else:
+        if planted.startswith("a symlink to"):
+            victim.write_bytes(b"someone's file")
+        backup.symlink_to(victim)
+    before = _dump(old_file)
+    with Registry.open(old_file) as reg, pytest.raises(StorageError) as refused:
+        reg.create_tenant("other")
+    message = str(refused.value)
+    assert f"{str(backup)!r} is in the way" in message and "nothing was changed" in message and "\n" not in message
+    assert _dump(old_file) == before
+    if planted == "a file":
+        assert backup.read_bytes() == b"someone's file"
+    else:
+        assert backup.is_symlink() and os.readlink(backup) == str(victim)
+        assert victim.read_bytes() == b"someone's file" if planted.startswith("a symlink to") else not victim.exists()
+    assert sorted(p.name for p in old_file.parent.iterdir() if ".migrating-" in p.name) == []
+    backup.unlink()  # moved away, as the message says: the next write migrates
+    with Registry.open(old_file) as reg:
+        reg.create_tenant("other")
+    assert ("schema_version", str(SCHEMA_VERSION)) in _dump(old_file)["meta"]
+    assert not backup.exists() and not backup.is_symlink()
 
 
 # --- a stored format that no release wrote ------------------------------------------------------------------
