@@ -179,26 +179,27 @@ def run_upload(args: argparse.Namespace) -> int:
         say_pitfalls(pitfalls)
     topic = topic_text(args.topic)
     with registry_for(args, create=True) as reg:
-        before = {e.version for e in reg.history(args.topic)}
         try:
-            version = reg.register(args.topic, info).version
+            done = reg.register(args.topic, info)
         except IncompatibleSchemaError as exc:
             if exc.result is None:
                 raise
             if args.json:
-                print_json({"topic": topic, "registered": False, "version": None, **to_json(exc.result)})
+                refused = {"topic": topic, "registered": False, "stored": False, "version": None}
+                print_json({**refused, **to_json(exc.result)})
             else:
                 say(f"refused: {topic} did not register the schema")
                 say(render_result(topic, exc.result))
             return EXIT_REFUSED
-    stored = version not in before
+    # What the core did, not a guess from the history read before: of two identical uploads at once, one stores
+    # and the other finds that version (a history read first would have lacked it for both).
     if args.json:
         extra = {"advisories": to_json(pitfalls)} if pitfalls else {}
-        print_json({"topic": topic, "registered": stored, "version": version, **extra})
-    elif stored:
-        say(f"{topic}: registered as version {version}")
+        print_json({"topic": topic, "registered": done.stored, "stored": done.stored, "version": done.version, **extra})
+    elif done.stored:
+        say(f"{topic}: registered as version {done.version}")
     else:
-        say(f"{topic}: identical to live version {version}; nothing stored")
+        say(f"{topic}: identical to live version {done.version}; nothing stored")
     return EXIT_OK
 
 

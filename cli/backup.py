@@ -183,7 +183,7 @@ def _import_new_file(records: Iterator[dict[str, Any]], target: Path) -> None:
 
 def _settle(path: Path) -> None:
     """Fold the WAL into the file and leave rollback-journal mode, so the one file holds everything and can be
-    renamed alone (the registry turns WAL back on when it opens it)."""
+    renamed alone (the registry turns WAL back on at its first write)."""
     import sqlite3
 
     db = sqlite3.connect(path, isolation_level=None)

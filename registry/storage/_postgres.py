@@ -237,12 +237,6 @@ class PostgresDialect(SqlDialect):
 
     format = SCHEMA_VERSION
 
-    def stored_format(self, db: Any) -> int | None:
-        if not self.has_table(db, "meta"):
-            return None
-        row = db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
-        return None if row is None else int(row[0])
-
     def has_table(self, db: Any, name: str) -> bool:
         found = db.execute("SELECT to_regclass(%s) IS NOT NULL", (name,)).fetchone()
         return bool(found and found[0])

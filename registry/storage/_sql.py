@@ -123,9 +123,25 @@ class SqlDialect(abc.ABC):
 
     format: int  # the table format this release writes
 
-    @abc.abstractmethod
     def stored_format(self, db: Any) -> int | None:
-        """The format the registry's tables are in (`meta.schema_version`), None when there are none."""
+        """The format the registry's tables are in (`meta.schema_version`), None when there are none.
+
+        Every release wrote a whole number from 1 on; anything else (`abc`, `4.5`, empty, `-1`, `0`) was edited
+        or damaged, so it is refused in one line naming the value rather than guessed at: taken for an old
+        format, `-1` would be "migrated" by the first write."""
+        if not self.has_table(db, "meta"):
+            return None
+        row = self.execute(db, "SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+        if row is None:
+            return None
+        marker = str(row[0])
+        if marker.isascii() and marker.isdigit() and len(marker) <= 18 and int(marker) >= 1:
+            return int(marker)
+        shown = marker if len(marker) <= 40 else f"{marker[:40]}..."
+        raise StorageError(
+            f"{self.what} holds storage format {shown!r}, which is not a whole number >= 1: it is damaged or "
+            "was not written by pulsar-schema-explorer (left as it is)"
+        )
 
     @abc.abstractmethod
     def create_tables(self, db: Any) -> None:
@@ -172,7 +188,7 @@ class SqlStorage:
     (what it lacks, such as proposals, reads as empty), and the first write migrates it in place, in that
     write's own transaction, so the migration and the write commit together or not at all. (Search keys an
     older release computed otherwise, and formats before 3, are brought up to date on opening: reads need
-    them.) A newer format than this release knows is
+    them.) A newer format than this release knows, or a format that is not a whole number >= 1, is
     refused with one line. Tables are made only in a new file, or with `create` in an empty database."""
 
     def __init__(self, dialect: SqlDialect, *, create: bool = True) -> None:

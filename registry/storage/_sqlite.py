@@ -1,4 +1,5 @@
-"""The embedded registry file: SQLite (stdlib), WAL, one transaction per write; the SQLite part of the SQL storage.
+"""The embedded registry file: SQLite (stdlib), WAL from the first write, one transaction per write; the SQLite
+part of the SQL storage.
 
 Several processes (app, server, CLI) may share one file. A write transaction is `BEGIN IMMEDIATE`, which takes
 the file's write lock up front; the rest (appends that compare the latest version, savepoints, the change token)
@@ -9,7 +10,10 @@ from __future__ import annotations
 
 import hashlib
 import os
+import shutil
 import sqlite3
+import stat
+import tempfile
 import threading
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
@@ -182,7 +186,6 @@ class SqliteDialect(SqlDialect):
                 self.path, timeout=self._busy_timeout_ms / 1000, isolation_level=None, check_same_thread=False
             )
             db.execute(f"PRAGMA busy_timeout = {int(self._busy_timeout_ms)}")
-            db.execute("PRAGMA journal_mode = WAL")
             db.execute("PRAGMA synchronous = FULL")
             db.execute("PRAGMA foreign_keys = ON")
         except sqlite3.DatabaseError as exc:
@@ -191,6 +194,21 @@ class SqliteDialect(SqlDialect):
         with self._lock:
             self._all.append(db)
         return db
+
+    def _write_ahead(self, db: sqlite3.Connection) -> None:
+        """Put the file in WAL mode (readers go on beside a writer) once this connection's first write has
+        committed, never on opening: switching rewrites the file's header, and neither reading a file (an older
+        release's, or one in rollback-journal mode as `import` leaves it) nor a refused write may change any of
+        its bytes. WAL is kept in the file, so once done for a connection it is done. A switch that finds the
+        file busy (a reader in another process at that instant) leaves rollback-journal mode, which is as
+        correct, and the next write tries again."""
+        if getattr(self._local, "write_ahead", False):
+            return
+        try:
+            db.execute("PRAGMA journal_mode = WAL")
+        except sqlite3.OperationalError:
+            return
+        self._local.write_ahead = True
 
     @contextmanager
     def begin(self) -> Iterator[sqlite3.Connection]:
@@ -217,6 +235,7 @@ class SqliteDialect(SqlDialect):
                 if db.in_transaction:
                     db.execute("ROLLBACK")
                 raise StorageError(f"cannot write {self.what}: {exc}") from None
+            self._write_ahead(db)
 
     @contextmanager
     def savepoint(self, db: sqlite3.Connection) -> Iterator[None]:
@@ -272,12 +291,6 @@ class SqliteDialect(SqlDialect):
 
     format = SCHEMA_VERSION
 
-    def stored_format(self, db: sqlite3.Connection) -> int | None:
-        if not self.has_table(db, "meta"):
-            return None
-        row = db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
-        return None if row is None else int(row[0])
-
     def has_table(self, db: sqlite3.Connection, name: str) -> bool:
         return (
             db.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (name,)).fetchone() is not None
@@ -300,17 +313,38 @@ class SqliteDialect(SqlDialect):
     def before_migration(self, db: sqlite3.Connection, found: int) -> object:
         """A copy of the file as it was (`registry.db.format-3.backup` beside it), kept until the migration has
         committed: SQLite makes the migration atomic anyway; the copy is for a user who wants the old file. It is
-        read through a connection of its own, which in WAL mode sees the last commit beside this write."""
+        read through a connection of its own, which in WAL mode sees the last commit beside this write.
+
+        The copy never goes through a path someone else made: its name is taken exclusively first (an existing
+        file or a planted symlink there is refused, nothing changed), SQLite writes it in a private folder of
+        this process's own, and a rename puts it in place, which replaces a name and never follows one."""
         backup = self.path.with_name(f"{self.path.name}.format-{found}.backup")
-        source = sqlite3.connect(self.path)
-        copy = sqlite3.connect(backup)
         try:
-            source.backup(copy)
-        except sqlite3.DatabaseError as exc:
+            os.close(os.open(backup, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+        except FileExistsError:
+            raise StorageError(
+                f"cannot migrate {self.what}: {str(backup)!r} is in the way of its copy (left by a migration "
+                "that was interrupted, or not ours); nothing was changed: move it away and write again"
+            ) from None
+        except OSError as exc:
             raise StorageError(f"cannot copy {self.what} aside before migrating it: {exc}") from None
-        finally:
-            copy.close()
-            source.close()
+        try:
+            private = Path(tempfile.mkdtemp(prefix=f".{self.path.name}.migrating-", dir=self.path.parent))
+            try:
+                made = private / backup.name
+                source, copy = sqlite3.connect(self.path), sqlite3.connect(made)
+                try:
+                    source.backup(copy)
+                finally:
+                    copy.close()
+                    source.close()
+                os.chmod(made, stat.S_IMODE(os.stat(self.path).st_mode))  # no more readable than the file
+                os.replace(made, backup)
+            finally:
+                shutil.rmtree(private, ignore_errors=True)
+        except (sqlite3.DatabaseError, OSError) as exc:
+            backup.unlink(missing_ok=True)  # the name this call took, still empty
+            raise StorageError(f"cannot copy {self.what} aside before migrating it: {exc}") from None
         return backup
 
     def after_migration(self, kept: object) -> None:

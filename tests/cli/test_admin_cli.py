@@ -8,8 +8,11 @@ from __future__ import annotations
 
 import io
 import json
+import linecache
 import subprocess
 import sys
+import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -173,10 +176,49 @@ def test_upload_registers_dedups_and_refuses(cli, db, breaking_avsc, tmp_path):
     good.write_text(json.dumps(doc))
     assert cli("upload", "--db", db, "-t", ORDERS, "-f", str(good))[:2] == (0, f"{ORDERS}: registered as version 14\n")
     code, out, _ = cli("upload", "--db", db, "-t", ORDERS, "-f", str(good), "--json")
-    assert (code, json.loads(out)) == (0, {"topic": ORDERS, "registered": False, "version": 14})
+    assert (code, json.loads(out)) == (0, {"topic": ORDERS, "registered": False, "stored": False, "version": 14})
     code, out, _ = cli("upload", "--db", db, "-t", ORDERS, "-f", str(breaking_avsc))
     assert code == 1 and out.startswith(f"refused: {ORDERS} did not register the schema")
     assert "READER_FIELD_WITHOUT_DEFAULT" in out
+
+
+def _waiting_for_the_write_lock(thread: threading.Thread) -> bool:
+    """Whether `thread` is at the registry file's `BEGIN IMMEDIATE` (waiting there while another holds the lock)."""
+    frame = sys._current_frames().get(thread.ident or 0)
+    line = "" if frame is None else linecache.getline(frame.f_code.co_filename, frame.f_lineno)
+    return frame is not None and frame.f_code.co_filename.endswith("_sqlite.py") and "BEGIN IMMEDIATE" in line
+
+
+@pytest.mark.parametrize("as_json", [True, False], ids=["json", "text"])
+def test_an_upload_beside_an_identical_one_says_it_found_the_stored_version(cli, db, tmp_path, as_json):
+    """Two identical uploads at once: the other one has stored version 14 and not yet committed when this one
+    starts, and this one waits for the write lock. It must say that it found version 14 and stored nothing, as
+    the core's Registration says; a history read before registering lacked version 14 and said "registered"."""
+    from registry import Registry, SchemaInfo, SchemaType
+
+    doc = json.loads(LATEST_ORDER.read_text())
+    doc["fields"].append({"name": "giftNote", "type": ["null", "string"], "default": None})
+    good = tmp_path / "order-gift-note.avsc"
+    good.write_text(json.dumps(doc))
+    said: list[tuple[int, str, str]] = []
+    upload = threading.Thread(
+        target=lambda: said.append(cli("upload", "--db", db, "-t", ORDERS, "-f", str(good), *["--json"] * as_json))
+    )
+    with Registry.open(db) as other:
+        with other.batch():
+            assert other.register(ORDERS, SchemaInfo(type=SchemaType.AVRO, schema=good.read_text())).stored
+            upload.start()
+            deadline = time.monotonic() + 120  # a bound for a stuck test, not a timing the outcome depends on
+            while upload.is_alive() and not _waiting_for_the_write_lock(upload) and time.monotonic() < deadline:
+                time.sleep(0.005)
+        upload.join()
+        assert [v.version for v in other.history(ORDERS)][-2:] == [13, 14]
+    ((code, out, err),) = said
+    assert (code, err) == (0, "")
+    if as_json:
+        assert json.loads(out) == {"topic": ORDERS, "registered": False, "stored": False, "version": 14}
+    else:
+        assert out == f"{ORDERS}: identical to live version 14; nothing stored\n"
 
 
 def test_get_prints_a_version_and_pulsars_json(cli, sample_db):

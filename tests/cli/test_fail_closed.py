@@ -7,6 +7,8 @@ Only commands that write (`upload`, `policy set`, `seed`, `import`, `serve`) mak
 from __future__ import annotations
 
 import json
+import shutil
+import sqlite3
 import subprocess
 from pathlib import Path
 
@@ -119,3 +121,46 @@ def test_policy_set_makes_a_new_registry_and_says_so(run, work: Path) -> None:
     assert done.returncode == 0, done.stderr
     assert "created new registry" in done.stderr
     assert (work / "p.db").is_file()
+
+
+# --- a registry file that is not what it says it is -------------------------------------------------------------
+
+OLD_FILE = Path(__file__).resolve().parents[1] / "fixtures" / "registry-format-3.db"  # tests/fixtures/README.md
+OLD_TOPIC = "persistent://acme/orders/order-created"
+
+
+@pytest.mark.parametrize("marker", ["abc", "4.5", "", "-1", "0"])
+def test_a_stored_format_that_is_not_a_whole_number_is_one_line_and_exit_2(run, work: Path, marker: str) -> None:
+    """A format marker no release writes (edited, damaged): refused naming the file and the value, for a read
+    and for a write, and nothing migrated (`-1` and `0` used to be taken for old formats)."""
+    path = work / "registry.db"
+    shutil.copy(OLD_FILE, path)
+    with sqlite3.connect(path) as db:
+        db.execute("PRAGMA journal_mode = WAL")  # as this project's files are on disk
+        db.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", (marker,))
+    db.close()
+    before = path.read_bytes()
+    for command in (["get", "-t", OLD_TOPIC], ["upload", "-t", OLD_TOPIC, "--file", "order.avsc"]):
+        done = run(*command, "--db", "registry.db")
+        assert (done.returncode, done.stdout) == (2, ""), done.stderr
+        (line,) = done.stderr.splitlines()
+        assert line.startswith("schema-explorer: error: ") and repr(str(path)) in line
+        assert f"storage format {marker!r}, which is not a whole number >= 1" in line
+    assert path.read_bytes() == before
+    assert _files(work) == ["order.avsc", "registry.db"]
+
+
+def test_a_symlink_planted_where_the_migration_copies_the_file_is_refused(run, work: Path, tmp_path: Path) -> None:
+    """The first write to an older file copies it aside under a name anyone can predict: a symlink planted there
+    would have had the copy overwrite its target. One line, exit 2, the target and the registry untouched."""
+    path = work / "registry.db"
+    shutil.copy(OLD_FILE, path)
+    target = tmp_path / "precious.txt"
+    target.write_text("keep me")
+    (work / "registry.db.format-3.backup").symlink_to(target)
+    before = path.read_bytes()
+    done = run("upload", "-t", OLD_TOPIC, "--file", "order.avsc", "--db", "registry.db")
+    assert (done.returncode, done.stdout) == (2, ""), done.stderr
+    (line,) = done.stderr.splitlines()
+    assert f"{str(work / 'registry.db.format-3.backup')!r} is in the way" in line
+    assert target.read_text() == "keep me" and path.read_bytes() == before
