@@ -129,8 +129,13 @@ def run_token_new(args: argparse.Namespace) -> int:
 
     from server import new_token
 
+    from registry import name_clash
+
     if (args.name is None) != (args.role is None):
         raise UserError("give both --name and --role (or neither)")
+    reserved = None if args.name is None else name_clash([args.name])
+    if reserved is not None:  # serve would refuse the entry at start
+        raise UserError(f"--name: {reserved}")
     token = new_token()
     if args.name is None:
         print(token)

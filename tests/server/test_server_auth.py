@@ -269,6 +269,14 @@ def test_token_new_prints_a_token_the_server_accepts() -> None:
     assert parse_tokens(out.getvalue(), "new").role_of(entry["ci"]["token"]) is Role.PRODUCER
 
 
+def test_token_new_refuses_the_reserved_name(capsys: pytest.CaptureFixture[str]) -> None:
+    from cli.main import main
+
+    assert main(["token", "new", "--name", "Anonymous", "--role", "admin"]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == "" and "the name 'Anonymous' is reserved" in captured.err
+
+
 def test_unreadable_tokens_file_is_named(tmp_path) -> None:
     with pytest.raises(TokenError, match="cannot read tokens file"):
         load_tokens(tmp_path / "missing.json", {})
