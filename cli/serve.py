@@ -127,9 +127,8 @@ def add_commands(commands: argparse._SubParsersAction[Any]) -> None:
 def run_token_new(args: argparse.Namespace) -> int:
     import json
 
-    from server import new_token
-
     from registry import name_clash
+    from server import new_token
 
     if (args.name is None) != (args.role is None):
         raise UserError("give both --name and --role (or neither)")

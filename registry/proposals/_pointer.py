@@ -47,40 +47,38 @@ def checked_path(proposal: Proposal, path: object) -> str:
     check_text(path, what, InvalidArgumentError)
     if not path.strip():
         return ""
-    if len(path) > PATH_MAX:
-        raise InvalidArgumentError(f"{what} is {len(path):,} characters long; at most {PATH_MAX:,} are kept")
-    bad = next((i for i, c in enumerate(path) if unicodedata.category(c) in _REFUSED_CATEGORIES), None)
-    if bad is not None:
-        raise InvalidArgumentError(
-            f"{what} holds the control or format character U+{ord(path[bad]):04X} at index {bad}: "
-            "a path is a JSON pointer such as /fields/0/type"
-        )
-    problem = _unresolved(_document(proposal.revision), path)
+    problem = _malformed(path) or _unresolved(_document(proposal.revision), path)
     if problem is not None:
         number = proposal.revision.number
-        raise InvalidArgumentError(f"{what} {path!r} {problem} in revision {number} of proposal #{proposal.id}")
+        raise InvalidArgumentError(f"{what} {problem} (revision {number} of proposal #{proposal.id})")
     return path
-
-
-def resolves(proposal: Proposal, path: str) -> bool:
-    """Whether `path` is a pointer a comment on `proposal`'s current revision may name ("" always may)."""
-    try:
-        return checked_path(proposal, path) == path
-    except InvalidArgumentError:
-        return False
 
 
 def comment_paths(proposal: Proposal, review: ProposalReview | None) -> dict[str, str]:
     """The pointers a comment may name, offered by a shell's picker: each candidate-side pointer of the diff's
     changes, the problems and the advisories that resolves in the candidate, mapped to what it is about (the
     change's field path, or the rule's code); for a policy proposal, each policy field it sets."""
+    document = _document(proposal.revision)  # read once: a diff may name a thousand places
     found: dict[str, str] = {}
     policy = proposal.revision.policy or {}
     candidates = [("/" + key.replace("~", "~0").replace("/", "~1"), key) for key in policy]
     for pointer, label in [*candidates, *_review_pointers(review)]:
-        if pointer and pointer not in found and resolves(proposal, pointer):
+        if pointer and pointer not in found and (_malformed(pointer) or _unresolved(document, pointer)) is None:
             found[pointer] = label
     return found
+
+
+def _malformed(path: str) -> str | None:
+    """Why `path` cannot be a comment's path whatever the candidate (its length, a control character)."""
+    if len(path) > PATH_MAX:
+        return f"is {len(path):,} characters long; at most {PATH_MAX:,} are kept"
+    bad = next((i for i, c in enumerate(path) if unicodedata.category(c) in _REFUSED_CATEGORIES), None)
+    if bad is not None:
+        return (
+            f"holds the control or format character U+{ord(path[bad]):04X} at index {bad}: a path is a JSON "
+            "pointer such as /fields/0/type"
+        )
+    return None
 
 
 def _review_pointers(review: ProposalReview | None) -> Iterator[tuple[str, str]]:
@@ -104,23 +102,23 @@ def _review_pointers(review: ProposalReview | None) -> Iterator[tuple[str, str]]
 def _unresolved(document: Any, pointer: str) -> str | None:
     """Why `pointer` does not resolve in `document` (RFC 6901), or None when it does."""
     if not pointer.startswith("/"):
-        return "is not a JSON pointer (RFC 6901: it starts with '/', like /fields/0/type)"
+        return f"{pointer!r} is not a JSON pointer (RFC 6901: it starts with '/', like /fields/0/type)"
     node, walked = document, ""
     for raw in pointer[1:].split("/"):
+        where = walked or "/"
         if re.search("~[^01]|~$", raw):
-            return f"has '~' not followed by 0 or 1 after {walked or '/'} (RFC 6901 writes '~' as ~0 and '/' as ~1)"
+            return f"{pointer!r} has '~' not followed by 0 or 1 after {where} (RFC 6901: '~' is ~0, '/' is ~1)"
         token = raw.replace("~1", "/").replace("~0", "~")
         if isinstance(node, Mapping):
             if token not in node:
-                return f"does not resolve: nothing named {token!r} at {walked or '/'}"
+                return f"{pointer!r} does not resolve: nothing named {token!r} at {where}"
             node = node[token]
         elif isinstance(node, list):
             if not _INDEX.fullmatch(token) or int(token) >= len(node):
-                where = walked or "/"
-                return f"does not resolve: {where} is a list of {len(node)}, and {token!r} is not one of its indexes"
+                return f"{pointer!r} does not resolve: {where} is a list of {len(node)}, without index {token!r}"
             node = node[int(token)]
         else:
-            return f"does not resolve: {walked or '/'} is a value, with nothing inside"
+            return f"{pointer!r} does not resolve: {where} is a value, with nothing inside"
         walked += "/" + raw
     return None
 

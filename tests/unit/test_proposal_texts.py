@@ -124,7 +124,7 @@ def test_a_comment_path_is_a_pointer_that_resolves_in_the_candidate(reg: Registr
         "/fields/\u202e1": "U+202E",
         "fields/1": "is not a JSON pointer",
         "/fields/2": "/fields is a list of 2",
-        "/fields/01": "'01' is not one of its indexes",
+        "/fields/01": "without index '01'",
         "/fields/1/name/x": "/fields/1/name is a value",
         "/nope": "nothing named 'nope' at /",
         "/a~2b": "'~' not followed by 0 or 1",
