@@ -28,7 +28,7 @@ from registry import (
     same_person,
 )
 from registry._text import blank
-from schemas import pn_test
+from schemas import PB_INT64, pn_test
 
 NS = "acme/orders"
 TOPIC = f"persistent://{NS}/order-created"
@@ -151,6 +151,20 @@ def test_the_pickers_paths_are_pointers_a_comment_may_name(reg: Registry) -> Non
     assert offered == {"/fields/1": "note", "/fields/2": "gift"}
     for pointer in offered:
         assert reg.comment_on_proposal(made.id, "ok", path=pointer, actor=BOB).path == pointer
+
+
+def test_the_pickers_pointers_into_protobuf_native_and_key_value_candidates_resolve(reg: Registry) -> None:
+    native, pair = f"persistent://{NS}/native", f"persistent://{NS}/pair"
+    reg.register(native, pn_test())
+    reg.register(pair, key_value_schema_info(avro("k"), avro("v")))
+    changed = reg.propose_schema(native, pn_test(int_type=PB_INT64), title="wider", actor=ALICE)
+    offered = comment_paths(reg.proposal(changed.id), reg.review_proposal(changed.id))
+    assert offered == {"/messages/proto.TestMessage/fields/6": "proto.TestMessage.intField"}
+    wider = reg.propose_schema(pair, key_value_schema_info(avro("k"), avro("v", "w")), title="w", actor=ALICE)
+    assert comment_paths(reg.proposal(wider.id), reg.review_proposal(wider.id)) == {"/value/fields/2": "value.w"}
+    for made, offers in ((changed, offered), (wider, {"/value/fields/2": ""})):
+        for pointer in offers:
+            assert reg.comment_on_proposal(made.id, "ok", path=pointer, actor=BOB).path == pointer
 
 
 def test_pointers_into_protobuf_native_key_value_and_policy_candidates(reg: Registry) -> None:
