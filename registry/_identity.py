@@ -21,7 +21,7 @@ import unicodedata
 from collections.abc import Iterable
 
 from ._confusables import ENTRIES
-from ._text import ignorable
+from ._text import blank, ignorable
 
 RESERVED = "anonymous"
 
@@ -62,10 +62,13 @@ def among(name: str, names: Iterable[str]) -> bool:
 
 
 def name_clash(names: Iterable[str]) -> str | None:
-    """Why a list of people's names (a tokens or roles file) cannot be used, or None: a name that is the
-    reserved `anonymous`, or two names that are one person."""
+    """Why a list of people's names (a tokens or roles file) cannot be used, or None: a name that shows
+    nothing (U+3164 alone is printable, and looks like no name at all), the reserved `anonymous`, or two names
+    that are one person."""
     seen: dict[str, str] = {}
     for name in names:
+        if blank(name):
+            return f"the name {name!r} shows nothing: it holds only spaces, invisible or format characters"
         key = person_key(name)
         if key == person_key(RESERVED):
             return f"the name {name!r} is reserved ({RESERVED!r} is whoever a server without tokens serves)"

@@ -217,10 +217,11 @@ def _named(first: str, second: str) -> str:
         (_named("alice", "\u0430lice"), "the names 'alice' and '\u0430lice' are one person"),
         (_named("alic\u00e9", "alice\u0301"), "the names 'alic\u00e9' and 'alice\u0301' are one person"),
         (f'{{"Anonymous": {{"role": "viewer", "token": "{STRONG}"}}}}', "the name 'Anonymous' is reserved"),
+        (_named("alice", "\u3164"), "the name '\u3164' shows nothing"),
     ],
     ids=["not json", "a list", "empty", "unknown role", "124 bits", "a word", "spaces", "non-ASCII", "duplicate",
          "same token twice", "mixed formats", "unknown key", "no token", "bad name", "two cases", "Cyrillic",
-         "NFC and NFD", "anonymous"],
+         "NFC and NFD", "anonymous", "a Hangul filler"],
 )  # fmt: skip
 def test_bad_tokens_are_refused_without_echoing_them(text: str, words: str) -> None:
     with pytest.raises(TokenError) as caught:

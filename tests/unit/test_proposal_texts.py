@@ -212,6 +212,9 @@ def test_a_list_of_names_is_refused_naming_both_spellings_of_one_person_or_the_r
     assert name_clash(["alice", "bob", "carol"]) is None
     clash = name_clash(["alice", "bob", "\u0430lice"])
     assert clash is not None and "'alice' and '\u0430lice' are one person" in clash
+    for nothing in ("\u3164", "\u200b\u2060"):
+        said = name_clash(["alice", nothing])
+        assert said is not None and "shows nothing" in said
     for reserved in ("anonymous", "Anonymous", "an\u043enymous"):  # the last with a Cyrillic о
         said = name_clash(["alice", reserved])
         assert said is not None and "is reserved" in said and repr(reserved) in said
