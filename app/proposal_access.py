@@ -20,6 +20,7 @@ from registry import (
     apply_role,
     counted_approvals,
     may_review,
+    same_person,
 )
 
 
@@ -47,17 +48,18 @@ def steps(proposal: Proposal, rules: ReviewRules, actor: Actor | None, *, read_o
         return Steps()
     final = proposal.state.final
     is_stale = stale or proposal.state is ProposalState.STALE
-    mine_or_admin = actor.name == proposal.author or actor.role is Role.ADMIN
+    mine = same_person(actor.name, proposal.author)  # one person in any spelling (registry/_identity.py)
+    mine_or_admin = mine or actor.role is Role.ADMIN
     if final:
         return Steps(comment=True)  # the discussion goes on after the fact
     reviewer = may_review(proposal, rules, actor) is None
-    approved_already = actor.name in approvers_of_revision(proposal)
+    approved_already = any(same_person(actor.name, name) for name in approvers_of_revision(proposal))
     enough = len(counted_approvals(proposal, rules)) >= rules.required_approvals
     may_apply = not is_stale and actor.role.at_least(apply_role(proposal.kind))
     return Steps(
         comment=True,
         approve=reviewer and not is_stale and not approved_already,
-        reject=actor.name != proposal.author and (reviewer or actor.role is Role.ADMIN),
+        reject=not mine and (reviewer or actor.role is Role.ADMIN),
         withdraw=mine_or_admin,
         rebase=is_stale and mine_or_admin,
         apply=may_apply and (enough or actor.role is Role.ADMIN),
@@ -78,9 +80,9 @@ def waiting_for(proposal: Proposal, rules: ReviewRules, actor: Actor | None) -> 
         actor is not None
         and proposal.state in (ProposalState.OPEN, ProposalState.APPROVED)
         and len(counted_approvals(proposal, rules)) < rules.required_approvals
-        and proposal.author != actor.name
+        and not same_person(proposal.author, actor.name)
         and may_review(proposal, rules, actor) is None
-        and actor.name not in approvers_of_revision(proposal)
+        and not any(same_person(actor.name, name) for name in approvers_of_revision(proposal))
     )
 
 
@@ -93,8 +95,12 @@ def still_needed(proposal: Proposal, rules: ReviewRules) -> str:
     more = f"{missing} more approval{'s' if missing != 1 else ''}"
     if not rules.reviewers:
         return f"{more}, from any producer or admin other than {proposal.author}"
-    done = {a.user for a in counted}
-    left = [name for name in rules.reviewers if name not in done and name != proposal.author]
+    done = [a.user for a in counted]
+    left = [
+        name
+        for name in rules.reviewers
+        if not any(same_person(name, user) for user in done) and not same_person(name, proposal.author)
+    ]
     if not left:
         return f"{more}, but no reviewer of {proposal.namespace} is left to give them: an admin may apply it"
     return f"{more}, from the reviewers of {proposal.namespace}: {', '.join(left)}"

@@ -1,8 +1,10 @@
-"""A proposal's discussion: every comment with who wrote it, when, on which revision and field path, and a box
-to add one, optionally on a field path of the diff (offered from the diff's changes and the problems).
+"""A proposal's discussion: every comment with who wrote it, when, on which revision and where, and a box to
+add one, optionally on a place in the candidate: a JSON pointer the core checks (registry/proposals/_pointer.py),
+offered from the diff's changes, the problems and the advisories (`comment_paths`), or typed.
 
-Comment text is what people type, so it is only ever shown with `st.text` (no markdown, no HTML): a comment
-that holds `<script>` or `**bold**` shows exactly those characters.
+Comment text and paths are what people type, so they are only ever shown with `st.text` (no markdown, no
+HTML): a comment that holds `<script>` or `**bold**`, or a path stored before paths were checked that holds a
+newline and `![x](…)`, shows exactly those characters.
 """
 
 from __future__ import annotations
@@ -11,24 +13,11 @@ import streamlit as st
 
 from app import session
 from app.proposal_steps import run_step, warn
-from app.render import code_span, escape_markdown, when
-from registry import Actor, Comment, Proposal, ProposalReview, SchemaRegistry
+from app.render import escape_markdown, when
+from registry import Actor, Comment, Proposal, ProposalReview, SchemaRegistry, comment_paths
 
 WHOLE = "(the whole proposal)"
 TEXT, PATH = "prop_comment_text", "prop_comment_path"  # the comment box's widget keys
-
-
-def field_paths(review: ProposalReview | None) -> list[str]:
-    """The paths a comment may be about: the diff's changes, then the problems' and advisories' pointers."""
-    if review is None:
-        return []
-    paths: list[str] = []
-    if review.diff is not None:
-        paths += [change.path for change in review.diff.changes]
-    paths += [item.problem.path for item in review.problems]
-    if review.what_if is not None:
-        paths += [advisory.path for advisory in review.what_if.advisories]
-    return [path for path in dict.fromkeys(paths) if path]
 
 
 def show_comments(proposal: Proposal) -> None:
@@ -38,28 +27,32 @@ def show_comments(proposal: Proposal) -> None:
     for comment in proposal.comments:
         with st.container(border=True):
             st.markdown(_heading(comment, proposal.revision.number))
+            if comment.path:
+                st.text(f"on {comment.path}")
             st.text(comment.text)
 
 
 def _heading(comment: Comment, current: int) -> str:
-    where = f" · on {code_span(comment.path)}" if comment.path else ""
     revision = f"revision {comment.revision}" + ("" if comment.revision == current else " (an earlier one)")
-    return f"**{escape_markdown(comment.user)}** · {when(comment.at)}{where} · {revision}"
+    return f"**{escape_markdown(comment.user)}** · {when(comment.at)} · {revision}"
 
 
 def comment_box(reg: SchemaRegistry, proposal: Proposal, review: ProposalReview | None, actor: Actor | None) -> None:
-    """The box to comment with (not in a read-only session); its path is one of the diff's, or typed."""
+    """The box to comment with (not in a read-only session); its path is a pointer the review names, or typed."""
     if session.read_only() or actor is None:
         st.caption("Read-only: this session cannot comment.")
         return
     with st.form("prop_comment_form", clear_on_submit=True, border=True):
         st.text_area("Add a comment", key=TEXT, max_chars=10_000, height=110)
+        labels = comment_paths(proposal, review)
         st.selectbox(
             "On a field (optional)",
-            [WHOLE, *field_paths(review)],
+            [WHOLE, *labels],
             key=PATH,
+            format_func=lambda path: f"{path} ({labels[path]})" if labels.get(path) else path,
             accept_new_options=True,
-            help="A field path of the diff, or type another.",
+            help="A place in the candidate, as a JSON pointer (/fields/0/type); pick one the review names, or type "
+            "another.",
         )
         st.form_submit_button("Comment", icon=":material/chat:", on_click=_send, args=(reg, proposal.id, actor))
 

@@ -31,6 +31,7 @@ from registry import (
     StaleProposalError,
     counted_approvals,
     may_review,
+    same_person,
 )
 
 T = TypeVar("T")
@@ -108,7 +109,7 @@ def approvals_panel(
         why = may_review(proposal, rules, actor)
         if why is not None:
             st.caption(escape_markdown(f"You cannot approve it: {why}."))
-        elif actor.name in approvers_of_revision(proposal):
+        elif any(same_person(actor.name, name) for name in approvers_of_revision(proposal)):
             st.caption(f"You approved revision {proposal.revision.number}.")
 
 

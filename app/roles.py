@@ -3,8 +3,10 @@ or SCHEMA_EXPLORER_ROLES), read here without Streamlit so that `schema-explorer 
 starts the server and stop with one line naming the bad entry.
 
 A roles file is a JSON object, or a TOML file (by its `.toml` suffix) of `name = "role"` lines; names are
-matched exactly against the name the app records writes under (app/session.py's `user()`: the signed-in
-e-mail, the `--user-header` value, or `NAME (os user)`):
+matched against the name the app records writes under (app/session.py's `user()`: the signed-in e-mail, the
+`--user-header` value, or `NAME (os user)`) as the core compares people (registry/_identity.py: Unicode NFKC,
+case and look-alike letters folded, so a header `Alice@example.com` is the file's `alice@example.com`). Two
+names in the file that are one person so compared are refused, and so is `anonymous`:
 
     {"alice@example.com": "admin", "bob@example.com": "producer", "carol@example.com": "viewer"}
 
@@ -26,7 +28,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-from registry import Role
+from registry import Role, name_clash, person_key
 
 ROLES_ENV = "SCHEMA_EXPLORER_ROLES"  # the roles file's path (`ui --roles FILE` sets it for the server)
 MAX_BYTES = 1_048_576  # a roles file larger than this is refused: it names people, not data
@@ -39,13 +41,18 @@ class RolesFileError(ValueError):
 
 @dataclass(frozen=True, slots=True)
 class Roles:
-    """The roles a file gives, by person. `role_of` a person it does not name is VIEWER."""
+    """The roles a file gives, by person (`entries` as written). `role_of` a person it does not name is VIEWER."""
 
     path: Path
     entries: Mapping[str, Role] = field(default_factory=lambda: MappingProxyType({}))
+    _by_person: Mapping[str, Role] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        by_person = {person_key(name): role for name, role in self.entries.items()}
+        object.__setattr__(self, "_by_person", MappingProxyType(by_person))
 
     def role_of(self, name: str) -> Role:
-        return self.entries.get(name, Role.VIEWER)
+        return self._by_person.get(person_key(name), Role.VIEWER)
 
 
 def default_role(*, os_user: bool) -> Role:
@@ -116,6 +123,9 @@ def _entries(where: Path, document: dict[str, Any]) -> dict[str, Role]:
             entries[name] = Role(value.strip().lower())
         except ValueError:
             raise RolesFileError(f"{entry}: {json.dumps(value)} is not a role; use {ROLE_NAMES}") from None
+    clash = name_clash(entries)
+    if clash is not None:
+        raise RolesFileError(f"roles file {where}: {clash}")
     return entries
 
 

@@ -153,7 +153,9 @@ def add_commands(commands: argparse._SubParsersAction[Any]) -> None:
     )
     comment = _verb(verbs, "comment", "comment on a proposal (anyone who may read)", run_comment)
     comment.add_argument("text", metavar="TEXT", help="the comment")
-    comment.add_argument("--path", default="", metavar="P", help="the field path of the diff it is about")
+    comment.add_argument(
+        "--path", default="", metavar="P", help="where in the candidate: a JSON pointer such as /fields/3/type"
+    )
     approve = _verb(verbs, "approve", "approve the current revision (never your own proposal)", run_approve)
     _revision_argument(approve, "approve")
     reject = _verb(verbs, "reject", "reject a proposal, with a reason", run_reject)

@@ -127,10 +127,14 @@ def add_commands(commands: argparse._SubParsersAction[Any]) -> None:
 def run_token_new(args: argparse.Namespace) -> int:
     import json
 
+    from registry import name_clash
     from server import new_token
 
     if (args.name is None) != (args.role is None):
         raise UserError("give both --name and --role (or neither)")
+    reserved = None if args.name is None else name_clash([args.name])
+    if reserved is not None:  # serve would refuse the entry at start
+        raise UserError(f"--name: {reserved}")
     token = new_token()
     if args.name is None:
         print(token)

@@ -42,6 +42,7 @@ from ._errors import (
 )
 from ._handle import SchemaRegistry
 from ._history import version_number
+from ._identity import name_clash, person_key, same_person
 from ._key_value import KEY_VALUE_ENCODINGS, KEY_VALUE_PART_TYPES, decode_key_value
 from ._limits import Limits, SchemaTooLargeError, current_limits, limited, set_limits
 from ._model import (
@@ -109,6 +110,7 @@ from .proposals._model import (
     Revision,
     Role,
 )
+from .proposals._pointer import comment_paths
 from .proposals._rules import apply_role, counted_approvals, may_review
 from .protobuf._native import ProtobufNativeSchema, parse_protobuf_native, to_protobuf_native_data
 from .protobuf._protoc import ProtoCompileError, compile_proto, compile_uploads, declared_messages
@@ -238,6 +240,10 @@ __all__ = [
     "may_review",
     "counted_approvals",
     "apply_role",
+    "comment_paths",
+    "name_clash",
+    "person_key",
+    "same_person",
     "RecordError",
     "record_advisories",
     "STRATEGY_FACTS",

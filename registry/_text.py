@@ -10,6 +10,7 @@ back from files written before this check are escaped (`\\ud800` as six characte
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Mapping
 from datetime import UTC, datetime
 
@@ -26,6 +27,36 @@ def check_text(value: str, what: str, error: type[RegistryError]) -> str:
     char = bad.group()
     kind = "a NUL character" if char == "\x00" else f"a lone surrogate U+{ord(char):04X}"
     raise error(f"{what} contains {kind} at index {bad.start()}: only valid Unicode text is accepted")
+
+
+# Default_Ignorable_Code_Point (Unicode's DerivedCoreProperties.txt, 15.1): what renders as nothing beyond the
+# format characters (Cf), e.g. the Hangul fillers U+115F, U+1160, U+3164 and U+FFA0, the variation selectors
+# and U+034F; with the braille blank U+2800, which renders as an empty cell.
+_INVISIBLE = re.compile(
+    "[\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200f\u202a-\u202e\u2060-\u206f"
+    "\u2800\u3164\ufe00-\ufe0f\ufeff\uffa0\ufff0-\ufff8\U0001bca0-\U0001bca3\U0001d173-\U0001d17a"
+    "\U000e0000-\U000e0fff]"
+)
+_BLANK_CATEGORIES = frozenset({"Cc", "Cf", "Zs", "Zl", "Zp"})
+
+
+def invisible(char: str) -> bool:
+    """Whether one character shows nothing: a space, a control, a format character (zero-width spaces and
+    joiners, bidi controls, U+FEFF, tags) or another default-ignorable one (Hangul fillers, variation
+    selectors)."""
+    return char.isspace() or unicodedata.category(char) in _BLANK_CATEGORIES or _INVISIBLE.fullmatch(char) is not None
+
+
+def ignorable(char: str) -> bool:
+    """Whether one character is default-ignorable: a format character or one of `_INVISIBLE` (not a space,
+    which shows as a gap). UTS #39's skeleton drops these, so `ali\u200bce` looks like, and is, `alice`."""
+    return unicodedata.category(char) == "Cf" or _INVISIBLE.fullmatch(char) is not None
+
+
+def blank(text: str) -> bool:
+    """Whether `text` shows nothing at all: a title of U+200B or U+3164 alone looks empty on every screen, so
+    a required text must hold at least one character that is not `invisible`."""
+    return all(invisible(char) for char in text)
 
 
 def check_mapping(values: Mapping[str, str], what: str, error: type[RegistryError]) -> None:

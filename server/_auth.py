@@ -9,6 +9,9 @@ The first format, `{"<token>": "<role>"}`, still loads; its tokens are named by 
 Roles nest: viewer (every read), producer (+ register and check schemas), admin (+ delete schemas, policies,
 tenants, namespaces, topics).
 
+Token names are people: two names that are one person once compared (`alice`, `Alice`, Cyrillic `аlice`:
+registry/_identity.py) are refused, and so is `anonymous`, what a server without tokens calls everyone.
+
 A token must be printable ASCII without spaces (HTTP headers carry it) and hold at least 128 bits, estimated
 as its length times the bits of the smallest usual alphabet that holds it (digits 3.3, hex 4, anything else
 6: a word-like token is not credited with more than base64). `schema-explorer token new` prints a 256-bit one.
@@ -41,7 +44,7 @@ from typing import Any
 
 from fastapi import Depends, Request
 
-from registry import ERROR_HEADER, Role
+from registry import ERROR_HEADER, Role, name_clash
 
 from ._errors import ApiError, error_responses
 
@@ -181,6 +184,9 @@ def parse_tokens(text: str, source: str) -> Tokens:
             grants[_check_token(token, label, source)] = Grant(label, _role(role, label, source))
     else:
         raise TokenError(f'{source}: expected {example} (or the first format, {{"<token>": "<role>"}})')
+    clash = name_clash(grant.name for grant in grants.values())
+    if clash is not None:  # one person under two spellings would approve their own proposal (registry/_identity.py)
+        raise TokenError(f"{source}: {clash}")
     return Tokens(grants)
 
 

@@ -26,6 +26,7 @@ from registry import (
     SchemaNotFoundError,
     SchemaRegistry,
     counted_approvals,
+    same_person,
 )
 
 FILTERS = {
@@ -81,7 +82,7 @@ def shown(
     if which == "open":
         return [p for p in items if not p.state.final]
     if which == "mine":
-        return [p for p in items if actor is not None and p.author == actor.name]
+        return [p for p in items if actor is not None and same_person(p.author, actor.name)]
     if which == "waiting":
         return [p for p in items if waiting_for(p, rules[p.namespace], actor) and not stale_now(reg, p)]
     if which == "stale":

@@ -18,7 +18,8 @@ from .._errors import (
     ProposalError,
     RevisionChangedError,
 )
-from .._text import check_text
+from .._identity import among, same_person
+from .._text import blank, check_text
 from ._model import (
     Actor,
     Approval,
@@ -31,25 +32,28 @@ from ._model import (
     Revision,
     Role,
 )
+from ._pointer import checked_path
 
 TITLE_MAX = 200
 DESCRIPTION_MAX = 20_000
 COMMENT_MAX = 10_000
 REASON_MAX = 2_000
-PATH_MAX = 1_000
 NAME_MAX = 300
 MAX_APPROVALS = 5
 MAX_REVIEWERS = 100
 
 
 def checked_text(value: object, what: str, limit: int, *, required: bool) -> str:
-    """User text as stored: a string of valid Unicode (no lone surrogates), stripped, within `limit` characters;
+    """User text as stored: a string of valid Unicode (no lone surrogates), stripped, within `limit` characters,
+    and when `required` with a visible character (not only invisible or format ones: registry/_text.py);
     InvalidArgumentError naming `what` otherwise."""
     if not isinstance(value, str):
         raise InvalidArgumentError(f"{what} must be text, not {type(value).__name__}")
     text = check_text(value, what, InvalidArgumentError).strip()
     if required and not text:
         raise InvalidArgumentError(f"{what} must not be empty")
+    if required and blank(text):
+        raise InvalidArgumentError(f"{what} shows nothing: it holds only invisible or format characters")
     if len(text) > limit:
         raise InvalidArgumentError(f"{what} is {len(text):,} characters long; at most {limit:,} are kept")
     return text
@@ -72,8 +76,12 @@ def checked_rules(required_approvals: object, reviewers: object) -> ReviewRules:
         raise InvalidArgumentError("reviewers must be a list of names (empty: anyone who may write)")
     if len(reviewers) > MAX_REVIEWERS:
         raise InvalidArgumentError(f"reviewers names {len(reviewers)} people; at most {MAX_REVIEWERS}")
-    names = [checked_text(name, "a reviewer's name", NAME_MAX, required=True) for name in reviewers]
-    return ReviewRules(required_approvals=required_approvals, reviewers=tuple(dict.fromkeys(names)))
+    names: list[str] = []
+    for name in reviewers:  # one person named twice (`alice`, `Alice`) is one reviewer (registry/_identity.py)
+        checked = checked_text(name, "a reviewer's name", NAME_MAX, required=True)
+        if not among(checked, names):
+            names.append(checked)
+    return ReviewRules(required_approvals=required_approvals, reviewers=tuple(names))
 
 
 def require_role(actor: Actor, role: Role, what: str) -> None:
@@ -108,11 +116,11 @@ def _open(proposal: Proposal, what: str) -> None:
 
 def may_review(proposal: Proposal, rules: ReviewRules, actor: Actor) -> str | None:
     """Why `actor` may not approve or reject `proposal`, or None when they may."""
-    if actor.name == proposal.author:
+    if same_person(actor.name, proposal.author):
         return f"{actor.name} wrote proposal #{proposal.id}: an author never reviews their own proposal"
     if not actor.role.at_least(Role.PRODUCER):
         return f"reviewing needs the producer role; {actor.name} is a {actor.role}"
-    if rules.reviewers and actor.name not in rules.reviewers:
+    if rules.reviewers and not among(actor.name, rules.reviewers):
         return f"{actor.name} is not one of the reviewers of {proposal.namespace} ({', '.join(rules.reviewers)})"
     return None
 
@@ -123,8 +131,8 @@ def counted_approvals(proposal: Proposal, rules: ReviewRules) -> tuple[Approval,
         a
         for a in proposal.approvals
         if a.revision == proposal.revision.number
-        and a.user != proposal.author
-        and (not rules.reviewers or a.user in rules.reviewers)
+        and not same_person(a.user, proposal.author)
+        and (not rules.reviewers or among(a.user, rules.reviewers))
     )
 
 
@@ -143,7 +151,7 @@ def approve(proposal: Proposal, rules: ReviewRules, actor: Actor, now: int) -> P
     refusal = may_review(proposal, rules, actor)
     if refusal is not None:
         raise PermissionDeniedError(refusal)
-    if any(a.user == actor.name and a.revision == proposal.revision.number for a in proposal.approvals):
+    if any(same_person(a.user, actor.name) and a.revision == proposal.revision.number for a in proposal.approvals):
         return proposal  # approving twice counts once
     approvals = (*proposal.approvals, Approval(revision=proposal.revision.number, user=actor.name, at=now))
     approved = replace(proposal, approvals=approvals, updated_at=now)
@@ -153,7 +161,7 @@ def approve(proposal: Proposal, rules: ReviewRules, actor: Actor, now: int) -> P
 def reject(proposal: Proposal, rules: ReviewRules, actor: Actor, reason: str, now: int) -> Proposal:
     _open(proposal, "rejected")
     text = checked_text(reason, "the reason for rejecting", REASON_MAX, required=True)
-    if actor.name == proposal.author:
+    if same_person(actor.name, proposal.author):
         raise PermissionDeniedError(f"{actor.name} wrote proposal #{proposal.id}: withdraw it instead")
     refusal = may_review(proposal, rules, actor)
     if refusal is not None and actor.role is not Role.ADMIN:  # an admin may reject any proposal
@@ -163,7 +171,7 @@ def reject(proposal: Proposal, rules: ReviewRules, actor: Actor, reason: str, no
 
 def withdraw(proposal: Proposal, actor: Actor, now: int) -> Proposal:
     _open(proposal, "withdrawn")
-    if actor.name != proposal.author and actor.role is not Role.ADMIN:
+    if not same_person(actor.name, proposal.author) and actor.role is not Role.ADMIN:
         raise PermissionDeniedError(f"only the author ({proposal.author}) or an admin may withdraw #{proposal.id}")
     return replace(proposal, state=ProposalState.WITHDRAWN, updated_at=now)
 
@@ -172,7 +180,7 @@ def revise(proposal: Proposal, rules: ReviewRules, actor: Actor, revision: Revis
     """A new revision (an edit, or a rebase onto the new latest version): what approvals there were belonged
     to the previous one, so none count any more. The author revises; an admin may rebase anyone's."""
     _open(proposal, "revised")
-    if actor.name != proposal.author and actor.role is not Role.ADMIN:
+    if not same_person(actor.name, proposal.author) and actor.role is not Role.ADMIN:
         raise PermissionDeniedError(f"only the author ({proposal.author}) or an admin revises #{proposal.id}")
     revised = replace(
         proposal,
@@ -187,7 +195,7 @@ def revise(proposal: Proposal, rules: ReviewRules, actor: Actor, revision: Revis
 def comment(proposal: Proposal, actor: Actor, text: object, path: object, now: int) -> tuple[Proposal, Comment]:
     """Anyone who may read may comment, on a final proposal too (the discussion goes on after the fact)."""
     body = checked_text(text, "the comment", COMMENT_MAX, required=True)
-    where = checked_text(path or "", "the comment's field path", PATH_MAX, required=False)
+    where = checked_path(proposal, path)  # a JSON pointer into the candidate, or "" (registry/proposals/_pointer.py)
     made = Comment(
         id=max((c.id for c in proposal.comments), default=0) + 1,
         user=actor.name,

@@ -10,7 +10,7 @@ import pytest
 from proposal_helpers import ALICE, BOB, CAROL, NS, OPS, TOPIC, VICTOR, actor, with_field
 
 from app.proposal_access import Steps, steps, still_needed, waiting_for
-from registry import Proposal, Registry, ReviewRules
+from registry import Actor, Proposal, Registry, ReviewRules, Role
 
 
 @pytest.fixture
@@ -30,6 +30,19 @@ RULES = ReviewRules()
 def test_the_author_may_withdraw_but_neither_approve_nor_reject(made: Proposal) -> None:
     offered = steps(made, RULES, actor(ALICE), read_only=False, stale=False)
     assert offered == Steps(comment=True, withdraw=True)
+
+
+def test_the_author_under_another_spelling_is_the_author(reg: Registry, made: Proposal) -> None:
+    """`ALICE@acme.io` or a Cyrillic `а` spelling (an identity proxy's header, a roles file) is alice."""
+    for spelling in (ALICE.upper(), "\u0430" + ALICE[1:]):
+        other = Actor(spelling, Role.PRODUCER)
+        assert steps(made, RULES, other, read_only=False, stale=False) == Steps(comment=True, withdraw=True)
+        assert not waiting_for(made, RULES, other)
+    approved = reg.approve_proposal(made.id, actor=actor(BOB))
+    assert not waiting_for(approved, ReviewRules(required_approvals=2), Actor(BOB.upper(), Role.PRODUCER))
+    assert still_needed(approved, ReviewRules(required_approvals=2, reviewers=(BOB, ALICE.upper(), CAROL))) == (
+        f"1 more approval, from the reviewers of {NS}: {CAROL}"
+    )
 
 
 def test_a_producer_may_approve_and_reject_and_apply_only_once_approved(reg: Registry, made: Proposal) -> None:

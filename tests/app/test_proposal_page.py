@@ -4,6 +4,8 @@ person may take, through the real core on a copy of the sample registry. People 
 
 from __future__ import annotations
 
+import json
+import sqlite3
 from pathlib import Path
 
 import pytest
@@ -24,9 +26,15 @@ from proposal_helpers import (
     with_field,
 )
 
-from registry import ProposalState, Registry, ReviewRules
+from registry import ProposalState, Registry, ReviewRules, comment_paths
 
 SCRIPT = "<script>window.__pwned = 1</script>"
+
+
+def gift_note_pointer(reg: Registry, pid: int) -> str:
+    """The pointer the comment picker offers for the proposal's added field."""
+    offered = comment_paths(reg.proposal(pid), reg.review_proposal(pid))
+    return next(pointer for pointer, label in offered.items() if label.endswith("giftNote"))
 
 
 @pytest.fixture(autouse=True)
@@ -37,7 +45,8 @@ def roles(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
 def test_the_page_shows_the_proposal_its_review_and_its_comments_as_text(db: Path) -> None:
     pid = propose(db, title=f"Gift note {SCRIPT}", description=f"For the **warehouse**.\n{SCRIPT}")
     with Registry.open(db) as reg:
-        reg.comment_on_proposal(pid, f"Looks fine {SCRIPT} **bold**", path="giftNote", actor=actor(BOB))
+        pointer = gift_note_pointer(reg, pid)
+        reg.comment_on_proposal(pid, f"Looks fine {SCRIPT} **bold**", path=pointer, actor=actor(BOB))
     at = proposal_page(db, pid, BOB)
     assert not at.exception and not at.error
     shown = said(at)
@@ -49,7 +58,7 @@ def test_the_page_shows_the_proposal_its_review_and_its_comments_as_text(db: Pat
     plain = [t.value for t in at.text]
     assert f"For the **warehouse**.\n{SCRIPT}" in plain  # the description as typed, never markdown or HTML
     assert f"Looks fine {SCRIPT} **bold**" in plain  # so is a comment
-    assert "on `giftNote`" in shown
+    assert f"on {pointer}" in plain and pointer not in shown  # a path is shown as text, never markdown
     strategies = next(d.value for d in at.dataframe if "introduces a refusal" in d.value.columns)
     assert len(strategies) == 8
     assert at.query_params["id"] == [str(pid)] or at.query_params["id"] == str(pid)
@@ -111,13 +120,37 @@ def test_a_viewer_may_only_comment(db: Path) -> None:
     assert button_labels(at) == ["Comment"]
     assert "reviewing needs the producer role" in said(at)
     at.text_area(key="prop_comment_text").set_value(f"What about {SCRIPT}?")
-    at.selectbox(key="prop_comment_path").set_value("giftNote")
+    with Registry.open(db) as reg:
+        pointer = gift_note_pointer(reg, pid)
+    picker = at.selectbox(key="prop_comment_path")
+    assert picker.options[1] == f"{pointer} (giftNote)"  # the pointer, and what it is
+    picker.set_value(pointer)
     at.button(key="FormSubmitter:prop_comment_form-Comment").click().run()
     assert not at.exception and not at.error
     with Registry.open(db) as reg:
         comments = reg.proposal(pid).comments
-    assert [(c.user, c.text, c.path) for c in comments] == [(VICTOR, f"What about {SCRIPT}?", "giftNote")]
+    assert [(c.user, c.text, c.path) for c in comments] == [(VICTOR, f"What about {SCRIPT}?", pointer)]
     assert f"What about {SCRIPT}?" in [t.value for t in at.text]
+
+
+def test_a_path_stored_before_paths_were_checked_shows_as_text_never_markdown(db: Path) -> None:
+    """A comment path holding a newline and markdown rendered as an image and a link (issue 40); the core now
+    refuses such a path, and one already stored shows as the characters it holds."""
+    pid = propose(db)
+    with Registry.open(db) as reg:
+        pointer = gift_note_pointer(reg, pid)
+        reg.comment_on_proposal(pid, "see", path=pointer, actor=actor(BOB))
+    planted = "x\n\n![x](https://evil.example/x.png) [click](https://evil.example)"
+    with sqlite3.connect(db) as conn:
+        (doc,) = conn.execute("SELECT doc FROM proposals WHERE id = ?", (pid,)).fetchone()
+        conn.execute(
+            "UPDATE proposals SET doc = ? WHERE id = ?", (doc.replace(json.dumps(pointer), json.dumps(planted)), pid)
+        )
+    conn.close()
+    at = proposal_page(db, pid, BOB)
+    assert not at.exception
+    assert f"on {planted}" in [t.value for t in at.text]
+    assert not any("evil.example" in m.value for m in (*at.markdown, *at.caption))
 
 
 def test_an_empty_comment_stores_nothing_and_says_so(db: Path) -> None:

@@ -28,7 +28,9 @@ def test_a_json_roles_file_gives_each_named_person_their_role_and_anyone_else_vi
     assert roles.role_of("bob@x.io") is Role.PRODUCER  # a role's case does not matter
     assert roles.role_of("carol") is Role.VIEWER
     assert roles.role_of("mallory") is Role.VIEWER  # not named: a viewer (fail closed)
-    assert roles.role_of("ALICE@x.io") is Role.VIEWER  # names match exactly
+    # Names match as the core compares people (registry/_identity.py): case, NFKC and look-alikes folded.
+    assert roles.role_of("ALICE@x.io") is roles.role_of("\u0430lice@x.io") is Role.ADMIN
+    assert roles.role_of("alice@x.io.") is Role.VIEWER
 
 
 def test_a_toml_roles_file_reads_the_same(tmp_path: Path) -> None:
@@ -54,6 +56,9 @@ def test_without_a_roles_file_the_local_os_user_is_admin_and_everyone_else_a_pro
         ("r.json", '{"bob": "admin",}', "not valid JSON at line 1"),
         ("r.toml", "[bob]\nrole = 'admin'\n", 'entry "bob": the role must be one of viewer, producer, admin, as text'),
         ("r.toml", "bob = \n", "not valid TOML"),
+        ("r.json", '{"alice": "viewer", "Alice": "admin"}', "the names 'alice' and 'Alice' are one person"),
+        ("r.toml", '"alic\\u00e9" = "viewer"\n"alice\\u0301" = "admin"\n', "'alic\u00e9' and 'alice\u0301' are one"),
+        ("r.json", '{"anonymous": "admin"}', "the name 'anonymous' is reserved"),
     ],
 )
 def test_a_bad_roles_file_is_refused_naming_the_entry(tmp_path: Path, name: str, text: str, says: str) -> None:
@@ -77,6 +82,15 @@ def test_ui_with_a_bad_roles_file_stops_with_one_line_naming_the_entry(
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and 'entry "bob": "root" is not a role' in err
     assert not db.exists()  # stopped before the registry was opened or seeded
+
+
+def test_ui_with_two_names_of_one_person_stops_with_one_line_naming_both(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = write(tmp_path, "roles.json", '{"alice@x.io": "viewer", "\\u0430lice@x.io": "admin"}')
+    assert cli_main(["ui", "--roles", str(path), "--db", str(tmp_path / "r.db"), "--port", "1"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "'alice@x.io' and '\u0430lice@x.io' are one person" in err
 
 
 def test_ui_reads_the_roles_file_from_the_environment_too(
@@ -115,6 +129,8 @@ def test_a_sessions_actor_is_its_user_with_the_role_the_file_gives(
     signed_in = {"is_logged_in": True, "email": "alice@x.io"}
     assert whoami(monkeypatch, signed_in, roles) == "alice@x.io|admin"
     assert whoami(monkeypatch, {"is_logged_in": True, "email": "eve@x.io"}, roles) == "eve@x.io|viewer"
+    shouted = {"is_logged_in": True, "email": "ALICE@X.IO"}  # one person: kept as given, with alice's role
+    assert whoami(monkeypatch, shouted, roles) == "ALICE@X.IO|admin"
     assert whoami(monkeypatch, {}, roles) == f"{os_user()} (os user)|producer"
     # Without a roles file: the local OS user is the admin, a signed-in person a producer.
     assert whoami(monkeypatch, {}, None) == f"{os_user()} (os user)|admin"

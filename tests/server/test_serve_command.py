@@ -93,3 +93,16 @@ def test_serve_refuses_a_bad_tokens_file_without_echoing_it(tmp_path: Path, caps
     assert main(["serve", "--tokens", str(tokens), "--db", str(tmp_path / "r.db")]) == 2
     err = capsys.readouterr().err
     assert "expected viewer, producer or admin" in err and "super-secret-value" not in err
+
+
+def test_serve_refuses_two_token_names_of_one_person_in_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`alice` and Cyrillic `аlice` loaded as two people, and each approved alice's proposal (issue 40)."""
+    tokens = tmp_path / "tokens.json"
+    people = {"alice": "alice-token-0123456789abcdef0123456789", "\u0430lice": "other-token-0123456789abcdef0123456789"}
+    tokens.write_text(json.dumps({name: {"role": "producer", "token": token} for name, token in people.items()}))
+    assert main(["serve", "--tokens", str(tokens), "--db", str(tmp_path / "r.db")]) == 2
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1 and "'alice' and '\u0430lice' are one person" in err
+    assert not any(token in err for token in people.values()) and not (tmp_path / "r.db").exists()

@@ -190,6 +190,11 @@ STRONG = "0123456789abcdef0123456789abcdef"  # 32 hex characters: 128 bits
 WORDY = "secret-token-secret-token-1"  # 27 characters of a wider alphabet, counted as 6 bits each: 162
 
 
+def _named(first: str, second: str) -> str:
+    """A tokens file naming two people, with STRONG and WORDY."""
+    return json.dumps({first: {"role": "viewer", "token": STRONG}, second: {"role": "admin", "token": WORDY}})
+
+
 @pytest.mark.parametrize(
     ("text", "words"),
     [
@@ -208,9 +213,15 @@ WORDY = "secret-token-secret-token-1"  # 27 characters of a wider alphabet, coun
         (f'{{"ci": {{"role": "producer", "token": "{STRONG}", "note": "x"}}}}', "unknown keys ['note']"),
         ('{"ci": {"role": "producer"}}', "token 'ci' has no token"),
         (f'{{" ci": {{"role": "producer", "token": "{STRONG}"}}}}', "a token name must be"),
+        (_named("alice", "Alice"), "the names 'alice' and 'Alice' are one person"),
+        (_named("alice", "\u0430lice"), "the names 'alice' and '\u0430lice' are one person"),
+        (_named("alic\u00e9", "alice\u0301"), "the names 'alic\u00e9' and 'alice\u0301' are one person"),
+        (f'{{"Anonymous": {{"role": "viewer", "token": "{STRONG}"}}}}', "the name 'Anonymous' is reserved"),
+        (_named("alice", "\u3164"), "the name '\u3164' shows nothing"),
     ],
     ids=["not json", "a list", "empty", "unknown role", "124 bits", "a word", "spaces", "non-ASCII", "duplicate",
-         "same token twice", "mixed formats", "unknown key", "no token", "bad name"],
+         "same token twice", "mixed formats", "unknown key", "no token", "bad name", "two cases", "Cyrillic",
+         "NFC and NFD", "anonymous", "a Hangul filler"],
 )  # fmt: skip
 def test_bad_tokens_are_refused_without_echoing_them(text: str, words: str) -> None:
     with pytest.raises(TokenError) as caught:
@@ -257,6 +268,14 @@ def test_token_new_prints_a_token_the_server_accepts() -> None:
     entry = json.loads(out.getvalue())
     assert entry["ci"]["role"] == "producer" and token_bits(entry["ci"]["token"]) >= 256
     assert parse_tokens(out.getvalue(), "new").role_of(entry["ci"]["token"]) is Role.PRODUCER
+
+
+def test_token_new_refuses_the_reserved_name(capsys: pytest.CaptureFixture[str]) -> None:
+    from cli.main import main
+
+    assert main(["token", "new", "--name", "Anonymous", "--role", "admin"]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == "" and "the name 'Anonymous' is reserved" in captured.err
 
 
 def test_unreadable_tokens_file_is_named(tmp_path) -> None:
