@@ -76,6 +76,28 @@ def checked_rules(required_approvals: object, reviewers: object) -> ReviewRules:
     return ReviewRules(required_approvals=required_approvals, reviewers=tuple(dict.fromkeys(names)))
 
 
+def require_satisfiable(rules: ReviewRules, namespace: str) -> None:
+    """Refuses rules no proposal could ever meet (InvalidArgumentError naming why): more approvals than named
+    reviewers, when reviewers are named. The roles of the names are not the core's to know (a roles file or
+    tokens give them), so a named viewer is the shells' to point out. A snapshot import takes what was
+    stored as it was (a backup is restored, not judged)."""
+    named = len(rules.reviewers)
+    if named and rules.required_approvals > named:
+        raise InvalidArgumentError(
+            f"{namespace} would need {rules.required_approvals} approvals from {named} named reviewer"
+            f"{'s' if named != 1 else ''} ({', '.join(rules.reviewers)}): no proposal could ever be approved. Name "
+            f"at least {rules.required_approvals} reviewers, or ask for fewer approvals"
+        )
+
+
+def judged_under(proposal: Proposal, rules: ReviewRules) -> ReviewRules:
+    """The review rules a proposal's approvals are counted under: those frozen at apply for an applied
+    proposal (when kept), else `rules`, the ones in force now."""
+    if proposal.state is ProposalState.APPLIED and proposal.applied_rules is not None:
+        return proposal.applied_rules
+    return rules
+
+
 def require_role(actor: Actor, role: Role, what: str) -> None:
     if not actor.role.at_least(role):
         raise PermissionDeniedError(f"{what} needs the {role} role; {actor.name} is a {actor.role}")
@@ -219,7 +241,13 @@ def check_apply(proposal: Proposal, rules: ReviewRules, actor: Actor, override_r
 
 
 def applied(
-    proposal: Proposal, actor: Actor, now: int, review: ProposalReview, reason: str, version: int | None
+    proposal: Proposal,
+    rules: ReviewRules,
+    actor: Actor,
+    now: int,
+    review: ProposalReview,
+    reason: str,
+    version: int | None,
 ) -> Proposal:
     return replace(
         proposal,
@@ -227,6 +255,7 @@ def applied(
         applied_by=actor.name,
         applied_version=version,
         applied_review=review,
+        applied_rules=rules,
         reason=reason or proposal.reason,
         updated_at=now,
     )
