@@ -109,7 +109,8 @@ from .proposals._model import (
     Revision,
     Role,
 )
-from .proposals._rules import apply_role, counted_approvals, may_review
+from .proposals._readiness import ApplyReadiness, apply_readiness
+from .proposals._rules import apply_role, counted_approvals, judged_under, may_review
 from .protobuf._native import ProtobufNativeSchema, parse_protobuf_native, to_protobuf_native_data
 from .protobuf._protoc import ProtoCompileError, compile_proto, compile_uploads, declared_messages
 from .remote._broker_index import CACHE_ENV_VAR, INDEX_WORKERS, IndexState, IndexStatus
@@ -238,6 +239,9 @@ __all__ = [
     "may_review",
     "counted_approvals",
     "apply_role",
+    "ApplyReadiness",
+    "apply_readiness",
+    "judged_under",
     "RecordError",
     "record_advisories",
     "STRATEGY_FACTS",

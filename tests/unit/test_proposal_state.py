@@ -24,6 +24,7 @@ from registry import (
     SchemaInfo,
     SchemaType,
     StaleProposalError,
+    apply_readiness,
 )
 
 NS = "acme/orders"
@@ -156,3 +157,28 @@ def test_approving_a_policy_proposal_after_the_policy_changed_is_refused(reg: Re
     with pytest.raises(StaleProposalError, match="the policy was changed"):
         reg.approve_proposal(made.id, actor=BOB)
     assert reg.proposal(made.id).state is ProposalState.STALE
+
+
+def test_readiness_names_every_reason_an_apply_would_be_refused(reg: Registry) -> None:
+    refused = reg.propose_schema(TOPIC, avro("note"), title="ok", actor=ALICE)
+    rules = reg.review_rules(NS)
+    fresh = apply_readiness(reg.proposal(refused.id), rules, reg.review_proposal(refused.id), ALICE)
+    assert (fresh.refusals, fresh.missing, fresh.overridable, fresh.ready) == ((), 1, True, False)
+    reg.approve_proposal(refused.id, actor=BOB)
+    assert apply_readiness(reg.proposal(refused.id), rules, reg.review_proposal(refused.id), ALICE).ready
+    viewer = Actor("victor", Role.VIEWER)
+    as_viewer = apply_readiness(reg.proposal(refused.id), rules, reg.review_proposal(refused.id), viewer)
+    assert as_viewer.refusals == ("applying a schema proposal needs the producer role; victor is a viewer",)
+    reg.register(TOPIC, avro("memo"))
+    moved = apply_readiness(reg.proposal(refused.id), rules, reg.review_proposal(refused.id), ALICE)
+    assert moved.refusals == ("it is stale: its base, version 0, is no longer the latest; rebase it and have it "
+                              "reviewed again",)  # fmt: skip
+    assert not moved.ready and not moved.overridable
+
+
+def test_readiness_never_counts_on_a_reviewer_who_cannot_approve(reg: Registry) -> None:
+    made = reg.propose_schema(TOPIC, avro("note"), title="ok", actor=ALICE)
+    rules = ReviewRules(required_approvals=2, reviewers=("alice", "bob", "victor", "carol"))
+    found = apply_readiness(made, rules, None, may_approve=lambda name: name != "victor")
+    assert found.reviewers_left == ("bob", "carol") and found.unable == ("alice", "victor")
+    assert apply_readiness(made, ReviewRules(), None).reviewers_left is None  # anyone who may write
