@@ -84,7 +84,7 @@ def test_waiting_for_my_review_follows_the_rules_and_my_approvals(db: Path, four
     assert listed(carol) == [four["open"]]
     with Registry.open(db) as reg:
         reg.approve_proposal(four["open"], actor=actor(CAROL))
-        reg.set_review_rules(NS, ReviewRules(required_approvals=2, reviewers=(BOB,)), actor=actor(OPS))
+        reg.set_review_rules(NS, ReviewRules(required_approvals=2, reviewers=(BOB, OPS)), actor=actor(OPS))
     assert listed(proposals(db, CAROL, show="waiting")) == []  # approved already, and no longer a reviewer
     assert listed(proposals(db, BOB, show="waiting")) == [four["open"]]
     assert listed(proposals(db, VICTOR, show="waiting")) == []  # a viewer never reviews
