@@ -9,6 +9,7 @@ with a written reason, which the proposal and the audit trail keep.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 
 from .._errors import (
@@ -76,18 +77,27 @@ def checked_rules(required_approvals: object, reviewers: object) -> ReviewRules:
     return ReviewRules(required_approvals=required_approvals, reviewers=tuple(dict.fromkeys(names)))
 
 
-def require_satisfiable(rules: ReviewRules, namespace: str) -> None:
+def require_satisfiable(rules: ReviewRules, namespace: str, may_approve: Callable[[str], bool] | None = None) -> None:
     """Refuses rules no proposal could ever meet (InvalidArgumentError naming why): more approvals than named
-    reviewers, when reviewers are named. The roles of the names are not the core's to know (a roles file or
-    tokens give them), so a named viewer is the shells' to point out. A snapshot import takes what was
-    stored as it was (a backup is restored, not judged)."""
-    named = len(rules.reviewers)
-    if named and rules.required_approvals > named:
-        raise InvalidArgumentError(
-            f"{namespace} would need {rules.required_approvals} approvals from {named} named reviewer"
-            f"{'s' if named != 1 else ''} ({', '.join(rules.reviewers)}): no proposal could ever be approved. Name "
-            f"at least {rules.required_approvals} reviewers, or ask for fewer approvals"
-        )
+    reviewers who can approve, when reviewers are named. The core knows names, not roles: a shell that knows
+    the roles of people by name (the app's roles file) passes `may_approve`, so that a viewer named as the only
+    reviewer is refused there too. A snapshot import takes what was stored as it was (a backup is restored, not
+    judged). Rules that are not even well formed are refused first, as `checked_rules` refuses them."""
+    rules = checked_rules(rules.required_approvals, list(rules.reviewers))
+    if not rules.reviewers:
+        return
+    able = [name for name in rules.reviewers if may_approve is None or may_approve(name)]
+    if rules.required_approvals <= len(able):
+        return
+    unable = [name for name in rules.reviewers if name not in able]
+    named = len(able)
+    whom = f"{named} named reviewer{'s' if named != 1 else ''}" + (f" ({', '.join(able)})" if able else "")
+    why = f"; {', '.join(unable)} cannot approve (a viewer)" if unable else ""
+    raise InvalidArgumentError(
+        f"{namespace} would need {rules.required_approvals} approval{'s' if rules.required_approvals != 1 else ''} "
+        f"from {whom}{why}: no proposal could ever be "
+        f"approved. Name at least {rules.required_approvals} reviewers who may approve, or ask for fewer approvals"
+    )
 
 
 def judged_under(proposal: Proposal, rules: ReviewRules) -> ReviewRules:
