@@ -116,7 +116,7 @@ class ProposalDesk:
                 now,
                 lambda: self._schema_revision(name, info, actor, now, 1),
             )
-            made = self._stored(proposal)
+            made = self._stored(self._in_state(proposal))
             note.detail = f"proposal #{made.id}: {made.title!r}, {info.type} schema against {_base(made)}"
         return made
 
@@ -139,7 +139,7 @@ class ProposalDesk:
                 now,
                 lambda: self._policy_revision(scope, namespace, changes, actor, now, 1),
             )
-            made = self._stored(proposal)
+            made = self._stored(self._in_state(proposal))
             note.detail = f"proposal #{made.id}: {made.title!r}, {_changes_text(made.revision.policy)}"
         return made
 
@@ -339,6 +339,10 @@ class ProposalDesk:
         else:
             stored = self._storage.topic_policy(proposal.target) or TopicPolicy()
         return stored != revision.base_policy
+
+    def _in_state(self, proposal: Proposal) -> Proposal:
+        """A new proposal in the state its namespace's rules give it: approved at once where none are needed."""
+        return replace(proposal, state=_rules.state_for(proposal, self._rules_of(proposal)))
 
     def _rules_of(self, proposal: Proposal) -> ReviewRules:
         return _records.rules(self._storage, proposal.namespace)

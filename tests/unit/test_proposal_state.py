@@ -182,3 +182,23 @@ def test_readiness_never_counts_on_a_reviewer_who_cannot_approve(reg: Registry) 
     found = apply_readiness(made, rules, None, may_approve=lambda name: name != "victor")
     assert found.reviewers_left == ("bob", "carol") and found.unable == ("alice", "victor")
     assert apply_readiness(made, ReviewRules(), None).reviewers_left is None  # anyone who may write
+
+
+@pytest.mark.postgres
+def test_the_rules_move_the_state_on_postgresql_too(postgres_url: str) -> None:
+    with Registry.open(postgres_url, create=True) as reg:
+        reg.create_tenant("acme")
+        reg.create_namespace(NS)
+        reg.register(TOPIC, avro())
+        made = reg.propose_schema(TOPIC, avro("note"), title="Add a note", actor=ALICE)
+        reg.approve_proposal(made.id, actor=BOB)
+        reg.set_review_rules(NS, ReviewRules(required_approvals=2), actor=OPS)
+        assert filtered(reg, ProposalState.OPEN) == [made.id] and reg.proposal_counts()[ProposalState.APPROVED] == 0
+
+
+def test_a_proposal_made_where_no_approval_is_needed_is_approved_at_once(reg: Registry) -> None:
+    reg.set_review_rules(NS, ReviewRules(required_approvals=0), actor=OPS)
+    made = reg.propose_schema(TOPIC, avro("note"), title="Add a note", actor=ALICE)
+    policy = reg.propose_policy(NS, {"compatibility": "FULL"}, title="Go full", actor=ALICE)
+    assert (made.state, policy.state) == (ProposalState.APPROVED, ProposalState.APPROVED)
+    assert filtered(reg, ProposalState.APPROVED) == [made.id, policy.id]
