@@ -103,7 +103,7 @@ def approvals_panel(
     )
     uncounted = [name for name in approvers_of_revision(proposal) if name not in {a.user for a in counted}]
     if uncounted:
-        st.caption(escape_markdown(f"Not counted under the rules as they are now: {', '.join(uncounted)}."))
+        st.caption(escape_markdown(f"Not counted under these rules: {', '.join(uncounted)}."))
     if not proposal.state.final:
         _readiness_note(proposal, rules, readiness)
     if session.read_only():
