@@ -9,6 +9,7 @@ them: what is offered here is the app's best guess, and the server's answer stan
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from registry import (
@@ -17,6 +18,7 @@ from registry import (
     ProposalState,
     ReviewRules,
     Role,
+    apply_readiness,
     apply_role,
     counted_approvals,
     may_review,
@@ -86,21 +88,18 @@ def waiting_for(proposal: Proposal, rules: ReviewRules, actor: Actor | None) -> 
     )
 
 
-def still_needed(proposal: Proposal, rules: ReviewRules) -> str:
-    """Who still needs to approve, in words: "" when the approvals suffice."""
-    counted = counted_approvals(proposal, rules)
-    missing = rules.required_approvals - len(counted)
+def still_needed(proposal: Proposal, rules: ReviewRules, may_approve: Callable[[str], bool] | None = None) -> str:
+    """Who still needs to approve, in words: "" when the approvals suffice. Named reviewers who cannot approve
+    (its authors, or, where `may_approve` knows roles, a viewer) are never listed (registry `apply_readiness`)."""
+    readiness = apply_readiness(proposal, rules, None, may_approve=may_approve)
+    missing = readiness.missing
     if missing <= 0:
         return ""
     more = f"{missing} more approval{'s' if missing != 1 else ''}"
-    if not rules.reviewers:
-        return f"{more}, from any producer or admin other than {proposal.author}"
-    done = [a.user for a in counted]
-    left = [
-        name
-        for name in rules.reviewers
-        if not any(same_person(name, user) for user in done) and not same_person(name, proposal.author)
-    ]
+    left = readiness.reviewers_left
+    if left is None:
+        authors = " or ".join(dict.fromkeys((proposal.author, proposal.revision.author)))
+        return f"{more}, from any producer or admin other than {authors}"
     if not left:
         return f"{more}, but no reviewer of {proposal.namespace} is left to give them: an admin may apply it"
     return f"{more}, from the reviewers of {proposal.namespace}: {', '.join(left)}"

@@ -19,17 +19,22 @@ import streamlit as st
 from app import session
 from app.proposal_access import Steps, approvers_of_revision, still_needed
 from app.render import escape_markdown, show_error, when
+from app.roles import RolesFileError
 from registry import (
     Actor,
+    ApplyReadiness,
     Proposal,
     ProposalReview,
     ProposalState,
     RegistryError,
     ReviewRules,
     RevisionChangedError,
+    Role,
     SchemaRegistry,
     StaleProposalError,
+    apply_readiness,
     counted_approvals,
+    judged_under,
     may_review,
     same_person,
 )
@@ -86,25 +91,28 @@ def approvals_panel(
     actor: Actor | None,
     steps: Steps,
 ) -> None:
-    """Approvals of the current revision, who still needs to approve, and the buttons this session may use."""
-    counted = counted_approvals(proposal, rules)
+    """Approvals of the current revision (an applied proposal's under the rules it was applied under), who still
+    needs to approve, why it cannot be applied now (in one place), and the buttons this session may use: Apply
+    only where the core says an apply would go through (`apply_readiness`)."""
+    judged = judged_under(proposal, rules)
+    readiness = apply_readiness(proposal, rules, review, actor, may_approve=reviewer_roles())
+    counted = counted_approvals(proposal, judged)
     who = ", ".join(f"{a.user} ({when(a.at)})" for a in counted) or "none yet"
     st.markdown(
-        f"**Approvals of revision {proposal.revision.number}**: {len(counted)} of {rules.required_approvals} "
-        f"needed · {escape_markdown(who)}"
+        f"**Approvals of revision {proposal.revision.number}**: {readiness.counted} of {readiness.required} "
+        f"needed{_rules_note(proposal)} · {escape_markdown(who)}"
     )
     uncounted = [name for name in approvers_of_revision(proposal) if name not in {a.user for a in counted}]
     if uncounted:
-        st.caption(escape_markdown(f"Not counted under the rules as they are now: {', '.join(uncounted)}."))
+        st.caption(escape_markdown(f"Not counted under these rules: {', '.join(uncounted)}."))
     if not proposal.state.final:
-        needed = still_needed(proposal, rules)
-        st.caption(escape_markdown(f"Still needed: {needed}." if needed else "The approvals suffice to apply it."))
+        _readiness_note(proposal, rules, readiness)
     if session.read_only():
         st.caption("Read-only: this session cannot approve, reject, withdraw or apply.")
         return
     if actor is None:
         return
-    _buttons(reg, proposal, review, actor, steps)
+    _buttons(reg, proposal, actor, steps, readiness)
     if not proposal.state.final and not steps.approve and proposal.state is not ProposalState.STALE:
         why = may_review(proposal, rules, actor)
         if why is not None:
@@ -113,11 +121,49 @@ def approvals_panel(
             st.caption(f"You approved revision {proposal.revision.number}.")
 
 
+def _rules_note(proposal: Proposal) -> str:
+    if proposal.state is not ProposalState.APPLIED:
+        return ""
+    if proposal.applied_rules is None:
+        return " under the rules in force now (the rules at apply were not kept)"
+    return " under the rules it was applied under"
+
+
+def _readiness_note(proposal: Proposal, rules: ReviewRules, readiness: ApplyReadiness) -> None:
+    """Says the approvals suffice only where an apply would go through; else every reason it would not, once."""
+    if readiness.ready:
+        st.caption("The approvals suffice to apply it.")
+        return
+    reasons = list(readiness.refusals)
+    if readiness.missing:
+        reasons.append(still_needed(proposal, rules, reviewer_roles()))
+    st.warning(escape_markdown(f"It cannot be applied now: {'; '.join(reasons)}."), icon=":material/block:")
+    if readiness.unable:
+        st.caption(escape_markdown(f"Named reviewers who cannot approve it: {', '.join(readiness.unable)}."))
+
+
+def reviewer_roles() -> Callable[[str], bool] | None:
+    """Whether a named reviewer's role lets them approve, by the roles file in force (None without one: anyone
+    else who may write is a producer; an unreadable file: nobody, as the session's own role is then viewer)."""
+    roles = session.current_roles()
+    if roles is None:
+        return None
+    if isinstance(roles, RolesFileError):
+        return lambda name: False
+    return lambda name: roles.role_of(name).at_least(Role.PRODUCER)
+
+
 def _buttons(
-    reg: SchemaRegistry, proposal: Proposal, review: ProposalReview | None, actor: Actor, steps: Steps
+    reg: SchemaRegistry,
+    proposal: Proposal,
+    actor: Actor,
+    steps: Steps,
+    readiness: ApplyReadiness,
 ) -> None:
     pid, number = proposal.id, proposal.revision.number
-    if not (steps.approve or steps.reject or steps.withdraw or steps.apply):
+    apply = steps.apply and not steps.apply_needs_reason and readiness.ready
+    override = steps.apply_needs_reason and readiness.overridable
+    if not (steps.approve or steps.reject or steps.withdraw or apply or override):
         return
     with st.container(horizontal=True, vertical_alignment="center"):
         if steps.approve:
@@ -133,15 +179,13 @@ def _buttons(
                     f"You approved revision {number} of #{pid}.",
                 ),
             )
-        if steps.apply and not steps.apply_needs_reason:
-            incompatible = review is not None and not review.compatible
+        if apply:
             st.button(
                 "Apply",
                 key="prop_apply",
                 type="primary",
                 icon=":material/publish:",
-                help="Applies exactly this revision, checked again against the registry as it is at the click."
-                + (" Pulsar would refuse it now." if incompatible else ""),
+                help="Applies exactly this revision, checked again against the registry as it is at the click.",
                 on_click=run_step,
                 args=(pid, lambda: reg.apply_proposal(pid, actor=actor, revision=number), applied_text),
             )
@@ -168,7 +212,7 @@ def _buttons(
                     on_click=run_step,
                     args=(pid, lambda: reg.withdraw_proposal(pid, actor=actor), f"#{pid} was withdrawn."),
                 )
-        if steps.apply_needs_reason:
+        if override:
             with st.popover("Apply without the approvals…", icon=":material/gavel:"):
                 st.caption(
                     "An admin may apply a proposal that lacks its approvals only with a written reason; the "

@@ -6,6 +6,7 @@ the page says so where it shows them. An admin edits them; everyone else reads t
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 import pandas as pd
 import streamlit as st
@@ -13,7 +14,15 @@ import streamlit as st
 from app import session
 from app.render import escape_markdown, show_error
 from app.roles import Roles
-from registry import NotFoundError, NotSupportedError, RegistryError, ReviewRules, Role, SchemaRegistry
+from registry import (
+    NotFoundError,
+    NotSupportedError,
+    RegistryError,
+    ReviewRules,
+    Role,
+    SchemaRegistry,
+    require_satisfiable,
+)
 
 OUTCOME = "rules_outcome"  # session key: (namespace, "saved" message | the error)
 MAX_APPROVALS = 5  # the core's bound (registry/proposals/_rules.py), stated here for the widget
@@ -70,6 +79,7 @@ def rules_section(reg: SchemaRegistry, namespace: str, *, read_only: bool) -> No
         if st.form_submit_button("Save review rules", type="primary"):
             wanted = ReviewRules(required_approvals=int(approvals), reviewers=reviewer_names(names))
             try:
+                require_satisfiable(wanted, namespace, _may_approve())  # the core knows no roles; the app does
                 saved = reg.set_review_rules(namespace, wanted, actor=actor)
             except RegistryError as exc:
                 st.session_state[OUTCOME] = (namespace, exc)
@@ -79,6 +89,14 @@ def rules_section(reg: SchemaRegistry, namespace: str, *, read_only: bool) -> No
                 st.session_state[OUTCOME] = (namespace, done)
                 session.clear_caches()
             st.rerun()
+
+
+def _may_approve() -> Callable[[str], bool] | None:
+    """Whether the roles file lets a named person approve (None without a usable one: the core's check alone)."""
+    roles = session.current_roles()
+    if not isinstance(roles, Roles):
+        return None
+    return lambda name: roles.role_of(name).at_least(Role.PRODUCER)
 
 
 def _unable(rules: ReviewRules) -> None:

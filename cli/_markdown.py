@@ -19,6 +19,7 @@ from registry import (
     Advisory,
     CompatibilityResult,
     CompatibilityStrategy,
+    Direction,
     PolicyPreview,
     Problem,
     PulsarLine,
@@ -31,6 +32,10 @@ from ._common import for_terminal
 MARKER = "<!-- schema-explorer check -->"
 MAX_ITEMS = 40  # problems, advisories, changes, topics: each list is cut after this many
 MAX_TEXT = 600  # characters of one message kept in a comment
+MAX_CLIENTS = 10  # clients named where no upgrade order is safe
+SUMMARY_CHANGES = 5  # changes named in the summary line
+# The reasons an upgrade plan is stuck, one per client, as registry/explain/_upgrade.py joins them.
+_BLOCKERS = re.compile(r"; (?=consumer '|version \S+ cannot read producer ')")
 
 # Every ASCII punctuation character Markdown or GitHub gives a meaning to (CommonMark lets each be escaped
 # with a backslash): emphasis, code, links and images (`[`, `]`, `!`), headings and setext underlines (`#`,
@@ -43,10 +48,17 @@ def text(value: object, limit: int = MAX_TEXT) -> str:
     """User text as inert Markdown: control characters shown as escapes (`\\x1b`), every line break and run of
     spaces made one space (a newline could start a heading or end the list item), cut at `limit` characters,
     and each Markdown or HTML character backslash-escaped so it shows as typed."""
-    flat = " ".join(for_terminal(str(value)).split())
-    if len(flat) > limit:
-        flat = flat[:limit] + "…"
-    return _SPECIAL.sub(r"\\\1", flat)
+    return _SPECIAL.sub(r"\\\1", _cut_text(" ".join(for_terminal(str(value)).split()), limit))
+
+
+def _cut_text(flat: str, limit: int) -> str:
+    """`flat` cut to at most `limit` characters at a space, never inside a word (a single word longer than
+    half the limit is cut where it must be), with "…" where it was cut."""
+    if len(flat) <= limit:
+        return flat
+    cut = flat[: limit + 1]
+    space = cut.rfind(" ")
+    return (cut[:space] if space > limit // 2 else flat[:limit]).rstrip(" ,;:") + " …"
 
 
 def code(value: object, limit: int = 200) -> str:
@@ -106,17 +118,20 @@ def check_comment(
     verdict = "compatible" if compatible else "incompatible"
     icon = "✅" if compatible else "❌"
     out = [MARKER, f"### {icon} Schema check: {verdict}", ""]
-    checked = ", ".join(map(str, result.checked_versions))
+    versions = result.checked_versions
     against = (
-        f"checked against version{'s' * (len(result.checked_versions) != 1)} {checked}"
-        if checked
-        else ("no live version to check against")
+        f"checked against version{'s' * (len(versions) != 1)} {versions_text(versions)}"
+        if versions
+        else "no live version to check against"
     )
     out.append(
         f"**Topic** {code(topic)} · **strategy** `{result.strategy}` · {against} · answered as "
         f"{line.title}, Avro {line.avro}"
     )
     out.append("")
+    grouped = group_problems(problems)
+    changes = diff if diff is not None else (what_if.diff if what_if is not None else None)
+    out += [_summary(grouped, len(problems), changes, what_if), ""]
     if proposal is not None:
         out += _proposal_lines(proposal)
     if stale_since is not None:
@@ -128,14 +143,91 @@ def check_comment(
             "approved again.",
             "",
         ]
-    out += _problem_lines(problems)
+    out += _problem_lines(grouped, len(problems))
+    if what_if is not None:
+        out += _upgrade_lines(what_if)
     if blocking is not None:
         out += _blocking_lines(blocking)
     out += _advisory_lines(advisories)
-    if what_if is not None:
-        out += _upgrade_lines(what_if)
-        out += _change_lines(diff if diff is not None else what_if.diff)
+    out += _change_lines(changes)
     return "\n".join(out).rstrip() + "\n"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class GroupedProblem:
+    """One distinct problem and every version it fails against: a transitive check finds the same problem
+    once per version, and a comment names it once."""
+
+    first: MarkedProblem
+    versions: tuple[int | None, ...]
+
+
+def group_problems(problems: Sequence[MarkedProblem]) -> list[GroupedProblem]:
+    """The problems as distinct ones (same rule, direction, message and hint, and marked alike), introduced
+    (or unmarked) first, each in the order first found, with the versions it fails against."""
+    groups: dict[tuple[object, ...], list[MarkedProblem]] = {}
+    for marked in problems:
+        p = marked.problem
+        groups.setdefault((marked.introduced, p.code, p.direction, p.message, p.hint), []).append(marked)
+    found = [
+        GroupedProblem(first=items[0], versions=tuple(dict.fromkeys(m.problem.version for m in items)))
+        for items in groups.values()
+    ]
+    return sorted(found, key=lambda g: g.first.introduced is False)  # stable: first found first
+
+
+def versions_text(versions: Sequence[int | None]) -> str:
+    """Versions as runs: "0–13", "2, 5–7, 9"; None is "the latest"."""
+    numbers = sorted({v for v in versions if v is not None})
+    runs: list[str] = []
+    start = prev = None
+    for v in [*numbers, None]:
+        if v is not None and prev is not None and v == prev + 1:
+            prev = v
+            continue
+        if start is not None:
+            runs.append(str(start) if start == prev else f"{start}–{prev}")
+        start = prev = v
+    if None in versions:
+        runs.append("the latest")
+    return ", ".join(runs)
+
+
+def _against(versions: Sequence[int | None]) -> str:
+    if list(versions) == [None]:
+        return "the latest version"
+    named = [v for v in versions if v is not None]
+    return f"version{'s' * (len(named) != 1 or None in versions)} {versions_text(versions)}"
+
+
+def _direction_text(group: GroupedProblem) -> str:
+    """`Problem.direction_text`, for every version the problem fails against."""
+    against = _against(group.versions)
+    direction = group.first.problem.direction
+    if direction is Direction.BACKWARD:
+        return f"the new schema, as a reader, cannot read data written with {against}"
+    if direction is Direction.FORWARD:
+        return f"{against}, as a reader, cannot read data written with the new schema"
+    return f"the new schema cannot follow {against}"
+
+
+def _summary(grouped: Sequence[GroupedProblem], found: int, diff: SchemaDiff | None, what_if: WhatIf | None) -> str:
+    """One line a reviewer reads first: how many distinct problems, what changed, the order to upgrade in."""
+    parts = []
+    if grouped:
+        versions = {v for g in grouped for v in g.versions}
+        each = f" ({found} failed checks against {len(versions)} versions)" if found > len(grouped) else ""
+        parts.append(f"**{len(grouped)} problem{'s' * (len(grouped) != 1)}**{each}")
+    else:
+        parts.append("**no problems**")
+    if diff is not None:
+        shown = [f"{'❗ ' if c.is_breaking else ''}{c.kind} {code(c.path, 80)}" for c in diff.changes[:SUMMARY_CHANGES]]
+        more = len(diff.changes) - len(shown)
+        listed = ", ".join(shown) + (f" and {more} more" if more > 0 else "") if shown else "none"
+        parts.append(f"**changes against version {diff.old_version}**: {listed}")
+    if what_if is not None and what_if.change_order is not None:
+        parts.append(f"**upgrade order**: {what_if.change_order.order}")
+    return " · ".join(parts)
 
 
 def policy_comment(*, preview: PolicyPreview, stale: bool, proposal: ProposalRef, line: PulsarLine) -> str:
@@ -192,20 +284,21 @@ def _proposal_lines(proposal: ProposalRef) -> list[str]:
     return [*lines, ""]
 
 
-def _problem_lines(problems: Sequence[MarkedProblem]) -> list[str]:
-    if not problems:
+def _problem_lines(grouped: Sequence[GroupedProblem], found: int) -> list[str]:
+    if not grouped:
         return []
-    ordered = sorted(problems, key=lambda p: p.introduced is False)  # introduced (or unmarked) first, stable
-    introduced = sum(1 for p in problems if p.introduced)
-    there = sum(1 for p in problems if p.introduced is False)
+    introduced = sum(1 for g in grouped if g.first.introduced)
+    there = sum(1 for g in grouped if g.first.introduced is False)
     split = f": {introduced} introduced, {there} already there" if there or introduced else ""
-    out = [f"#### Problems ({len(problems)}{split})", ""]
+    every = f", {found} failed checks" if found > len(grouped) else ""
+    out = [f"#### Problems ({len(grouped)}{split}{every})", ""]
     items: list[str] = []
-    for number, marked in enumerate(ordered, 1):
+    for number, group in enumerate(grouped, 1):
+        marked = group.first
         problem = marked.problem
         mark = "" if marked.introduced is None else ("**introduced** · " if marked.introduced else "already there · ")
         where = f" at {code(problem.path)}" if problem.path else ""
-        item = [f"{number}. {mark}`{problem.code}`{where}: {text(problem.direction_text)}"]
+        item = [f"{number}. {mark}`{problem.code}`{where}: {text(_direction_text(group))}"]
         item.append(f"   {text(problem.message)}")
         if problem.hint:
             item.append(f"   _hint:_ {text(problem.hint)}")
@@ -236,18 +329,19 @@ def _upgrade_lines(what_if: WhatIf) -> list[str]:
     out = ["#### Upgrade order", ""]
     change = what_if.change_order
     if change is not None:
-        out.append(f"This change: **{change.order}**: {text(change.explanation)}.")
-    out.append(f"`{what_if.effective.value}` guarantees **{what_if.strategy_order}** for any change it accepts.")
+        out.append(f"- This change: **{change.order}**: {text(change.explanation)}.")
+    out.append(f"- `{what_if.effective.value}` guarantees **{what_if.strategy_order}** for any change it accepts.")
     plan = what_if.plan
     if plan is not None:
         if not plan.feasible:
-            out.append(f"Recorded clients: no safe order: {text(plan.reason)}")
+            reasons = [f"  - {text(reason)}" for reason in _BLOCKERS.split(plan.reason) if reason.strip()]
+            out.append("- Recorded clients: no safe order:")
+            out += _cut(reasons, "clients", MAX_CLIENTS, indent="  ")
         elif plan.steps:
-            out.append("")
-            out.append("Recorded clients:")
+            out.append("- Recorded clients, in this order:")
             for step in plan.steps:
                 names = ", ".join(c.name for c in step.clients)
-                out.append(f"{step.number}. {step.role}s {text(names)}: {text(step.explanation)}")
+                out.append(f"  {step.number}. {step.role}s {text(names)}: {text(step.explanation)}")
     return [*out, ""]
 
 
@@ -268,7 +362,7 @@ def _change_lines(diff: SchemaDiff | None) -> list[str]:
     return [*out, *_cut(items, "changes"), "", "</details>", ""]
 
 
-def _cut(items: list[str], what: str) -> list[str]:
-    if len(items) <= MAX_ITEMS:
+def _cut(items: list[str], what: str, most: int = MAX_ITEMS, *, indent: str = "") -> list[str]:
+    if len(items) <= most:
         return items
-    return [*items[:MAX_ITEMS], f"- … and {len(items) - MAX_ITEMS} more {what} (run the command for all of them)"]
+    return [*items[:most], f"{indent}- … and {len(items) - most} more {what} (run the command for all of them)"]

@@ -38,6 +38,8 @@ from registry import (
     Role,
     SchemaRegistry,
     WhatIf,
+    counted_approvals,
+    judged_under,
     pulsar_line,
     to_json,
 )
@@ -608,9 +610,13 @@ def _introduced_first(problems: Sequence[ReviewedProblem]) -> list[ReviewedProbl
 
 
 def _approvals_text(proposal: Proposal, rules: ReviewRules) -> str:
+    """Who approved, and how many of how many count: an applied proposal under the rules it was applied under."""
+    judged = judged_under(proposal, rules)
     who = ", ".join(proposal.approvers) or "none yet"
-    reviewers = f"; reviewers: {', '.join(rules.reviewers)}" if rules.reviewers else ""
-    return f"{who} ({len(proposal.approvals)} of {rules.required_approvals} needed{reviewers})"
+    reviewers = f"; reviewers: {', '.join(judged.reviewers)}" if judged.reviewers else ""
+    when = " when applied" if judged is not rules else ""
+    counted = len(counted_approvals(proposal, judged))
+    return f"{who} ({counted} of {judged.required_approvals} needed{when}{reviewers})"
 
 
 def base_text(proposal: Proposal) -> str:

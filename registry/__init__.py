@@ -111,7 +111,8 @@ from .proposals._model import (
     Role,
 )
 from .proposals._pointer import comment_paths
-from .proposals._rules import apply_role, counted_approvals, may_review
+from .proposals._readiness import ApplyReadiness, apply_readiness
+from .proposals._rules import apply_role, counted_approvals, judged_under, may_review, require_satisfiable
 from .protobuf._native import ProtobufNativeSchema, parse_protobuf_native, to_protobuf_native_data
 from .protobuf._protoc import ProtoCompileError, compile_proto, compile_uploads, declared_messages
 from .remote._broker_index import CACHE_ENV_VAR, INDEX_WORKERS, IndexState, IndexStatus
@@ -244,6 +245,10 @@ __all__ = [
     "name_clash",
     "person_key",
     "same_person",
+    "ApplyReadiness",
+    "apply_readiness",
+    "judged_under",
+    "require_satisfiable",
     "RecordError",
     "record_advisories",
     "STRATEGY_FACTS",

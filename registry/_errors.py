@@ -131,8 +131,9 @@ class RevisionChangedError(ProposalError):
 
 
 class StaleProposalError(ProposalError):
-    """An apply found the topic's latest version (or the policy) no longer the proposal's base: something was
-    stored since it was reviewed. The proposal is now stale; nothing was applied. Rebase it and review again."""
+    """An approval or an apply found the topic's latest version (or the policy) no longer the proposal's base:
+    something was stored since it was reviewed. The proposal is now stale; nothing was approved or applied.
+    Rebase it and review again."""
 
 
 # `schema-explorer serve` names the class of each error it answers in this header (Pulsar's `{"reason"}` body

@@ -32,6 +32,7 @@ from registry import (
 from . import _auth as auth
 from ._admin import WRITER, Reg
 from ._proposals_wire import (
+    AppliedProposal,
     ApplyRequest,
     ApproveRequest,
     Comment,
@@ -45,6 +46,7 @@ from ._proposals_wire import (
     ReviseRequest,
     RulesRequest,
     StateFilter,
+    proposal_json,
 )
 from ._proposals_wire import ReviewRules as ReviewRulesWire
 
@@ -148,7 +150,7 @@ def show_proposal(proposal_id: int, registry: Reg) -> ProposalWithReview:
     advisories, admission, the upgrade order, the Pulsar line, and whether it is stale."""
     proposal = registry.proposal(_id(proposal_id))
     review = registry.review_proposal(proposal.id)
-    return ProposalWithReview.model_validate({**to_json(proposal), "review": to_json(review)})
+    return ProposalWithReview.model_validate({**proposal_json(proposal), "review": to_json(review)})
 
 
 @router.post(ONE + "/revisions", **WRITE.route_options(403, 404, 409, 422))
@@ -208,10 +210,12 @@ async def withdraw(request: Request, proposal_id: int, registry: Reg) -> Proposa
         403, 404, 409, 422, e403="not enough approvals, or a role too low", e409="stale, or refused by Pulsar"
     ),
 )
-async def apply(request: Request, response: Response, proposal_id: int, body: ApplyRequest, registry: Reg) -> Proposal:
+async def apply(
+    request: Request, response: Response, proposal_id: int, body: ApplyRequest, registry: Reg
+) -> AppliedProposal:
     """Apply exactly the approved revision, only while its base is still the latest (else 409 and the proposal
-    is stale). The registration is judged under the strategy in force now. The stored version is in
-    `applied_version` (and the `X-Registry-Version` header)."""
+    is stale). The registration is judged under the strategy in force now. The stored version is in `version`
+    (also `applied_version`, and the `X-Registry-Version` header)."""
     call = registry.apply_proposal
     done = await _written(
         request,
@@ -223,7 +227,7 @@ async def apply(request: Request, response: Response, proposal_id: int, body: Ap
     )
     if done.applied_version is not None:
         response.headers["X-Registry-Version"] = str(done.applied_version)
-    return Proposal.of(done)
+    return AppliedProposal.model_validate({**proposal_json(done), "version": done.applied_version})
 
 
 @router.get(RULES, **READ.route_options(404, 412))

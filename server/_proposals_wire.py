@@ -3,11 +3,12 @@ for OpenAPI and validated (a key either side lacks fails), and the request bodie
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from registry import CompatibilityStrategy, ProposalKind, ProposalState, SchemaType
+from registry import CompatibilityStrategy, ProposalKind, ProposalState, SchemaType, to_json
+from registry import Proposal as CoreProposal
 
 from ._admin_wire import PostSchemaPayload
 from ._explorer_wire import Problem, SchemaDiff, WhatIf, Wire
@@ -66,7 +67,15 @@ class ProposalReview(Wire):
     introduced_problems: int
 
 
+class ReviewRules(Wire):
+    required_approvals: int = Field(ge=0, le=5, description="approvals a proposal needs before it is applied")
+    reviewers: list[str] = Field(description="who may approve; empty: anyone who may write, except the author")
+
+
 class Proposal(Wire):
+    """`registry.to_json` of a proposal, plus two facts of its current revision at the top (`revision`,
+    `base_version`), which a remote registry drops again when it reads the answer back."""
+
     id: int
     kind: ProposalKind
     target: str = Field(description="the topic, or the namespace of a namespace policy change")
@@ -84,11 +93,35 @@ class Proposal(Wire):
     applied_by: str
     applied_version: int | None
     applied_review: ProposalReview | None = Field(description="the review at apply, frozen")
+    applied_rules: ReviewRules | None = Field(
+        description="the namespace's review rules at apply, frozen (null: not applied, or not kept by the release "
+        "that applied it)"
+    )
     approvers: list[str]
+    revision: int = Field(description="the current revision's number (the one approvals are for)")
+    base_version: int | None = Field(
+        description="the current revision's base: the topic's latest live version when it was made (null: none, "
+        "or a policy proposal)"
+    )
+
+    @classmethod
+    def of(cls, value: Any) -> Self:
+        return cls.model_validate(proposal_json(value))
+
+
+def proposal_json(proposal: CoreProposal) -> dict[str, Any]:
+    """A proposal's JSON as the explorer API answers it: the core's, with `revision` and `base_version` on top."""
+    return {**to_json(proposal), "revision": proposal.revision.number, "base_version": proposal.base_version}
 
 
 class ProposalWithReview(Proposal):
     review: ProposalReview = Field(description="the review of the current revision, computed now")
+
+
+class AppliedProposal(Proposal):
+    version: int | None = Field(
+        description="the version the apply stored or found (as `applied_version`; null for a policy proposal)"
+    )
 
 
 class ProposalList(BaseModel):
@@ -99,11 +132,6 @@ class ProposalCounts(BaseModel):
     """How many proposals are in each state; every state is named."""
 
     counts: dict[str, int]
-
-
-class ReviewRules(Wire):
-    required_approvals: int = Field(ge=0, le=5, description="approvals a proposal needs before it is applied")
-    reviewers: list[str] = Field(description="who may approve; empty: anyone who may write, except the author")
 
 
 # --- request bodies -------------------------------------------------------------------------------------------

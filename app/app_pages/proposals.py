@@ -26,6 +26,7 @@ from registry import (
     SchemaNotFoundError,
     SchemaRegistry,
     counted_approvals,
+    judged_under,
     same_person,
 )
 
@@ -93,7 +94,8 @@ def shown(
 def frame(reg: SchemaRegistry, items: list[Proposal], rules: dict[str, ReviewRules]) -> pd.DataFrame:
     rows = []
     for p in items:
-        counted = len(counted_approvals(p, rules[p.namespace]))
+        judged = judged_under(p, rules[p.namespace])  # an applied one: the rules it was applied under
+        counted = len(counted_approvals(p, judged))
         state = "stale" if p.state is not ProposalState.STALE and stale_now(reg, p) else str(p.state)
         rows.append(
             {
@@ -103,7 +105,7 @@ def frame(reg: SchemaRegistry, items: list[Proposal], rules: dict[str, ReviewRul
                 "target": links.short_topic(p.target) if "://" in p.target else p.target,
                 "author": p.author,
                 "state": state,
-                "approvals": f"{counted} of {rules[p.namespace].required_approvals}",
+                "approvals": f"{counted} of {judged.required_approvals}",
                 "link": links.page_url("proposal", {"id": str(p.id)}),
                 "updated": when(p.updated_at)[:10],
             }

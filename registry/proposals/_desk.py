@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import enum
 from collections.abc import Callable, Iterator, Mapping
+from dataclasses import replace
 from typing import Any
 
 from .._audit import AuditAction, AuditOutcome
@@ -115,7 +116,7 @@ class ProposalDesk:
                 now,
                 lambda: self._schema_revision(name, info, actor, now, 1),
             )
-            made = self._stored(proposal)
+            made = self._stored(self._in_state(proposal))
             note.detail = f"proposal #{made.id}: {made.title!r}, {info.type} schema against {_base(made)}"
         return made
 
@@ -138,7 +139,7 @@ class ProposalDesk:
                 now,
                 lambda: self._policy_revision(scope, namespace, changes, actor, now, 1),
             )
-            made = self._stored(proposal)
+            made = self._stored(self._in_state(proposal))
             note.detail = f"proposal #{made.id}: {made.title!r}, {_changes_text(made.revision.policy)}"
         return made
 
@@ -184,6 +185,13 @@ class ProposalDesk:
             note,
         ):
             rules = self._rules_of(proposal)
+            if not proposal.state.final and self._base_moved(proposal):
+                if proposal.state is not ProposalState.STALE:
+                    self._stored(_rules.stale(proposal, self._clock()))  # the mark commits with the refusal
+                raise StaleProposalError(
+                    f"proposal #{proposal_id} is stale, nothing was approved: {_moved_text(proposal)}. Rebase it, "
+                    "then approve the new revision"
+                )
             approved = _rules.approve(proposal, rules, actor, self._clock())
             if approved is proposal:
                 note.outcome = AuditOutcome.UNCHANGED
@@ -218,12 +226,30 @@ class ProposalDesk:
             if self._storage.namespace_policy(str(ns)) is None:
                 raise NamespaceNotFoundError(f"Namespace does not exist: {ns}")
             checked = _rules.checked_rules(found.required_approvals, list(found.reviewers))
+            _rules.require_satisfiable(checked, str(ns))
             before = _records.rules(self._storage, str(ns))
             _records.put_rules(self._storage, str(ns), checked)
+            moved = self._restated(str(ns), checked)
             who = ", ".join(checked.reviewers) or "anyone who may write"
-            note.detail = f"review rules: {checked.required_approvals} approval(s) from {who}"
+            note.detail = f"review rules: {checked.required_approvals} approval(s) from {who}{moved}"
             note.outcome = AuditOutcome.OK if before != checked else AuditOutcome.UNCHANGED
         return checked
+
+    def _restated(self, namespace: str, rules: ReviewRules) -> str:
+        """The namespace's open and approved proposals stored again in the state the new rules give them, in
+        the rules' own transaction: listings, the state filter, the counts and the server's gauge read the
+        stored state, so it must never say "approved" where an apply would say the approvals are missing.
+        Returns what moved, for the audit line ("" when nothing did)."""
+        moved = []
+        for state in (ProposalState.OPEN, ProposalState.APPROVED):
+            for proposal in _records.listing(
+                self._storage, state=state, namespace=namespace, target=None, limit=_records.ALL
+            ):
+                now = _rules.state_for(proposal, rules)
+                if now is not proposal.state:
+                    self._stored(replace(proposal, state=now))  # updated_at stays: nobody touched the proposal
+                    moved.append(f"#{proposal.id} {proposal.state} → {now}")
+        return f"; {', '.join(sorted(moved))}" if moved else ""
 
     # --- applying -------------------------------------------------------------------------------------------
 
@@ -244,7 +270,8 @@ class ProposalDesk:
                 except PolicyChangedError:
                     stale = self._stored(_rules.stale(proposal, self._clock()))
                     raise StaleProposalError(_stale_text(stale, current)) from None
-            done = self._stored(_rules.applied(proposal, actor, self._clock(), current, reason, version))
+            rules = self._rules_of(proposal)
+            done = self._stored(_rules.applied(proposal, rules, actor, self._clock(), current, reason, version))
             note.detail = _applied_text(done, current, reason)
         return done
 
@@ -297,6 +324,25 @@ class ProposalDesk:
             note.target = proposal.target
             _rules.require_revision(proposal, revision)
             yield proposal, checked, note
+
+    def _base_moved(self, proposal: Proposal) -> bool:
+        """Whether the proposal's base is no longer the latest: the topic's latest live version (schema
+        proposals) or the stored policy (policy proposals) changed since its current revision was made. What
+        the review's `stale` says, without judging the candidate."""
+        revision = proposal.revision
+        if proposal.kind is ProposalKind.SCHEMA:
+            live = self._state.live(TopicName.parse(proposal.target))
+            return (live[-1].version if live else None) != revision.base_version
+        stored: NamespacePolicy | TopicPolicy
+        if proposal.target == proposal.namespace:
+            stored = self._storage.namespace_policy(proposal.target) or NamespacePolicy()
+        else:
+            stored = self._storage.topic_policy(proposal.target) or TopicPolicy()
+        return stored != revision.base_policy
+
+    def _in_state(self, proposal: Proposal) -> Proposal:
+        """A new proposal in the state its namespace's rules give it: approved at once where none are needed."""
+        return replace(proposal, state=_rules.state_for(proposal, self._rules_of(proposal)))
 
     def _rules_of(self, proposal: Proposal) -> ReviewRules:
         return _records.rules(self._storage, proposal.namespace)
@@ -381,6 +427,12 @@ def _base(proposal: Proposal) -> str:
 
 def _changes_text(policy: Mapping[str, Any] | None) -> str:
     return ", ".join(f"{k}={v}" for k, v in (policy or {}).items()) or "no change"
+
+
+def _moved_text(proposal: Proposal) -> str:
+    if proposal.kind is ProposalKind.POLICY:
+        return "the policy was changed since it was proposed"
+    return f"it was made against {_base(proposal)}, which is no longer the topic's latest live version"
 
 
 def _stale_text(proposal: Proposal, current: ProposalReview) -> str:

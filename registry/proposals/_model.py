@@ -207,6 +207,9 @@ class Proposal:
     applied_by: str = ""
     applied_version: int | None = None  # schema proposals: the version the apply stored or found
     applied_review: ProposalReview | None = None  # the review as it was at apply, frozen
+    # the namespace's review rules at apply, frozen: an applied proposal is never judged by later rules (None:
+    # applied by a release that did not keep them)
+    applied_rules: ReviewRules | None = None
 
     @property
     def revision(self) -> Revision:

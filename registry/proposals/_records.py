@@ -16,6 +16,7 @@ from ..storage._base import ProposalRow, ProposalStore, Storage
 from ._model import Proposal, ProposalState, ReviewRules
 
 _RULES_SETTING = "review_rules:"  # + namespace
+ALL = 2**62  # a listing's limit that keeps every row (SQLite and PostgreSQL take a 64-bit LIMIT)
 
 
 def store_of(storage: Storage) -> ProposalStore:

@@ -9,6 +9,7 @@ with a written reason, which the proposal and the audit trail keep.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 
 from .._errors import (
@@ -82,6 +83,37 @@ def checked_rules(required_approvals: object, reviewers: object) -> ReviewRules:
         if not among(checked, names):
             names.append(checked)
     return ReviewRules(required_approvals=required_approvals, reviewers=tuple(names))
+
+
+def require_satisfiable(rules: ReviewRules, namespace: str, may_approve: Callable[[str], bool] | None = None) -> None:
+    """Refuses rules no proposal could ever meet (InvalidArgumentError naming why): more approvals than named
+    reviewers who can approve, when reviewers are named. The core knows names, not roles: a shell that knows
+    the roles of people by name (the app's roles file) passes `may_approve`, so that a viewer named as the only
+    reviewer is refused there too. A snapshot import takes what was stored as it was (a backup is restored, not
+    judged). Rules that are not even well formed are refused first, as `checked_rules` refuses them."""
+    rules = checked_rules(rules.required_approvals, list(rules.reviewers))
+    if not rules.reviewers:
+        return
+    able = [name for name in rules.reviewers if may_approve is None or may_approve(name)]
+    if rules.required_approvals <= len(able):
+        return
+    unable = [name for name in rules.reviewers if name not in able]
+    named = len(able)
+    whom = f"{named} named reviewer{'s' if named != 1 else ''}" + (f" ({', '.join(able)})" if able else "")
+    why = f"; {', '.join(unable)} cannot approve (a viewer)" if unable else ""
+    raise InvalidArgumentError(
+        f"{namespace} would need {rules.required_approvals} approval{'s' if rules.required_approvals != 1 else ''} "
+        f"from {whom}{why}: no proposal could ever be "
+        f"approved. Name at least {rules.required_approvals} reviewers who may approve, or ask for fewer approvals"
+    )
+
+
+def judged_under(proposal: Proposal, rules: ReviewRules) -> ReviewRules:
+    """The review rules a proposal's approvals are counted under: those frozen at apply for an applied
+    proposal (when kept), else `rules`, the ones in force now."""
+    if proposal.state is ProposalState.APPLIED and proposal.applied_rules is not None:
+        return proposal.applied_rules
+    return rules
 
 
 def require_role(actor: Actor, role: Role, what: str) -> None:
@@ -227,7 +259,13 @@ def check_apply(proposal: Proposal, rules: ReviewRules, actor: Actor, override_r
 
 
 def applied(
-    proposal: Proposal, actor: Actor, now: int, review: ProposalReview, reason: str, version: int | None
+    proposal: Proposal,
+    rules: ReviewRules,
+    actor: Actor,
+    now: int,
+    review: ProposalReview,
+    reason: str,
+    version: int | None,
 ) -> Proposal:
     return replace(
         proposal,
@@ -235,6 +273,7 @@ def applied(
         applied_by=actor.name,
         applied_version=version,
         applied_review=review,
+        applied_rules=rules,
         reason=reason or proposal.reason,
         updated_at=now,
     )

@@ -46,7 +46,7 @@ class ProposalsApi:
     def proposal(self, proposal_id: int) -> Proposal:
         doc = self._read(f"{PROPOSALS}/{_id(proposal_id)}", [], f"reading proposal #{proposal_id}")
         doc.pop("review", None)
-        return self._decoded(Proposal, doc, f"reading proposal #{proposal_id}")
+        return self._decoded(Proposal, _core(doc), f"reading proposal #{proposal_id}")
 
     def review(self, proposal_id: int) -> ProposalReview:
         doc = self._read(f"{PROPOSALS}/{_id(proposal_id)}", [], f"reviewing proposal #{proposal_id}")
@@ -58,7 +58,9 @@ class ProposalsApi:
         filters = (("state", state), ("namespace", namespace), ("topic", topic), ("limit", limit))
         params = [(k, str(v)) for k, v in filters if v is not None]
         doc = self._read(PROPOSALS, params, "listing proposals")
-        return self._decoded(list[Proposal], doc.get("proposals"), "listing proposals")
+        found = doc.get("proposals")
+        items = [_core(item) for item in found] if isinstance(found, list) else found
+        return self._decoded(list[Proposal], items, "listing proposals")
 
     def counts(self) -> dict[ProposalState, int]:
         doc = self._read(f"{EXPLORER}/proposal-counts", [], "counting proposals")
@@ -114,7 +116,8 @@ class ProposalsApi:
     def _write(self, kind: type[T], method: str, path: str, body: Mapping[str, Any], what: str) -> T:
         response = self.client.write(method, path, body=dict(body))
         raise_for(response, what, url=self.client.url)
-        return self._decoded(kind, self._object(response, what), what)
+        doc = self._object(response, what)
+        return self._decoded(kind, _core(doc) if kind is Proposal else doc, what)
 
     def _object(self, response: httpx.Response, what: str) -> dict[str, Any]:
         doc = self.client.json(response, what)
@@ -130,6 +133,18 @@ class ProposalsApi:
                 f"{what}: {self.client.url} answered in a form this client does not read ({exc}); is the server "
                 "a different release of schema-explorer?"
             ) from None
+
+
+# What the server puts on top of a proposal's core JSON, for clients that read it as it is (the current
+# revision's number and base, and the version an apply stored): the core's value has them already.
+_ON_TOP = ("revision", "base_version", "version")
+
+
+def _core(doc: Any) -> Any:
+    """A proposal's JSON as the server answers it, without what the server puts on top of the core's."""
+    if not isinstance(doc, dict):
+        return doc
+    return {key: value for key, value in doc.items() if key not in _ON_TOP}
 
 
 def _revision(revision: int | None) -> dict[str, int]:

@@ -84,7 +84,7 @@ def test_waiting_for_my_review_follows_the_rules_and_my_approvals(db: Path, four
     assert listed(carol) == [four["open"]]
     with Registry.open(db) as reg:
         reg.approve_proposal(four["open"], actor=actor(CAROL))
-        reg.set_review_rules(NS, ReviewRules(required_approvals=2, reviewers=(BOB,)), actor=actor(OPS))
+        reg.set_review_rules(NS, ReviewRules(required_approvals=2, reviewers=(BOB, OPS)), actor=actor(OPS))
     assert listed(proposals(db, CAROL, show="waiting")) == []  # approved already, and no longer a reviewer
     assert listed(proposals(db, BOB, show="waiting")) == [four["open"]]
     assert listed(proposals(db, VICTOR, show="waiting")) == []  # a viewer never reviews
@@ -196,6 +196,16 @@ def test_review_rules_are_shown_as_an_explorer_setting_and_only_an_admin_edits_t
     assert f"{VICTOR} cannot approve: the roles file makes them viewers" in said(admin)
     with Registry.open(db) as reg:
         assert reg.review_rules(NS) == ReviewRules(required_approvals=2, reviewers=(BOB, CAROL, VICTOR))
+
+
+def test_a_viewer_as_the_only_reviewer_is_refused_and_nothing_is_stored(db: Path) -> None:
+    admin = app_page("policies", db, OPS, namespace=NS).run()
+    admin.text_area(key=f"rules_reviewers_{NS}").set_value(VICTOR)
+    admin.button(key=f"FormSubmitter:rules_form_{NS}-Save review rules").click().run()
+    assert not admin.exception
+    assert f"{NS} would need 1 approval from 0 named reviewers; {VICTOR} cannot approve (a viewer)" in said(admin)
+    with Registry.open(db) as reg:
+        assert reg.review_rules(NS) == ReviewRules()
 
 
 def test_a_bad_reviewer_name_stores_nothing_and_says_what_was_wrong(db: Path) -> None:

@@ -403,7 +403,7 @@ def test_check_markdown_of_a_proposal_marks_introduced_and_already_there(cli, db
     marks = [("introduced" if "**introduced**" in p else "already there") for p in problems]
     assert marks and marks == sorted(marks, key=lambda m: m != "introduced")  # introduced ones first
     assert "already there" in marks and "introduced" in marks
-    assert re.search(r"#### Problems \(\d+: \d+ introduced, \d+ already there\)", out)
+    assert re.search(r"#### Problems \(\d+: \d+ introduced, \d+ already there(, \d+ failed checks)?\)", out)
     assert "❌ `BACKWARD_TRANSITIVE`" in out  # it introduces a refusal there
     code, out, _ = cli("check", "--db", db, "--proposal", "1")  # text: the same review
     assert code == 1 and "[already there]" in out and "[introduced]" in out and "proposal #1: Add *qty*" in out
