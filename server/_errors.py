@@ -34,6 +34,7 @@ from registry import (
     PolicyChangedError,
     PolicyError,
     ProposalError,
+    ProposalNotFoundError,
     RegistryError,
     StorageError,
     TopicPoliciesDisabledError,
@@ -145,10 +146,24 @@ async def _api_error(request: Request, exc: Exception) -> JSONResponse:
     return reason(exc.status, exc.reason, exc.headers)
 
 
+# Path values that name a stored thing by a number: one that is not a whole number in the storage's range names
+# nothing, so the answer is the 404 of a thing that does not exist (server/_proposals.py `ProposalId`).
+NOT_FOUND_WHEN_INVALID: Mapping[str, tuple[type[NotFoundError], str]] = {
+    "proposal_id": (ProposalNotFoundError, "no proposal #{}"),
+}
+
+
 async def _invalid_request(request: Request, exc: Exception) -> JSONResponse:
     """A body, path or query value that does not fit the route: 400 naming each bad field (Pulsar's JAX-RS
-    layer answers 400, or 500 for a body it cannot map)."""
+    layer answers 400, or 500 for a body it cannot map); an id in the path that cannot name anything: 404."""
     assert isinstance(exc, RequestValidationError)
+    for error in exc.errors():
+        location = tuple(error.get("loc", ()))
+        if len(location) == 2 and location[0] == "path" and location[1] in NOT_FOUND_WHEN_INVALID:
+            missing, text = NOT_FOUND_WHEN_INVALID[location[1]]
+            value = str(request.path_params.get(location[1], ""))
+            given = value if len(value) <= 40 else value[:40] + "…"
+            return reason(404, text.format(given), {ERROR_HEADER: missing.__name__})
     problems = []
     for error in exc.errors():
         where = ".".join(str(p) for p in error.get("loc", ()) if p != "body") or "body"
