@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import logging
 import re
-import uuid
 from collections.abc import Mapping
 from typing import Any
 
@@ -40,7 +39,7 @@ from registry import (
     TopicPoliciesDisabledError,
 )
 
-from ._request_id import CONTEXT
+from ._request_id import CONTEXT, new_request_id
 
 log = logging.getLogger("server")
 
@@ -130,7 +129,8 @@ def install_error_handlers(app: FastAPI) -> None:
     app.add_exception_handler(ApiError, _api_error)
     app.add_exception_handler(RequestValidationError, _invalid_request)
     app.add_exception_handler(StarletteHTTPException, _http_error)
-    app.add_exception_handler(Exception, _unexpected)
+    # Any other exception (a bug) is answered 500 by the outermost middleware (server/_observe.py), which
+    # alone knows the request's id and whether an answer has begun.
 
 
 async def _registry_error(request: Request, exc: Exception) -> JSONResponse:
@@ -196,19 +196,26 @@ def allowed_methods(request: Request) -> list[str]:
     return sorted({m for pattern, methods in table if pattern.match(request.url.path) for m in methods})
 
 
-async def _unexpected(request: Request, exc: Exception) -> JSONResponse:
-    return _logged(request, 500, "An unexpected error occurred in the server", exc)
+UNEXPECTED = "An unexpected error occurred in the server"
+
+
+def failure_text(text: str, request_id: str) -> str:
+    """What the client reads of a logged failure: what happened and the id to give the operator."""
+    return f"{text} (request id {request_id}; the server's log has the details)"
+
+
+def log_failure(request_id: str, method: str, path: str, exc: BaseException) -> None:
+    """The error line of a failed request, with its id and traceback. The path only: query strings and headers
+    may carry secrets."""
+    log.error("request %s: %s %s failed", request_id, method, path, exc_info=exc)
 
 
 def _logged(request: Request, status: int, text: str, exc: Exception) -> JSONResponse:
-    """Log the error with a new request id and answer with that id only: exception texts and file paths stay
+    """Log the error under the request's id and answer with that id only: exception texts and file paths stay
     in the server's log, where the operator can find them by the id the client shows."""
     context = CONTEXT.get()
-    request_id = uuid.uuid4().hex[:16] if context is None else context.request_id  # the request's own id (issue 36)
+    request_id = new_request_id() if context is None else context.request_id  # the request's own id (issue 36)
     if context is not None:
         context.logged_failure = True
-    # The path only: query strings and headers may carry secrets.
-    log.error("request %s: %s %s failed", request_id, request.method, request.url.path, exc_info=exc)
-    return reason(
-        status, f"{text} (request id {request_id}; the server's log has the details)", {"X-Request-Id": request_id}
-    )
+    log_failure(request_id, request.method, request.url.path, exc)
+    return reason(status, failure_text(text, request_id), {"X-Request-Id": request_id})
