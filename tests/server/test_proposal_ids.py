@@ -52,7 +52,9 @@ def counted(db_dir: Path) -> Iterator[tuple[TestClient, list[str]]]:
         reg.create_namespace("t/ns")
     with Registry.open(path, auto_create=False, wrap=lambda inner: CountingStorage(inner, calls)) as reg:
         client = TestClient(create_app(reg), base_url=LOCAL)
-        made = client.post("/explorer/v1/proposals", json={"topic": "persistent://t/ns/x", "schema": SCHEMA, "title": "A"})
+        made = client.post(
+            "/explorer/v1/proposals", json={"topic": "persistent://t/ns/x", "schema": SCHEMA, "title": "A"}
+        )
         assert made.status_code == 201 and made.json()["id"] == 1, made.text
         yield client, calls
 
