@@ -39,6 +39,7 @@ from registry import (
     TopicPoliciesDisabledError,
 )
 
+from ._logs import shown
 from ._request_id import CONTEXT, new_request_id
 
 log = logging.getLogger("server")
@@ -205,9 +206,9 @@ def failure_text(text: str, request_id: str) -> str:
 
 
 def log_failure(request_id: str, method: str, path: str, exc: BaseException) -> None:
-    """The error line of a failed request, with its id and traceback. The path only: query strings and headers
-    may carry secrets."""
-    log.error("request %s: %s %s failed", request_id, method, path, exc_info=exc)
+    """The error line of a failed request, with its id and traceback. The path only (query strings and headers
+    may carry secrets), shown as a log value (server/_logs.py) since it comes from the request."""
+    log.error("request %s: %s %s failed", request_id, method, shown(path), exc_info=exc)
 
 
 def _logged(request: Request, status: int, text: str, exc: Exception) -> JSONResponse:
