@@ -47,6 +47,12 @@ authentication:
   Without tokens every request is allowed: the server then refuses to bind a non-loopback address unless
   --insecure is given, and answers only Host names localhost, 127.0.0.1 and [::1] (others: --allow-host).
 
+behind a proxy:
+  The client's address (what the throttle counts, the access log shows and /metrics trusts without a token) is
+  the connection's, unless --forwarded-allow-ips names the proxy: then X-Forwarded-For and X-Forwarded-Proto
+  sent by that proxy give the client's. Nothing is trusted by default, not even loopback: a proxy on the same
+  host needs --forwarded-allow-ips 127.0.0.1.
+
 limits (environment variables, see README "Reliability"):
   SCHEMA_EXPLORER_MAX_BODY_BYTES, _MAX_HEADER_BYTES, _REQUEST_TIMEOUT_S, _HEADER_TIMEOUT_S, _BODY_TIMEOUT_S,
   _MAX_BUFFERED_BYTES, _MAX_CONNECTIONS
@@ -55,6 +61,7 @@ examples:
   schema-explorer serve --db registry.db --port 8080
   schema-explorer token new        # then put it in tokens.json with a name and a role
   schema-explorer serve --host 0.0.0.0 --tokens tokens.json
+  schema-explorer serve --host 0.0.0.0 --tokens tokens.json --forwarded-allow-ips 10.0.0.7   # behind a proxy
   curl -H "Authorization: Bearer $TOKEN" http://127.0.0.1:8080/admin/v2/tenants
 """
 
@@ -87,6 +94,14 @@ def add_commands(commands: argparse._SubParsersAction[Any]) -> None:
         default=[],
         metavar="ORIGIN",
         help="allow browser calls from this origin (repeatable; default: none)",
+    )
+    serve.add_argument(
+        "--forwarded-allow-ips",
+        action="append",
+        default=[],
+        metavar="ADDRESSES",
+        help="trust X-Forwarded-For and X-Forwarded-Proto from these proxies: IP addresses or networks, "
+        "comma-separated, repeatable (default: none, not even loopback)",
     )
     serve.add_argument("--no-access-log", action="store_true", help="do not log each request")
     serve.add_argument(
@@ -154,11 +169,21 @@ def is_loopback(host: str) -> bool:
 
 def run_serve(args: argparse.Namespace) -> int:
     from registry import Registry, parse_location, seed_sample_data
-    from server import ServerLimits, StorageTimer, TokenError, create_app, load_tokens, serve, startup_line
+    from server import (
+        ServerLimits,
+        StorageTimer,
+        TokenError,
+        create_app,
+        load_tokens,
+        serve,
+        startup_line,
+        trusted_proxies,
+    )
 
     try:
         tokens = load_tokens(args.tokens)
         limits = ServerLimits.from_env()
+        proxies = trusted_proxies(args.forwarded_allow_ips)
     except (TokenError, ValueError) as exc:
         raise UserError(str(exc)) from None
     if tokens is None and not is_loopback(args.host) and not args.insecure:
@@ -188,6 +213,7 @@ def run_serve(args: argparse.Namespace) -> int:
         )
         auth = f"{len(tokens)} token(s)" if tokens else "no authentication"
         auth += "; admin v2 API only" if args.admin_only else ""
+        auth += f"; forwarded headers trusted from {', '.join(proxies)}" if proxies else ""
         print(
             startup_line(
                 f"{PROG} serve: http://{args.host}:{args.port} (registry: {shown(path)}; {auth}); docs at /docs",
@@ -196,7 +222,14 @@ def run_serve(args: argparse.Namespace) -> int:
             file=sys.stderr,
             flush=True,
         )
-        serve(app, host=args.host, port=args.port, access_log=not args.no_access_log, log_format=args.log_format)
+        serve(
+            app,
+            host=args.host,
+            port=args.port,
+            access_log=not args.no_access_log,
+            log_format=args.log_format,
+            forwarded_allow_ips=proxies,
+        )
     finally:
         close_registry(registry)
     return 0

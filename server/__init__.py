@@ -4,7 +4,7 @@ from ._app import create_app
 from ._auth import TokenError, Tokens, load_tokens, new_token, parse_tokens
 from ._limits import ServerLimits
 from ._logs import startup_line
-from ._serving import serve
+from ._serving import serve, trusted_proxies
 from ._storage_timing import StorageTimer
 
 __all__ = [
@@ -18,4 +18,5 @@ __all__ = [
     "parse_tokens",
     "serve",
     "startup_line",
+    "trusted_proxies",
 ]

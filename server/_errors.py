@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import logging
 import re
-import uuid
 from collections.abc import Mapping
 from typing import Any
 
@@ -34,12 +33,14 @@ from registry import (
     PolicyChangedError,
     PolicyError,
     ProposalError,
+    ProposalNotFoundError,
     RegistryError,
     StorageError,
     TopicPoliciesDisabledError,
 )
 
-from ._request_id import CONTEXT
+from ._logs import shown
+from ._request_id import CONTEXT, new_request_id
 
 log = logging.getLogger("server")
 
@@ -129,7 +130,8 @@ def install_error_handlers(app: FastAPI) -> None:
     app.add_exception_handler(ApiError, _api_error)
     app.add_exception_handler(RequestValidationError, _invalid_request)
     app.add_exception_handler(StarletteHTTPException, _http_error)
-    app.add_exception_handler(Exception, _unexpected)
+    # Any other exception (a bug) is answered 500 by the outermost middleware (server/_observe.py), which
+    # alone knows the request's id and whether an answer has begun.
 
 
 async def _registry_error(request: Request, exc: Exception) -> JSONResponse:
@@ -145,10 +147,24 @@ async def _api_error(request: Request, exc: Exception) -> JSONResponse:
     return reason(exc.status, exc.reason, exc.headers)
 
 
+# Path values that name a stored thing by a number: one that is not a whole number in the storage's range names
+# nothing, so the answer is the 404 of a thing that does not exist (server/_proposals.py `ProposalId`).
+NOT_FOUND_WHEN_INVALID: Mapping[str, tuple[type[NotFoundError], str]] = {
+    "proposal_id": (ProposalNotFoundError, "no proposal #{}"),
+}
+
+
 async def _invalid_request(request: Request, exc: Exception) -> JSONResponse:
     """A body, path or query value that does not fit the route: 400 naming each bad field (Pulsar's JAX-RS
-    layer answers 400, or 500 for a body it cannot map)."""
+    layer answers 400, or 500 for a body it cannot map); an id in the path that cannot name anything: 404."""
     assert isinstance(exc, RequestValidationError)
+    for error in exc.errors():
+        location = tuple(error.get("loc", ()))
+        if len(location) == 2 and location[0] == "path" and location[1] in NOT_FOUND_WHEN_INVALID:
+            missing, text = NOT_FOUND_WHEN_INVALID[location[1]]
+            value = str(request.path_params.get(location[1], ""))
+            given = value if len(value) <= 40 else value[:40] + "…"
+            return reason(404, text.format(given), {ERROR_HEADER: missing.__name__})
     problems = []
     for error in exc.errors():
         where = ".".join(str(p) for p in error.get("loc", ()) if p != "body") or "body"
@@ -181,19 +197,26 @@ def allowed_methods(request: Request) -> list[str]:
     return sorted({m for pattern, methods in table if pattern.match(request.url.path) for m in methods})
 
 
-async def _unexpected(request: Request, exc: Exception) -> JSONResponse:
-    return _logged(request, 500, "An unexpected error occurred in the server", exc)
+UNEXPECTED = "An unexpected error occurred in the server"
+
+
+def failure_text(text: str, request_id: str) -> str:
+    """What the client reads of a logged failure: what happened and the id to give the operator."""
+    return f"{text} (request id {request_id}; the server's log has the details)"
+
+
+def log_failure(request_id: str, method: str, path: str, exc: BaseException) -> None:
+    """The error line of a failed request, with its id and traceback. The path only (query strings and headers
+    may carry secrets), shown as a log value (server/_logs.py) since it comes from the request."""
+    log.error("request %s: %s %s failed", request_id, method, shown(path), exc_info=exc)
 
 
 def _logged(request: Request, status: int, text: str, exc: Exception) -> JSONResponse:
-    """Log the error with a new request id and answer with that id only: exception texts and file paths stay
+    """Log the error under the request's id and answer with that id only: exception texts and file paths stay
     in the server's log, where the operator can find them by the id the client shows."""
     context = CONTEXT.get()
-    request_id = uuid.uuid4().hex[:16] if context is None else context.request_id  # the request's own id (issue 36)
+    request_id = new_request_id() if context is None else context.request_id  # the request's own id (issue 36)
     if context is not None:
         context.logged_failure = True
-    # The path only: query strings and headers may carry secrets.
-    log.error("request %s: %s %s failed", request_id, request.method, request.url.path, exc_info=exc)
-    return reason(
-        status, f"{text} (request id {request_id}; the server's log has the details)", {"X-Request-Id": request_id}
-    )
+    log_failure(request_id, request.method, request.url.path, exc)
+    return reason(status, failure_text(text, request_id), {"X-Request-Id": request_id})

@@ -12,7 +12,9 @@
 - **Throttle.** Failed authentications are counted per client address (an IPv6 address by its /64, which one
   host usually holds whole): a burst of `burst` failures, then one more every `refill_s`. An address over
   its allowance gets 429 with Retry-After on every API request, even with a good token, so guessing stops
-  paying: an 8-digit token found over loopback in 12 s would now take years.
+  paying: an 8-digit token found over loopback in 12 s would now take years. The address is the connection's,
+  or the one a proxy named with `serve --forwarded-allow-ips` put in `X-Forwarded-For` (uvicorn reads it,
+  server/_serving.py): no proxy is trusted by default, so a client cannot claim a new address per guess.
 """
 
 from __future__ import annotations

@@ -8,6 +8,12 @@ client's address. Error lines (a storage failure, a bug) carry the same request 
 `X-Request-Id` and the access line. No line ever holds a token or a schema body: the routes log neither, the
 error handlers log the exception (whose texts are the core's, which name fields and versions, not payloads).
 
+Values from the request (the client's address, which a trusted proxy's `X-Forwarded-For` sets, the path in
+an error line) cannot write a line of their own or pass for another field: in text, every character that is
+not printable (newlines, escapes, U+2028...) is written as its escape in every line, and a value that is not
+plain (printable ASCII without spaces or quotes) is shown quoted, as JSON; in JSON, a line holding anything
+unprintable is written all in ASCII escapes.
+
 In JSON every line is one object with `time` (UTC, ISO 8601 with milliseconds), `level`, `logger`, `message`
 and, where they apply, `request_id`, `method`, `route`, `status`, `duration_ms`, `caller`, `client` and
 `exception` (the traceback as text). uvicorn's own lines (start, stop, errors) go through the same formatter.
@@ -18,11 +24,41 @@ from __future__ import annotations
 import json
 import logging
 import time
+from copy import copy
 from typing import Any, Final
+
+from uvicorn.logging import DefaultFormatter
 
 LOG_FORMATS: Final = ("text", "json")
 ACCESS_LOGGER: Final = "server.access"
 _FIELDS: Final = ("request_id", "method", "route", "status", "duration_ms", "caller", "client")
+
+
+_PLAIN: Final = frozenset(chr(c) for c in range(0x21, 0x7F)) - {'"', "\\"}
+
+
+def shown(value: str) -> str:
+    """A value from the request, for a text line: as it is when plain (printable ASCII, no spaces, no quotes),
+    else quoted and escaped as JSON, so it reads as one value whatever it holds."""
+    return value if value and _PLAIN.issuperset(value) else json.dumps(value)
+
+
+def escaped(text: str) -> str:
+    """`text` with each character that is not printable written as its Python escape (\\n, \\x1b, \\u2028)."""
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in text)
+
+
+class TextFormatter(DefaultFormatter):
+    """uvicorn's text lines, with what is not printable in a message escaped (a traceback keeps its lines)."""
+
+    def formatMessage(self, record: logging.LogRecord) -> str:
+        if not record.message.isprintable():
+            record = copy(record)
+            record.message = escaped(record.message)
+            record.__dict__.pop("color_message", None)  # uvicorn's coloured variant would bring the raw text back
+        return super().formatMessage(record)
 
 
 class JsonFormatter(logging.Formatter):
@@ -42,7 +78,9 @@ class JsonFormatter(logging.Formatter):
                 line[name] = value
         if record.exc_info:
             line["exception"] = self.formatException(record.exc_info)
-        return json.dumps(line, ensure_ascii=False, default=str)
+        text = json.dumps(line, ensure_ascii=False, default=str)
+        # JSON escapes the control characters; U+2028, U+0085 and the like still break lines for some readers.
+        return text if text.isprintable() else json.dumps(line, default=str)
 
 
 def log_config(log_format: str) -> dict[str, Any]:
@@ -53,7 +91,7 @@ def log_config(log_format: str) -> dict[str, Any]:
     formatter: dict[str, Any] = (
         {"()": f"{__name__}.JsonFormatter"}
         if log_format == "json"
-        else {"()": "uvicorn.logging.DefaultFormatter", "fmt": "%(levelprefix)s %(message)s", "use_colors": None}
+        else {"()": f"{__name__}.TextFormatter", "fmt": "%(levelprefix)s %(message)s", "use_colors": None}
     )
     handler = {"class": "logging.StreamHandler", "formatter": "default", "stream": "ext://sys.stderr"}
     quiet = {"handlers": ["default"], "level": "INFO", "propagate": False}
@@ -100,7 +138,7 @@ def log_access(
     access_log.log(
         level,
         '%s "%s %s" %d %.1f ms request %s by %s',
-        client,
+        shown(client) if client else "-",
         method,
         route,
         status,

@@ -9,7 +9,12 @@ It runs before everything else `create_app` installs (the hot-read fast path inc
   answered while the server refuses an address or a storm of clients;
 - each request is measured and counted once it is answered (server/_metrics.py: our families by route
   template and status; server/_pulsar_stats.py: Pulsar's schema registry families, from the route, the status
-  and what the routes noted), and logged with its id (server/_logs.py).
+  and what the routes noted), and logged with its id (server/_logs.py): one access line per answer, with the
+  status sent;
+- an exception no layer below answered (a bug) is answered here: 500 with the request's id in the body and in
+  `X-Request-Id`, and one error line under the same id. Nothing is raised further: Starlette's outer error
+  middleware would answer with an id of its own and re-raise, and uvicorn would then log it a second time and
+  close the connection; here the connection stays open for the client's next request.
 
 Answers refused below ASGI (server/_serving.py) never reach here; that layer draws and logs their ids itself.
 """
@@ -17,6 +22,7 @@ Answers refused below ASGI (server/_serving.py) never reach here; that layer dra
 from __future__ import annotations
 
 import json
+import logging
 import time
 
 from fastapi import FastAPI
@@ -25,6 +31,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from registry import ERROR_HEADER
 
 from ._auth import GRANT_KEY
+from ._errors import UNEXPECTED, failure_text, log_failure
 from ._gate import Gate
 from ._health import HEALTH_PATH, READY_PATH, ReadyProbe
 from ._limits import API_EXTRA, Extra
@@ -39,6 +46,8 @@ _PROBES = (HEALTH_PATH, READY_PATH)
 _TEXT = (b"content-type", b"text/plain; charset=utf-8")
 _JSON = (b"content-type", b"application/json")
 
+log = logging.getLogger("server")
+
 
 class Observer:
     """What is done with each answered request: our metrics, Pulsar's, and the access line."""
@@ -51,7 +60,9 @@ class Observer:
         self._routes: RouteTemplates | None = None
 
     def finished(self, scope: Scope, context: RequestContext, status: int, seconds: float) -> None:
-        """Called once per request, after its answer (or its failure: `status` 0 when none was sent)."""
+        """Called once per request, after its answer (`status` 0 only when none could be sent: the client left).
+        The access line comes before Pulsar's counts, which may read the storage: a failure there is logged,
+        and the line is written all the same."""
         if self._routes is None:  # the routes are all in place by the first request
             self._routes = RouteTemplates.of(self._app, (HEALTH_PATH, READY_PATH, METRICS_PATH))
         path: str = scope["path"]
@@ -59,17 +70,6 @@ class Observer:
         method = method_label(scope["method"])
         self.metrics.requests.inc((route, method, str(status)))
         self.metrics.durations.observe((route, method), seconds)
-        answered = Answered(
-            "GET" if method == "HEAD" else method,
-            route,
-            path,
-            status,
-            context.error,
-            context.logged_failure,
-            seconds,
-            tuple(context.notes),
-        )
-        self.pulsar.request(self._app.state.registry, answered)
         if self.access_log:
             grant = scope.get("state", {}).get(GRANT_KEY)
             client = scope.get("client")
@@ -82,6 +82,20 @@ class Observer:
                 caller="anonymous" if grant is None else grant.caller,
                 client="" if not client else str(client[0]),
             )
+        answered = Answered(
+            "GET" if method == "HEAD" else method,
+            route,
+            path,
+            status,
+            context.error,
+            context.logged_failure,
+            seconds,
+            tuple(context.notes),
+        )
+        try:
+            self.pulsar.request(self._app.state.registry, answered)
+        except Exception as exc:  # noqa: BLE001 - the answer is sent and logged; a failed count must not undo that
+            log.error("request %s: counting it in Pulsar's metrics failed", context.request_id, exc_info=exc)
 
 
 class Observed:
@@ -117,6 +131,12 @@ class Observed:
                 await scrape(app, scope, observed, API_EXTRA)
             else:
                 await self.app(scope, receive, observed)
+        except Exception as exc:  # noqa: BLE001 - a bug below: answered and logged here, once, under this id
+            context.logged_failure = True
+            log_failure(context.request_id, scope["method"], scope["path"], exc)
+            if not status:  # else the answer has begun: uvicorn closes a connection whose answer is incomplete
+                body = json.dumps({"reason": failure_text(UNEXPECTED, context.request_id)}).encode()
+                await _answer(observed, scope, 500, body, _JSON, API_EXTRA)
         finally:
             CONTEXT.reset(token)
             observer.finished(scope, context, status, time.perf_counter() - started)

@@ -17,7 +17,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Annotated, Any, TypeVar
 
-from fastapi import APIRouter, Body, Query, Request, Response
+from fastapi import APIRouter, Body, Path, Query, Request, Response
 
 from registry import (
     Actor,
@@ -80,10 +80,11 @@ async def _written(request: Request, call: Callable[..., T], *args: Any, **kwarg
         request.app.state.proposal_tally.changed()
 
 
-def _id(proposal_id: int) -> int:
-    if proposal_id < 1:
-        raise InvalidArgumentError(f"a proposal id is a whole number from 1, not {proposal_id}")
-    return proposal_id
+# SQLite keeps ids as signed 64-bit INTEGERs: an id outside 1..2^63-1 names no proposal. Checked with the path,
+# so the storage is never asked (a larger one made sqlite3 raise OverflowError: a 500 and a dropped connection);
+# server/_errors.py answers a path id that does not fit 404, as for any proposal that does not exist.
+MAX_PROPOSAL_ID = 2**63 - 1
+ProposalId = Annotated[int, Path(ge=1, le=MAX_PROPOSAL_ID, description="the proposal's id, from 1")]
 
 
 @router.post("/proposals", status_code=201, **WRITE.route_options(403, 404, 412, 422))
@@ -144,63 +145,63 @@ def proposal_counts(registry: Reg) -> ProposalCounts:
 
 
 @router.get(ONE, **READ.route_options(404))
-def show_proposal(proposal_id: int, registry: Reg) -> ProposalWithReview:
+def show_proposal(proposal_id: ProposalId, registry: Reg) -> ProposalWithReview:
     """The proposal with its revisions, approvals and comments, and the review of its current revision computed
     now: the verdict under the strategy in force and all 8, each problem introduced or already there,
     advisories, admission, the upgrade order, the Pulsar line, and whether it is stale."""
-    proposal = registry.proposal(_id(proposal_id))
+    proposal = registry.proposal(proposal_id)
     review = registry.review_proposal(proposal.id)
     return ProposalWithReview.model_validate({**proposal_json(proposal), "review": to_json(review)})
 
 
 @router.post(ONE + "/revisions", **WRITE.route_options(403, 404, 409, 422))
-async def revise(request: Request, proposal_id: int, body: ReviseRequest, registry: Reg) -> Proposal:
+async def revise(request: Request, proposal_id: ProposalId, body: ReviseRequest, registry: Reg) -> Proposal:
     """A new revision (the author): its approvals are cleared."""
     schema = None if body.schema_ is None else body.schema_.to_info()
     call = registry.revise_proposal
-    done = await _written(request, call, _id(proposal_id), schema=schema, policy=body.policy, actor=actor_of(request))
+    done = await _written(request, call, proposal_id, schema=schema, policy=body.policy, actor=actor_of(request))
     return Proposal.of(done)
 
 
 @router.post(ONE + "/rebase", **WRITE.route_options(403, 404, 409, 422))
-async def rebase(request: Request, proposal_id: int, registry: Reg) -> Proposal:
+async def rebase(request: Request, proposal_id: ProposalId, registry: Reg) -> Proposal:
     """A new revision of the same candidate against the latest version (what a stale proposal needs)."""
-    done = await _written(request, registry.rebase_proposal, _id(proposal_id), actor=actor_of(request))
+    done = await _written(request, registry.rebase_proposal, proposal_id, actor=actor_of(request))
     return Proposal.of(done)
 
 
 @router.post(ONE + "/comments", status_code=201, **COMMENT.route_options(404))
-async def comment(request: Request, proposal_id: int, body: CommentRequest, registry: Reg) -> Comment:
+async def comment(request: Request, proposal_id: ProposalId, body: CommentRequest, registry: Reg) -> Comment:
     """A comment, optionally on one field path of the diff."""
     call = registry.comment_on_proposal
-    made = await _written(request, call, _id(proposal_id), body.text, path=body.path, actor=actor_of(request))
+    made = await _written(request, call, proposal_id, body.text, path=body.path, actor=actor_of(request))
     return Comment.of(made)
 
 
 @router.post(ONE + "/approve", **WRITE.route_options(403, 404, 409))
 async def approve(
-    request: Request, proposal_id: int, registry: Reg, body: Annotated[ApproveRequest | None, Body()] = None
+    request: Request, proposal_id: ProposalId, registry: Reg, body: Annotated[ApproveRequest | None, Body()] = None
 ) -> Proposal:
     """Approve the current revision (never the author's own; twice counts once); with `revision`, only while it
     is the current one."""
     revision = None if body is None else body.revision
     call = registry.approve_proposal
-    done = await _written(request, call, _id(proposal_id), actor=actor_of(request), revision=revision)
+    done = await _written(request, call, proposal_id, actor=actor_of(request), revision=revision)
     return Proposal.of(done)
 
 
 @router.post(ONE + "/reject", **WRITE.route_options(403, 404, 409))
-async def reject(request: Request, proposal_id: int, body: RejectRequest, registry: Reg) -> Proposal:
+async def reject(request: Request, proposal_id: ProposalId, body: RejectRequest, registry: Reg) -> Proposal:
     """Reject, with a reason."""
     call = registry.reject_proposal
-    done = await _written(request, call, _id(proposal_id), body.reason, actor=actor_of(request))
+    done = await _written(request, call, proposal_id, body.reason, actor=actor_of(request))
     return Proposal.of(done)
 
 
 @router.post(ONE + "/withdraw", **WRITE.route_options(403, 404, 409))
-async def withdraw(request: Request, proposal_id: int, registry: Reg) -> Proposal:
+async def withdraw(request: Request, proposal_id: ProposalId, registry: Reg) -> Proposal:
     """Withdraw (the author, or an admin)."""
-    done = await _written(request, registry.withdraw_proposal, _id(proposal_id), actor=actor_of(request))
+    done = await _written(request, registry.withdraw_proposal, proposal_id, actor=actor_of(request))
     return Proposal.of(done)
 
 
@@ -211,7 +212,7 @@ async def withdraw(request: Request, proposal_id: int, registry: Reg) -> Proposa
     ),
 )
 async def apply(
-    request: Request, response: Response, proposal_id: int, body: ApplyRequest, registry: Reg
+    request: Request, response: Response, proposal_id: ProposalId, body: ApplyRequest, registry: Reg
 ) -> AppliedProposal:
     """Apply exactly the approved revision, only while its base is still the latest (else 409 and the proposal
     is stale). The registration is judged under the strategy in force now. The stored version is in `version`
@@ -220,7 +221,7 @@ async def apply(
     done = await _written(
         request,
         call,
-        _id(proposal_id),
+        proposal_id,
         actor=actor_of(request),
         override_reason=body.override_reason,
         revision=body.revision,

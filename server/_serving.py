@@ -12,6 +12,12 @@ So the HTTP protocol here is uvicorn's httptools protocol with three additions, 
 - past `max_connections` open connections a new one is answered 503 with Retry-After and closed at once, so
   the descriptors it would hold are free again.
 
+Forwarded headers (`X-Forwarded-For`, `X-Forwarded-Proto`) are uvicorn's to read, and only from the proxies
+given with `serve --forwarded-allow-ips` (uvicorn's `proxy_headers` and `forwarded_allow_ips`): by default no
+address is trusted, not even loopback (uvicorn's own default), so a client's address is its connection's. Were
+loopback trusted, a client on the same host could give each failed token a new forwarded address and never be
+throttled, lock out another address by forging it, and put any text where the log shows the address.
+
 What reaches the app is then limited by the ASGI middleware (server/_limits.py): the gate before the body,
 body size, body timeout, the bytes of bodies received at once, the time to answer.
 """
@@ -19,10 +25,12 @@ body size, body timeout, the bytes of bodies received at once, the time to answe
 from __future__ import annotations
 
 import asyncio
+import ipaddress
 import json
 import logging
 import resource
 import sys
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 import uvicorn
@@ -161,15 +169,44 @@ def _as_dict(limits: ServerLimits) -> dict[str, Any]:
     return {name: getattr(limits, name) for name in limits.__dataclass_fields__}
 
 
-def serve(app: FastAPI, *, host: str, port: int, access_log: bool = True, log_format: str = "text") -> None:
+def trusted_proxies(values: Iterable[str]) -> tuple[str, ...]:
+    """The proxies whose forwarded headers are trusted, from `serve --forwarded-allow-ips` values (each a
+    comma-separated list of IP addresses and networks): checked here, since uvicorn takes anything it cannot
+    parse as a name that never matches a client, silently, and `*` as trusting whatever the client sends."""
+    found: list[str] = []
+    for value in values:
+        for item in value.split(","):
+            text = item.strip()
+            try:
+                found.append(str(ipaddress.ip_network(text) if "/" in text else ipaddress.ip_address(text)))
+            except ValueError:
+                raise ValueError(
+                    f"--forwarded-allow-ips: {text!r} is not an IP address or network (e.g. 10.0.0.5, 10.0.0.0/8, "
+                    "fd00::/8): name the addresses of the proxies in front of the server"
+                ) from None
+    return tuple(dict.fromkeys(found))
+
+
+def serve(
+    app: FastAPI,
+    *,
+    host: str,
+    port: int,
+    access_log: bool = True,
+    log_format: str = "text",
+    forwarded_allow_ips: Sequence[str] = (),
+) -> None:
     """Run `app` (built by `create_app`, which holds its limits) on host:port until interrupted. The access log
-    is the app's own (server/_logs.py: one line per request with its id), in `log_format` (text or json)."""
+    is the app's own (server/_logs.py: one line per request with its id), in `log_format` (text or json).
+    Forwarded headers are read only from the `forwarded_allow_ips` (see `trusted_proxies`); none by default."""
     limits = descriptor_room(app.state.limits)
     app.state.observer.access_log = access_log
     config = uvicorn.Config(
         app,
         host=host,
         port=port,
+        proxy_headers=bool(forwarded_allow_ips),
+        forwarded_allow_ips=list(forwarded_allow_ips),
         access_log=False,
         log_level="info",
         log_config=log_config(log_format),
