@@ -1,0 +1,260 @@
+"""A proposal's rebase replays its change on the latest version (registry/proposals/_rebase.py): what someone
+else stored meanwhile stays, and where both changed the same part differently the rebase is refused, naming it,
+with nothing written. As sequences (propose on v13, v14 by someone else, rebase, apply), and per schema kind."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from registry import (
+    Actor,
+    ProposalState,
+    RebaseConflictError,
+    Registry,
+    Role,
+    SchemaInfo,
+    SchemaType,
+    StaleProposalError,
+    parse_protobuf_native,
+)
+from registry._schema_data import to_schema_data
+from registry.proposals._rebase import merge_schemas
+from schemas import PB_INT32, PB_INT64, PB_STRING, kv, protobuf_native
+
+NS = "acme/shop"
+TOPIC = f"persistent://{NS}/orders"
+ALICE = Actor("alice", Role.PRODUCER)
+BOB = Actor("bob", Role.PRODUCER)
+DAVE = Actor("dave", Role.PRODUCER)
+
+
+def opt(name: str, default: Any = None, kind: Any = None) -> dict[str, Any]:
+    return {"name": name, "type": kind or ["null", "string"], "default": default}
+
+
+def order(*fields: dict[str, Any], name: str = "Order") -> SchemaInfo:
+    doc = {"type": "record", "name": name, "namespace": "com.acme", "fields": [{"name": "id", "type": "string"}]}
+    doc["fields"] += list(fields)
+    return SchemaInfo(type=SchemaType.AVRO, schema=json.dumps(doc))
+
+
+def names(info: SchemaInfo) -> list[str]:
+    return [f["name"] for f in json.loads(info.text)["fields"]]
+
+
+@pytest.fixture
+def reg(tmp_path: Path) -> Iterator[Registry]:
+    """orders at version 13: fields f1..f13 added one version at a time."""
+    with Registry.open(tmp_path / "r.db", create=True) as reg:
+        reg.create_tenant("acme")
+        reg.create_namespace(NS)
+        reg.set_namespace_policy(NS, compatibility="BACKWARD")
+        for n in range(14):
+            reg.register(TOPIC, order(*(opt(f"f{i}") for i in range(1, n + 1))))
+        assert reg.history(TOPIC)[-1].version == 13
+        yield reg
+
+
+V13 = [opt(f"f{i}") for i in range(1, 14)]
+
+
+def test_a_rebase_keeps_what_another_person_stored_meanwhile_and_apply_stores_both(reg: Registry) -> None:
+    made = reg.propose_schema(TOPIC, order(*V13, opt("giftWrap")), title="gift wrap", actor=ALICE)
+    reg.approve_proposal(made.id, actor=BOB)
+    assert reg.register(TOPIC, order(*V13, opt("promoCode"))).version == 14  # dave, meanwhile
+    with pytest.raises(StaleProposalError):
+        reg.apply_proposal(made.id, actor=ALICE)
+    rebased = reg.rebase_proposal(made.id, actor=ALICE)
+    assert (rebased.revision.number, rebased.base_version, rebased.state) == (2, 14, ProposalState.OPEN)
+    assert rebased.revision.schema is not None
+    assert names(rebased.revision.schema)[-2:] == ["giftWrap", "promoCode"]  # placed after f13, as proposed
+    review = reg.review_proposal(made.id)
+    assert review.diff is not None and [(c.kind, c.path) for c in review.diff.changes] == [
+        ("FIELD_ADDED", "giftWrap")
+    ]  # against the new base, the proposal still only adds its field
+    reg.approve_proposal(made.id, actor=BOB)
+    applied = reg.apply_proposal(made.id, actor=ALICE)
+    stored = json.loads(reg.history(TOPIC)[-1].data)
+    assert applied.applied_version == 15 and {"giftWrap", "promoCode"} <= {f["name"] for f in stored["fields"]}
+
+
+@pytest.mark.parametrize(
+    ("proposed", "meanwhile", "named"),
+    [
+        (opt("f3", "a", ["string", "null"]), opt("f3", "b", ["string", "null"]), "field com.acme.Order.f3 (default)"),
+        (
+            opt("f3", None, ["null", {"type": "array", "items": "long"}]),
+            opt("f3", None, ["null", {"type": "array", "items": "double"}]),
+            "f3 (type), branch array",
+        ),
+        ({"name": "f3", "type": "long", "default": 1}, {"name": "f3", "type": "double", "default": 1.5}, "f3"),
+    ],
+)
+def test_both_changing_one_field_differently_is_refused_naming_it_and_nothing_is_written(
+    reg: Registry, proposed: dict[str, Any], meanwhile: dict[str, Any], named: str
+) -> None:
+    def fields(f3: dict[str, Any]) -> list[dict[str, Any]]:
+        return [f3 if f["name"] == "f3" else f for f in V13]
+
+    made = reg.propose_schema(TOPIC, order(*fields(proposed)), title="f3", actor=ALICE)
+    reg.set_namespace_policy(NS, compatibility="ALWAYS_COMPATIBLE")
+    reg.register(TOPIC, order(*fields(meanwhile)))
+    with pytest.raises(RebaseConflictError, match="proposal #1 and version 14 both changed") as refused:
+        reg.rebase_proposal(made.id, actor=ALICE)
+    assert named in str(refused.value)
+    after = reg.proposal(made.id)
+    assert len(after.revisions) == 1 and after.revision.schema == made.revision.schema
+
+
+def test_the_same_change_on_both_sides_is_no_conflict(reg: Registry) -> None:
+    made = reg.propose_schema(TOPIC, order(*V13, opt("note")), title="note", actor=ALICE)
+    reg.register(TOPIC, order(*V13, opt("note"), opt("other")))
+    rebased = reg.rebase_proposal(made.id, actor=ALICE)
+    assert rebased.revision.schema is not None and names(rebased.revision.schema)[-2:] == ["note", "other"]
+
+
+def test_a_proposal_for_a_new_topic_cannot_be_rebased_onto_someone_else_s_first_version(reg: Registry) -> None:
+    topic = f"persistent://{NS}/fresh"
+    made = reg.propose_schema(topic, order(), title="first", actor=ALICE)
+    reg.register(topic, order(opt("x")))
+    with pytest.raises(RebaseConflictError, match="no live schema"):
+        reg.rebase_proposal(made.id, actor=ALICE)
+
+
+# --- the merge per schema kind ------------------------------------------------------------------------------------
+
+
+def data(info: SchemaInfo) -> Any:
+    return to_schema_data(info)
+
+
+def merged(base: SchemaInfo, ours: SchemaInfo, theirs: SchemaInfo) -> SchemaInfo:
+    result = merge_schemas(data(base), data(ours), data(theirs), "the proposal and the latest")
+    to_schema_data(result)  # a valid schema
+    return result
+
+
+def record(fields: list[dict[str, Any]], **extra: Any) -> SchemaInfo:
+    doc = {"type": "record", "name": "R", "namespace": "n", "fields": fields, **extra}
+    return SchemaInfo(type=SchemaType.AVRO, schema=json.dumps(doc))
+
+
+def status(*symbols: str) -> dict[str, Any]:
+    return {"name": "status", "type": {"type": "enum", "name": "Status", "symbols": list(symbols)}}
+
+
+def test_enum_symbols_added_and_removed_on_both_sides_merge() -> None:
+    result = merged(
+        record([status("A", "B", "C")]), record([status("A", "C", "D")]), record([status("A", "B", "C", "E")])
+    )
+    assert json.loads(result.text)["fields"][0]["type"]["symbols"] == ["A", "C", "D", "E"]
+
+
+def test_union_branches_merge_and_nested_records_merge_by_full_name() -> None:
+    address = {"type": "record", "name": "Address", "fields": [{"name": "street", "type": "string"}]}
+    base = record([{"name": "to", "type": address}, {"name": "x", "type": ["null", "string"], "default": None}])
+    ours_address = {**address, "fields": [*address["fields"], opt("zip")]}
+    ours = record(
+        [{"name": "to", "type": ours_address}, {"name": "x", "type": ["null", "string", "int"], "default": None}]
+    )
+    theirs_address = {**address, "fields": [*address["fields"], opt("city")], "doc": "where it goes"}
+    theirs = record(
+        [
+            {"name": "to", "type": theirs_address},
+            {"name": "x", "type": ["null", "string", "long"], "default": None},
+            {"name": "back", "type": ["null", "n.Address"], "default": None},
+        ]
+    )
+    doc = json.loads(merged(base, ours, theirs).text)
+    to = doc["fields"][0]["type"]
+    assert [f["name"] for f in to["fields"]] == ["street", "zip", "city"] and to["doc"] == "where it goes"
+    assert doc["fields"][1]["type"] == ["null", "string", "int", "long"]
+    assert doc["fields"][2] == {"name": "back", "type": ["null", "n.Address"], "default": None}
+
+
+def test_a_nested_record_changed_by_one_side_and_dropped_by_the_other_is_a_conflict() -> None:
+    address = {"type": "record", "name": "Address", "fields": [{"name": "street", "type": "string"}]}
+    base = record([{"name": "to", "type": address}])
+    ours = record([{"name": "to", "type": {**address, "fields": [*address["fields"], opt("zip")]}}])
+    theirs = record([opt("note")])
+    with pytest.raises(RebaseConflictError, match="n.Address"):
+        merged(base, ours, theirs)
+
+
+def test_json_schemas_merge_like_avro_and_properties_merge_one_by_one() -> None:
+    def js(fields: list[dict[str, Any]], **props: str) -> SchemaInfo:
+        return SchemaInfo(type=SchemaType.JSON, schema=record(fields).text, properties=props)
+
+    result = merged(
+        js([opt("a")], owner="x"), js([opt("a"), opt("b")], owner="x", team="t"), js([opt("a"), opt("c")], owner="y")
+    )
+    assert result.type is SchemaType.JSON and [f["name"] for f in json.loads(result.text)["fields"]] == ["a", "b", "c"]
+    assert result.properties == {"owner": "y", "team": "t"}
+    with pytest.raises(RebaseConflictError, match="schema property 'owner'"):
+        merged(js([], owner="x"), js([], owner="y"), js([], owner="z"))
+
+
+def test_key_value_merges_its_key_and_value_parts() -> None:
+    def part(*fields: dict[str, Any]) -> str:
+        return record(list(fields)).text
+
+    result = merged(
+        kv(part(opt("k")), part(opt("v"))),
+        kv(part(opt("k"), opt("k2")), part(opt("v"))),
+        kv(part(opt("k")), part(opt("v"), opt("v2"))),
+    )
+    doc = json.loads(result.text)
+    assert [f["name"] for f in doc["key"]["fields"]] == ["k", "k2"]
+    assert [f["name"] for f in doc["value"]["fields"]] == ["v", "v2"]
+    with pytest.raises(RebaseConflictError, match="the value part: field n.R.v"):
+        merged(*(kv(None, part(opt("v", d, ["string", "null"])), SchemaType.STRING) for d in "xyz"))
+
+
+def test_primitive_schemas_are_taken_whole_only_when_one_side_changed() -> None:
+    string = SchemaInfo(type=SchemaType.STRING, schema="")
+    assert merged(string, string, SchemaInfo(type=SchemaType.INT64, schema="")).type is SchemaType.INT64
+    with pytest.raises(RebaseConflictError, match="the schema type"):
+        merged(string, SchemaInfo(type=SchemaType.INT32, schema=""), SchemaInfo(type=SchemaType.INT64, schema=""))
+
+
+def fields_of(info: SchemaInfo, message: str = "Order") -> dict[str, tuple[int, int]]:
+    schema = parse_protobuf_native(info.text.encode())
+    found = {}
+    for m in schema.file_set.file[0].message_type:
+        if m.name == message:
+            found = {f.name: (f.number, f.type) for f in m.field}
+    return found
+
+
+def test_protobuf_messages_merge_field_by_field() -> None:
+    base = protobuf_native({"Order": [("id", 1, PB_STRING)], "Item": [("sku", 1, PB_STRING)]}, "Order")
+    ours = protobuf_native(
+        {"Order": [("id", 1, PB_STRING), ("gift", 2, PB_STRING)], "Item": [("sku", 1, PB_STRING)]}, "Order"
+    )
+    theirs = protobuf_native(
+        {
+            "Order": [("id", 1, PB_STRING), ("promo", 3, PB_STRING)],
+            "Item": [("sku", 1, PB_STRING), ("qty", 2, PB_INT32)],
+        },
+        "Order",
+    )
+    result = merged(base, ours, theirs)
+    assert fields_of(result) == {"id": (1, PB_STRING), "gift": (2, PB_STRING), "promo": (3, PB_STRING)}
+    assert fields_of(result, "Item") == {"sku": (1, PB_STRING), "qty": (2, PB_INT32)}
+
+
+def test_protobuf_conflicts_name_the_field() -> None:
+    base = protobuf_native({"Order": [("id", 1, PB_STRING), ("n", 2, PB_INT32)]}, "Order")
+    ours = protobuf_native({"Order": [("id", 1, PB_STRING), ("n", 2, PB_INT64)]}, "Order")
+    theirs = protobuf_native({"Order": [("id", 1, PB_STRING), ("n", 2, PB_STRING)]}, "Order")
+    with pytest.raises(RebaseConflictError, match=r"proto\.Order\.n \(type\)"):
+        merged(base, ours, theirs)
+    twice = protobuf_native({"Order": [("id", 1, PB_STRING), ("n", 2, PB_INT32), ("x", 3, PB_STRING)]}, "Order")
+    again = protobuf_native({"Order": [("id", 1, PB_STRING), ("n", 2, PB_INT32), ("x", 4, PB_STRING)]}, "Order")
+    with pytest.raises(RebaseConflictError, match="Order.x"):
+        merged(base, twice, again)
