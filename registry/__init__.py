@@ -110,6 +110,7 @@ from .proposals._model import (
     Revision,
     Role,
 )
+from .proposals._revisions import RevisionDiff
 from .proposals._rules import apply_role, counted_approvals, may_review
 from .protobuf._native import ProtobufNativeSchema, parse_protobuf_native, to_protobuf_native_data
 from .protobuf._protoc import ProtoCompileError, compile_proto, compile_uploads, declared_messages
@@ -224,6 +225,7 @@ __all__ = [
     "Proposal",
     "ProposalKind",
     "ProposalReview",
+    "RevisionDiff",
     "ProposalState",
     "ReviewedProblem",
     "ReviewRules",

@@ -43,6 +43,7 @@ from ._proposals_wire import (
     ProposeRequest,
     RejectRequest,
     ReviseRequest,
+    RevisionDiff,
     RulesRequest,
     StateFilter,
 )
@@ -149,6 +150,20 @@ def show_proposal(proposal_id: int, registry: Reg) -> ProposalWithReview:
     proposal = registry.proposal(_id(proposal_id))
     review = registry.review_proposal(proposal.id)
     return ProposalWithReview.model_validate({**to_json(proposal), "review": to_json(review)})
+
+
+@router.get(ONE + "/diff", **READ.route_options(400, 404))
+def revision_diff(
+    proposal_id: int,
+    registry: Reg,
+    from_: Annotated[int | None, Query(alias="from", ge=1, description="a revision (default: the one before)")] = None,
+    to: Annotated[int | None, Query(ge=1, description="a revision (default: the current one)")] = None,
+) -> RevisionDiff:
+    """What changed between two revisions of the proposal: a schema proposal's semantic and textual diff (both
+    sides candidates), a policy proposal's values set differently. Defaults: the previous and the current
+    revision, what a reviewer who saw the previous one needs after a revise or rebase. 400 names a revision the
+    proposal does not have."""
+    return RevisionDiff.of(registry.proposal_diff(_id(proposal_id), from_revision=from_, to_revision=to))
 
 
 @router.post(ONE + "/revisions", **WRITE.route_options(403, 404, 409, 422))

@@ -66,6 +66,16 @@ class ProposalReview(Wire):
     introduced_problems: int
 
 
+class RevisionDiff(Wire):
+    proposal_id: int
+    from_revision: int
+    to_revision: int
+    from_base: int | None = Field(description="the base version the from revision was made against")
+    to_base: int | None = Field(description="the base version the to revision was made against")
+    diff: SchemaDiff | None = Field(description='schema proposals: from one revision to the other (both "candidate")')
+    policy_fields: list[str] = Field(description="policy proposals: the values the two revisions set differently")
+
+
 class Proposal(Wire):
     id: int
     kind: ProposalKind

@@ -69,7 +69,8 @@ def _form(schema: AvroSchema) -> tuple[Any, dict[str, Form]]:
         return {"primitive": node.kind, "props": dict(node.props)}
 
     def definition(node: Named) -> Form:
-        common = {"kind": node.kind, "doc": node.doc, "aliases": sorted(node.aliases), "props": dict(node.props)}
+        kind = "error" if isinstance(node, Record) and node.is_error else node.kind
+        common = {"kind": kind, "doc": node.doc, "aliases": sorted(node.aliases), "props": dict(node.props)}
         if isinstance(node, Record):
             return {**common, "fields": {f.name: field(f) for f in node.fields}}
         if isinstance(node, Enum):

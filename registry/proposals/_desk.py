@@ -44,6 +44,7 @@ from ._model import (
 )
 from ._rebase import rebased_schema
 from ._review import review
+from ._revisions import RevisionDiff, revision_diff
 
 NAMESPACE_FIELDS = (
     "compatibility",
@@ -90,6 +91,9 @@ class ProposalDesk:
 
     def review(self, proposal_id: int) -> ProposalReview:
         return review(self._state, self.proposal(proposal_id))
+
+    def revision_diff(self, proposal_id: int, from_revision: int | None, to_revision: int | None) -> RevisionDiff:
+        return revision_diff(self.proposal(proposal_id), from_revision, to_revision)
 
     def rules(self, namespace: str) -> ReviewRules:
         return _records.rules(self._storage, str(NamespaceName.parse(namespace)))

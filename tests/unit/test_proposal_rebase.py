@@ -13,6 +13,7 @@ import pytest
 
 from registry import (
     Actor,
+    InvalidArgumentError,
     ProposalState,
     RebaseConflictError,
     Registry,
@@ -258,3 +259,24 @@ def test_protobuf_conflicts_name_the_field() -> None:
     again = protobuf_native({"Order": [("id", 1, PB_STRING), ("n", 2, PB_INT32), ("x", 4, PB_STRING)]}, "Order")
     with pytest.raises(RebaseConflictError, match="Order.x"):
         merged(base, twice, again)
+
+
+def test_the_diff_between_two_revisions_defaults_to_previous_and_current(reg: Registry) -> None:
+    made = reg.propose_schema(TOPIC, order(*V13, opt("a")), title="a", actor=ALICE)
+    alone = reg.proposal_diff(made.id)
+    assert (alone.from_revision, alone.to_revision) == (1, 1) and alone.diff is not None and not alone.diff.changes
+    reg.revise_proposal(made.id, schema=order(*V13, opt("a"), opt("b")), actor=ALICE)
+    reg.revise_proposal(made.id, schema=order(*V13, opt("b")), actor=ALICE)
+    last = reg.proposal_diff(made.id)
+    assert (last.from_revision, last.to_revision, last.from_base, last.to_base) == (2, 3, 13, 13)
+    assert last.diff is not None and [(c.kind, c.path) for c in last.diff.changes] == [("FIELD_REMOVED", "a")]
+    first = reg.proposal_diff(made.id, from_revision=1, to_revision=3)
+    assert first.diff is not None and {(c.kind, c.path) for c in first.diff.changes} >= {
+        ("FIELD_REMOVED", "a"),
+        ("FIELD_ADDED", "b"),
+    }
+    with pytest.raises(InvalidArgumentError, match="has no revision 4"):
+        reg.proposal_diff(made.id, to_revision=4)
+    policy = reg.propose_policy(NS, {"compatibility": "FULL"}, title="p", actor=ALICE)
+    reg.revise_proposal(policy.id, policy={"compatibility": "FULL", "validation_enforced": True}, actor=ALICE)
+    assert reg.proposal_diff(policy.id).policy_fields == ("validation_enforced",)
