@@ -25,6 +25,7 @@ from .._state import RegistryState
 from .._three_way import Merger
 from .._types import AVRO_PARSED_TYPES, SchemaData, SchemaType
 from ..avro._merge import merge_avro
+from ..avro._nodes import AvroSchema
 from ..protobuf._merge import merge_protobuf_native
 from ..protobuf._native import parse_protobuf_native
 from ._model import Proposal
@@ -49,9 +50,18 @@ def rebased_schema(state: RegistryState, proposal: Proposal) -> SchemaInfo:
             f"so there is no base to replay its change from. Revise it with a schema built on version "
             f"{latest.version}; nothing was written"
         )
-    return merge_schemas(
+    merged = merge_schemas(
         data_of(base), to_schema_data(revision.schema, validate=False), data_of(latest), _label(proposal, latest)
     )
+    try:
+        to_schema_data(merged)
+    except InvalidSchemaError as exc:
+        raise RebaseConflictError(
+            f"replaying proposal #{proposal.id}'s change on version {latest.version} gives a schema Pulsar would "
+            f"refuse ({exc}): the two changes cannot be kept together. Nothing was written; revise the proposal "
+            "with a schema built on the latest version"
+        ) from None
+    return merged
 
 
 def _label(proposal: Proposal, latest: Any) -> str:
@@ -90,7 +100,9 @@ def _merged_text(merger: Merger, where: str, base: SchemaData, ours: SchemaData,
         try:
             if base.type in AVRO_PARSED_TYPES:
                 b, o, t = (parse_avro_data(s.type, s.data) for s in (base, ours, theirs))
-                return merge_avro(b, o, t, _Prefixed(merger, where))
+                text = merge_avro(b, o, t, _Prefixed(merger, where))
+                _invalid_defaults(merger, where, base.type, text, o, t)
+                return text
             if base.type is SchemaType.PROTOBUF_NATIVE:
                 nb, no, nt = (parse_protobuf_native(s.data) for s in (base, ours, theirs))
                 return merge_protobuf_native(nb, no, nt, _Prefixed(merger, where))
@@ -100,6 +112,15 @@ def _merged_text(merger: Merger, where: str, base: SchemaData, ours: SchemaData,
             pass  # a side the parsers cannot read: taken whole below
     merger.conflicts.append(f"{where}the schema as a whole ({base.type}: it cannot be merged part by part)")
     return _admin_text(theirs)
+
+
+def _invalid_defaults(merger: Merger, where: str, kind: SchemaType, text: str, *sides: AvroSchema) -> None:
+    """A default neither side had wrong that the merge made wrong (one side's default, the other's type) is a
+    conflict: Pulsar refuses such a schema when it is registered."""
+    had = {d.field for side in sides for d in side.invalid_defaults}
+    for found in parse_avro_data(kind, text.encode("utf-8")).invalid_defaults:
+        if found.field not in had:
+            merger.conflicts.append(f"{where}field {found.field} (its default does not fit its type as merged)")
 
 
 def _merged_key_value(merger: Merger, base: SchemaData, ours: SchemaData, theirs: SchemaData) -> str:

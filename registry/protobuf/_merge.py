@@ -49,7 +49,11 @@ def merge_protobuf_native(
     root = merger.value("the root message", base.root_message, ours.root_message, theirs.root_message)
     root_file = merger.value("the root file", base.root_file, ours.root_file, theirs.root_file)
     file_set = descriptor_pb2.FileDescriptorSet()
-    json_format.ParseDict(_with_oneof_indexes(merger, merged), file_set)
+    try:
+        json_format.ParseDict(_with_oneof_indexes(merger, merged), file_set)
+    except json_format.ParseError as exc:
+        merger.conflicts.append(f"the descriptors as merged ({exc})")
+        return to_protobuf_native_data(theirs.file_set, theirs.root_message, theirs.root_file)
     return to_protobuf_native_data(file_set, root, root_file)
 
 
@@ -73,10 +77,13 @@ def _with_oneof_indexes(merger: Merger, doc: Doc) -> Doc:
             names = [o.get("name") for o in message.get("oneofDecl", [])]
             seen: dict[str, Any] = {}
             for f in message.get("field", []):
+                name = f.get("name")
                 if "oneof" in f:
                     oneof = f.pop("oneof")
-                    f["oneofIndex"] = names.index(oneof) if oneof in names else oneof
-                name = f.get("name")
+                    if oneof in names:
+                        f["oneofIndex"] = names.index(oneof)
+                    else:
+                        merger.conflicts.append(f"field {message.get('name')}.{name} (its oneof {oneof} is gone)")
                 if name in seen:
                     merger.conflicts.append(
                         f"field {message.get('name')}.{name} (numbers {seen[name]} and {f.get('number')}: "

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from google.protobuf import descriptor_pb2
 
 from registry import (
     Actor,
@@ -22,6 +23,7 @@ from registry import (
     SchemaType,
     StaleProposalError,
     parse_protobuf_native,
+    to_protobuf_native_data,
 )
 from registry._schema_data import to_schema_data
 from registry.proposals._rebase import merge_schemas
@@ -187,6 +189,18 @@ def test_a_nested_record_changed_by_one_side_and_dropped_by_the_other_is_a_confl
         merged(base, ours, theirs)
 
 
+def test_a_default_the_merge_would_make_wrong_is_a_conflict() -> None:
+    inner = {"type": "record", "name": "Inner", "fields": [{"name": "a", "type": "int"}]}
+    base = record([{"name": "x", "type": inner, "default": {"a": 1}}])
+    retyped = {**inner, "fields": [{"name": "a", "type": "string"}]}
+    ours = record([{"name": "x", "type": retyped, "default": {"a": "1"}}])
+    theirs = record(
+        [{"name": "x", "type": inner, "default": {"a": 1}}, {"name": "y", "type": "n.Inner", "default": {"a": 5}}]
+    )
+    with pytest.raises(RebaseConflictError, match=r"field y \(its default does not fit its type as merged\)"):
+        merged(base, ours, theirs)
+
+
 def test_json_schemas_merge_like_avro_and_properties_merge_one_by_one() -> None:
     def js(fields: list[dict[str, Any]], **props: str) -> SchemaInfo:
         return SchemaInfo(type=SchemaType.JSON, schema=record(fields).text, properties=props)
@@ -280,3 +294,46 @@ def test_the_diff_between_two_revisions_defaults_to_previous_and_current(reg: Re
     policy = reg.propose_policy(NS, {"compatibility": "FULL"}, title="p", actor=ALICE)
     reg.revise_proposal(policy.id, policy={"compatibility": "FULL", "validation_enforced": True}, actor=ALICE)
     assert reg.proposal_diff(policy.id).policy_fields == ("validation_enforced",)
+
+
+def native(build: Any) -> SchemaInfo:
+    """A PROTOBUF_NATIVE schema of one proto3 file `build` fills in (package acme, root acme.Order)."""
+    file = descriptor_pb2.FileDescriptorProto(name="o.proto", package="acme", syntax="proto3")
+    build(file)
+    data = to_protobuf_native_data(descriptor_pb2.FileDescriptorSet(file=[file]), "acme.Order", "o.proto")
+    return SchemaInfo(type=SchemaType.PROTOBUF_NATIVE, schema=data)
+
+
+def order_message(
+    file: Any, *extra: tuple[str, int], status: tuple[str, ...] = ("NEW",), item: tuple[str, ...] = ()
+) -> None:
+    label = descriptor_pb2.FieldDescriptorProto.LABEL_OPTIONAL
+    message = file.message_type.add(name="Order")
+    message.field.add(name="id", number=1, type=PB_STRING, label=label)
+    for name, number in extra:
+        message.field.add(name=name, number=number, type=PB_STRING, label=label, oneof_index=0)
+    if extra:
+        message.oneof_decl.add(name="contact")
+    nested = message.nested_type.add(name="Item")
+    nested.field.add(name="sku", number=1, type=PB_STRING, label=label)
+    for number, name in enumerate(item, start=2):
+        nested.field.add(name=name, number=number, type=PB_INT32, label=label)
+    enum = file.enum_type.add(name="Status")
+    for number, name in enumerate(status):
+        enum.value.add(name=name, number=number)
+
+
+def test_protobuf_nested_messages_enums_and_oneofs_merge() -> None:
+    base = native(lambda f: order_message(f))
+    ours = native(lambda f: order_message(f, ("email", 5), item=("qty",), status=("NEW", "PAID")))
+    theirs = native(lambda f: order_message(f, ("phone", 6), status=("NEW", "SHIPPED")))
+    schema = parse_protobuf_native(merged(base, ours, theirs).text.encode())
+    file = schema.file_set.file[0]
+    order = file.message_type[0]
+    assert [(f.name, f.number) for f in order.field] == [("id", 1), ("email", 5), ("phone", 6)]
+    assert [o.name for o in order.oneof_decl] == ["contact"] and {f.oneof_index for f in order.field[1:]} == {0}
+    assert [f.name for f in order.nested_type[0].field] == ["sku", "qty"]
+    assert [v.name for v in file.enum_type[0].value] == ["NEW", "PAID", "SHIPPED"]
+    with pytest.raises(RebaseConflictError, match=r"both changed acme\.Status\.PAID"):
+        clash = native(lambda f: order_message(f, status=("NEW", "SHIPPED", "PAID")))
+        merged(base, ours, clash)
