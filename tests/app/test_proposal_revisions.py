@@ -78,3 +78,17 @@ def test_a_rebase_from_the_page_keeps_the_version_stored_meanwhile(db: Path) -> 
     assert {"giftNote", "promoCode"} <= set(names(rebased.schema.text))  # type: ignore[union-attr]
     assert changes(at) == [("FIELD_ADDED", "promoCode")]  # what revision 2 changes against revision 1
     assert "The base moved too: v13 → v14" in said(at)
+
+
+def test_a_rebase_that_conflicts_names_the_field_and_writes_nothing(db: Path) -> None:
+    pid = propose(db)  # adds giftNote as an optional string
+    with Registry.open(db) as reg:
+        other = json.loads(with_field(db, "giftNote").text)
+        other["fields"][-1]["type"] = ["null", "int"]  # bob's giftNote is another one
+        reg.register(TOPIC, SchemaInfo(type=SchemaType.AVRO, schema=json.dumps(other)), user=BOB)
+    at = proposal_page(db, pid, ALICE)
+    at.button(key="prop_rebase").click().run()
+    assert not at.exception
+    assert any("both changed" in e.value and "giftNote" in e.value for e in at.error)
+    with Registry.open(db) as reg:
+        assert len(reg.proposal(pid).revisions) == 1
