@@ -177,7 +177,9 @@ async def revise(request: Request, proposal_id: int, body: ReviseRequest, regist
 
 @router.post(ONE + "/rebase", **WRITE.route_options(403, 404, 409, 422))
 async def rebase(request: Request, proposal_id: int, registry: Reg) -> Proposal:
-    """A new revision of the same candidate against the latest version (what a stale proposal needs)."""
+    """A new revision against the latest version (what a stale proposal needs): the change from its base replayed
+    on it, so what was stored since stays. 409 when both changed the same field differently, naming each such
+    field; nothing is written then."""
     done = await _written(request, registry.rebase_proposal, _id(proposal_id), actor=actor_of(request))
     return Proposal.of(done)
 
