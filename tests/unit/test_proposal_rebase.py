@@ -377,3 +377,33 @@ def test_one_side_s_change_alone_comes_through_the_merge_whole_for_every_sample_
                 assert not merger.conflicts and result == new and named(result) == named(new)
                 steps += 1
     assert steps > 50
+
+
+def test_one_side_s_protobuf_change_alone_comes_through_the_merge_for_every_sample_history() -> None:
+    """The same for the sample registry's PROTOBUF_NATIVE histories, compared as `.proto` text."""
+    import tomllib
+
+    from registry._three_way import Merger
+    from registry.protobuf._merge import merge_protobuf_native
+    from registry.protobuf._proto_text import proto_text
+
+    root = Path(__file__).resolve().parents[2] / "sample_data"
+    manifest = tomllib.loads((root / "manifest.toml").read_text(encoding="utf-8"))
+    histories: dict[str, list[Any]] = {}
+    for topic in manifest["topics"]:
+        for step in topic.get("steps", []):
+            if step.get("type") == "PROTOBUF_NATIVE":
+                file_set = descriptor_pb2.FileDescriptorSet.FromString(
+                    (root / "schemas" / step["register"]).read_bytes()
+                )
+                data = to_protobuf_native_data(file_set, step["root_message"], step["root_file"])
+                histories.setdefault(topic["name"], []).append(parse_protobuf_native(data.encode()))
+    steps = 0
+    for versions in histories.values():
+        for old, new in zip(versions, versions[1:], strict=False):
+            for ours, theirs in ((new, old), (old, new)):
+                merger = Merger()
+                result = parse_protobuf_native(merge_protobuf_native(old, ours, theirs, merger).encode())
+                assert not merger.conflicts and proto_text(result) == proto_text(new)
+                steps += 1
+    assert steps >= 20
