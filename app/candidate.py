@@ -42,11 +42,17 @@ class CandidateError(Exception):
     """The widgets do not make a schema yet; the message says what to fix."""
 
 
-def candidate_input(key: str, start: SchemaVersion | None = None) -> SchemaInfo | None:
-    """Render the candidate widgets, prefilled from `start` (e.g. the latest version, to edit it).
+def candidate_input(
+    key: str, start: SchemaVersion | SchemaInfo | None = None, *, origin: object = None
+) -> SchemaInfo | None:
+    """Render the candidate widgets, prefilled from `start` (e.g. the latest version, to edit it; or a
+    proposal's candidate, named by `origin` so that another one seeds them again).
 
     Returns None while the input is incomplete (a message says what is missing)."""
-    _prefill(key, start)
+    if isinstance(start, SchemaVersion):
+        _prefill(key, (start.topic, start.version), start.info)
+    else:
+        _prefill(key, None if start is None else ("candidate", origin), start)
     mode = st.radio("Candidate", MODES, key=f"{key}_mode", horizontal=True)
     try:
         if mode == PROTO:
@@ -62,10 +68,9 @@ def candidate_input(key: str, start: SchemaVersion | None = None) -> SchemaInfo 
         return None
 
 
-def _prefill(key: str, start: SchemaVersion | None) -> None:
-    """Seed the widgets from `start` once per starting version (a new topic or version re-seeds them)."""
+def _prefill(key: str, ident: object, start: SchemaInfo | None) -> None:
+    """Seed the widgets from `start` once per starting schema, `ident` (a new topic or version re-seeds them)."""
     marker = f"{key}_start"
-    ident = None if start is None else (start.topic, start.version)
     if st.session_state.get(marker, "unset") == ident:
         return
     st.session_state[marker] = ident
@@ -77,11 +82,11 @@ def _prefill(key: str, start: SchemaVersion | None) -> None:
     st.session_state[f"{key}_mode"] = _MODE_OF.get(start.type, TEXT)
     if start.type in TEXT_TYPES:
         st.session_state[f"{key}_type"] = start.type
-        st.session_state[f"{key}_text"] = _pretty(start.schema)
+        st.session_state[f"{key}_text"] = _pretty(start.text)
     elif start.type in PRIMITIVES:
         st.session_state[f"{key}_primitive"] = start.type
     elif start.type is SchemaType.KEY_VALUE:
-        _prefill_key_value(key, start.info)
+        _prefill_key_value(key, start)
 
 
 def _prefill_key_value(key: str, start: SchemaInfo) -> None:

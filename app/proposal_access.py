@@ -35,12 +35,13 @@ class Steps:
     reject: bool = False
     withdraw: bool = False
     rebase: bool = False
+    revise: bool = False  # push a new revision (the author, or an admin), as `revise_proposal` allows
     apply: bool = False
     apply_needs_reason: bool = False  # only an admin's override can apply it: the approvals are missing
 
     @property
     def any(self) -> bool:
-        return any((self.comment, self.approve, self.reject, self.withdraw, self.rebase, self.apply))
+        return any((self.comment, self.approve, self.reject, self.withdraw, self.rebase, self.revise, self.apply))
 
 
 def steps(proposal: Proposal, rules: ReviewRules, actor: Actor | None, *, read_only: bool, stale: bool) -> Steps:
@@ -64,6 +65,7 @@ def steps(proposal: Proposal, rules: ReviewRules, actor: Actor | None, *, read_o
         reject=not mine and (reviewer or actor.role is Role.ADMIN),
         withdraw=mine_or_admin,
         rebase=is_stale and mine_or_admin,
+        revise=mine_or_admin and actor.role.at_least(Role.PRODUCER),
         apply=may_apply and (enough or actor.role is Role.ADMIN),
         apply_needs_reason=may_apply and not enough and actor.role is Role.ADMIN,
     )

@@ -245,12 +245,14 @@ def rebase_button(reg: SchemaRegistry, proposal: Proposal, actor: Actor) -> None
         key="prop_rebase",
         type="primary",
         icon=":material/sync:",
-        help="A new revision of the same candidate against the latest version; its approvals start over.",
+        help="A new revision against the latest version: the change from its base is replayed on it, so what "
+        "was stored since stays (a conflict is refused and named). Its approvals start over.",
         on_click=run_step,
         args=(
             pid,
             lambda: reg.rebase_proposal(pid, actor=actor),
-            f"#{pid} was rebased onto the latest version: a new revision, to be reviewed again.",
+            f"#{pid} was rebased onto the latest version: its change replayed on it, a new revision to be reviewed "
+            "again (Revisions shows what changed).",
         ),
     )
 

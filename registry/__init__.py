@@ -30,6 +30,7 @@ from ._errors import (
     ProposalError,
     ProposalNotFoundError,
     ReadOnlyError,
+    RebaseConflictError,
     RegistryError,
     RegistryNotFoundError,
     RevisionChangedError,
@@ -112,6 +113,7 @@ from .proposals._model import (
 )
 from .proposals._pointer import comment_paths
 from .proposals._readiness import ApplyReadiness, apply_readiness
+from .proposals._revisions import RevisionDiff
 from .proposals._rules import apply_role, counted_approvals, judged_under, may_review, require_satisfiable
 from .protobuf._native import ProtobufNativeSchema, parse_protobuf_native, to_protobuf_native_data
 from .protobuf._protoc import ProtoCompileError, compile_proto, compile_uploads, declared_messages
@@ -226,6 +228,7 @@ __all__ = [
     "Proposal",
     "ProposalKind",
     "ProposalReview",
+    "RevisionDiff",
     "ProposalState",
     "ReviewedProblem",
     "ReviewRules",
@@ -237,6 +240,7 @@ __all__ = [
     "ProposalError",
     "ApprovalsMissingError",
     "RevisionChangedError",
+    "RebaseConflictError",
     "StaleProposalError",
     "may_review",
     "counted_approvals",

@@ -136,6 +136,12 @@ class StaleProposalError(ProposalError):
     Rebase it and review again."""
 
 
+class RebaseConflictError(ProposalError):
+    """A rebase found that the proposal and a version stored since its base changed the same part of the schema
+    differently (a field's type or default, a union's branch): the message names each such part. Nothing was
+    written; revise the proposal with a schema built on the latest version instead."""
+
+
 # `schema-explorer serve` names the class of each error it answers in this header (Pulsar's `{"reason"}` body
 # stays as it is), so a remote registry raises the very class the embedded one raises, where a broker's
 # status code alone leaves it to a guess.

@@ -42,6 +42,7 @@ from .explain._whatif import PolicyImpact, WhatIf
 from .policy._preview import PolicyPreview
 from .policy._rules import UNSET
 from .proposals._model import Actor, Comment, Proposal, ProposalReview, ProposalState, ReviewRules
+from .proposals._revisions import RevisionDiff
 from .remote._broker_index import IndexStatus
 
 
@@ -345,6 +346,14 @@ class SchemaRegistry(abc.ABC):
         and the upgrade order (a policy proposal: its preview), and whether it is stale."""
 
     @abc.abstractmethod
+    def proposal_diff(
+        self, proposal_id: int, *, from_revision: int | None = None, to_revision: int | None = None
+    ) -> RevisionDiff:
+        """What changed between two revisions of a proposal (None: the one before `to_revision`, and the current
+        one): a schema proposal's semantic and textual diff, a policy proposal's values set differently. A
+        revision the proposal does not have is InvalidArgumentError."""
+
+    @abc.abstractmethod
     def revise_proposal(
         self,
         proposal_id: int,
@@ -358,8 +367,10 @@ class SchemaRegistry(abc.ABC):
 
     @abc.abstractmethod
     def rebase_proposal(self, proposal_id: int, *, actor: Actor) -> Proposal:
-        """A new revision of the same candidate against the latest version (or policy): what a stale proposal
-        needs before it can be reviewed and applied again."""
+        """A new revision against the latest version (or policy): what a stale proposal needs before it can be
+        reviewed and applied again. A schema proposal's change from its base is replayed on the latest version
+        (records, enums, unions and Protobuf messages field by field), so what others stored since stays; where
+        both changed the same part differently, RebaseConflictError names it and nothing is written."""
 
     @abc.abstractmethod
     def comment_on_proposal(self, proposal_id: int, text: str, *, path: str = "", actor: Actor) -> Comment:

@@ -35,6 +35,7 @@ from .explain._whatif import PolicyImpact, WhatIf
 from .policy._preview import PolicyPreview
 from .policy._rules import UNSET
 from .proposals._model import Actor, Comment, Proposal, ProposalReview, ProposalState, ReviewRules
+from .proposals._revisions import RevisionDiff
 from .remote._broker_index import IndexStatus
 
 
@@ -200,6 +201,11 @@ class ReadOnlyRegistry(SchemaRegistry):
 
     def review_proposal(self, proposal_id: int) -> ProposalReview:
         return self._inner.review_proposal(proposal_id)
+
+    def proposal_diff(
+        self, proposal_id: int, *, from_revision: int | None = None, to_revision: int | None = None
+    ) -> RevisionDiff:
+        return self._inner.proposal_diff(proposal_id, from_revision=from_revision, to_revision=to_revision)
 
     def review_rules(self, namespace: str) -> ReviewRules:
         return self._inner.review_rules(namespace)

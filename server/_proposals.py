@@ -44,6 +44,7 @@ from ._proposals_wire import (
     ProposeRequest,
     RejectRequest,
     ReviseRequest,
+    RevisionDiff,
     RulesRequest,
     StateFilter,
     proposal_json,
@@ -154,6 +155,20 @@ def show_proposal(proposal_id: ProposalId, registry: Reg) -> ProposalWithReview:
     return ProposalWithReview.model_validate({**proposal_json(proposal), "review": to_json(review)})
 
 
+@router.get(ONE + "/diff", **READ.route_options(400, 404))
+def revision_diff(
+    proposal_id: ProposalId,
+    registry: Reg,
+    from_: Annotated[int | None, Query(alias="from", ge=1, description="a revision (default: the one before)")] = None,
+    to: Annotated[int | None, Query(ge=1, description="a revision (default: the current one)")] = None,
+) -> RevisionDiff:
+    """What changed between two revisions of the proposal: a schema proposal's semantic and textual diff (both
+    sides candidates), a policy proposal's values set differently. Defaults: the previous and the current
+    revision, what a reviewer who saw the previous one needs after a revise or rebase. 400 names a revision the
+    proposal does not have."""
+    return RevisionDiff.of(registry.proposal_diff(proposal_id, from_revision=from_, to_revision=to))
+
+
 @router.post(ONE + "/revisions", **WRITE.route_options(403, 404, 409, 422))
 async def revise(request: Request, proposal_id: ProposalId, body: ReviseRequest, registry: Reg) -> Proposal:
     """A new revision (the author): its approvals are cleared."""
@@ -165,7 +180,9 @@ async def revise(request: Request, proposal_id: ProposalId, body: ReviseRequest,
 
 @router.post(ONE + "/rebase", **WRITE.route_options(403, 404, 409, 422))
 async def rebase(request: Request, proposal_id: ProposalId, registry: Reg) -> Proposal:
-    """A new revision of the same candidate against the latest version (what a stale proposal needs)."""
+    """A new revision against the latest version (what a stale proposal needs): the change from its base replayed
+    on it, so what was stored since stays. 409 when both changed the same field differently, naming each such
+    field; nothing is written then."""
     done = await _written(request, registry.rebase_proposal, proposal_id, actor=actor_of(request))
     return Proposal.of(done)
 

@@ -72,6 +72,16 @@ class ReviewRules(Wire):
     reviewers: list[str] = Field(description="who may approve; empty: anyone who may write, except the author")
 
 
+class RevisionDiff(Wire):
+    proposal_id: int
+    from_revision: int
+    to_revision: int
+    from_base: int | None = Field(description="the base version the from revision was made against")
+    to_base: int | None = Field(description="the base version the to revision was made against")
+    diff: SchemaDiff | None = Field(description='schema proposals: from one revision to the other (both "candidate")')
+    policy_fields: list[str] = Field(description="policy proposals: the values the two revisions set differently")
+
+
 class Proposal(Wire):
     """`registry.to_json` of a proposal, plus two facts of its current revision at the top (`revision`,
     `base_version`), which a remote registry drops again when it reads the answer back."""

@@ -13,6 +13,7 @@ from app import links, session
 from app.proposal_access import Steps, steps
 from app.proposal_discussion import comment_box, show_comments
 from app.proposal_review import show_review
+from app.proposal_revisions import push_revision, revision_diff
 from app.proposal_steps import approvals_panel, rebase_button, show_outcome
 from app.render import code_span, escape_markdown, pretty_schema, show_error, when
 from registry import (
@@ -202,6 +203,9 @@ def render(reg: SchemaRegistry, proposal_id: int) -> None:
         _candidate(proposal)
     with tabs[3]:
         _revisions(proposal)
+        revision_diff(reg, proposal)
+        if actor is not None and allowed.revise:
+            push_revision(reg, proposal, actor)
 
 
 def _rules(reg: SchemaRegistry, proposal: Proposal) -> ReviewRules | None:

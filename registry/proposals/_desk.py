@@ -43,7 +43,9 @@ from ._model import (
     Revision,
     Role,
 )
+from ._rebase import rebased_schema
 from ._review import review
+from ._revisions import RevisionDiff, revision_diff
 
 NAMESPACE_FIELDS = (
     "compatibility",
@@ -90,6 +92,9 @@ class ProposalDesk:
 
     def review(self, proposal_id: int) -> ProposalReview:
         return review(self._state, self.proposal(proposal_id))
+
+    def revision_diff(self, proposal_id: int, from_revision: int | None, to_revision: int | None) -> RevisionDiff:
+        return revision_diff(self.proposal(proposal_id), from_revision, to_revision)
 
     def rules(self, namespace: str) -> ReviewRules:
         return _records.rules(self._storage, str(NamespaceName.parse(namespace)))
@@ -166,9 +171,27 @@ class ProposalDesk:
         return revised
 
     def rebase(self, proposal_id: int, actor: Actor) -> Proposal:
-        """A new revision of the same candidate against the latest version (or policy) as it is now."""
-        current = self.proposal(proposal_id)
-        return self.revise(proposal_id, current.revision.schema, current.revision.policy, actor)
+        """A new revision against the latest version (or policy) as it is now: a schema proposal's change from
+        its base replayed on the latest version (`_rebase.py`), so what others stored since stays; a policy
+        proposal's changes against the policy stored now. A conflict is refused, with nothing written."""
+        with self._step(AuditAction.REVISE_PROPOSAL, proposal_id, actor) as (proposal, actor, note):
+            now = self._clock()
+            number = proposal.revision.number + 1
+            rules = self._rules_of(proposal)
+            _rules.revise(proposal, rules, actor, proposal.revision, now)  # who may: asked before merging
+            if proposal.kind is ProposalKind.SCHEMA:
+                info = _candidate(rebased_schema(self._state, proposal))
+                note.input = info.schema if isinstance(info.schema, str) else None
+                revision = self._schema_revision(TopicName.parse(proposal.target), info, actor, now, number)
+                merged = "" if revision.sha256 == proposal.revision.sha256 else " (its change replayed on it)"
+            else:
+                policy = proposal.revision.policy or {}
+                revision = self._policy_revision(proposal.target, proposal.namespace, policy, actor, now, number)
+                merged = ""
+            revised = self._stored(_rules.revise(proposal, rules, actor, revision, now))
+            note.detail = f"proposal #{proposal_id}: rebased, revision {number} against {_base(revised)}{merged}; "
+            note.detail += "approvals cleared"
+        return revised
 
     def comment(self, proposal_id: int, text: str, path: str, actor: Actor) -> Comment:
         with self._step(AuditAction.COMMENT_PROPOSAL, proposal_id, actor, role=Role.VIEWER) as (proposal, actor, note):

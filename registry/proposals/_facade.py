@@ -10,6 +10,7 @@ from .._facade import bounded
 from .._model import SchemaInfo
 from ._desk import ProposalDesk
 from ._model import Actor, Comment, Proposal, ProposalReview, ProposalState, ReviewRules
+from ._revisions import RevisionDiff
 
 
 class EmbeddedProposals:
@@ -47,6 +48,11 @@ class EmbeddedProposals:
     @bounded
     def review_proposal(self, proposal_id: int) -> ProposalReview:
         return self._desk.review(proposal_id)
+
+    def proposal_diff(
+        self, proposal_id: int, *, from_revision: int | None = None, to_revision: int | None = None
+    ) -> RevisionDiff:
+        return self._desk.revision_diff(proposal_id, from_revision, to_revision)
 
     @bounded
     def revise_proposal(

@@ -20,6 +20,7 @@ from .._names import NamespaceName
 from .._schema_data import checked_info
 from .._wire import from_json, to_json
 from ..proposals._model import Actor, Comment, Proposal, ProposalReview, ProposalState, ReviewRules
+from ..proposals._revisions import RevisionDiff
 from ._admin_client import AdminClient, clip, payload, raise_for
 from ._explorer_api import EXPLORER
 
@@ -51,6 +52,12 @@ class ProposalsApi:
     def review(self, proposal_id: int) -> ProposalReview:
         doc = self._read(f"{PROPOSALS}/{_id(proposal_id)}", [], f"reviewing proposal #{proposal_id}")
         return self._decoded(ProposalReview, doc.get("review"), f"reviewing proposal #{proposal_id}")
+
+    def diff(self, proposal_id: int, from_revision: int | None, to_revision: int | None) -> RevisionDiff:
+        sides = (("from", from_revision), ("to", to_revision))
+        params = [(k, str(v)) for k, v in sides if v is not None]
+        what = f"comparing revisions of proposal #{proposal_id}"
+        return self._decoded(RevisionDiff, self._read(f"{PROPOSALS}/{_id(proposal_id)}/diff", params, what), what)
 
     def proposals(
         self, state: ProposalState | str | None, namespace: str | None, topic: str | None, limit: int
@@ -211,6 +218,11 @@ class RemoteProposals:
 
     def review_proposal(self, proposal_id: int) -> ProposalReview:
         return self._proposals().review(proposal_id)
+
+    def proposal_diff(
+        self, proposal_id: int, *, from_revision: int | None = None, to_revision: int | None = None
+    ) -> RevisionDiff:
+        return self._proposals().diff(proposal_id, from_revision, to_revision)
 
     def revise_proposal(
         self,

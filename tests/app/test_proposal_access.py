@@ -29,7 +29,7 @@ RULES = ReviewRules()
 
 def test_the_author_may_withdraw_but_neither_approve_nor_reject(made: Proposal) -> None:
     offered = steps(made, RULES, actor(ALICE), read_only=False, stale=False)
-    assert offered == Steps(comment=True, withdraw=True)
+    assert offered == Steps(comment=True, withdraw=True, revise=True)  # and push a new revision
 
 
 def test_the_author_under_another_spelling_is_the_author(reg: Registry, made: Proposal) -> None:

@@ -154,6 +154,35 @@ def test_stale_then_rebase_and_a_policy_proposal_answer_alike(people: dict[str, 
     assert both(people, "victor", lambda r, a: r.proposal_counts())[1]["applied"] == 2  # and the open rebased one
 
 
+def test_a_rebase_merges_and_revisions_diff_alike_and_over_rest(server: str, people: dict[str, SchemaRegistry]) -> None:
+    carts = f"persistent://{NS}/carts"
+    both(people, "ops", lambda r, a: r.register(carts, avro("a")))
+    made = both(people, "alice", lambda r, a: r.propose_schema(carts, avro("a", "gift"), title="gift", actor=a))
+    pid = made[1]["id"]
+    both(people, "ops", lambda r, a: r.register(carts, avro("a", "promo")))  # someone else, meanwhile
+    rebased = both(people, "alice", lambda r, a: r.rebase_proposal(pid, actor=a))
+    fields = [f["name"] for f in json.loads(rebased[1]["revisions"][-1]["schema"]["schema"])["fields"]]
+    assert fields == ["id", "a", "gift", "promo"]
+    diff = both(people, "victor", lambda r, a: r.proposal_diff(pid))[1]
+    assert (diff["from_revision"], diff["to_revision"], diff["from_base"], diff["to_base"]) == (1, 2, 0, 1)
+    assert [(c["kind"], c["path"]) for c in diff["diff"]["changes"]] == [("FIELD_ADDED", "promo")]
+    missing = both(people, "victor", lambda r, a: r.proposal_diff(pid, from_revision=3))
+    assert missing == ("error", "InvalidArgumentError")
+    headers = {"Authorization": f"Bearer {TOKENS['victor'][1]}"}
+    over_rest = httpx.get(f"{server}/explorer/v1/proposals/{pid}/diff?from=1&to=2", headers=headers, timeout=30)
+    assert over_rest.status_code == 200 and over_rest.json()["diff"]["changes"][0]["path"] == "promo"
+    assert httpx.get(f"{server}/explorer/v1/proposals/{pid}/diff?to=7", headers=headers, timeout=30).status_code == 400
+    both(people, "alice", lambda r, a: r.revise_proposal(pid, schema=avro("a", "gift", "promo", "x"), actor=a))
+    doc = json.loads(avro("a", "promo").schema)
+    doc["fields"].append({"name": "x", "type": ["null", "int"], "default": None})  # x, but another x
+    both(people, "ops", lambda r, a: r.register(carts, SchemaInfo(type=SchemaType.AVRO, schema=json.dumps(doc))))
+    assert both(people, "alice", lambda r, a: r.rebase_proposal(pid, actor=a)) == ("error", "RebaseConflictError")
+    alice = {"Authorization": f"Bearer {TOKENS['alice'][1]}"}
+    refused = httpx.post(f"{server}/explorer/v1/proposals/{pid}/rebase", headers=alice, timeout=30)
+    assert refused.status_code == 409 and "field Order.x" in refused.json()["reason"], refused.text
+    assert len(both(people, "victor", lambda r, a: r.proposal(pid))[1]["revisions"]) == 3  # nothing written
+
+
 def test_the_rest_routes_answer_with_the_issue_s_status_codes(server: str, people: dict[str, SchemaRegistry]) -> None:
     def call(who: str, method: str, path: str, body: Any = None) -> httpx.Response:
         headers = {"Authorization": f"Bearer {TOKENS[who][1]}"}
