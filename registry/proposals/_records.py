@@ -28,9 +28,15 @@ def store_of(storage: Storage) -> ProposalStore:
     return storage
 
 
+MAX_PROPOSAL_ID = 2**63 - 1
+"""The largest id a storage can hold: a signed 64-bit integer, as every proposal id column is."""
+
+
 def load(storage: Storage, proposal_id: int) -> Proposal:
     if isinstance(proposal_id, bool) or not isinstance(proposal_id, int) or proposal_id < 1:
         raise InvalidArgumentError(f"a proposal id is a whole number from 1, not {proposal_id!r}")
+    if proposal_id > MAX_PROPOSAL_ID:  # no storage can hold it (SQLite's INTEGER, PostgreSQL's bigint)
+        raise ProposalNotFoundError(f"no proposal #{proposal_id}")
     row = store_of(storage).proposal(proposal_id)
     if row is None:
         raise ProposalNotFoundError(f"no proposal #{proposal_id}")

@@ -256,6 +256,11 @@ def test_comments_are_kept_as_text_and_bad_ones_store_nothing(reg: Registry) -> 
 def test_bad_input_is_refused_naming_it_and_stores_nothing(reg: Registry) -> None:
     with pytest.raises(ProposalNotFoundError, match="#99"):
         reg.proposal(99)
+    for beyond in (2**63, 2**64 + 5):  # past every storage's id column: not there, never an OverflowError
+        with pytest.raises(ProposalNotFoundError, match=f"#{beyond}"):
+            reg.proposal(beyond)
+        with pytest.raises(ProposalNotFoundError):
+            reg.approve_proposal(beyond, actor=BOB)
     with pytest.raises(InvalidNameError):
         reg.propose_schema("persistent://acme/orders/bad/name/x", avro("a"), title="t", actor=ALICE)
     with pytest.raises(InvalidSchemaError):
