@@ -29,6 +29,7 @@ from ._errors import (
     PolicyError,
     ProposalError,
     ProposalNotFoundError,
+    ProposalsRequiredError,
     ReadOnlyError,
     RegistryError,
     RegistryNotFoundError,
@@ -109,7 +110,14 @@ from .proposals._model import (
     Revision,
     Role,
 )
-from .proposals._rules import apply_role, counted_approvals, may_review
+from .proposals._permissions import (
+    AllowedSteps,
+    Step,
+    allowed_steps,
+    apply_role,
+    counted_approvals,
+    may_review,
+)
 from .protobuf._native import ProtobufNativeSchema, parse_protobuf_native, to_protobuf_native_data
 from .protobuf._protoc import ProtoCompileError, compile_proto, compile_uploads, declared_messages
 from .remote._broker_index import CACHE_ENV_VAR, INDEX_WORKERS, IndexState, IndexStatus
@@ -230,6 +238,7 @@ __all__ = [
     "Role",
     "NotSupportedError",
     "PermissionDeniedError",
+    "ProposalsRequiredError",
     "ProposalNotFoundError",
     "ProposalError",
     "ApprovalsMissingError",
@@ -238,6 +247,9 @@ __all__ = [
     "may_review",
     "counted_approvals",
     "apply_role",
+    "allowed_steps",
+    "AllowedSteps",
+    "Step",
     "RecordError",
     "record_advisories",
     "STRATEGY_FACTS",
