@@ -41,7 +41,7 @@ from typing import Any
 
 from fastapi import Depends, Request
 
-from registry import ERROR_HEADER, Role
+from registry import ERROR_HEADER, Role, Step
 
 from ._errors import ApiError, error_responses
 
@@ -282,9 +282,9 @@ def topic_operation(operation: str, role: Role) -> Permission:
     )
 
 
-def tenant_admin() -> Permission:
+def tenant_admin(role: Role = Role.ADMIN) -> Permission:
     """validateAdminAccessForTenant: 401."""
-    return Permission(Role.ADMIN, 401, lambda p: "Don't have permission to administrate resources on this tenant")
+    return Permission(role, 401, lambda p: "Don't have permission to administrate resources on this tenant")
 
 
 def super_user() -> Permission:
@@ -293,9 +293,9 @@ def super_user() -> Permission:
 
 
 def namespace_policy(policy: str) -> Permission:
-    """validateNamespacePolicyOperation (WRITE): 403."""
+    """validateNamespacePolicyOperation (WRITE): 403. The role is the core's for setting a policy."""
     return Permission(
-        Role.ADMIN,
+        Step.SET_POLICY.role,
         403,
         lambda p: (
             "Unauthorized to validateNamespacePolicyOperation for operation [WRITE] on namespace "
@@ -317,9 +317,9 @@ def namespace_operation(operation: str) -> Permission:
 
 
 def topic_policy(policy: str) -> Permission:
-    """validateTopicPolicyOperation (WRITE): 403."""
+    """validateTopicPolicyOperation (WRITE): 403. The role is the core's for setting a policy."""
     return Permission(
-        Role.ADMIN,
+        Step.SET_POLICY.role,
         403,
         lambda p: (
             f"Unauthorized to validateTopicPolicyOperation for operation [WRITE] on topic [{_topic(p)}] "

@@ -104,6 +104,9 @@ class ProposalCounts(BaseModel):
 class ReviewRules(Wire):
     required_approvals: int = Field(ge=0, le=5, description="approvals a proposal needs before it is applied")
     reviewers: list[str] = Field(description="who may approve; empty: anyone who may write, except the author")
+    require_proposals: bool = Field(
+        description="direct schema and policy writes in the namespace are refused: changes go through proposals"
+    )
 
 
 # --- request bodies -------------------------------------------------------------------------------------------
@@ -175,6 +178,7 @@ class RulesRequest(BaseModel):
 
     required_approvals: int
     reviewers: list[str] = []
+    require_proposals: bool | None = Field(default=None, description="absent or null: as stored (default false)")
 
 
 StateFilter = Literal["open", "approved", "applied", "rejected", "withdrawn", "stale"]

@@ -47,6 +47,11 @@ class Step(enum.StrEnum):
     EDIT_RULES = "edit_rules"
 
     @property
+    def role(self) -> Role:
+        """The least role the step needs (the server's route checks ask this too)."""
+        return STEP_ROLES[self]
+
+    @property
     def doing(self) -> str:
         """The step as a refusal names it ("registering a schema needs the producer role")."""
         return _DOING[self]
@@ -95,13 +100,9 @@ DIRECT_WRITES = (Step.REGISTER, Step.DELETE, Step.SET_POLICY)  # what `require_p
 PROPOSAL_STEPS = (Step.COMMENT, Step.APPROVE, Step.REJECT, Step.WITHDRAW, Step.REVISE, Step.APPLY, Step.OVERRIDE)
 
 
-def required_role(step: Step) -> Role:
-    return STEP_ROLES[step]
-
-
 def apply_role(kind: ProposalKind) -> Role:
     """The role the direct change needs: registering a schema is a producer's, changing a policy an admin's."""
-    return required_role(Step.REGISTER if kind is ProposalKind.SCHEMA else Step.SET_POLICY)
+    return (Step.REGISTER if kind is ProposalKind.SCHEMA else Step.SET_POLICY).role
 
 
 @dataclass(frozen=True, slots=True)
@@ -206,7 +207,7 @@ def _decided(
         if proposal is None:
             return Refusal(f"there is no proposal to {step}", ProposalError)
         return _proposal_step(step, actor, rules, proposal, stale)
-    return _role(actor, required_role(step), step.doing) or proposals_required(namespace, rules, step)
+    return _role(actor, step.role, step.doing) or proposals_required(namespace, rules, step)
 
 
 def _proposal_step(step: Step, actor: Actor, rules: ReviewRules, proposal: Proposal, stale: bool) -> Refusal | None:
@@ -235,7 +236,7 @@ def _proposal_step(step: Step, actor: Actor, rules: ReviewRules, proposal: Propo
         refusal = may_review(proposal, rules, actor)
         return None if refusal is None or actor.role is Role.ADMIN else Refusal(refusal)  # an admin rejects any
     if step in (Step.WITHDRAW, Step.REVISE):
-        role = _role(actor, required_role(step), step.doing)
+        role = _role(actor, step.role, step.doing)
         if role is not None:
             return role
         if not mine and actor.role is not Role.ADMIN:
