@@ -170,17 +170,17 @@ def proposals_required(namespace: str, rules: ReviewRules, step: Step) -> Refusa
     """The refusal `require_proposals` gives a direct write (whoever asks), or None when the rules allow it."""
     if not rules.require_proposals or step not in DIRECT_WRITES:
         return None
+    apply = "; once approved, `schema-explorer proposals apply ID` applies it"
     how = {
-        Step.REGISTER: "propose the schema instead (`schema-explorer propose --topic T --schema FILE --title ...`, "
-        "REST POST /explorer/v1/proposals or the app's Propose…)",
-        Step.SET_POLICY: "propose the change instead (`schema-explorer propose --namespace NS|--topic T "
-        "--compatibility ... --title ...`, REST POST /explorer/v1/proposals or the app's Propose…)",
-        Step.DELETE: "a delete cannot be proposed: an admin turns the rule off for it (a review-rules edit, "
+        Step.REGISTER: "Propose the schema instead (`schema-explorer propose --topic T --file F --title ...`, REST "
+        f"POST /explorer/v1/proposals or the app's Propose…){apply}",
+        Step.SET_POLICY: "Propose the change instead (`schema-explorer propose --namespace NS --compatibility ... "
+        f"--title ...`, or --topic T; REST POST /explorer/v1/proposals or the app's Propose…){apply}",
+        Step.DELETE: "A delete cannot be proposed: an admin turns the rule off for it (a review-rules edit, "
         "audited), then deletes",
     }[step]
     return Refusal(
-        f"the review rules of {namespace} require proposals (require_proposals): nothing was written. {how[0].upper()}"
-        f"{how[1:]}; once approved, apply it (`schema-explorer proposals apply ID`)",
+        f"the review rules of {namespace} require proposals (require_proposals): nothing was written. {how}",
         ProposalsRequiredError,
     )
 
