@@ -24,7 +24,6 @@ from registry import (
     Step,
     allowed_steps,
     counted_approvals,
-    may_review,
 )
 
 OPEN_LIMIT = 200  # the open proposals a page looks through for the one it warns about
@@ -98,15 +97,14 @@ def approvers_of_revision(proposal: Proposal) -> tuple[str, ...]:
 
 def waiting_for(proposal: Proposal, rules: ReviewRules, actor: Actor | None) -> bool:
     """Still missing approvals under the rules as they are now (a stored "approved" can lack them again after the
-    rules changed), not theirs, theirs to approve under the rules, and not yet approved by them in this revision.
-    Stale proposals are the caller's to leave out (it takes a look at the registry)."""
+    rules changed), and the core would take `actor`'s approval now (not theirs, not a revision they wrote, theirs
+    to approve under the rules, not yet approved by them in this revision). Stale proposals are the caller's to
+    leave out (it takes a look at the registry)."""
     return (
         actor is not None
         and proposal.state in (ProposalState.OPEN, ProposalState.APPROVED)
         and len(counted_approvals(proposal, rules)) < rules.required_approvals
-        and proposal.author != actor.name
-        and may_review(proposal, rules, actor) is None
-        and actor.name not in approvers_of_revision(proposal)
+        and allowed_steps(actor, rules, proposal).allows(Step.APPROVE)
     )
 
 

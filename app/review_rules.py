@@ -20,7 +20,6 @@ from registry import (
     NotSupportedError,
     RegistryError,
     ReviewRules,
-    Role,
     SchemaRegistry,
     Step,
     allowed_steps,
@@ -115,7 +114,7 @@ def _unable(rules: ReviewRules) -> None:
     roles = session.current_roles()
     if not isinstance(roles, Roles):
         return
-    unable = [name for name in rules.reviewers if not roles.role_of(name).at_least(Role.PRODUCER)]
+    unable = [name for name in rules.reviewers if not roles.role_of(name).at_least(Step.APPROVE.role)]
     if unable:
         st.warning(
             escape_markdown(

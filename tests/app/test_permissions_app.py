@@ -110,3 +110,16 @@ def test_open_proposals_on_the_same_target_are_named_before_a_direct_write(db: P
     policies = app_page("policies", db, OPS, namespace=NS).run()
     assert "proposal(s) not yet applied change the policies of acme/orders" in said(policies)
     assert "'Full' (open)" in said(policies)
+
+
+def test_a_revision_someone_wrote_is_not_waiting_for_their_review(db: Path) -> None:
+    from app.proposal_access import steps, waiting_for
+
+    pid = propose(db)
+    with Registry.open(db) as reg:
+        revised = reg.revise_proposal(pid, schema=with_field(db, "memo"), actor=actor(OPS))
+    rules = ReviewRules()
+    assert not waiting_for(revised, rules, actor(OPS)) and waiting_for(revised, rules, actor(BOB))
+    assert not steps(revised, rules, actor(OPS), read_only=False, stale=False).approve
+    at = app_page("proposal", db, OPS, id=str(pid)).run()
+    assert f"{OPS} wrote revision 2 of proposal #{pid}: nobody approves their own revision" in said(at)
