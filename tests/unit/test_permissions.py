@@ -191,3 +191,19 @@ def test_a_bad_require_proposals_value_is_refused(reg: Registry) -> None:
     with pytest.raises(InvalidArgumentError, match="require_proposals must be true or false"):
         reg.set_review_rules(NS, ReviewRules(require_proposals="yes"), actor=OPS)  # type: ignore[arg-type]
     assert not reg.review_rules(NS).require_proposals
+
+
+@pytest.mark.postgres
+def test_require_proposals_is_kept_and_read_back_on_postgresql(postgres_url: str) -> None:
+    with Registry.open(postgres_url, create=True) as reg:
+        reg.create_tenant("acme")
+        reg.create_namespace(NS)
+        reg.register(TOPIC, avro())
+        reg._storage.put_setting(f"review_rules:{NS}", '{"required_approvals":2,"reviewers":[]}')  # before the rule
+        assert reg.review_rules(NS) == ReviewRules(required_approvals=2)
+        reg.set_review_rules(NS, ReviewRules(required_approvals=2, require_proposals=True), actor=OPS)
+    with Registry.open(postgres_url) as again:  # another connection reads what was stored
+        assert again.review_rules(NS) == ReviewRules(required_approvals=2, require_proposals=True)
+        with pytest.raises(ProposalsRequiredError):
+            again.set_topic_policy(TOPIC, compatibility="FULL", user="ops")
+        assert again.topic_policy(TOPIC).compatibility is None
