@@ -134,7 +134,7 @@ async def get_schema_metadata(tenant: str, namespace: str, topic: str, registry:
     return SchemaMetadata(info=index[-1], index=index)
 
 
-@router.delete(SCHEMAS + "/schema", tags=["schemas"], **auth.tenant_admin(Step.DELETE.role).route_options(404, 412))
+@router.delete(SCHEMAS + "/schema", tags=["schemas"], **auth.tenant_admin(Step.DELETE).route_options(404, 412))
 async def delete_schema(
     tenant: str,
     namespace: str,

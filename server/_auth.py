@@ -282,14 +282,14 @@ def topic_operation(operation: str, role: Role) -> Permission:
     )
 
 
-def tenant_admin(role: Role = Role.ADMIN) -> Permission:
-    """validateAdminAccessForTenant: 401."""
-    return Permission(role, 401, lambda p: "Don't have permission to administrate resources on this tenant")
+def tenant_admin(step: Step = Step.ADMINISTER) -> Permission:
+    """validateAdminAccessForTenant: 401, for the core's `step`."""
+    return Permission(step.role, 401, lambda p: "Don't have permission to administrate resources on this tenant")
 
 
 def super_user() -> Permission:
     """validateSuperUserAccess: 401."""
-    return Permission(Role.ADMIN, 401, lambda p: "This operation requires super-user access")
+    return Permission(Step.ADMINISTER.role, 401, lambda p: "This operation requires super-user access")
 
 
 def namespace_policy(policy: str) -> Permission:
@@ -307,7 +307,7 @@ def namespace_policy(policy: str) -> Permission:
 def namespace_operation(operation: str) -> Permission:
     """validateNamespaceOperation: 403."""
     return Permission(
-        Role.ADMIN,
+        Step.ADMINISTER.role,
         403,
         lambda p: (
             f"Unauthorized to validateNamespaceOperation for operation [{operation}] on namespace "

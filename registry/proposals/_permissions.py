@@ -45,6 +45,7 @@ class Step(enum.StrEnum):
     APPLY = "apply"
     OVERRIDE = "override"  # apply without the approvals, with a written reason
     EDIT_RULES = "edit_rules"
+    ADMINISTER = "administer"  # create tenants, namespaces, topics, or a registry: no schema or policy changes
 
     @property
     def role(self) -> Role:
@@ -75,6 +76,7 @@ _DOING = {
     Step.APPLY: "applying",
     Step.OVERRIDE: "applying without the approvals",
     Step.EDIT_RULES: "setting review rules",
+    Step.ADMINISTER: "creating tenants, namespaces, topics or registries",
 }
 _DONE = {Step.APPROVE: "approved", Step.REJECT: "rejected", Step.WITHDRAW: "withdrawn", Step.REVISE: "revised"}
 
@@ -94,6 +96,7 @@ STEP_ROLES: Mapping[Step, Role] = MappingProxyType(
         Step.APPLY: Role.PRODUCER,  # a policy proposal needs what setting the policy needs: an admin
         Step.OVERRIDE: Role.ADMIN,
         Step.EDIT_RULES: Role.ADMIN,
+        Step.ADMINISTER: Role.ADMIN,
     }
 )
 DIRECT_WRITES = (Step.REGISTER, Step.DELETE, Step.SET_POLICY)  # what `require_proposals` refuses

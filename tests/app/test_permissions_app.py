@@ -123,3 +123,17 @@ def test_a_revision_someone_wrote_is_not_waiting_for_their_review(db: Path) -> N
     assert not steps(revised, rules, actor(OPS), read_only=False, stale=False).approve
     at = app_page("proposal", db, OPS, id=str(pid)).run()
     assert f"{OPS} wrote revision 2 of proposal #{pid}: nobody approves their own revision" in said(at)
+
+
+def test_only_an_admin_may_create_a_registry_file_from_the_sidebar(db: Path, tmp_path: Path) -> None:
+    from app.widgets import PENDING
+
+    missing = tmp_path / "new.db"
+    for who, allowed in ((VICTOR, False), (BOB, False), (OPS, True)):
+        at = app_page("whatif", db, who)
+        at.session_state[PENDING] = str(missing)
+        at.run()
+        assert at.button(key="conn_create").disabled is not allowed, who
+        refusal = "creating tenants, namespaces, topics or registries needs the admin role"
+        assert (refusal in said(at)) is not allowed, who
+    assert not missing.exists()

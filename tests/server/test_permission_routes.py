@@ -20,6 +20,9 @@ ROUTES = [
     ("post", "/explorer/v1/proposals", Step.PROPOSE),
     ("post", "/explorer/v1/proposals/{proposal_id}/comments", Step.COMMENT),
     ("put", "/explorer/v1/namespaces/{tenant}/{namespace}/review-rules", Step.EDIT_RULES),
+    ("put", "/admin/v2/tenants/{tenant}", Step.ADMINISTER),
+    ("put", "/admin/v2/namespaces/{tenant}/{namespace}", Step.ADMINISTER),
+    ("put", "/admin/v2/persistent/{tenant}/{namespace}/{topic}", Step.ADMINISTER),
 ]
 
 

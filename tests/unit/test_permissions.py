@@ -32,7 +32,7 @@ ALICE = Actor("alice", Role.PRODUCER)
 BOB = Actor("bob", Role.PRODUCER)
 VIEWER = Actor("victor", Role.VIEWER)
 OPS = Actor("ops", Role.ADMIN)
-DIRECT = (Step.REGISTER, Step.DELETE, Step.SET_POLICY, Step.PROPOSE, Step.EDIT_RULES)
+DIRECT = (Step.REGISTER, Step.DELETE, Step.SET_POLICY, Step.PROPOSE, Step.EDIT_RULES, Step.ADMINISTER)
 
 
 def avro(*fields: str) -> SchemaInfo:
@@ -113,6 +113,7 @@ def test_the_proposal_steps_follow_the_person_and_the_state(reg: Registry) -> No
         Step.PROPOSE,
         Step.COMMENT,
         Step.EDIT_RULES,
+        Step.ADMINISTER,
     ]
 
 
