@@ -60,7 +60,7 @@ class Step(enum.StrEnum):
     @property
     def done(self) -> str:
         """The step's past participle ("it cannot be approved any more")."""
-        return _DONE.get(self, "applied")
+        return _DONE.get(self, self.value)
 
 
 _DOING = {
@@ -78,7 +78,14 @@ _DOING = {
     Step.EDIT_RULES: "setting review rules",
     Step.ADMINISTER: "creating tenants, namespaces, topics or registries",
 }
-_DONE = {Step.APPROVE: "approved", Step.REJECT: "rejected", Step.WITHDRAW: "withdrawn", Step.REVISE: "revised"}
+_DONE = {
+    Step.APPROVE: "approved",
+    Step.REJECT: "rejected",
+    Step.WITHDRAW: "withdrawn",
+    Step.REVISE: "revised",
+    Step.APPLY: "applied",
+    Step.OVERRIDE: "applied",
+}
 
 
 # The least role each step needs; the server's route checks read the same table (server/_auth.py).
