@@ -34,8 +34,8 @@ def sentence(text: str) -> str:
 
 def write_button(label: str, *, key: str, allowed: AllowedSteps, step: Step, help: str, disabled: bool = False) -> bool:
     """A direct write's button: enabled only when the core allows `step` here (else disabled, the core's reason
-    as its help). True when it was clicked and the step is allowed: a click on a button disabled meanwhile
-    writes nothing."""
+    as its help). True when it was clicked and the step is allowed: a click on a page drawn before the rules
+    or the roles changed is judged under them as they are now, writes nothing, and the page shows why."""
     reason = allowed.reason(step)
     clicked = st.button(
         label,
@@ -44,7 +44,7 @@ def write_button(label: str, *, key: str, allowed: AllowedSteps, step: Step, hel
         disabled=disabled or reason is not None,
         help=escape_markdown(sentence(reason)) if reason is not None else help,
     )
-    return clicked and reason is None
+    return clicked and reason is None  # a disabled button reports no click; checked here all the same
 
 
 def show_rule(allowed: AllowedSteps, step: Step) -> None:

@@ -137,3 +137,15 @@ def test_only_an_admin_may_create_a_registry_file_from_the_sidebar(db: Path, tmp
         refusal = "creating tenants, namespaces, topics or registries needs the admin role"
         assert (refusal in said(at)) is not allowed, who
     assert not missing.exists()
+
+
+def test_a_click_on_a_page_drawn_before_the_rule_was_set_writes_nothing(db: Path) -> None:
+    at = whatif(db, OPS)
+    assert not at.button(key="whatif_register").disabled
+    require_proposals(db)  # another admin sets the rule while the page is open
+    at.button(key="whatif_register").click().run()
+    assert not at.exception
+    assert at.button(key="whatif_register").disabled
+    assert f"The review rules of {NS} require proposals" in said(at)
+    with Registry.open(db) as reg:
+        assert reg.get(TOPIC).version == 13
