@@ -38,7 +38,7 @@ def require_proposals(db: Path) -> None:
         reg.set_review_rules(NS, ReviewRules(required_approvals=1, require_proposals=True), actor=actor(OPS))
 
 
-def test_a_viewer_has_no_enabled_write_on_whatif_and_clicking_writes_nothing(db: Path) -> None:
+def test_a_viewer_has_no_enabled_write_on_whatif(db: Path) -> None:
     at = whatif(db, VICTOR)
     register = at.button(key="whatif_register")
     assert register.disabled
