@@ -1,10 +1,11 @@
-"""Who may do what to a proposal, and what each step makes of it: the decisions, as pure functions from a
-proposal, its namespace's review rules and the person asking to the next proposal (or a refusal naming why).
+"""What each step makes of a proposal, as pure functions from a proposal, its namespace's review rules and the
+person asking to the next proposal (or a refusal naming why); who may take a step is `_permissions.py`'s
+decision (`allowed_steps`), which each step here asks first.
 
 Approvals are a gate, never a privilege: applying needs the role the direct change needs (a producer for a
-schema, an admin for a policy), on top of the approvals. The author never approves their own proposal; a new
-revision clears the approvals; approving twice counts once. An admin may apply without the approvals only
-with a written reason, which the proposal and the audit trail keep.
+schema, an admin for a policy), on top of the approvals. Neither the author nor whoever wrote the current
+revision approves it; a new revision clears the approvals; approving twice counts once. An admin may apply
+without the approvals only with a written reason, which the proposal and the audit trail keep.
 """
 
 from __future__ import annotations
