@@ -1,7 +1,7 @@
-"""What this session may do to a proposal, so that a page shows only the steps it may take: the core decides
-(`may_review`, `counted_approvals`, `apply_role`, registry/proposals/), this module only asks it for the person
-on screen. Nothing here is a permission: the core checks every step again when it is taken, and a refusal
-shows its message. Without Streamlit, so it is tested on plain values.
+"""What this session may do, so that a page shows only the steps it may take: the core decides every one
+(`allowed_steps`, registry/proposals/_permissions.py), this module only asks it for the person on screen. Nothing
+here is a permission: the core checks every step again when it is taken, and a refusal shows its message.
+Without Streamlit, so it is tested on plain values.
 
 Over a remote `schema-explorer serve` the server names the person by the token, not by the app's name for
 them: what is offered here is the app's best guess, and the server's answer stands.
@@ -14,16 +14,21 @@ from dataclasses import dataclass
 
 from registry import (
     Actor,
+    AllowedSteps,
+    NotFoundError,
+    NotSupportedError,
     Proposal,
+    ProposalKind,
     ProposalState,
     ReviewRules,
-    Role,
+    SchemaRegistry,
+    Step,
+    allowed_steps,
     apply_readiness,
-    apply_role,
     counted_approvals,
-    may_review,
-    same_person,
 )
+
+OPEN_LIMIT = 200  # the open proposals a page looks through for the one it warns about
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -47,28 +52,46 @@ class Steps:
 def steps(proposal: Proposal, rules: ReviewRules, actor: Actor | None, *, read_only: bool, stale: bool) -> Steps:
     """The steps `actor` may take on `proposal` under `rules`; `stale`: the review computed now found its base
     no longer the latest (the stored state may still say open until someone tries to apply it)."""
-    if actor is None or read_only:
-        return Steps()
-    final = proposal.state.final
+    allowed = allowed_steps(actor, rules, proposal, stale=stale, read_only=read_only)
     is_stale = stale or proposal.state is ProposalState.STALE
-    mine = same_person(actor.name, proposal.author)  # one person in any spelling (registry/_identity.py)
-    mine_or_admin = mine or actor.role is Role.ADMIN
-    if final:
-        return Steps(comment=True)  # the discussion goes on after the fact
-    reviewer = may_review(proposal, rules, actor) is None
-    approved_already = any(same_person(actor.name, name) for name in approvers_of_revision(proposal))
-    enough = len(counted_approvals(proposal, rules)) >= rules.required_approvals
-    may_apply = not is_stale and actor.role.at_least(apply_role(proposal.kind))
     return Steps(
-        comment=True,
-        approve=reviewer and not is_stale and not approved_already,
-        reject=not mine and (reviewer or actor.role is Role.ADMIN),
-        withdraw=mine_or_admin,
-        rebase=is_stale and mine_or_admin,
-        revise=mine_or_admin and actor.role.at_least(Role.PRODUCER),
-        apply=may_apply and (enough or actor.role is Role.ADMIN),
-        apply_needs_reason=may_apply and not enough and actor.role is Role.ADMIN,
+        comment=allowed.allows(Step.COMMENT),
+        approve=allowed.allows(Step.APPROVE),
+        reject=allowed.allows(Step.REJECT),
+        withdraw=allowed.allows(Step.WITHDRAW),
+        rebase=is_stale and allowed.allows(Step.REVISE),
+        revise=allowed.allows(Step.REVISE),
+        apply=allowed.allows(Step.APPLY) or allowed.allows(Step.OVERRIDE),
+        apply_needs_reason=not allowed.allows(Step.APPLY) and allowed.allows(Step.OVERRIDE),
     )
+
+
+def rules_of(reg: SchemaRegistry, namespace: str) -> ReviewRules:
+    """The namespace's review rules; the defaults where the registry keeps none (a plain broker)."""
+    try:
+        return reg.review_rules(namespace)
+    except (NotSupportedError, NotFoundError):
+        return ReviewRules()
+
+
+def allowed_in(reg: SchemaRegistry, namespace: str, actor: Actor | None, *, read_only: bool) -> AllowedSteps:
+    """What this session may do in `namespace` (register, delete, set a policy, propose, edit the review rules),
+    asked of the core with the namespace's review rules as stored now."""
+    return allowed_steps(actor, rules_of(reg, namespace), namespace=namespace, read_only=read_only)
+
+
+def open_proposals(reg: SchemaRegistry, target: str, *, kind: ProposalKind, namespace: str = "") -> list[Proposal]:
+    """The proposals not yet final that would change `target` (a topic's base name, or a namespace when
+    `namespace` names it): a direct write there now would make them stale or overtake them."""
+    try:
+        if namespace:
+            found = reg.proposals(namespace=namespace, limit=OPEN_LIMIT)
+            found = [p for p in found if p.target == namespace]
+        else:
+            found = reg.proposals(topic=target, limit=OPEN_LIMIT)
+    except (NotSupportedError, NotFoundError):
+        return []
+    return [p for p in found if p.kind is kind and not p.state.final]
 
 
 def approvers_of_revision(proposal: Proposal) -> tuple[str, ...]:
@@ -78,15 +101,14 @@ def approvers_of_revision(proposal: Proposal) -> tuple[str, ...]:
 
 def waiting_for(proposal: Proposal, rules: ReviewRules, actor: Actor | None) -> bool:
     """Still missing approvals under the rules as they are now (a stored "approved" can lack them again after the
-    rules changed), not theirs, theirs to approve under the rules, and not yet approved by them in this revision.
-    Stale proposals are the caller's to leave out (it takes a look at the registry)."""
+    rules changed), and the core would take `actor`'s approval now (not theirs, not a revision they wrote, theirs
+    to approve under the rules, not yet approved by them in this revision). Stale proposals are the caller's to
+    leave out (it takes a look at the registry)."""
     return (
         actor is not None
         and proposal.state in (ProposalState.OPEN, ProposalState.APPROVED)
         and len(counted_approvals(proposal, rules)) < rules.required_approvals
-        and not same_person(proposal.author, actor.name)
-        and may_review(proposal, rules, actor) is None
-        and not any(same_person(actor.name, name) for name in approvers_of_revision(proposal))
+        and allowed_steps(actor, rules, proposal).allows(Step.APPROVE)
     )
 
 

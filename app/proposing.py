@@ -3,6 +3,10 @@ an optional description, and the change on screen become a proposal (`propose_sc
 `session.actor()`); the page then links to it. Nothing is proposed in a read-only session (the popover is not
 shown), and a viewer sees why they cannot.
 
+The direct write beside it (Register, Save…) is offered only when the core allows it here (`write_button`, from
+`allowed_steps`): disabled with the core's reason otherwise, the namespace's `require_proposals` rule shown
+beside it, and the proposals still open on the same target named above it (`warn_open`).
+
 The change proposed is the one on screen at the click: the caller passes a function that proposes exactly what
 its widgets hold in this run (never the value of an earlier verdict), as Register does.
 """
@@ -15,16 +19,76 @@ import streamlit as st
 
 from app import session
 from app.render import escape_markdown, show_error
-from registry import Actor, Proposal, RegistryError, Role
+from registry import Actor, AllowedSteps, Proposal, ProposalsRequiredError, RegistryError, Step
+
+PROPOSAL_PAGE = "app_pages/proposal.py"
+SHOWN_OPEN = 5  # open proposals named by link in a warning; the rest are counted
 
 OUTCOME = "propose_outcome"  # session key: (where, proposal id and title, or the error)
 
 
+def sentence(text: str) -> str:
+    """The core's reason as a sentence of its own (a capital first letter, a full stop)."""
+    return text[:1].upper() + text[1:] + ("" if text.endswith(".") else ".")
+
+
+def write_button(label: str, *, key: str, allowed: AllowedSteps, step: Step, help: str, disabled: bool = False) -> bool:
+    """A direct write's button: enabled only when the core allows `step` here (else disabled, the core's reason
+    as its help). True when it was clicked and the step is allowed: a click on a page drawn before the rules
+    or the roles changed is judged under them as they are now, writes nothing, and the page shows why."""
+    reason = allowed.reason(step)
+    clicked = st.button(
+        label,
+        key=key,
+        type="primary",
+        disabled=disabled or reason is not None,
+        help=escape_markdown(sentence(reason)) if reason is not None else help,
+    )
+    return clicked and reason is None  # a disabled button reports no click; checked here all the same
+
+
+def show_rule(allowed: AllowedSteps, step: Step) -> None:
+    """The namespace's `require_proposals` rule, beside the write it refuses, in the core's words."""
+    refusal = allowed.refusal(step)
+    if refusal is not None and refusal.error is ProposalsRequiredError:
+        st.caption(escape_markdown(sentence(refusal.reason)), help="Set by an admin in the review rules (Policies).")
+
+
+def warn_open(proposals: list[Proposal], what: str) -> None:
+    """Proposals still open on the target this page writes: a direct write now would overtake them (they turn
+    stale), so the page names them, with a link to each."""
+    if not proposals:
+        return
+    listed = ", ".join(f"#{p.id} {p.title!r} ({p.state})" for p in proposals[:SHOWN_OPEN])
+    more = f" and {len(proposals) - SHOWN_OPEN} more" if len(proposals) > SHOWN_OPEN else ""
+    with st.container(border=True):
+        st.warning(
+            escape_markdown(
+                f"{len(proposals)} proposal(s) not yet applied change {what}: {listed}{more}. A direct write "
+                "here makes them stale; their reviewers would have to start again."
+            ),
+            icon=":material/rate_review:",
+        )
+        for proposal in proposals[:SHOWN_OPEN]:
+            st.page_link(
+                PROPOSAL_PAGE,
+                label=f"Open proposal #{proposal.id}",
+                icon=":material/open_in_new:",
+                query_params={"id": str(proposal.id)},
+            )
+
+
 def propose_popover(
-    where: str, submit: Callable[[str, str, Actor], Proposal], *, default_title: str = "", what: str = "this change"
+    where: str,
+    submit: Callable[[str, str, Actor], Proposal],
+    *,
+    allowed: AllowedSteps,
+    default_title: str = "",
+    what: str = "this change",
 ) -> None:
     """The Propose… popover of the page `where` ("whatif", "policies_ns", "policies_topic": also its widget
-    keys' prefix). `submit(title, description, actor)` makes the proposal from the change on screen."""
+    keys' prefix), offered when the core allows proposing here. `submit(title, description, actor)` makes the
+    proposal from the change on screen."""
     if session.read_only():
         return
     actor = session.actor()
@@ -33,13 +97,14 @@ def propose_popover(
     title_key = f"{where}_propose_title"
     if default_title and not st.session_state.get(title_key):
         st.session_state[title_key] = default_title
-    if not actor.role.at_least(Role.PRODUCER):
+    refused = allowed.reason(Step.PROPOSE)
+    if refused is not None:
         st.button(
             "Propose…",
             key=f"{where}_propose_denied",
             icon=":material/rate_review:",
             disabled=True,
-            help=escape_markdown(f"Proposing needs the producer role; {actor.name} is a {actor.role}."),
+            help=escape_markdown(sentence(refused)),
         )
         return
     with st.popover(

@@ -1,6 +1,7 @@
 """A namespace's review rules on the Policies page: how many approvals a proposal there needs and who may give
-them. An explorer setting kept with the registry (`review_rules` / `set_review_rules`), never a Pulsar policy:
-the page says so where it shows them. An admin edits them; everyone else reads them.
+them, and whether changes there must go through proposals. An explorer setting kept with the registry
+(`review_rules` / `set_review_rules`), never a Pulsar policy: the page says so where it shows them. An admin
+edits them (the core's `allowed_steps` decides); everyone else reads them.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import pandas as pd
 import streamlit as st
 
 from app import session
+from app.proposing import sentence
 from app.render import escape_markdown, show_error
 from app.roles import Roles
 from registry import (
@@ -21,6 +23,8 @@ from registry import (
     ReviewRules,
     Role,
     SchemaRegistry,
+    Step,
+    allowed_steps,
     require_satisfiable,
 )
 
@@ -47,6 +51,14 @@ def rules_section(reg: SchemaRegistry, namespace: str, *, read_only: bool) -> No
     except RegistryError as exc:
         show_error(exc)
         return
+    if rules.require_proposals:
+        st.info(
+            escape_markdown(
+                f"Changes in {namespace} go through proposals: Register, Save and delete are refused here, for "
+                "everyone (require_proposals). An applied proposal is the way a change is made."
+            ),
+            icon=":material/lock:",
+        )
     left, right = st.columns([1, 3])
     left.metric("Approvals needed", rules.required_approvals)
     with right:
@@ -59,8 +71,9 @@ def rules_section(reg: SchemaRegistry, namespace: str, *, read_only: bool) -> No
     actor = session.actor()
     if read_only or actor is None:
         return
-    if actor.role is not Role.ADMIN:
-        st.caption(escape_markdown(f"Only an admin may change them; {actor.name} is a {actor.role}."))
+    refused = allowed_steps(actor, rules, namespace=namespace).reason(Step.EDIT_RULES)
+    if refused is not None:
+        st.caption(escape_markdown(sentence(refused)))
         return
     with st.expander("Change the review rules"), st.form(f"rules_form_{namespace}", border=False):
         approvals = st.number_input(
@@ -76,8 +89,16 @@ def rules_section(reg: SchemaRegistry, namespace: str, *, read_only: bool) -> No
             value="\n".join(rules.reviewers),
             key=f"rules_reviewers_{namespace}",
         )
+        required = st.checkbox(
+            "Require proposals: refuse every direct schema or policy write here (Register, Save, delete, REST, "
+            "the CLI), an admin's too",
+            value=rules.require_proposals,
+            key=f"rules_require_{namespace}",
+        )
         if st.form_submit_button("Save review rules", type="primary"):
-            wanted = ReviewRules(required_approvals=int(approvals), reviewers=reviewer_names(names))
+            wanted = ReviewRules(
+                required_approvals=int(approvals), reviewers=reviewer_names(names), require_proposals=bool(required)
+            )
             try:
                 require_satisfiable(wanted, namespace, _may_approve())  # the core knows no roles; the app does
                 saved = reg.set_review_rules(namespace, wanted, actor=actor)
@@ -85,7 +106,8 @@ def rules_section(reg: SchemaRegistry, namespace: str, *, read_only: bool) -> No
                 st.session_state[OUTCOME] = (namespace, exc)
             else:
                 who = ", ".join(saved.reviewers) or "anyone who may write"
-                done = f"Review rules of {namespace}: {saved.required_approvals} approval(s) from {who}."
+                through = "; changes go through proposals" if saved.require_proposals else ""
+                done = f"Review rules of {namespace}: {saved.required_approvals} approval(s) from {who}{through}."
                 st.session_state[OUTCOME] = (namespace, done)
                 session.clear_caches()
             st.rerun()
@@ -104,7 +126,7 @@ def _unable(rules: ReviewRules) -> None:
     roles = session.current_roles()
     if not isinstance(roles, Roles):
         return
-    unable = [name for name in rules.reviewers if not roles.role_of(name).at_least(Role.PRODUCER)]
+    unable = [name for name in rules.reviewers if not roles.role_of(name).at_least(Step.APPROVE.role)]
     if unable:
         st.warning(
             escape_markdown(

@@ -10,7 +10,7 @@ import streamlit as st
 from app import connection, search_index, session
 from app.render import code_span, escape_markdown, show_error
 from app.roles import RolesFileError
-from registry import PULSAR_LINES, Registry, RegistryError, SchemaRegistry
+from registry import PULSAR_LINES, Registry, RegistryError, ReviewRules, SchemaRegistry, Step, allowed_steps
 
 EMBEDDED, REMOTE = "Embedded file", "Remote admin URL"
 
@@ -155,14 +155,15 @@ def _confirm_create() -> None:
     if not target:
         return
     st.warning(f"No registry at {code_span(target)}. Create a new, empty registry there?")
-    if session.read_only():
-        st.caption("The app is read-only: it cannot create a registry.")
+    refused = allowed_steps(session.actor(), ReviewRules(), read_only=session.read_only()).reason(Step.ADMINISTER)
+    if refused is not None:
+        st.caption(escape_markdown(f"It cannot be created from this session: {refused}."))
     cols = st.columns(2)
-    create = cols[0].button("Create it", key="conn_create", type="primary", disabled=session.read_only())
+    create = cols[0].button("Create it", key="conn_create", type="primary", disabled=refused is not None)
     if cols[1].button("Cancel", key="conn_create_cancel"):
         st.session_state.pop(PENDING, None)
         st.rerun()
-    if create:
+    if create and refused is None:
         try:
             Registry.open(target, create=True).close()
         except RegistryError as exc:

@@ -203,6 +203,13 @@ def add_commands(commands: argparse._SubParsersAction[Any]) -> None:
         action="store_true",
         help="clear the reviewers: anyone who may write approves (not the author)",
     )
+    rules.add_argument(
+        "--require-proposals",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="refuse every direct schema or policy write in the namespace (upload, policy set, the app's Register "
+        "and Save, REST): changes go through a proposal; --no-require-proposals allows direct writes again",
+    )
 
 
 def run_propose(args: argparse.Namespace) -> int:
@@ -383,11 +390,18 @@ def run_apply(args: argparse.Namespace) -> int:
 
 
 def run_rules(args: argparse.Namespace) -> int:
-    changing = args.required_approvals is not None or args.reviewer or args.any_reviewer
+    changing = (
+        args.required_approvals is not None or args.reviewer or args.any_reviewer or args.require_proposals is not None
+    )
     if changing and not args.set:
-        raise UserError("--required-approvals, --reviewer and --any-reviewer change the rules: add --set")
+        raise UserError(
+            "--required-approvals, --reviewer, --any-reviewer and --[no-]require-proposals change the rules: add --set"
+        )
     if args.set and not changing:
-        raise UserError("--set changes nothing: give --required-approvals N, --reviewer NAME or --any-reviewer")
+        raise UserError(
+            "--set changes nothing: give --required-approvals N, --reviewer NAME, --any-reviewer or "
+            "--[no-]require-proposals"
+        )
     if args.reviewer and args.any_reviewer:
         raise UserError("give --reviewer NAME or --any-reviewer, not both")
     if any(not name.strip() for name in args.reviewer):
@@ -401,13 +415,15 @@ def run_rules(args: argparse.Namespace) -> int:
                 if args.required_approvals is None
                 else args.required_approvals,
                 reviewers=() if args.any_reviewer else tuple(args.reviewer) or rules.reviewers,
+                require_proposals=rules.require_proposals if args.require_proposals is None else args.require_proposals,
             )
             rules = reg.set_review_rules(args.namespace, wanted, actor=actor)
     if args.json:
         print_json({"namespace": args.namespace.strip(), **to_json(rules)})
         return EXIT_OK
     who = ", ".join(rules.reviewers) or "anyone who may write (never the author)"
-    say(f"namespace {args.namespace.strip()}: {rules.required_approvals} approval(s) from {who}")
+    required = "; direct writes refused: changes go through proposals" if rules.require_proposals else ""
+    say(f"namespace {args.namespace.strip()}: {rules.required_approvals} approval(s) from {who}{required}")
     return EXIT_OK
 
 

@@ -29,6 +29,7 @@ from ._errors import (
     PolicyError,
     ProposalError,
     ProposalNotFoundError,
+    ProposalsRequiredError,
     ReadOnlyError,
     RebaseConflictError,
     RegistryError,
@@ -111,10 +112,11 @@ from .proposals._model import (
     Revision,
     Role,
 )
+from .proposals._permissions import AllowedSteps, Step, allowed_steps, apply_role, counted_approvals, may_review
 from .proposals._pointer import comment_paths
 from .proposals._readiness import ApplyReadiness, apply_readiness
 from .proposals._revisions import RevisionDiff
-from .proposals._rules import apply_role, counted_approvals, judged_under, may_review, require_satisfiable
+from .proposals._rules import judged_under, require_satisfiable
 from .protobuf._native import ProtobufNativeSchema, parse_protobuf_native, to_protobuf_native_data
 from .protobuf._protoc import ProtoCompileError, compile_proto, compile_uploads, declared_messages
 from .remote._broker_index import CACHE_ENV_VAR, INDEX_WORKERS, IndexState, IndexStatus
@@ -236,6 +238,7 @@ __all__ = [
     "Role",
     "NotSupportedError",
     "PermissionDeniedError",
+    "ProposalsRequiredError",
     "ProposalNotFoundError",
     "ProposalError",
     "ApprovalsMissingError",
@@ -253,6 +256,9 @@ __all__ = [
     "apply_readiness",
     "judged_under",
     "require_satisfiable",
+    "allowed_steps",
+    "AllowedSteps",
+    "Step",
     "RecordError",
     "record_advisories",
     "STRATEGY_FACTS",

@@ -112,6 +112,11 @@ class PermissionDeniedError(RegistryError):
     the call is not theirs to make (an author approving their own proposal). Nothing was written."""
 
 
+class ProposalsRequiredError(PermissionDeniedError):
+    """A direct schema or policy write in a namespace whose review rules require proposals
+    (`require_proposals`): whoever asks, nothing is written; the change goes through a proposal."""
+
+
 class ProposalNotFoundError(NotFoundError):
     """No proposal has that id."""
 

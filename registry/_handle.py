@@ -121,7 +121,9 @@ class SchemaRegistry(abc.ABC):
         """REST POST /schema (§3.3): dedup, check with the admin effective strategy, store. The version `info`
         is stored as, or the live duplicate's, and whether anything was stored (`Registration.stored`).
 
-        Raises IncompatibleSchemaError (with `.result`), InvalidSchemaError or PoisonedHistoryError."""
+        Raises IncompatibleSchemaError (with `.result`), InvalidSchemaError or PoisonedHistoryError;
+        ProposalsRequiredError where the namespace's review rules require proposals (as for every direct schema
+        or policy write: delete and the policy setters too)."""
 
     @abc.abstractmethod
     def check(
@@ -406,7 +408,7 @@ class SchemaRegistry(abc.ABC):
 
     @abc.abstractmethod
     def set_review_rules(self, namespace: str, rules: ReviewRules, *, actor: Actor) -> ReviewRules:
-        """Set them (an admin)."""
+        """Set them (an admin), `require_proposals` included."""
 
     # --- a plain broker's search index (remote/_broker_index.py) ------------------------------------------
 

@@ -54,6 +54,8 @@ from .policy._rules import (
 )
 from .proposals._desk import ProposalDesk
 from .proposals._facade import EmbeddedProposals
+from .proposals._permissions import Step, proposals_required
+from .proposals._records import rules as stored_rules
 from .storage._base import LocalStorage
 from .storage._locations import open_plugin, parse_location
 from .storage._memory import MemoryStorage
@@ -210,6 +212,7 @@ class Registry(EmbeddedProposals, BackedRegistry):
             note.input = info.schema if isinstance(info, SchemaInfo) else None
             name = TopicName.parse(topic)
             note.target = str(name.base)
+            self._require_direct(Step.REGISTER, name.namespace_name)
             data = to_schema_data(checked_info(info))
             self._writes.ensure_topic(name)
             strategy = self._state.admin_strategy(name).value
@@ -258,6 +261,7 @@ class Registry(EmbeddedProposals, BackedRegistry):
         with self._auditor.audited(AuditAction.DELETE, topic, user) as note:
             name = TopicName.parse(topic)
             note.target = str(name.base)
+            self._require_direct(Step.DELETE, name.namespace_name)
             if force:
                 dropped = self._storage.drop(name.schema_id)
                 note.detail = "force: the whole history dropped" if dropped else "force: there was no history"
@@ -292,6 +296,7 @@ class Registry(EmbeddedProposals, BackedRegistry):
             note.detail = asked_fields(fields)
             ns = NamespaceName.parse(namespace)
             note.target = str(ns)
+            self._require_direct(Step.SET_POLICY, ns)
             before = self._storage.namespace_policy(str(ns))
             require_expected(expected, before or NamespacePolicy(), str(ns))
             current = self._writes.namespace(ns, create=self._state.auto_create)
@@ -317,12 +322,21 @@ class Registry(EmbeddedProposals, BackedRegistry):
             before = self._storage.topic_policy(note.target) or TopicPolicy()
             require_expected(expected, before, note.target)
             name = policy_topic(topic, self.broker)
+            self._require_direct(Step.SET_POLICY, name.namespace_name)
             self._writes.ensure_topic(name)
             after = changed_topic_policy(before, **fields)
             self._writes.put_topic_policy(name, after)
             note.detail = _policy_change(before, after)
             note.outcome = AuditOutcome.OK if before != after else AuditOutcome.UNCHANGED
         return after
+
+    def _require_direct(self, step: Step, namespace: NamespaceName) -> None:
+        """A direct schema or policy write is refused where the namespace's review rules require proposals
+        (read inside the write's transaction: a rule set meanwhile holds). Applying a proposal does not come
+        here: it is the way such a change is made."""
+        refusal = proposals_required(str(namespace), stored_rules(self._storage, str(namespace)), step)
+        if refusal is not None:
+            raise refusal.exception()
 
     # --- admission (§8) ---------------------------------------------------------------------------------
 

@@ -22,6 +22,7 @@ from registry import (
     ConnectedClient,
     Registry,
     Role,
+    Step,
     namespace_allow_auto_update,
     namespace_validation_enforced,
     version_number,
@@ -88,7 +89,7 @@ router = APIRouter(prefix="/admin/v2")
 
 SCHEMAS = "/schemas/{tenant}/{namespace}/{topic}"
 LOOKUP = auth.topic_operation("LOOKUP", Role.VIEWER)
-PRODUCE = auth.topic_operation("PRODUCE", Role.PRODUCER)
+PRODUCE = auth.topic_operation("PRODUCE", Step.REGISTER.role)  # the core's rule (registry/proposals/_permissions.py)
 
 
 # Plain reads are one quick facade call (tens of µs on SQLite): they run on the event loop (`async def`)
@@ -133,7 +134,7 @@ async def get_schema_metadata(tenant: str, namespace: str, topic: str, registry:
     return SchemaMetadata(info=index[-1], index=index)
 
 
-@router.delete(SCHEMAS + "/schema", tags=["schemas"], **auth.tenant_admin().route_options(404, 412))
+@router.delete(SCHEMAS + "/schema", tags=["schemas"], **auth.tenant_admin(Step.DELETE).route_options(404, 412))
 async def delete_schema(
     tenant: str,
     namespace: str,

@@ -44,7 +44,7 @@ from typing import Any
 
 from fastapi import Depends, Request
 
-from registry import ERROR_HEADER, Role, name_clash
+from registry import ERROR_HEADER, Role, Step, name_clash
 
 from ._errors import ApiError, error_responses
 
@@ -288,20 +288,20 @@ def topic_operation(operation: str, role: Role) -> Permission:
     )
 
 
-def tenant_admin() -> Permission:
-    """validateAdminAccessForTenant: 401."""
-    return Permission(Role.ADMIN, 401, lambda p: "Don't have permission to administrate resources on this tenant")
+def tenant_admin(step: Step = Step.ADMINISTER) -> Permission:
+    """validateAdminAccessForTenant: 401, for the core's `step`."""
+    return Permission(step.role, 401, lambda p: "Don't have permission to administrate resources on this tenant")
 
 
 def super_user() -> Permission:
     """validateSuperUserAccess: 401."""
-    return Permission(Role.ADMIN, 401, lambda p: "This operation requires super-user access")
+    return Permission(Step.ADMINISTER.role, 401, lambda p: "This operation requires super-user access")
 
 
 def namespace_policy(policy: str) -> Permission:
-    """validateNamespacePolicyOperation (WRITE): 403."""
+    """validateNamespacePolicyOperation (WRITE): 403. The role is the core's for setting a policy."""
     return Permission(
-        Role.ADMIN,
+        Step.SET_POLICY.role,
         403,
         lambda p: (
             "Unauthorized to validateNamespacePolicyOperation for operation [WRITE] on namespace "
@@ -313,7 +313,7 @@ def namespace_policy(policy: str) -> Permission:
 def namespace_operation(operation: str) -> Permission:
     """validateNamespaceOperation: 403."""
     return Permission(
-        Role.ADMIN,
+        Step.ADMINISTER.role,
         403,
         lambda p: (
             f"Unauthorized to validateNamespaceOperation for operation [{operation}] on namespace "
@@ -323,9 +323,9 @@ def namespace_operation(operation: str) -> Permission:
 
 
 def topic_policy(policy: str) -> Permission:
-    """validateTopicPolicyOperation (WRITE): 403."""
+    """validateTopicPolicyOperation (WRITE): 403. The role is the core's for setting a policy."""
     return Permission(
-        Role.ADMIN,
+        Step.SET_POLICY.role,
         403,
         lambda p: (
             f"Unauthorized to validateTopicPolicyOperation for operation [WRITE] on topic [{_topic(p)}] "

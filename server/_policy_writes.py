@@ -23,7 +23,7 @@ from registry import (
     InvalidArgumentError,
     NamespaceName,
     NamespacePolicy,
-    Role,
+    Step,
     TopicName,
     TopicPolicy,
     from_json,
@@ -34,7 +34,7 @@ from . import _auth as auth
 from ._admin import Reg, written
 
 router = APIRouter(prefix="/explorer/v1", tags=["policies"])
-WRITE = auth.explorer(Role.ADMIN, "setting schema policies")
+WRITE = auth.explorer(Step.SET_POLICY.role, "setting schema policies")
 NAMESPACE_FIELDS = frozenset(
     {"compatibility", "auto_update_strategy", "allow_auto_update", "allow_auto_update_with_replicator"}
     | {"validation_enforced"}

@@ -25,6 +25,7 @@ from registry import (
     NamespaceName,
     ReviewRules,
     Role,
+    Step,
     TopicName,
     to_json,
 )
@@ -57,9 +58,9 @@ RULES = "/namespaces/{tenant}/{namespace}/review-rules"
 # A role too low is the core's PermissionDeniedError here too, so a remote registry raises what an embedded one
 # raises for the same person.
 READ = auth.explorer(Role.VIEWER, "reading proposals")
-COMMENT = auth.explorer(Role.VIEWER, "commenting")
-WRITE = replace(auth.explorer(Role.PRODUCER, "proposing and reviewing"), error="PermissionDeniedError")
-ADMIN = replace(auth.explorer(Role.ADMIN, "setting review rules"), error="PermissionDeniedError")
+COMMENT = auth.explorer(Step.COMMENT.role, "commenting")
+WRITE = replace(auth.explorer(Step.PROPOSE.role, "proposing and reviewing"), error="PermissionDeniedError")
+ADMIN = replace(auth.explorer(Step.EDIT_RULES.role, "setting review rules"), error="PermissionDeniedError")
 T = TypeVar("T")
 EXPORT_MAX = 1_000_000  # a snapshot export asks for every proposal
 
@@ -258,8 +259,20 @@ def review_rules(tenant: str, namespace: str, registry: Reg) -> ReviewRulesWire:
 async def set_review_rules(
     request: Request, tenant: str, namespace: str, body: RulesRequest, registry: Reg
 ) -> ReviewRulesWire:
-    """Set them (an admin): 0 to 5 approvals, and who may give them (empty: anyone who may write)."""
-    rules = ReviewRules(required_approvals=body.required_approvals, reviewers=tuple(body.reviewers))
-    call = registry.set_review_rules
-    done = await _written(request, call, f"{tenant}/{namespace}", rules, actor=actor_of(request))
+    """Set them (an admin): 0 to 5 approvals, who may give them (empty: anyone who may write), and whether direct
+    schema and policy writes there are refused (`require_proposals`; absent: as it is, so a client that does not
+    know it never turns it off)."""
+    namespace_name = f"{tenant}/{namespace}"
+
+    def set_rules(actor: Actor) -> ReviewRules:
+        # On the writer thread, so the value kept is the one stored when this write is made.
+        required = body.require_proposals
+        if required is None:
+            required = registry.review_rules(namespace_name).require_proposals
+        rules = ReviewRules(
+            required_approvals=body.required_approvals, reviewers=tuple(body.reviewers), require_proposals=required
+        )
+        return registry.set_review_rules(namespace_name, rules, actor=actor)
+
+    done = await _written(request, set_rules, actor_of(request))
     return ReviewRulesWire.of(done)

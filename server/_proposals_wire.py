@@ -67,11 +67,6 @@ class ProposalReview(Wire):
     introduced_problems: int
 
 
-class ReviewRules(Wire):
-    required_approvals: int = Field(ge=0, le=5, description="approvals a proposal needs before it is applied")
-    reviewers: list[str] = Field(description="who may approve; empty: anyone who may write, except the author")
-
-
 class RevisionDiff(Wire):
     proposal_id: int
     from_revision: int
@@ -144,6 +139,14 @@ class ProposalCounts(BaseModel):
     counts: dict[str, int]
 
 
+class ReviewRules(Wire):
+    required_approvals: int = Field(ge=0, le=5, description="approvals a proposal needs before it is applied")
+    reviewers: list[str] = Field(description="who may approve; empty: anyone who may write, except the author")
+    require_proposals: bool = Field(
+        description="direct schema and policy writes in the namespace are refused: changes go through proposals"
+    )
+
+
 # --- request bodies -------------------------------------------------------------------------------------------
 
 # Numbers stay numbers: in pydantic's lax mode `{"revision": true}` would be read as revision 1 and
@@ -213,6 +216,7 @@ class RulesRequest(BaseModel):
 
     required_approvals: int
     reviewers: list[str] = []
+    require_proposals: bool | None = Field(default=None, description="absent or null: as stored (default false)")
 
 
 StateFilter = Literal["open", "approved", "applied", "rejected", "withdrawn", "stale"]

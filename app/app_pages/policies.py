@@ -21,7 +21,8 @@ import pandas as pd
 import streamlit as st
 
 from app import links, selection, session
-from app.proposing import propose_popover, show_proposed
+from app.proposal_access import allowed_in, open_proposals
+from app.proposing import propose_popover, show_proposed, show_rule, warn_open, write_button
 from app.render import escape_markdown, show_error, when
 from app.review import BAD, shaded, show_preview
 from app.review_rules import rules_section
@@ -33,8 +34,10 @@ from registry import (
     NamespacePolicy,
     PolicyChangedError,
     PolicyPreview,
+    ProposalKind,
     RegistryError,
     SchemaRegistry,
+    Step,
     TopicName,
     TopicPolicy,
 )
@@ -122,25 +125,30 @@ def _confirm(
         if scope == "namespace"
         else f"Save… strategy of {TopicName.parse(target).local_name}"
     )
+    namespace = target if scope == "namespace" else str(TopicName.parse(target).namespace_name)
+    allowed = allowed_in(reg, namespace, session.actor(), read_only=read_only)
     with st.container(horizontal=True):
-        st.button(
+        if write_button(
             label,
             key=key,
-            type="primary",
-            disabled=read_only or pending is not None,
-            help="The app is read-only." if read_only else "Shows the change once more before it is saved.",
-            on_click=_ask,
-            args=(scope, target, values, preview.before),
-        )
+            allowed=allowed,
+            step=Step.SET_POLICY,
+            disabled=pending is not None,
+            help="Shows the change once more before it is saved.",
+        ):
+            _ask(scope, target, values, preview.before)
+            st.rerun()
         propose_popover(
             key.replace("_save", ""),
             lambda title, description, actor: reg.propose_policy(
                 target, values, title=title, description=description, actor=actor
             ),
+            allowed=allowed,
             default_title=_default_title(scope, target, preview),
             what="this policy change",
         )
-    if pending is None or read_only:
+    show_rule(allowed, Step.SET_POLICY)
+    if pending is None or not allowed.allows(Step.SET_POLICY):
         return
     refusals = f"{len(preview.refused_topics)} topic(s) whose latest change would be refused, " + (
         f"{len(preview.refused_clients)} client(s) that could no longer connect"
@@ -159,6 +167,15 @@ def _confirm(
             args=(reg, pending),
         )
         no.button("Cancel", key=f"{key}_cancel", on_click=lambda: st.session_state.pop(PENDING, None))
+
+
+def _warn_open(reg: SchemaRegistry, scope: str, target: str) -> None:
+    """The policy proposals not yet applied on this namespace or topic: saving directly would overtake them."""
+    if scope == "namespace":
+        waiting = open_proposals(reg, target, kind=ProposalKind.POLICY, namespace=target)
+    else:
+        waiting = open_proposals(reg, target, kind=ProposalKind.POLICY)
+    warn_open(waiting, f"the policies of {target if scope == 'namespace' else links.short_topic(target)}")
 
 
 def _default_title(scope: str, target: str, preview: PolicyPreview) -> str:
@@ -213,6 +230,7 @@ def _shown(value: object) -> str:
 def namespace_section(reg: SchemaRegistry, namespace: str, *, read_only: bool) -> None:
     policy = reg.namespace_policy(namespace)
     st.dataframe(policy_frame(policy), hide_index=True, width="content")
+    _warn_open(reg, "namespace", namespace)
     _load(
         "pol_ns",
         (namespace, policy),
@@ -272,6 +290,7 @@ def topic_section(reg: SchemaRegistry, namespace: str, *, read_only: bool) -> st
     if st.session_state.get("pol_topic") not in topics:
         st.session_state["pol_topic"] = selected if selected in topics else topics[0]
     topic = st.selectbox("Topic", topics, key="pol_topic")
+    _warn_open(reg, "topic", topic)
     effective = reg.effective_policy(topic)
     stored = reg.topic_policy(topic).compatibility or UNDEFINED
     st.markdown(

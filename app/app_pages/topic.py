@@ -10,19 +10,25 @@ import pandas as pd
 import streamlit as st
 
 from app import links, session
+from app.proposal_access import allowed_in
+from app.proposing import show_rule, write_button
 from app.render import escape_markdown, show_error, show_schema, when
 from app.topic_page import topic_page
 from registry import (
+    AllowedSteps,
     ClientRole,
     ConnectedClient,
     Effective,
     NotFoundError,
     NotSupportedError,
     Proposal,
+    ProposalsRequiredError,
     ProposalState,
     RegistryError,
     SchemaRegistry,
     SchemaVersion,
+    Step,
+    TopicName,
 )
 from registry.views.charts import version_timeline
 from registry.views.tables import clients_frame, connected_frame, history_frame
@@ -105,8 +111,12 @@ def render(reg: SchemaRegistry, topic: str) -> dict[str, object]:
         st.caption("Change them on the Policies page.")
     with tabs[2]:
         _clients(reg, topic, connected)
-    if entries and not session.read_only() and not summary.deleted:
-        _delete(reg, topic)
+    if entries and not summary.deleted:
+        namespace = str(TopicName.parse(topic).namespace_name)
+        allowed = allowed_in(reg, namespace, session.actor(), read_only=session.read_only())
+        refusal = allowed.refusal(Step.DELETE)
+        if refusal is None or refusal.error is ProposalsRequiredError:  # the rule is shown; a role's limit is not
+            _delete(reg, topic, allowed)
     return {"version": shown}
 
 
@@ -180,11 +190,15 @@ def _clients(reg: SchemaRegistry, topic: str, connected: list[ConnectedClient] |
     st.dataframe(frame.drop(columns=["topic"]), hide_index=True, width="stretch")
 
 
-def _delete(reg: SchemaRegistry, topic: str) -> None:
+def _delete(reg: SchemaRegistry, topic: str, allowed: AllowedSteps) -> None:
     with st.expander("Delete the schema"):
         st.write("Appends a deletion marker (soft delete); the next registration starts a new history.")
-        sure = st.checkbox("I understand", key="topic_delete_sure")
-        if st.button("Delete schema", key="topic_delete", disabled=not sure, type="primary"):
+        show_rule(allowed, Step.DELETE)
+        sure = st.checkbox("I understand", key="topic_delete_sure", disabled=not allowed.allows(Step.DELETE))
+        help_text = "Deletes the schema now (an admin)."
+        if write_button(
+            "Delete schema", key="topic_delete", allowed=allowed, step=Step.DELETE, help=help_text, disabled=not sure
+        ):
             try:
                 version = reg.delete(topic, user=session.user() or "")
             except RegistryError as exc:

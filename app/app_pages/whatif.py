@@ -11,9 +11,10 @@ from collections.abc import Callable
 
 import streamlit as st
 
-from app import session
+from app import links, session
 from app.candidate import candidate_input
-from app.proposing import propose_popover, show_proposed
+from app.proposal_access import allowed_in, open_proposals
+from app.proposing import propose_popover, show_proposed, show_rule, warn_open, write_button
 from app.render import escape_markdown, show_error
 from app.review import (
     VERDICT_SHADE,
@@ -26,12 +27,15 @@ from app.review import (
 from app.topic_page import topic_page
 from registry import (
     IncompatibleSchemaError,
+    ProposalKind,
     ReadOnlyError,
     RegistryError,
     SchemaInfo,
     SchemaNotFoundError,
     SchemaRegistry,
     SchemaVersion,
+    Step,
+    TopicName,
 )
 from registry.views.charts import strategy_matrix_chart
 from registry.views.tables import strategy_frame
@@ -129,17 +133,22 @@ def render(
             show_diff(what_if.diff, old_label=f"v{what_if.latest_version}", new_label="candidate", key="whatif_diff")
 
     st.divider()
-    help_text = "The app is read-only: start it without --read-only to register." if read_only else None
+    namespace = str(TopicName.parse(topic).namespace_name)
+    allowed = allowed_in(reg, namespace, session.actor(), read_only=read_only)
+    warn_open(open_proposals(reg, topic, kind=ProposalKind.SCHEMA), f"the schema of {links.short_topic(topic)}")
     with st.container(horizontal=True):
-        if st.button("Register", key="whatif_register", type="primary", disabled=read_only, help=help_text):
+        help_text = "Registers the candidate on screen now, as Pulsar would judge it."
+        if write_button("Register", key="whatif_register", allowed=allowed, step=Step.REGISTER, help=help_text):
             _register(reg, topic, info, on_write)
         propose_popover(
             "whatif",
             lambda title, description, actor: reg.propose_schema(
                 topic, info, title=title, description=description, actor=actor
             ),
+            allowed=allowed,
             what="this candidate",
         )
+    show_rule(allowed, Step.REGISTER)
 
 
 st.title("What-if")

@@ -43,6 +43,7 @@ from ._model import (
     Revision,
     Role,
 )
+from ._permissions import Step, allowed_steps
 from ._rebase import rebased_schema
 from ._review import review
 from ._revisions import RevisionDiff, revision_diff
@@ -245,16 +246,17 @@ class ProposalDesk:
             actor = _rules.checked_actor(actor)
             ns = NamespaceName.parse(namespace)
             note.target = str(ns)
-            _rules.require_role(actor, Role.ADMIN, "setting review rules")
+            before = _records.rules(self._storage, str(ns))
+            allowed_steps(actor, before, namespace=str(ns)).require(Step.EDIT_RULES)
             if self._storage.namespace_policy(str(ns)) is None:
                 raise NamespaceNotFoundError(f"Namespace does not exist: {ns}")
-            checked = _rules.checked_rules(found.required_approvals, list(found.reviewers))
+            checked = _rules.checked_rules(found.required_approvals, list(found.reviewers), found.require_proposals)
             _rules.require_satisfiable(checked, str(ns))
-            before = _records.rules(self._storage, str(ns))
             _records.put_rules(self._storage, str(ns), checked)
             moved = self._restated(str(ns), checked)
             who = ", ".join(checked.reviewers) or "anyone who may write"
-            note.detail = f"review rules: {checked.required_approvals} approval(s) from {who}{moved}"
+            required = "; direct writes refused (require_proposals)" if checked.require_proposals else ""
+            note.detail = f"review rules: {checked.required_approvals} approval(s) from {who}{required}{moved}"
             note.outcome = AuditOutcome.OK if before != checked else AuditOutcome.UNCHANGED
         return checked
 
@@ -479,8 +481,10 @@ def _applied_text(proposal: Proposal, current: ProposalReview, reason: str) -> s
         else _changes_text(revision.policy)
     )
     override = f"; applied WITHOUT the approvals by {proposal.applied_by}: {reason}" if reason else ""
+    # Every revision's author: whoever wrote what is applied is named, not only who proposed it first.
+    authors = ", ".join(dict.fromkeys(r.author for r in proposal.revisions))
     return (
-        f"proposal #{proposal.id} revision {revision.number} by {proposal.author}, approved by {approvers}: "
+        f"proposal #{proposal.id} revision {revision.number} by {authors}, approved by {approvers}: "
         f"{what}; verdict {verdict}; sha256 {revision.sha256}{override}"
     )
 

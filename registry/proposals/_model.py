@@ -89,11 +89,13 @@ class ProposalState(enum.StrEnum):
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ReviewRules:
     """A namespace's review rules, an explorer setting stored with the registry (never a Pulsar policy):
-    how many approvals a proposal needs (0 to 5) and who may give them (empty: anyone who may write, except
-    the author, who never may)."""
+    how many approvals a proposal needs (0 to 5), who may give them (empty: anyone who may write, except
+    the author, who never may), and whether every change there must go through a proposal (`require_proposals`:
+    direct schema and policy writes are refused, an admin's too; rules stored before it existed read as False)."""
 
     required_approvals: int = 1
     reviewers: tuple[str, ...] = ()
+    require_proposals: bool = False
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

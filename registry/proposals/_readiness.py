@@ -14,7 +14,8 @@ from dataclasses import dataclass
 
 from .._identity import among
 from ._model import Actor, Proposal, ProposalKind, ProposalReview, ProposalState, ReviewRules
-from ._rules import apply_role, counted_approvals, judged_under
+from ._permissions import apply_role, counted_approvals
+from ._rules import judged_under
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -1,10 +1,11 @@
-"""Who may do what to a proposal, and what each step makes of it: the decisions, as pure functions from a
-proposal, its namespace's review rules and the person asking to the next proposal (or a refusal naming why).
+"""What each step makes of a proposal, as pure functions from a proposal, its namespace's review rules and the
+person asking to the next proposal (or a refusal naming why); who may take a step is `_permissions.py`'s
+decision (`allowed_steps`), which each step here asks first.
 
 Approvals are a gate, never a privilege: applying needs the role the direct change needs (a producer for a
-schema, an admin for a policy), on top of the approvals. The author never approves their own proposal; a new
-revision clears the approvals; approving twice counts once. An admin may apply without the approvals only
-with a written reason, which the proposal and the audit trail keep.
+schema, an admin for a policy), on top of the approvals. Neither the author nor whoever wrote the current
+revision approves it; a new revision clears the approvals; approving twice counts once. An admin may apply
+without the approvals only with a written reason, which the proposal and the audit trail keep.
 """
 
 from __future__ import annotations
@@ -19,20 +20,21 @@ from .._errors import (
     ProposalError,
     RevisionChangedError,
 )
-from .._identity import among, same_person
+from .._identity import among
 from .._text import blank, check_text
 from ._model import (
     Actor,
     Approval,
     Comment,
     Proposal,
-    ProposalKind,
     ProposalReview,
     ProposalState,
     ReviewRules,
     Revision,
     Role,
 )
+from ._permissions import Step, allowed_steps
+from ._permissions import counted_approvals as counted_approvals  # decided there, asked for here too
 from ._pointer import checked_path
 
 TITLE_MAX = 200
@@ -67,8 +69,9 @@ def checked_actor(actor: object) -> Actor:
     return Actor(name, Role(actor.role))
 
 
-def checked_rules(required_approvals: object, reviewers: object) -> ReviewRules:
-    """Review rules as given over REST or by the app: 0 to 5 approvals, reviewers as distinct names."""
+def checked_rules(required_approvals: object, reviewers: object, require_proposals: object = False) -> ReviewRules:
+    """Review rules as given over REST or by the app: 0 to 5 approvals, reviewers as distinct names, whether
+    direct writes are refused (true or false, nothing else)."""
     if isinstance(required_approvals, bool) or not isinstance(required_approvals, int):
         raise InvalidArgumentError("required_approvals must be a whole number from 0 to 5")
     if not 0 <= required_approvals <= MAX_APPROVALS:
@@ -82,7 +85,13 @@ def checked_rules(required_approvals: object, reviewers: object) -> ReviewRules:
         checked = checked_text(name, "a reviewer's name", NAME_MAX, required=True)
         if not among(checked, names):
             names.append(checked)
-    return ReviewRules(required_approvals=required_approvals, reviewers=tuple(names))
+    if not isinstance(require_proposals, bool):
+        raise InvalidArgumentError("require_proposals must be true or false")
+    return ReviewRules(
+        required_approvals=required_approvals,
+        reviewers=tuple(names),
+        require_proposals=require_proposals,
+    )
 
 
 def require_satisfiable(rules: ReviewRules, namespace: str, may_approve: Callable[[str], bool] | None = None) -> None:
@@ -91,7 +100,7 @@ def require_satisfiable(rules: ReviewRules, namespace: str, may_approve: Callabl
     the roles of people by name (the app's roles file) passes `may_approve`, so that a viewer named as the only
     reviewer is refused there too. A snapshot import takes what was stored as it was (a backup is restored, not
     judged). Rules that are not even well formed are refused first, as `checked_rules` refuses them."""
-    rules = checked_rules(rules.required_approvals, list(rules.reviewers))
+    rules = checked_rules(rules.required_approvals, list(rules.reviewers), rules.require_proposals)
     if not rules.reviewers:
         return
     able = [name for name in rules.reviewers if may_approve is None or may_approve(name)]
@@ -136,36 +145,9 @@ def require_revision(proposal: Proposal, revision: int | None) -> None:
         )
 
 
-def apply_role(kind: ProposalKind) -> Role:
-    """The role the direct change needs: registering a schema is a producer's, changing a policy an admin's."""
-    return Role.PRODUCER if kind is ProposalKind.SCHEMA else Role.ADMIN
-
-
 def _open(proposal: Proposal, what: str) -> None:
     if proposal.state.final:
         raise ProposalError(f"proposal #{proposal.id} is {proposal.state}: it cannot be {what} any more")
-
-
-def may_review(proposal: Proposal, rules: ReviewRules, actor: Actor) -> str | None:
-    """Why `actor` may not approve or reject `proposal`, or None when they may."""
-    if same_person(actor.name, proposal.author):
-        return f"{actor.name} wrote proposal #{proposal.id}: an author never reviews their own proposal"
-    if not actor.role.at_least(Role.PRODUCER):
-        return f"reviewing needs the producer role; {actor.name} is a {actor.role}"
-    if rules.reviewers and not among(actor.name, rules.reviewers):
-        return f"{actor.name} is not one of the reviewers of {proposal.namespace} ({', '.join(rules.reviewers)})"
-    return None
-
-
-def counted_approvals(proposal: Proposal, rules: ReviewRules) -> tuple[Approval, ...]:
-    """The approvals of the current revision that count under the rules as they are now."""
-    return tuple(
-        a
-        for a in proposal.approvals
-        if a.revision == proposal.revision.number
-        and not same_person(a.user, proposal.author)
-        and (not rules.reviewers or among(a.user, rules.reviewers))
-    )
 
 
 def state_for(proposal: Proposal, rules: ReviewRules) -> ProposalState:
@@ -177,14 +159,11 @@ def state_for(proposal: Proposal, rules: ReviewRules) -> ProposalState:
 
 
 def approve(proposal: Proposal, rules: ReviewRules, actor: Actor, now: int) -> Proposal:
-    _open(proposal, "approved")
-    if proposal.state is ProposalState.STALE:
-        raise ProposalError(f"proposal #{proposal.id} is stale: rebase it before it can be approved")
-    refusal = may_review(proposal, rules, actor)
-    if refusal is not None:
-        raise PermissionDeniedError(refusal)
-    if any(same_person(a.user, actor.name) and a.revision == proposal.revision.number for a in proposal.approvals):
+    refusal = allowed_steps(actor, rules, proposal).refusal(Step.APPROVE)
+    if refusal is not None and refusal.done:
         return proposal  # approving twice counts once
+    if refusal is not None:
+        raise refusal.exception()
     approvals = (*proposal.approvals, Approval(revision=proposal.revision.number, user=actor.name, at=now))
     approved = replace(proposal, approvals=approvals, updated_at=now)
     return replace(approved, state=state_for(approved, rules))
@@ -193,27 +172,19 @@ def approve(proposal: Proposal, rules: ReviewRules, actor: Actor, now: int) -> P
 def reject(proposal: Proposal, rules: ReviewRules, actor: Actor, reason: str, now: int) -> Proposal:
     _open(proposal, "rejected")
     text = checked_text(reason, "the reason for rejecting", REASON_MAX, required=True)
-    if same_person(actor.name, proposal.author):
-        raise PermissionDeniedError(f"{actor.name} wrote proposal #{proposal.id}: withdraw it instead")
-    refusal = may_review(proposal, rules, actor)
-    if refusal is not None and actor.role is not Role.ADMIN:  # an admin may reject any proposal
-        raise PermissionDeniedError(refusal)
+    allowed_steps(actor, rules, proposal).require(Step.REJECT)
     return replace(proposal, state=ProposalState.REJECTED, reason=text, updated_at=now)
 
 
 def withdraw(proposal: Proposal, actor: Actor, now: int) -> Proposal:
-    _open(proposal, "withdrawn")
-    if not same_person(actor.name, proposal.author) and actor.role is not Role.ADMIN:
-        raise PermissionDeniedError(f"only the author ({proposal.author}) or an admin may withdraw #{proposal.id}")
+    allowed_steps(actor, ReviewRules(), proposal).require(Step.WITHDRAW)  # the rules do not matter to it
     return replace(proposal, state=ProposalState.WITHDRAWN, updated_at=now)
 
 
 def revise(proposal: Proposal, rules: ReviewRules, actor: Actor, revision: Revision, now: int) -> Proposal:
     """A new revision (an edit, or a rebase onto the new latest version): what approvals there were belonged
     to the previous one, so none count any more. The author revises; an admin may rebase anyone's."""
-    _open(proposal, "revised")
-    if not same_person(actor.name, proposal.author) and actor.role is not Role.ADMIN:
-        raise PermissionDeniedError(f"only the author ({proposal.author}) or an admin revises #{proposal.id}")
+    allowed_steps(actor, rules, proposal).require(Step.REVISE)
     revised = replace(
         proposal,
         revisions=(*proposal.revisions, revision),
@@ -241,20 +212,13 @@ def comment(proposal: Proposal, actor: Actor, text: object, path: object, now: i
 
 def check_apply(proposal: Proposal, rules: ReviewRules, actor: Actor, override_reason: str | None) -> str:
     """Refuses an apply that may not happen; returns the override reason ("" when the approvals suffice)."""
-    _open(proposal, "applied")
-    if proposal.state is ProposalState.STALE:
-        raise ProposalError(f"proposal #{proposal.id} is stale: rebase it and have it reviewed again")
-    needed = apply_role(proposal.kind)
-    require_role(actor, needed, f"applying a {proposal.kind} proposal")
-    counted = counted_approvals(proposal, rules)
-    if len(counted) >= rules.required_approvals:
+    allowed = allowed_steps(actor, rules, proposal)
+    refusal = allowed.refusal(Step.APPLY)
+    if refusal is None:
         return ""
-    missing = f"proposal #{proposal.id} has {len(counted)} of the {rules.required_approvals} approvals"
-    if override_reason is None or not str(override_reason).strip():
-        hint = "; an admin may apply it anyway with a written reason" if actor.role is Role.ADMIN else ""
-        raise ApprovalsMissingError(f"{missing} {proposal.namespace} asks for{hint}")
-    if actor.role is not Role.ADMIN:
-        raise PermissionDeniedError(f"{missing}: only an admin may apply it without them (with a reason)")
+    if refusal.error is not ApprovalsMissingError or override_reason is None or not str(override_reason).strip():
+        raise refusal.exception()
+    allowed.require(Step.OVERRIDE)
     return checked_text(override_reason, "the override reason", REASON_MAX, required=True)
 
 

@@ -445,7 +445,11 @@ def _load(storage: Any, record: Mapping[str, Any]) -> None:
             storage.append_audit(_audit(record))
     elif kind == "review_rules":
         where = str(NamespaceName.parse(_field(record, "namespace", str)))
-        found = checked_rules(_field(record, "required_approvals", int), _field(record, "reviewers", list))
+        found = checked_rules(
+            _field(record, "required_approvals", int),
+            _field(record, "reviewers", list),
+            _field(record, "require_proposals", bool, default=False),  # absent from snapshots made before it
+        )
         put_rules(storage, where, found)
     elif kind == "proposal":
         doc = {k: v for k, v in record.items() if k != "kind"}

@@ -36,7 +36,9 @@ def test_the_author_under_another_spelling_is_the_author(reg: Registry, made: Pr
     """`ALICE@acme.io` or a Cyrillic `а` spelling (an identity proxy's header, a roles file) is alice."""
     for spelling in (ALICE.upper(), "\u0430" + ALICE[1:]):
         other = Actor(spelling, Role.PRODUCER)
-        assert steps(made, RULES, other, read_only=False, stale=False) == Steps(comment=True, withdraw=True, revise=True)
+        assert steps(made, RULES, other, read_only=False, stale=False) == Steps(
+            comment=True, withdraw=True, revise=True
+        )
         assert not waiting_for(made, RULES, other)
     approved = reg.approve_proposal(made.id, actor=actor(BOB))
     assert not waiting_for(approved, ReviewRules(required_approvals=2), Actor(BOB.upper(), Role.PRODUCER))

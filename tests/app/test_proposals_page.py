@@ -185,7 +185,7 @@ def test_policies_proposes_the_change_after_its_preview(db: Path) -> None:
 def test_review_rules_are_shown_as_an_explorer_setting_and_only_an_admin_edits_them(db: Path) -> None:
     producer = app_page("policies", db, BOB, namespace=NS).run()
     assert "not a Pulsar policy" in said(producer)
-    assert "Only an admin may change them; bob@acme.io is a producer." in said(producer)
+    assert "Setting review rules needs the admin role; bob@acme.io is a producer." in said(producer)
     assert "Save review rules" not in [b.label for b in producer.main.button]
     admin = app_page("policies", db, OPS, namespace=NS).run()
     admin.number_input(key=f"rules_approvals_{NS}").set_value(2)

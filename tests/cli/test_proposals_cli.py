@@ -260,7 +260,7 @@ def test_review_rules_are_read_and_set(cli, db, tmp_path):
     code, out, _ = cli("proposals", "approve", "1", "--db", db, "--as", "carol")
     assert code == 0 and "carol (1 of 2 needed; reviewers: carol, dan); now open" in out
     code, out, _ = cli("proposals", "rules", NS, "--db", db, "--set", "--any-reviewer", "--json")
-    assert json.loads(out) == {"namespace": NS, "required_approvals": 2, "reviewers": []}
+    assert json.loads(out) == {"namespace": NS, "required_approvals": 2, "reviewers": [], "require_proposals": False}
     for args, message in (
         (["--required-approvals", "1"], "add --set"),
         (["--set"], "--set changes nothing"),
@@ -269,6 +269,26 @@ def test_review_rules_are_read_and_set(cli, db, tmp_path):
     ):
         code, _, err = cli("proposals", "rules", NS, "--db", db, *args)
         assert code == 2 and message in one_line_error(err), (args, err)
+
+
+def test_a_namespace_that_requires_proposals_refuses_upload_and_policy_set(cli, db, tmp_path):
+    code, out, _ = cli("proposals", "rules", NS, "--db", db, "--set", "--require-proposals")
+    assert code == 0 and out.strip().endswith("; direct writes refused: changes go through proposals")
+    good = order_file(tmp_path, "order.avsc", NOTE)
+    code, _, err = cli("upload", "--db", db, "-t", ORDERS, "-f", str(good))
+    line = one_line_error(err)
+    assert code == 2 and f"the review rules of {NS} require proposals" in line and "schema-explorer propose" in line
+    code, _, err = cli("policy", "set", "--db", db, "-n", NS, "--compatibility", "FULL")
+    assert code == 2 and "require proposals" in one_line_error(err)
+    assert live_versions(db)[-1] == 13
+    assert cli("propose", "--db", db, "-t", ORDERS, "-f", str(good), "--title", "t", "--as", "alice")[0] == 0
+    assert cli("proposals", "approve", "1", "--db", db, "--as", "bob")[0] == 0
+    assert cli("proposals", "apply", "1", "--db", db)[0] == 0  # the way a change is made there
+    assert live_versions(db)[-1] == 14
+    code, out, _ = cli("proposals", "rules", NS, "--db", db, "--set", "--required-approvals", "2", "--json")
+    assert json.loads(out)["require_proposals"] is True  # other changes keep the rule
+    assert cli("proposals", "rules", NS, "--db", db, "--set", "--no-require-proposals")[0] == 0
+    assert cli("upload", "--db", db, "-t", ORDERS, "-f", str(order_file(tmp_path, "o2.avsc", NOTE, doc="d")))[0] == 0
 
 
 # --- identity -----------------------------------------------------------------------------------------------

@@ -190,7 +190,11 @@ def test_the_rest_routes_answer_with_the_issue_s_status_codes(server: str, peopl
 
     schema = {"type": "AVRO", "schema": avro("rest").schema, "properties": {}}
     one = call("ops", "PUT", "/namespaces/acme/reviews/review-rules", {"required_approvals": 1, "reviewers": []})
-    assert one.status_code == 200 and one.json() == {"required_approvals": 1, "reviewers": []}
+    assert one.status_code == 200 and one.json() == {
+        "required_approvals": 1,
+        "reviewers": [],
+        "require_proposals": False,
+    }
     made = call("alice", "POST", "/proposals", {"topic": TOPIC, "schema": schema, "title": "over REST"})
     assert made.status_code == 201, made.text
     body = made.json()
@@ -220,7 +224,7 @@ def test_the_rest_routes_answer_with_the_issue_s_status_codes(server: str, peopl
     assert ok.status_code == 200 and ok.headers["X-Registry-Version"] == str(ok.json()["applied_version"]), ok.text
     assert call("alice", "POST", f"/proposals/{pid}/apply", {}).status_code == 409  # applied: once
     rules = call("victor", "GET", "/namespaces/acme/reviews/review-rules")
-    assert rules.status_code == 200 and set(rules.json()) == {"required_approvals", "reviewers"}
+    assert rules.status_code == 200 and set(rules.json()) == {"required_approvals", "reviewers", "require_proposals"}
     assert call("alice", "PUT", "/namespaces/acme/reviews/review-rules", {"required_approvals": 1}).status_code == 403
     assert call("ops", "PUT", "/namespaces/acme/reviews/review-rules", {"required_approvals": 9}).status_code == 400
 
