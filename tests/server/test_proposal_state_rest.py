@@ -100,7 +100,7 @@ def test_answers_carry_revision_base_version_and_the_applied_version(client: Tes
     assert applied.status_code == 200, applied.text
     doc = applied.json()
     assert doc["version"] == doc["applied_version"] == 1 and applied.headers["X-Registry-Version"] == "1"
-    assert doc["applied_rules"] == {"required_approvals": 1, "reviewers": []}
+    assert doc["applied_rules"] == {"required_approvals": 1, "reviewers": [], "require_proposals": False}
     paths = client.get("/openapi.json").json()["paths"]
     answered = paths["/explorer/v1/proposals/{proposal_id}/apply"]["post"]["responses"]["200"]
     assert answered["content"]["application/json"]["schema"]["$ref"].endswith("/AppliedProposal")
@@ -133,7 +133,7 @@ def test_rules_nobody_can_meet_are_400_naming_why(client: TestClient) -> None:
     assert refused.status_code == 400
     assert "3 approvals from 1 named reviewer (carol)" in refused.json()["reason"]
     kept = call(client, "bob", "GET", "/namespaces/acme/orders/review-rules").json()
-    assert kept == {"required_approvals": 1, "reviewers": []}
+    assert kept == {"required_approvals": 1, "reviewers": [], "require_proposals": False}
 
 
 def test_approving_a_stale_proposal_is_409(client: TestClient, reg: Registry) -> None:
