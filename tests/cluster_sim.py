@@ -111,7 +111,8 @@ class SimulatedCluster:
     urls: list[str] = field(default_factory=list)
     issuer_url: str = ""
     pacing: Pacing | None = None
-    redirect_loop: bool = False
+    redirect_loop: bool = False  # every broker redirects topic calls to the next one: a misconfigured cluster
+    redirect_elsewhere: str | None = None  # a base URL outside the cluster every topic call is redirected to
     token_lifetime_s: int = 300
     requests: list[int] = field(default_factory=list)  # per broker, every request that arrived
     redirects: int = 0
@@ -239,7 +240,7 @@ def broker_app(cluster: SimulatedCluster, index: int, admin: App) -> App:
         topic = _topic_of(scope.get("raw_path", path.encode()).decode())
         if topic is not None:
             owner = (index + 1) % len(cluster.urls) if cluster.redirect_loop else cluster.owner(topic)
-            if owner != index:
+            if owner != index or cluster.redirect_elsewhere:
                 await _redirect(cluster, scope, send, owner)
                 return
         await admin(scope, receive, send)
@@ -253,7 +254,8 @@ async def _redirect(cluster: SimulatedCluster, scope: Scope, send: Send, owner: 
     query = [(k, v) for k, v in parse_qsl(scope.get("query_string", b"").decode()) if k != "authoritative"]
     query.append(("authoritative", "true"))
     raw = scope.get("raw_path", scope["path"].encode()).decode()
-    location = f"{cluster.urls[owner]}{raw}?{urlencode(query)}"
+    base = cluster.redirect_elsewhere or cluster.urls[owner]
+    location = f"{base}{raw}?{urlencode(query)}"
     with cluster._lock:
         cluster.redirects += 1
     await send({"type": "http.response.start", "status": 307, "headers": [(b"location", location.encode())]})

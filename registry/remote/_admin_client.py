@@ -36,6 +36,7 @@ from .._model import (
     SchemaInfo,
 )
 from .._names import TopicName
+from ._redirects import REDIRECT_STATUS, ClusterBrokers, next_hop
 
 DEFAULT_TIMEOUT: Final = 10.0
 DEFAULT_ATTEMPTS: Final = 3
@@ -72,6 +73,7 @@ class AdminClient:
         self._attempts = attempts
         self._timeout = timeout
         self._http = httpx.Client(base_url=self.url, headers=headers, timeout=timeout, verify=verify)
+        self._brokers = ClusterBrokers(self.url, self._list_brokers)
         self._local = threading.local()
         self.sent = 0  # HTTP requests sent so far, retries included: what benchmarks and tests count
         self._sent_lock = threading.Lock()
@@ -140,10 +142,8 @@ class AdminClient:
         headers = {"Content-Type": "application/json"} if content is not None else None
         for attempt in range(self._attempts):
             last = attempt == self._attempts - 1
-            with self._sent_lock:
-                self.sent += 1
             try:
-                response = self._http.request(method, path, params=params, content=content, headers=headers)
+                response = self._request(method, path, params=params, content=content, headers=headers)
             except httpx.ConnectError as exc:
                 if last:
                     raise self._unreachable(exc) from None
@@ -161,6 +161,45 @@ class AdminClient:
                     return response
             time.sleep(_BACKOFF * 2**attempt)
         raise AssertionError("unreachable")  # pragma: no cover
+
+    def _request(
+        self,
+        method: str,
+        path: str,
+        *,
+        params: httpx.QueryParams | Mapping[str, str] | None,
+        content: bytes | None,
+        headers: dict[str, str] | None,
+    ) -> httpx.Response:
+        """One request and the redirects it is answered with (_redirects.py): the same method, body and
+        credentials, to the cluster's own brokers only."""
+        with self._sent_lock:
+            self.sent += 1
+        response = self._http.request(method, path, params=params, content=content, headers=headers)
+        hops = [response.request.url]
+        while response.status_code in REDIRECT_STATUS:
+            target = next_hop(response, hops, self._brokers)
+            with self._sent_lock:
+                self.sent += 1
+            response = self._http.request(method, target, content=content, headers=headers)
+            hops.append(target)
+        return response
+
+    def _list_brokers(self) -> list[str] | None:
+        """The brokers of every cluster the user's host knows (`GET /admin/v2/brokers/{cluster}`); None when
+        that is refused (a non-superuser) or not answered."""
+        hosts: list[str] = []
+        try:
+            clusters = self._http.get(f"{ADMIN}/clusters")
+            names = clusters.json() if clusters.status_code == 200 else None
+            for name in names if isinstance(names, list) else ():
+                listed = self._http.get(f"{ADMIN}/brokers/{quote(str(name), safe='')}")
+                body = listed.json() if listed.status_code == 200 else None
+                if isinstance(body, list):
+                    hosts.extend(entry for entry in body if isinstance(entry, str))
+        except (httpx.HTTPError, ValueError):
+            return None
+        return hosts or None
 
     def _unreachable(self, exc: httpx.ConnectError) -> StorageError:
         text = str(exc) or type(exc).__name__

@@ -1,0 +1,121 @@
+"""Following a broker's redirect to the topic's owner, as pulsar-admin does, and to no one else.
+
+A broker that does not own a topic answers its schema and topic-policy calls with `307 Temporary Redirect` to
+the owner (PulsarWebResource.validateTopicOwnership adds `authoritative=true`). pulsar-admin follows it with
+the same method, body and credentials (apache/pulsar #15429). httpx neither follows by default nor keeps
+`Authorization` across hosts, so the admin client follows itself, re-sending the credentials only to a broker
+of the same cluster:
+
+* the same scheme as the URL the user gave (never https → http);
+* a host the cluster named: the user's own host; a host `GET /admin/v2/brokers/{cluster}` lists (for each of
+  `GET /admin/v2/clusters`), read once from the user's host when a redirect first names another one; or, when
+  that listing is refused (it needs a superuser), a host in the user's host's parent DNS domain
+  (`broker-2.pulsar.svc` for `broker-0.pulsar.svc`, never for an IP address or a two-label name).
+
+A redirect anywhere else is refused, naming both hosts, rather than followed without the credentials (which
+would end in a 401 that hides the cause). At most `MAX_REDIRECTS` hops; a loop is named in one line.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import threading
+from collections.abc import Callable, Iterable
+from typing import Final
+
+import httpx
+
+from .._errors import StorageError
+
+MAX_REDIRECTS: Final = 5
+REDIRECT_STATUS: Final = frozenset({307, 308})  # what keeps the method and body; Pulsar answers 307
+
+
+class ClusterBrokers:
+    """The hosts of the cluster behind one URL, learnt on the first redirect to another host."""
+
+    def __init__(self, url: str, list_brokers: Callable[[], Iterable[str] | None]) -> None:
+        parsed = httpx.URL(url)
+        self.scheme = parsed.scheme
+        self.home = parsed.host.lower()
+        self._list_brokers = list_brokers
+        self._listed: frozenset[str] | None = None  # None: not read yet
+        self._lock = threading.Lock()
+
+    def allows(self, target: httpx.URL) -> bool:
+        if target.scheme != self.scheme:
+            return False
+        host = target.host.lower()
+        if host == self.home or _same_domain(host, self.home):
+            return True
+        return host in self._brokers()
+
+    def _brokers(self) -> frozenset[str]:
+        with self._lock:
+            if self._listed is None:
+                listed = self._list_brokers() or ()
+                self._listed = frozenset(_host_of(entry) for entry in listed)
+            return self._listed
+
+
+def _host_of(entry: str) -> str:
+    """A broker id as `/brokers/{cluster}` lists it (`host:port`, maybe a URL) → its host, lowercase."""
+    text = entry.strip().lower()
+    if "://" in text:
+        return httpx.URL(text).host.lower()
+    if text.startswith("["):
+        return text[1 : text.find("]")] if "]" in text else text
+    return text.rsplit(":", 1)[0] if text.count(":") == 1 else text
+
+
+def _same_domain(host: str, home: str) -> bool:
+    if _is_ip(host) or _is_ip(home):
+        return False
+    labels = home.split(".")
+    if len(labels) < 3:  # `example.com`'s parent would be a public suffix
+        return False
+    return host.endswith("." + ".".join(labels[1:]))
+
+
+def _is_ip(host: str) -> bool:
+    try:
+        ipaddress.ip_address(host)
+    except ValueError:
+        return False
+    return True
+
+
+def next_hop(response: httpx.Response, hops: list[httpx.URL], brokers: ClusterBrokers) -> httpx.URL:
+    """Where a 307/308 `response` sends the request next; `hops` are the URLs asked so far (the first one
+    included). Raises, in one line, on a missing Location, a loop, too many hops or a foreign host."""
+    method, path = response.request.method, response.request.url.path
+    location = response.headers.get("location", "").strip()
+    if not location:
+        raise StorageError(f"{_where(hops[-1])} answered {response.status_code} without a Location ({method} {path})")
+    target = response.request.url.join(location)
+    route = " → ".join(_where(url) for url in [*hops, target])
+    if any(_same(target, url) for url in hops):
+        raise StorageError(f"redirect loop on {method} {path}: {route}")
+    if len(hops) > MAX_REDIRECTS:
+        raise StorageError(f"more than {MAX_REDIRECTS} redirects on {method} {path}: {route}")
+    if not brokers.allows(target):
+        raise StorageError(
+            f"{_where(hops[-1])} redirected {method} {path} to {target.scheme}://{_where(target)}, which is not a "
+            f"broker of this cluster (same scheme, a host /admin/v2/brokers lists or in the same domain); the "
+            "credentials are not sent there"
+        )
+    return target
+
+
+def _same(a: httpx.URL, b: httpx.URL) -> bool:
+    return (a.scheme, a.host, a.port, a.path, sorted(a.params.multi_items())) == (
+        b.scheme,
+        b.host,
+        b.port,
+        b.path,
+        sorted(b.params.multi_items()),
+    )
+
+
+def _where(url: httpx.URL) -> str:
+    return f"{url.host}:{url.port}" if url.port else url.host
