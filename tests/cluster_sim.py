@@ -56,6 +56,7 @@ class Pacing:
     burst: float = 1.0
     retry_after: str | None = None
     status: int = 429
+    topic_calls_only: bool = False  # only topic-scoped calls are limited (tests: the listing gets through)
 
 
 @dataclass(slots=True)
@@ -117,10 +118,12 @@ class SimulatedCluster:
     requests: list[int] = field(default_factory=list)  # per broker, every request that arrived
     redirects: int = 0
     refused: int = 0  # answered by the rate limit
+    early: int = 0  # requests that came back to a broker before the Retry-After it gave had passed
     unauthenticated: int = 0  # answered 401
     tokens_issued: int = 0
     _access_tokens: dict[str, float] = field(default_factory=dict)  # access token → expiry (monotonic)
     _buckets: dict[int, _Bucket] = field(default_factory=dict)
+    _quiet_until: dict[int, float] = field(default_factory=dict)  # per broker: the end of its last Retry-After
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     @property
@@ -164,6 +167,8 @@ class SimulatedCluster:
             return True
         now = time.monotonic()
         with self._lock:
+            if now < self._quiet_until.get(broker, 0.0):
+                self.early += 1
             bucket = self._buckets.setdefault(broker, _Bucket(pacing.burst, now))
             bucket.allowance = min(pacing.burst, bucket.allowance + (now - bucket.when) * pacing.per_second)
             bucket.when = now
@@ -171,6 +176,8 @@ class SimulatedCluster:
                 bucket.allowance -= 1
                 return True
             self.refused += 1
+            if pacing.retry_after and pacing.retry_after.isdigit():
+                self._quiet_until[broker] = now + int(pacing.retry_after)
             return False
 
     def authenticated(self, headers: dict[str, str]) -> bool:
@@ -219,7 +226,8 @@ def broker_app(cluster: SimulatedCluster, index: int, admin: App) -> App:
             return
         with cluster._lock:
             cluster.requests[index] += 1
-        if not cluster.paced(index):
+        topic = _topic_of(scope.get("raw_path", scope["path"].encode()).decode())
+        if (topic is not None or not (cluster.pacing and cluster.pacing.topic_calls_only)) and not cluster.paced(index):
             pacing = cluster.pacing
             extra = [(b"retry-after", pacing.retry_after.encode())] if pacing and pacing.retry_after else []
             await _answer(send, pacing.status if pacing else 429, {"reason": "Too Many Requests"}, extra)
@@ -237,7 +245,6 @@ def broker_app(cluster: SimulatedCluster, index: int, admin: App) -> App:
         if path == f"/admin/v2/brokers/{CLUSTER}":  # BrokersBase.getActiveBrokers: the brokers' host:port
             await _answer(send, 200, cluster.hosts)
             return
-        topic = _topic_of(scope.get("raw_path", path.encode()).decode())
         if topic is not None:
             owner = (index + 1) % len(cluster.urls) if cluster.redirect_loop else cluster.owner(topic)
             if owner != index or cluster.redirect_elsewhere:

@@ -5,7 +5,9 @@ retries of idempotent reads, a per-call snapshot of GETs, and status codes mappe
 from __future__ import annotations
 
 import contextlib
+import itertools
 import json
+import random
 import threading
 import time
 from collections.abc import Iterator, Mapping, Sequence
@@ -36,12 +38,13 @@ from .._model import (
     SchemaInfo,
 )
 from .._names import TopicName
+from ._pacing import MAX_WAIT_S, PACED_STATUS, Concurrency, backoff, retry_after
 from ._redirects import REDIRECT_STATUS, ClusterBrokers, next_hop
 
 DEFAULT_TIMEOUT: Final = 10.0
 DEFAULT_ATTEMPTS: Final = 3
 _BACKOFF = 0.2  # seconds before the 2nd attempt of an idempotent read; doubled each time
-_RETRIED_STATUS = frozenset({500, 502, 503, 504})
+_RETRIED_STATUS = frozenset({500, 502, 504})  # 503 and 429 are paced (_pacing.py)
 ADMIN = "/admin/v2"
 Params = Mapping[str, str] | Sequence[tuple[str, str]]
 
@@ -61,6 +64,7 @@ class AdminClient:
         timeout: float = DEFAULT_TIMEOUT,
         attempts: int = DEFAULT_ATTEMPTS,
         verify: bool | str = True,
+        pace: Concurrency | None = None,
     ) -> None:
         self.url = normalise_url(url)
         if token is not None and (not token.strip() or not token.isprintable()):
@@ -74,6 +78,8 @@ class AdminClient:
         self._timeout = timeout
         self._http = httpx.Client(base_url=self.url, headers=headers, timeout=timeout, verify=verify)
         self._brokers = ClusterBrokers(self.url, self._list_brokers)
+        self.pace = pace  # told of every refusal and acceptance, for a bulk reader's concurrency
+        self._rng = random.Random()
         self._local = threading.local()
         self.sent = 0  # HTTP requests sent so far, retries included: what benchmarks and tests count
         self._sent_lock = threading.Lock()
@@ -143,7 +149,7 @@ class AdminClient:
         for attempt in range(self._attempts):
             last = attempt == self._attempts - 1
             try:
-                response = self._request(method, path, params=params, content=content, headers=headers)
+                response = self._paced(method, path, params=params, content=content, headers=headers, read=retry_status)
             except httpx.ConnectError as exc:
                 if last:
                     raise self._unreachable(exc) from None
@@ -160,6 +166,40 @@ class AdminClient:
                 if not (retry_status and response.status_code in _RETRIED_STATUS) or last:
                     return response
             time.sleep(_BACKOFF * 2**attempt)
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def _paced(
+        self,
+        method: str,
+        path: str,
+        *,
+        params: httpx.QueryParams | Mapping[str, str] | None,
+        content: bytes | None,
+        headers: dict[str, str] | None,
+        read: bool,
+    ) -> httpx.Response:
+        """`_request`, sent again while the broker refuses for load (_pacing.py): a 429 always (refused before
+        any resource ran), a 503 only for a read; at most MAX_WAIT_S of waiting in all."""
+        waited = 0.0
+        for attempt in itertools.count():
+            response = self._request(method, path, params=params, content=content, headers=headers)
+            status = response.status_code
+            if status not in PACED_STATUS or (status == 503 and not read):
+                if self.pace is not None:
+                    self.pace.accepted()
+                return response
+            if self.pace is not None:
+                self.pace.refused()
+            asked = retry_after(response)
+            delay = asked if asked is not None else backoff(attempt, self._rng)
+            if waited + delay > MAX_WAIT_S:
+                said = f"asks to wait {asked:g} s more" if asked is not None else "still refuses"
+                raise StorageError(
+                    f"{self.url} refused {method} {path} with HTTP {status} {attempt + 1} times over {waited:.1f} s "
+                    f"and {said} (its request rate limit, httpRequestsMaxPerSecond); try again later"
+                )
+            time.sleep(delay)
+            waited += delay
         raise AssertionError("unreachable")  # pragma: no cover
 
     def _request(
@@ -186,20 +226,27 @@ class AdminClient:
         return response
 
     def _list_brokers(self) -> list[str] | None:
-        """The brokers of every cluster the user's host knows (`GET /admin/v2/brokers/{cluster}`); None when
-        that is refused (a non-superuser) or not answered."""
+        """The brokers of every cluster the user's host knows (`GET /admin/v2/brokers/{cluster}`, paced like
+        any read); [] when refused (a non-superuser), None when it could not be asked now."""
         hosts: list[str] = []
         try:
-            clusters = self._http.get(f"{ADMIN}/clusters")
+            clusters = self._read_plain(f"{ADMIN}/clusters")
+            if clusters.status_code in (401, 403, 404):
+                return []
             names = clusters.json() if clusters.status_code == 200 else None
-            for name in names if isinstance(names, list) else ():
-                listed = self._http.get(f"{ADMIN}/brokers/{quote(str(name), safe='')}")
+            if not isinstance(names, list):
+                return None
+            for name in names:
+                listed = self._read_plain(f"{ADMIN}/brokers/{quote(str(name), safe='')}")
                 body = listed.json() if listed.status_code == 200 else None
                 if isinstance(body, list):
                     hosts.extend(entry for entry in body if isinstance(entry, str))
-        except (httpx.HTTPError, ValueError):
+        except (httpx.HTTPError, ValueError, StorageError):
             return None
-        return hosts or None
+        return hosts
+
+    def _read_plain(self, path: str) -> httpx.Response:
+        return self._paced("GET", path, params=None, content=None, headers=None, read=True)
 
     def _unreachable(self, exc: httpx.ConnectError) -> StorageError:
         text = str(exc) or type(exc).__name__

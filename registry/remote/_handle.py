@@ -83,8 +83,9 @@ from ._backend import (
     string_list,
     wire_strategy,
 )
-from ._broker_index import BrokerIndex, cache_path
+from ._broker_index import INDEX_WORKERS, BrokerIndex, cache_path
 from ._explorer_api import ExplorerApi, namespace_policy_path, offers_explorer, topic_policy_path
+from ._pacing import Concurrency
 from ._policy_calls import namespace_calls, topic_calls
 from ._proposals import ProposalsApi, RemoteProposals
 
@@ -125,7 +126,8 @@ class RemoteRegistry(RemoteProposals, ServerAnswers):
         verify: bool | str = True,
         pulsar_version: str | None = None,
     ) -> None:
-        client = AdminClient(url, token=token, timeout=timeout, attempts=attempts, verify=verify)
+        pace = Concurrency(INDEX_WORKERS)  # the index's requests in flight, lowered while the broker refuses
+        client = AdminClient(url, token=token, timeout=timeout, attempts=attempts, verify=verify, pace=pace)
         try:
             probe(client)
             config = broker or fetch_broker_config(client)
@@ -167,6 +169,7 @@ class RemoteRegistry(RemoteProposals, ServerAnswers):
                 url=client.url,
                 topic_policies=config.topic_level_policies_enabled,
                 sent=lambda: client.sent,
+                pace=pace,
             )
         )
         super().__init__(state, location=client.url, line_source=source, index=self._index)

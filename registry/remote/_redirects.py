@@ -41,6 +41,7 @@ class ClusterBrokers:
         self._list_brokers = list_brokers
         self._listed: frozenset[str] | None = None  # None: not read yet
         self._lock = threading.Lock()
+        self._asking = threading.local()  # set while this thread lists the brokers (its own redirects)
 
     def allows(self, target: httpx.URL) -> bool:
         if target.scheme != self.scheme:
@@ -51,11 +52,24 @@ class ClusterBrokers:
         return host in self._brokers()
 
     def _brokers(self) -> frozenset[str]:
+        """The listed brokers. `list_brokers` answers None when it could not ask (the broker refused for load,
+        or did not answer): then nothing is remembered and the next foreign redirect asks again. An empty
+        list (a non-superuser's 403) is remembered."""
         with self._lock:
-            if self._listed is None:
-                listed = self._list_brokers() or ()
-                self._listed = frozenset(_host_of(entry) for entry in listed)
-            return self._listed
+            if self._listed is not None:
+                return self._listed
+        if getattr(self._asking, "now", False):
+            return frozenset()  # the listing itself was redirected to another host: not followed
+        self._asking.now = True
+        try:
+            listed = self._list_brokers()  # not under the lock: the listing is a request of its own
+        finally:
+            self._asking.now = False
+        hosts = frozenset(_host_of(entry) for entry in listed or ())
+        if listed is not None:
+            with self._lock:
+                self._listed = hosts
+        return hosts
 
 
 def _host_of(entry: str) -> str:
