@@ -114,7 +114,8 @@ class SimulatedCluster:
     pacing: Pacing | None = None
     redirect_loop: bool = False  # every broker redirects topic calls to the next one: a misconfigured cluster
     redirect_elsewhere: str | None = None  # a base URL outside the cluster every topic call is redirected to
-    token_lifetime_s: int = 300
+    token_lifetime_s: int = 300  # the `expires_in` the issuer tells
+    token_grace_s: float = 0.0  # how much longer than told the brokers accept a token (tests: a token due at once)
     requests: list[int] = field(default_factory=list)  # per broker, every request that arrived
     redirects: int = 0
     refused: int = 0  # answered by the rate limit
@@ -153,7 +154,7 @@ class SimulatedCluster:
             return 400, {"error": "invalid_request", "error_description": "unknown audience"}
         token = "sim-access-" + secrets.token_hex(16)
         with self._lock:
-            self._access_tokens[token] = time.monotonic() + self.token_lifetime_s
+            self._access_tokens[token] = time.monotonic() + self.token_lifetime_s + self.token_grace_s
             self.tokens_issued += 1
         return 200, {"access_token": token, "token_type": "Bearer", "expires_in": self.token_lifetime_s}
 

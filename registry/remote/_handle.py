@@ -84,6 +84,7 @@ from ._backend import (
     wire_strategy,
 )
 from ._broker_index import INDEX_WORKERS, BrokerIndex, cache_path
+from ._connection import Connection
 from ._explorer_api import ExplorerApi, namespace_policy_path, offers_explorer, topic_policy_path
 from ._pacing import Concurrency
 from ._policy_calls import namespace_calls, topic_calls
@@ -125,9 +126,12 @@ class RemoteRegistry(RemoteProposals, ServerAnswers):
         attempts: int = DEFAULT_ATTEMPTS,
         verify: bool | str = True,
         pulsar_version: str | None = None,
+        connection: Connection | None = None,
     ) -> None:
         pace = Concurrency(INDEX_WORKERS)  # the index's requests in flight, lowered while the broker refuses
-        client = AdminClient(url, token=token, timeout=timeout, attempts=attempts, verify=verify, pace=pace)
+        client = AdminClient(
+            url, token=token, timeout=timeout, attempts=attempts, verify=verify, pace=pace, connection=connection
+        )
         try:
             probe(client)
             config = broker or fetch_broker_config(client)
@@ -165,7 +169,7 @@ class RemoteRegistry(RemoteProposals, ServerAnswers):
             if explorer is not None
             else BrokerIndex(
                 storage,
-                cache_path(client.url, token),
+                cache_path(client.url, client.identity),
                 url=client.url,
                 topic_policies=config.topic_level_policies_enabled,
                 sent=lambda: client.sent,
