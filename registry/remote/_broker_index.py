@@ -11,7 +11,7 @@ a plain broker. It is built in the background, from a bounded pool of `INDEX_WOR
   of topic policies and no change feed or ETag for schemas, so a refresh asks every topic again; only
   answers that differ are written, and only they move the catalog's token.
 
-The cache is one SQLite file per cluster URL and token (`cache_path`, under the user's data directory), so a
+The cache is one SQLite file per cluster URL and credentials (`cache_path`, under the user's data directory), so a
 second visit searches at once from the last complete index while a refresh runs. It is only ever a search
 index: every other read (a history, a policy, a topic page) and every write goes to the broker. After a write
 through the same handle, the topic or namespace it touched is read again at once (`touched`), so a search
@@ -110,12 +110,13 @@ class IndexSource(Protocol):
     def topic_compatibility(self, topic: str) -> CompatibilityStrategy | None: ...
 
 
-def cache_path(url: str, token: str | None) -> Path:
+def cache_path(url: str, identity: str | None) -> Path:
     """`$SCHEMA_EXPLORER_CACHE_DIR/<host>-<digest>.sqlite`, else under `<user data dir>/pulsar-schema-explorer/
-    remote-cache/`. The digest covers the token too: what one role may see is never shown to another."""
+    remote-cache/`. The digest covers `identity` too (the credentials' digest, Connection.identity): what one
+    role may see is never shown to another, and no secret is in the name."""
     base = os.environ.get(CACHE_ENV_VAR)
     folder = Path(base).expanduser() if base else data_dir() / "remote-cache"
-    digest = hashlib.sha256(f"{url}\0{token or ''}".encode()).hexdigest()[:16]
+    digest = hashlib.sha256(f"{url}\0{identity or ''}".encode()).hexdigest()[:16]
     parsed = urlsplit(url)  # the host and port name the file; a password in the URL never does
     where = f"{parsed.hostname or 'broker'}_{parsed.port}" if parsed.port else parsed.hostname or "broker"
     return folder / f"{re.sub(r'[^A-Za-z0-9.-]+', '_', where)[:60]}-{digest}.sqlite"

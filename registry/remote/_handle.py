@@ -163,7 +163,7 @@ class RemoteRegistry(RemoteProposals, ServerAnswers):
         # auto_create is the server's business remotely: it decides whether a write may create a namespace.
         storage = RemoteStorage(client, config, explorer)
         state = RegistryState(storage, config, chosen, auto_create=auto_create)
-        # A plain broker has no search: the handle builds its own index, cached per cluster URL and token.
+        # A plain broker has no search: the handle builds its own index, cached per cluster URL and credentials.
         self._index = (
             None
             if explorer is not None
