@@ -13,7 +13,7 @@ import pytest
 
 import registry
 from cli.main import main
-from cluster_sim import ADMIN_TOKEN, BASIC_USER, OAUTH_AUDIENCE, OAUTH_CLIENT, SimulatedCluster
+from cluster_sim import ADMIN_TOKEN, BASIC_USER, OAUTH_AUDIENCE, OAUTH_CLIENT, Pacing, SimulatedCluster
 from registry import AuthError, StorageError, TopicQuery
 from registry.remote._admin_client import InsecureConnectionWarning
 
@@ -44,15 +44,20 @@ def client_conf(sim: SimulatedCluster, folder: Path, *, broker: int = 0, **extra
     return path
 
 
+@pytest.fixture(scope="module")
+def by_auth(make_cluster):
+    """One cluster per auth mode for the module, made on first use."""
+    made: dict[str, SimulatedCluster] = {}
+    return lambda auth: made[auth] if auth in made else made.setdefault(auth, make_cluster(auth))
+
+
 def _topics(reg) -> list[str]:
     return sorted(t for tenant in reg.tenants() for ns in reg.namespaces(tenant) for t in reg.topics(ns))
 
 
 @pytest.mark.parametrize("auth", ["token", "basic", "mtls", "oauth2"])
-def test_each_auth_plugin_indexes_and_searches_exactly_the_clusters_topics_through_redirects(
-    make_cluster, tmp_path, auth
-):
-    sim = make_cluster(auth)
+def test_each_auth_plugin_indexes_and_searches_exactly_the_clusters_topics_through_redirects(by_auth, tmp_path, auth):
+    sim = by_auth(auth)
     with registry.open(client_conf=client_conf(sim, tmp_path)) as reg:
         topics = _topics(reg)
         found = reg.search_topics(TopicQuery(), limit=500)
@@ -63,6 +68,27 @@ def test_each_auth_plugin_indexes_and_searches_exactly_the_clusters_topics_throu
     assert sim.redirects > 0 and sim.unauthenticated == 0
     for secret in SECRETS:  # neither the status, nor the cache file's name, nor the handle's repr
         assert secret not in repr(status) and secret not in repr(reg)
+
+
+@pytest.mark.parametrize("auth", ["token", "basic", "mtls", "oauth2"])
+def test_the_index_command_reads_every_topic_through_redirects_refreshes_and_429s(by_auth, tmp_path, auth, capsys):
+    sim = by_auth(auth)
+    conf = client_conf(sim, tmp_path, broker=1)
+    with registry.open(client_conf=conf) as reg:
+        topics = _topics(reg)
+    refused, redirects = sim.refused, sim.redirects
+    sim.pacing = Pacing(per_second=60, burst=3)
+    sim.token_lifetime_s, sim.token_grace_s = 0, 600  # OAuth2: every request renews its token first
+    try:
+        assert main(["index", "--client-conf", str(conf)]) == 0
+        assert main(["search", "--client-conf", str(conf), "--limit", "500", "--json"]) == 0
+    finally:
+        sim.pacing, sim.token_lifetime_s, sim.token_grace_s = None, 300, 0.0
+    out, err = capsys.readouterr()
+    page = json.loads(out[out.index("{") :])
+    assert sorted(row["topic"] for row in page["items"]) == topics
+    assert sim.refused > refused and sim.redirects > redirects and sim.unauthenticated == 0
+    assert not any(secret in out + err for secret in SECRETS)
 
 
 def test_a_token_file_and_pulsar_client_conf_work_from_the_command_line(make_cluster, tmp_path, monkeypatch, capsys):
