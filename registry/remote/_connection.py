@@ -264,7 +264,8 @@ def _oauth2(issuer: str, key: str, body: dict[str, Any], source: str) -> OAuth2A
             raise StorageError(f"{source}: cannot read the OAuth2 key file {file}: {exc.strerror or exc}") from None
     found = _json(text, f"{source} (OAuth2 key file)")
     issuer = issuer or str(found.get("issuer_url", ""))
-    client_id, secret = str(found.get("client_id", "")), str(found.get("client_secret", ""))
+    client_id = str(found.get("client_id") or body.get("client_id") or "")
+    secret = str(found.get("client_secret", ""))
     if not issuer or not client_id or not secret:
         raise StorageError(f"{source}: OAuth2 needs issuerUrl and a key file with client_id and client_secret")
     audience, scope = str(body.get("audience", "")), str(body.get("scope", ""))
@@ -304,8 +305,8 @@ def from_context(
         raise StorageError(f"{source} has no admin-service-url")
     tls = TlsSettings(
         trust_certs_file=_path(info.get("tls_trust_certs_file_path")),
-        allow_insecure=bool(info.get("tls_allow_insecure_connection", False)),
-        verify_hostname=bool(info.get("tls_enable_hostname_verification", True)),
+        allow_insecure=str(info.get("tls_allow_insecure_connection", False)).lower() == "true",
+        verify_hostname=str(info.get("tls_enable_hostname_verification", True)).lower() != "false",
         cert_file=_path(info.get("tls_cert_file")),
         key_file=_path(info.get("tls_key_file")),
     )
@@ -315,6 +316,10 @@ def from_context(
     elif info.get("tokenFile"):
         auth = TokenAuth(_token(f"file:{info['tokenFile']}", source))
     elif info.get("issuer_endpoint"):
-        body = {"audience": info.get("audience", ""), "scope": info.get("scopes", info.get("scope", ""))}
+        body = {
+            "audience": info.get("audience", ""),
+            "scope": info.get("scopes", info.get("scope", "")),
+            "client_id": info.get("client_id", ""),
+        }
         auth = _oauth2(str(info["issuer_endpoint"]), str(info.get("key_file", "")), body, source)
     return Connection(url=url, auth=auth, tls=tls, source=source)

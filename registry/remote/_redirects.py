@@ -10,7 +10,8 @@ of the same cluster:
 * a host the cluster named: the user's own host; a host `GET /admin/v2/brokers/{cluster}` lists (for each of
   `GET /admin/v2/clusters`), read once from the user's host when a redirect first names another one; or, when
   that listing is refused (it needs a superuser), a host in the user's host's parent DNS domain
-  (`broker-2.pulsar.svc` for `broker-0.pulsar.svc`, never for an IP address or a two-label name).
+  (`broker-2.pulsar.svc` for `broker-0.pulsar.svc`; never for an IP address, a two-label name, or a parent
+  that is a public suffix such as `co.uk`).
 
 A redirect anywhere else is refused, naming both hosts, rather than followed without the credentials (which
 would end in a 401 that hides the cause). At most `MAX_REDIRECTS` hops; a loop is named in one line.
@@ -86,9 +87,17 @@ def _same_domain(host: str, home: str) -> bool:
     if _is_ip(host) or _is_ip(home):
         return False
     labels = home.split(".")
-    if len(labels) < 3:  # `example.com`'s parent would be a public suffix
+    parent = labels[1:]
+    if len(parent) < 2:  # `example.com`'s parent would be a public suffix
         return False
-    return host.endswith("." + ".".join(labels[1:]))
+    if len(parent) == 2 and len(parent[1]) == 2 and parent[0] in _SECOND_LEVEL:
+        return False  # `x.co.uk`'s parent is a public suffix too
+    return host.endswith("." + ".".join(parent))
+
+
+# Second-level labels under country codes that registries hand out (co.uk, com.au, ac.jp, ...): never a domain
+# of one organisation, so never a parent whose hosts get the credentials.
+_SECOND_LEVEL: Final = frozenset({"co", "com", "net", "org", "gov", "ac", "edu", "ne", "or", "go", "gv", "ltd", "plc"})
 
 
 def _is_ip(host: str) -> bool:

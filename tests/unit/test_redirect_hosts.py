@@ -20,6 +20,8 @@ def _brokers(url: str, listed: list[str] | None = None) -> ClusterBrokers:
         ("https://broker-0.pulsar.svc:8443", "https://evil.example.org:8443/x", None, False),
         ("https://broker-0.pulsar.svc:8443", "http://broker-2.pulsar.svc:8080/x", None, False),  # downgrade
         ("https://pulsar.example:8443", "https://other.example:8443/x", None, False),  # two labels: no domain rule
+        ("https://pulsar.co.uk:8443", "https://evil.co.uk:8443/x", None, False),  # a public suffix is no domain
+        ("https://b1.acme.co.uk:8443", "https://b2.acme.co.uk:8443/x", None, True),
         ("https://10.0.0.1:8443", "https://10.0.0.2:8443/x", None, False),  # IPs: only what the cluster lists
         ("https://10.0.0.1:8443", "https://10.0.0.2:8443/x", ["10.0.0.1:8080", "10.0.0.2:8080"], True),
         ("https://10.0.0.1:8443", "https://10.0.0.1:9443/x", None, True),  # the user's own host, another port
