@@ -226,9 +226,10 @@ class AdminClient:
             delay = asked if asked is not None else backoff(attempt, self._rng)
             if waited + delay > MAX_WAIT_S:
                 said = f"asks to wait {asked:g} s more" if asked is not None else "still refuses"
+                why = "its request rate limit, httpRequestsMaxPerSecond" if status == 429 else "unavailable"
                 raise StorageError(
                     f"{self.url} refused {method} {path} with HTTP {status} {attempt + 1} times over {waited:.1f} s "
-                    f"and {said} (its request rate limit, httpRequestsMaxPerSecond); try again later"
+                    f"and {said} ({why}); try again later"
                 )
             time.sleep(delay)
             waited += delay
