@@ -4,6 +4,7 @@ their cause in one line and never a secret."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import socket
 import warnings
@@ -181,3 +182,22 @@ def test_connection_errors_name_their_cause_in_one_line_without_secrets(make_clu
 def test_unsupported_plugins_are_named_in_one_line(cluster, tmp_path, plugin, named):
     conf = client_conf(cluster, tmp_path, authPlugin=PLUGIN + plugin, authParams='{"a":"b"}')
     assert f"the {named}" in _one_line_error(conf)
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["search", "x", "--client-conf"], "reads $PULSAR_CLIENT_CONF, which is not set"),
+        (["search", "x", "--client-conf", "c.conf", "--token", "t"], "--token only applies with --url"),
+        (["search", "x", "--context", "dev", "--url", "http://b:8080"], "not allowed with argument"),
+        (["ui", "--context", "dev"], "`ui` reaches a cluster by --url [--token] only"),
+        (["search", "x", "--client-conf", "missing.conf"], "cannot read missing.conf"),
+    ],
+)
+def test_connection_options_refuse_what_they_cannot_use_in_one_line(monkeypatch, tmp_path, capsys, argv, message):
+    monkeypatch.delenv("PULSAR_CLIENT_CONF", raising=False)
+    monkeypatch.chdir(tmp_path)
+    with contextlib.suppress(SystemExit):  # argparse's own usage errors exit 2
+        assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert message in err and not list(tmp_path.iterdir())
