@@ -1,5 +1,5 @@
 """What every `schema-explorer` command shares: exit codes, user errors, and opening the registry named by
-`--db PATH` or `--url URL [--token T]`.
+`--db PATH`, `--url URL [--token T]`, `--client-conf [FILE]` or `--context NAME`.
 """
 
 from __future__ import annotations
@@ -45,6 +45,15 @@ def add_source_arguments(parser: argparse.ArgumentParser, *, remote: bool = True
     source = parser.add_mutually_exclusive_group()
     source.add_argument("--db", metavar="PATH", help=DB_HELP)
     source.add_argument("--url", metavar="URL", help="a Pulsar admin v2 endpoint (a broker's web service, or serve)")
+    source.add_argument(
+        "--client-conf",
+        metavar="FILE",
+        nargs="?",
+        const="",
+        help="connect as pulsar-admin does with Pulsar's client.conf (webServiceUrl, authPlugin, authParams, "
+        "tlsTrustCertsFilePath, ...); without FILE, $PULSAR_CLIENT_CONF",
+    )
+    source.add_argument("--context", metavar="NAME", help="a pulsarctl context from ~/.config/pulsar/config")
     parser.add_argument(
         "--token", metavar="T", help="bearer token for --url (default: $SCHEMA_EXPLORER_TOKEN when set)"
     )
@@ -72,6 +81,11 @@ def open_source(args: argparse.Namespace, *, create: bool = False) -> SchemaRegi
     url = getattr(args, "url", None)
     token = getattr(args, "token", None)
     version = pulsar_version(args)
+    client_conf, context = connection_options(args)
+    if client_conf is not None or context is not None:
+        if token:
+            raise UserError("--token only applies with --url (a client.conf or context carries its own credentials)")
+        return registry.open(client_conf=client_conf or None, context=context, pulsar_version=version)
     if url is not None:
         return registry.open(
             check_url(url), token=token or os.environ.get("SCHEMA_EXPLORER_TOKEN") or None, pulsar_version=version
@@ -79,6 +93,26 @@ def open_source(args: argparse.Namespace, *, create: bool = False) -> SchemaRegi
     if token:
         raise UserError("--token only applies with --url")
     return open_registry(resolve_db(getattr(args, "db", None)), create=create, pulsar_version=version)
+
+
+def connection_options(args: argparse.Namespace) -> tuple[str | None, str | None]:
+    """`--client-conf` (its file; `--client-conf` alone reads $PULSAR_CLIENT_CONF, as pulsar-admin does) and
+    `--context`, as given."""
+    client_conf: str | None = getattr(args, "client_conf", None)
+    context: str | None = getattr(args, "context", None)
+    if client_conf == "":
+        client_conf = os.environ.get("PULSAR_CLIENT_CONF", "").strip()  # pulsar-admin's own variable
+        if not client_conf:
+            raise UserError("--client-conf without FILE reads $PULSAR_CLIENT_CONF, which is not set")
+    if context is not None and not context.strip():
+        raise UserError("--context must name a context")
+    return client_conf, context
+
+
+def refuse_connection_options(args: argparse.Namespace, command: str) -> None:
+    """For a command that reaches a cluster by --url only (so far): a client.conf or context is refused."""
+    if getattr(args, "client_conf", None) is not None or getattr(args, "context", None) is not None:
+        raise UserError(f"`{command}` reaches a cluster by --url [--token] only; --client-conf and --context are not")
 
 
 def pulsar_version(args: argparse.Namespace) -> str | None:

@@ -32,6 +32,7 @@ from ._common import (
     package_version,
     port_number,
     pulsar_version,
+    refuse_connection_options,
     report_error,
     resolve_db,
     shown,
@@ -151,6 +152,7 @@ def run_ui(args: argparse.Namespace) -> int:
     if not APP_SCRIPT.is_file():
         raise UserError(f"app script not found: {APP_SCRIPT}")
 
+    refuse_connection_options(args, "ui")
     env = dict(os.environ)
     roles = checked_roles(args.roles or env.get("SCHEMA_EXPLORER_ROLES", "").strip() or None)
     if args.url:
