@@ -17,14 +17,10 @@ from __future__ import annotations
 
 import argparse
 import functools
-import getpass
-import os
-import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
 from registry import (
-    Actor,
     Admission,
     CompatibilityResult,
     PolicyPreview,
@@ -35,7 +31,6 @@ from registry import (
     PulsarLine,
     ReviewedProblem,
     ReviewRules,
-    Role,
     SchemaRegistry,
     WhatIf,
     counted_approvals,
@@ -46,14 +41,15 @@ from registry import (
 
 from ._common import (
     EXIT_OK,
-    EXIT_REFUSED,
     PROG,
     UserError,
+    acting_person,
+    add_as_argument,
     add_schema_arguments,
     add_source_arguments,
-    for_terminal,
     read_schema_info,
     record_pitfalls,
+    refused,
     say,
     whole_number,
 )
@@ -71,42 +67,7 @@ from .admin import (
 
 Handler = Callable[[argparse.Namespace], int]
 
-AS_HELP = (
-    "on --db: act as NAME (still an admin) instead of the operating-system user, for a team sharing one "
-    "registry file; refused with --url, where the token names you"
-)
-# Who a remote registry is told acts: nobody, since it ignores the actor and the server names the person by
-# the token. The lowest role, so that if a registry ever did read it, it could do nothing with it.
-NAMED_BY_TOKEN = "(named by the token)"
 APP_URL_ENV = "SCHEMA_EXPLORER_APP_URL"
-
-
-# --- identity -----------------------------------------------------------------------------------------------
-
-
-def os_user() -> str:
-    """The operating-system user running the command (app/session.py's `os_user`, which the CLI does not
-    import: it would pull in Streamlit)."""
-    try:
-        return getpass.getuser()
-    except (KeyError, OSError):  # no login name and no passwd entry (some containers)
-        return f"uid {os.getuid()}"
-
-
-def acting_person(args: argparse.Namespace) -> Actor:
-    """The `Actor` a proposal step is made as: on `--db`, `--as NAME` or `USER (os user)`, an admin (they can
-    write the file anyway); on `--url`, a placeholder the remote registry ignores (the token names the person),
-    and `--as` is a usage error rather than a name silently dropped."""
-    name = getattr(args, "as_name", None)
-    if getattr(args, "url", None) is not None:
-        if name is not None:
-            raise UserError("--as applies to a registry file (--db); with --url the server names you by your token")
-        return Actor(NAMED_BY_TOKEN, Role.VIEWER)
-    if name is None:
-        return Actor(f"{os_user()} (os user)", Role.ADMIN)
-    if not name.strip():
-        raise UserError("--as must name someone (it is empty)")
-    return Actor(name.strip(), Role.ADMIN)
 
 
 # --- commands -----------------------------------------------------------------------------------------------
@@ -696,7 +657,7 @@ def _common_arguments(parser: argparse.ArgumentParser, *, writes: bool) -> None:
     add_source_arguments(parser)
     parser.add_argument("--json", action="store_true", help=JSON_HELP)
     if writes:
-        parser.add_argument("--as", dest="as_name", metavar="NAME", help=AS_HELP)
+        add_as_argument(parser)
 
 
 def _verb(
@@ -729,12 +690,6 @@ def _revision_argument(parser: argparse.ArgumentParser, verb: str) -> None:
 
 def has_schema(args: argparse.Namespace) -> bool:
     return bool(args.file or args.record or args.type or args.property or args.message or args.proto_path)
-
-
-def refused(message: str) -> int:
-    """One line on stderr for a step the registry declined; exit code 1."""
-    print(f"{PROG}: refused: {for_terminal(' '.join(message.split()))}", file=sys.stderr)
-    return EXIT_REFUSED
 
 
 def _refusals(handler: Handler) -> Handler:
