@@ -33,9 +33,11 @@ from registry import (
     ReviewRules,
     SchemaRegistry,
     WhatIf,
-    counted_approvals,
-    judged_under,
+    applied_text,
+    approvals_text,
     pulsar_line,
+    refusal_word,
+    refusals_text,
     to_json,
 )
 
@@ -204,15 +206,16 @@ def run_propose(args: argparse.Namespace) -> int:
 def run_list(args: argparse.Namespace) -> int:
     with registry_for(args) as reg:
         found = reg.proposals(state=args.state, namespace=args.namespace, topic=args.topic, limit=args.limit)
+        rules = {space: reg.review_rules(space) for space in {p.namespace for p in found}} if not args.json else {}
     if args.json:
         print_json({"proposals": to_json(found)})
         return EXIT_OK
     if not found:
         say("no proposals" + _filters_text(args))
         return EXIT_OK
-    rows = [("ID", "STATE", "KIND", "TARGET", "REV", "APPROVALS", "AUTHOR", "UPDATED", "TITLE")]
+    # The title as its author wrote it; CHANGE says what the current revision changes (after a rebase too).
+    rows = [("ID", "STATE", "KIND", "TARGET", "REV", "APPROVALS", "AUTHOR", "UPDATED", "CHANGE", "TITLE")]
     for p in found:
-        approvals = ", ".join(p.approvers) or "-"
         rows.append(
             (
                 f"#{p.id}",
@@ -220,9 +223,10 @@ def run_list(args: argparse.Namespace) -> int:
                 str(p.kind),
                 p.target,
                 str(p.revision.number),
-                approvals,
+                approvals_text(p, rules[p.namespace]),
                 p.author,
                 time_text(p.updated_at),
+                p.revision.summary,
                 p.title,
             )
         )
@@ -263,7 +267,7 @@ def run_approve(args: argparse.Namespace) -> int:
     with registry_for(args) as reg:
         done = reg.approve_proposal(args.id, actor=actor, revision=args.revision)
         rules = reg.review_rules(done.namespace)
-    return _print_step(args, done, f"approved: approvals {_approvals_text(done, rules)}")
+    return _print_step(args, done, f"approved: approvals {approvals_text(done, rules)}")
 
 
 def run_reject(args: argparse.Namespace) -> int:
@@ -339,12 +343,8 @@ def run_apply(args: argparse.Namespace) -> int:
     if args.json:
         print_json(to_json(done))
         return EXIT_OK
-    if done.kind is ProposalKind.SCHEMA:
-        what = f"{done.target} version {done.applied_version}"
-    else:
-        what = f"{done.target}: {_policy_text(done.revision.policy)}"
     approvers = ", ".join(done.approvers) or "nobody"
-    say(f"proposal #{done.id} applied: {what} (revision {done.revision.number}, approved by {approvers})")
+    say(f"proposal #{done.id} {applied_text(done)} (revision {done.revision.number}, approved by {approvers})")
     if done.reason and reason is not None:
         say(f"applied WITHOUT the approvals the namespace asks for, by {done.applied_by}: {done.reason}")
     return EXIT_OK
@@ -407,30 +407,25 @@ def render_proposal(proposal: Proposal, rules: ReviewRules) -> list[str]:
     lines = [
         f"proposal #{proposal.id} · {proposal.kind} · {proposal.target}",
         f"  title:       {proposal.title}",
+        f"  change:      {revision.summary}",
         f"  state:       {proposal.state}",
         f"  author:      {proposal.author}",
         f"  created:     {time_text(proposal.created_at)}, updated {time_text(proposal.updated_at)}",
         f"  revision:    {revision.number}, against {base_text(proposal)}",
-        f"  approvals:   {_approvals_text(proposal, rules)}",
+        f"  approvals:   {approvals_text(proposal, rules)}"
+        + (f"; reviewers: {', '.join(rules.reviewers)}" if rules.reviewers else ""),
     ]
     if proposal.reason:
         label = "rejected" if str(proposal.state) == "rejected" else "override"
         lines.append(f"  {label + ':':<12} {proposal.reason}")
-    if proposal.applied_by:
-        version = "" if proposal.applied_version is None else f", as version {proposal.applied_version}"
-        lines.append(f"  applied by:  {proposal.applied_by}{version}")
+    if proposal.state is ProposalState.APPLIED:
+        lines.append(f"  outcome:     {applied_text(proposal)}")
     if proposal.description:
         lines.append("  description:")
         lines += [f"    {row}" for row in proposal.description.splitlines()]
     lines.append("revisions:")
     for rev in proposal.revisions:
-        if rev.schema is not None:
-            what = f"{rev.schema.type} schema against " + (
-                "a topic without a live schema" if rev.base_version is None else f"version {rev.base_version}"
-            )
-        else:
-            what = _policy_text(rev.policy)
-        lines.append(f"  {rev.number}. {time_text(rev.at)} by {rev.author}: {what} (sha256 {rev.sha256[:12]})")
+        lines.append(f"  {rev.number}. {time_text(rev.at)} by {rev.author}: {rev.summary} (sha256 {rev.sha256[:12]})")
     if proposal.comments:
         lines.append("comments:")
         for comment in proposal.comments:
@@ -465,8 +460,9 @@ def render_review(proposal: Proposal, review: ProposalReview, line: PulsarLine, 
         if problem.hint:
             lines.append(f"       hint: {problem.hint}")
     if review.blocking is not None:
-        cells = [f"{s} {'refuses' if refuses else 'ok'}" for s, refuses in review.blocking.items()]
-        lines.append("  introduced refusals under each strategy: " + ", ".join(cells))
+        lines.append("  " + refusals_text(review))
+        cells = [f"{s} {refusal_word(review, s)}" for s in review.blocking]
+        lines.append("  introduces a refusal, under each strategy: " + ", ".join(cells))
     if what_if.duplicate_of is not None:
         lines.append(f"  identical to live version {what_if.duplicate_of}: applying it stores nothing")
     lines.append("  admission:")
@@ -586,28 +582,11 @@ def _introduced_first(problems: Sequence[ReviewedProblem]) -> list[ReviewedProbl
     return sorted(problems, key=lambda p: not p.introduced)
 
 
-def _approvals_text(proposal: Proposal, rules: ReviewRules) -> str:
-    """Who approved, and how many of how many count: an applied proposal under the rules it was applied under."""
-    judged = judged_under(proposal, rules)
-    who = ", ".join(proposal.approvers) or "none yet"
-    reviewers = f"; reviewers: {', '.join(judged.reviewers)}" if judged.reviewers else ""
-    when = " when applied" if judged is not rules else ""
-    counted = len(counted_approvals(proposal, judged))
-    return f"{who} ({counted} of {judged.required_approvals} needed{when}{reviewers})"
-
-
 def base_text(proposal: Proposal) -> str:
     if proposal.revision.schema is None:
         return "the policy as stored"
     base = proposal.base_version
     return "a topic without a live schema" if base is None else f"version {base}"
-
-
-def _policy_text(policy: Any) -> str:
-    def shown(value: Any) -> str:
-        return "unset" if value is None else str(value).lower() if isinstance(value, bool) else str(value)
-
-    return ", ".join(f"{key}={shown(value)}" for key, value in dict(policy or {}).items()) or "no change"
 
 
 def _filters_text(args: argparse.Namespace) -> str:
