@@ -33,6 +33,7 @@ from registry import (
     SchemaRegistry,
     StaleProposalError,
     apply_readiness,
+    approvals_text,
     counted_approvals,
     judged_under,
     may_review,
@@ -97,11 +98,12 @@ def approvals_panel(
     judged = judged_under(proposal, rules)
     readiness = apply_readiness(proposal, rules, review, actor, may_approve=reviewer_roles())
     counted = counted_approvals(proposal, judged)
-    who = ", ".join(f"{a.user} ({when(a.at)})" for a in counted) or "none yet"
     st.markdown(
-        f"**Approvals of revision {proposal.revision.number}**: {readiness.counted} of {readiness.required} "
-        f"needed{_rules_note(proposal)} · {escape_markdown(who)}"
+        f"**Approvals of revision {proposal.revision.number}**: "
+        f"{escape_markdown(approvals_text(proposal, rules))}{_rules_note(proposal)}"
     )
+    if counted:
+        st.caption(escape_markdown("Approved " + ", ".join(f"by {a.user} on {when(a.at)}" for a in counted) + "."))
     uncounted = [name for name in approvers_of_revision(proposal) if name not in {a.user for a in counted}]
     if uncounted:
         st.caption(escape_markdown(f"Not counted under these rules: {', '.join(uncounted)}."))

@@ -15,39 +15,39 @@ from ._rules import judged_under
 def approvals_text(proposal: Proposal, rules: ReviewRules) -> str:
     """The approvals of the current revision that count under the namespace's `rules` as they are now (an
     applied proposal: the rules frozen at apply, `judged_under`), out of those it needs, with who gave them:
-    "1 of 2 (bob)", "0 of 1", "2 of 2 (bob, carol)", "1 of 1 (bob) when applied"."""
+    "1 of 2 (bob)", "0 of 1", "2 of 2 (bob, carol)"."""
     judged = judged_under(proposal, rules)
     counted = counted_approvals(proposal, judged)
     names = f" ({', '.join(a.user for a in counted)})" if counted else ""
-    when = " when applied" if judged is not rules else ""
-    return f"{len(counted)} of {judged.required_approvals}{names}{when}"
+    return f"{len(counted)} of {judged.required_approvals}{names}"
 
 
-def applied_text(proposal: Proposal) -> str:
+def applied_text(proposal: Proposal, *, who: bool = True) -> str:
     """What applying the proposal did, from what it stored (never what applying "would" do): "" when it is not
-    applied. A schema: the version stored, or the identical live version it found; a policy: the change made."""
+    applied. A schema: the version stored, or the identical live version it found; a policy: the change made.
+    "applied by alice: stored as version 14 of T"; without `who`, only what it stored."""
     if proposal.state is not ProposalState.APPLIED:
         return ""
-    by = f" by {proposal.applied_by}" if proposal.applied_by else ""
-    if proposal.kind is ProposalKind.POLICY:
-        return f"applied{by}: {proposal.target}: {proposal.revision.summary}"
     version = proposal.applied_version
     frozen = proposal.applied_review
-    found = frozen is not None and frozen.what_if is not None and frozen.what_if.duplicate_of == version
-    if version is None:
-        return f"applied{by}"
-    if found:
-        return f"applied{by}: identical to live version {version} of {proposal.target}, so nothing new was stored"
-    return f"applied{by}: stored as version {version} of {proposal.target}"
+    if proposal.kind is ProposalKind.POLICY:
+        outcome = f"{proposal.target}: {proposal.revision.summary}"
+    elif version is None:
+        outcome = "nothing stored"
+    elif frozen is not None and frozen.what_if is not None and frozen.what_if.duplicate_of == version:
+        outcome = f"identical to live version {version} of {proposal.target}, so nothing new was stored"
+    else:
+        outcome = f"stored as version {version} of {proposal.target}"
+    if not who:
+        return outcome
+    return f"applied{f' by {proposal.applied_by}' if proposal.applied_by else ''}: {outcome}"
 
 
 def refusals_text(review: ProposalReview) -> str:
     """The count behind the "introduces a refusal" badge, out of the strategies it is counted over:
     "introduces a refusal under 0 of 7 strategies" (ALWAYS_INCOMPATIBLE, which refuses every change, left
     out and said so in its own row by `refusal_word`)."""
-    refusals = review.introduced_refusals
-    which = f": {', '.join(map(str, refusals))}" if refusals else ""
-    return f"introduces a refusal under {len(refusals)} of {review.judged_strategies} strategies{which}"
+    return f"introduces a refusal under {len(review.introduced_refusals)} of {review.judged_strategies} strategies"
 
 
 def refusal_word(review: ProposalReview, strategy: CompatibilityStrategy) -> str:

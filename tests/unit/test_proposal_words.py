@@ -125,6 +125,7 @@ def test_an_applied_proposal_says_what_was_stored(reg: Registry) -> None:
     reg.approve_proposal(made.id, actor=BOB)
     done = reg.apply_proposal(made.id, actor=ALICE)
     assert applied_text(done) == f"applied by alice: stored as version 1 of {TOPIC}"
+    assert applied_text(done, who=False) == f"stored as version 1 of {TOPIC}"
     policy = reg.propose_policy(NS, {"compatibility": "FULL"}, title="t", actor=OPS)
     reg.approve_proposal(policy.id, actor=BOB)
     done = reg.apply_proposal(policy.id, actor=OPS)
