@@ -37,6 +37,7 @@ from registry import (
     counted_approvals,
     judged_under,
     may_review,
+    rules_note,
     same_person,
 )
 
@@ -100,7 +101,7 @@ def approvals_panel(
     counted = counted_approvals(proposal, judged)
     st.markdown(
         f"**Approvals of revision {proposal.revision.number}**: "
-        f"{escape_markdown(approvals_text(proposal, rules))}{_rules_note(proposal)}"
+        f"{escape_markdown(approvals_text(proposal, rules) + rules_note(proposal))}"
     )
     if counted:
         st.caption(escape_markdown("Approved " + ", ".join(f"by {a.user} on {when(a.at)}" for a in counted) + "."))
@@ -121,14 +122,6 @@ def approvals_panel(
             st.caption(escape_markdown(f"You cannot approve it: {why}."))
         elif any(same_person(actor.name, name) for name in approvers_of_revision(proposal)):
             st.caption(f"You approved revision {proposal.revision.number}.")
-
-
-def _rules_note(proposal: Proposal) -> str:
-    if proposal.state is not ProposalState.APPLIED:
-        return ""
-    if proposal.applied_rules is None:
-        return " under the rules in force now (the rules at apply were not kept)"
-    return " under the rules it was applied under"
 
 
 def _readiness_note(proposal: Proposal, rules: ReviewRules, readiness: ApplyReadiness) -> None:

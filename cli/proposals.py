@@ -38,6 +38,7 @@ from registry import (
     pulsar_line,
     refusal_word,
     refusals_text,
+    rules_note,
     to_json,
 )
 
@@ -412,7 +413,7 @@ def render_proposal(proposal: Proposal, rules: ReviewRules) -> list[str]:
         f"  author:      {proposal.author}",
         f"  created:     {time_text(proposal.created_at)}, updated {time_text(proposal.updated_at)}",
         f"  revision:    {revision.number}, against {base_text(proposal)}",
-        f"  approvals:   {approvals_text(proposal, rules)}"
+        f"  approvals:   {approvals_text(proposal, rules)}{rules_note(proposal)}"
         + (f"; reviewers: {', '.join(rules.reviewers)}" if rules.reviewers else ""),
     ]
     if proposal.reason:

@@ -117,7 +117,7 @@ from .proposals._pointer import comment_paths
 from .proposals._readiness import ApplyReadiness, apply_readiness
 from .proposals._revisions import RevisionDiff
 from .proposals._rules import judged_under, require_satisfiable
-from .proposals._words import applied_text, approvals_text, refusal_word, refusals_text
+from .proposals._words import applied_text, approvals_text, refusal_word, refusals_text, rules_note
 from .protobuf._native import ProtobufNativeSchema, parse_protobuf_native, to_protobuf_native_data
 from .protobuf._protoc import ProtoCompileError, compile_proto, compile_uploads, declared_messages
 from .remote._broker_index import CACHE_ENV_VAR, INDEX_WORKERS, IndexState, IndexStatus
@@ -252,6 +252,7 @@ __all__ = [
     "applied_text",
     "refusals_text",
     "refusal_word",
+    "rules_note",
     "apply_role",
     "comment_paths",
     "name_clash",

@@ -22,6 +22,16 @@ def approvals_text(proposal: Proposal, rules: ReviewRules) -> str:
     return f"{len(counted)} of {judged.required_approvals}{names}"
 
 
+def rules_note(proposal: Proposal) -> str:
+    """Which rules `approvals_text` counted an applied proposal under, as a phrase to follow it ("" when not
+    applied: the rules in force now, as everywhere else)."""
+    if proposal.state is not ProposalState.APPLIED:
+        return ""
+    if proposal.applied_rules is None:
+        return " under the rules in force now (the rules at apply were not kept)"
+    return " under the rules it was applied under"
+
+
 def applied_text(proposal: Proposal, *, who: bool = True) -> str:
     """What applying the proposal did, from what it stored (never what applying "would" do): "" when it is not
     applied. A schema: the version stored, or the identical live version it found; a policy: the change made.

@@ -66,4 +66,7 @@ def test_show_leaves_always_incompatible_out_and_an_applied_one_says_what_it_sto
     assert cli("proposals", "apply", "1", "--db", db, "--as", "alice")[0] == 0
     code, out, _ = cli("proposals", "show", "1", "--db", db)
     assert f"  outcome:     applied by alice: stored as version 14 of {ORDERS}" in out
-    assert "  approvals:   1 of 1 (bob)" in out
+    assert "  approvals:   1 of 1 (bob) under the rules it was applied under" in out
+    assert cli("proposals", "rules", NS, "--db", db, "--set", "--required-approvals", "2")[0] == 0
+    code, out, _ = cli("proposals", "show", "1", "--db", db)
+    assert "  approvals:   1 of 1 (bob) under the rules it was applied under" in out  # the rules then, not now
