@@ -287,11 +287,17 @@ def test_a_namespace_that_requires_proposals_refuses_upload_and_policy_set(cli, 
     code, out, _ = cli("proposals", "rules", NS, "--db", db, "--set", "--require-proposals")
     assert code == 0 and out.strip().endswith("; direct writes refused: changes go through proposals")
     good = order_file(tmp_path, "order.avsc", NOTE)
-    code, _, err = cli("upload", "--db", db, "-t", ORDERS, "-f", str(good))
-    line = one_line_error(err)
-    assert code == 2 and f"the review rules of {NS} require proposals" in line and "schema-explorer propose" in line
+    # A refusal, as for a proposal step: exit 1 and one line (a usage error is exit 2).
+    code, _, err = cli("upload", "--db", db, "-t", ORDERS, "-f", str(good), "--as", "carol")
+    line = one_line_error(err, "refused")
+    assert code == 1 and f"the review rules of {NS} require proposals" in line and "schema-explorer propose" in line
     code, _, err = cli("policy", "set", "--db", db, "-n", NS, "--compatibility", "FULL")
-    assert code == 2 and "require proposals" in one_line_error(err)
+    assert code == 1 and "require proposals" in one_line_error(err, "refused")
+    code, _, err = cli("delete", "--db", db, "-t", ORDERS)
+    assert code == 1 and "require proposals" in one_line_error(err, "refused")
+    with Registry.open(db) as reg:
+        refusal = reg.audit_trail(ORDERS, limit=2)[-1]  # the upload's refusal, before the delete's
+        assert (str(refusal.action), refusal.user) == ("register", "carol")
     assert live_versions(db)[-1] == 13
     assert cli("propose", "--db", db, "-t", ORDERS, "-f", str(good), "--title", "t", "--as", "alice")[0] == 0
     assert cli("proposals", "approve", "1", "--db", db, "--as", "bob")[0] == 0
