@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import argparse
+import getpass
 import json
 import os
 import re
@@ -14,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from registry import Registry, SchemaRegistry
+    from registry import Actor, Registry, SchemaRegistry
 
 PROG = "schema-explorer"
 DIST = "pulsar-schema-explorer"
@@ -68,6 +69,57 @@ PULSAR_VERSION_HELP = (
 
 def add_pulsar_version_argument(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--pulsar-version", metavar="LINE", help=PULSAR_VERSION_HELP)
+
+
+# --- who acts -----------------------------------------------------------------------------------------------
+
+AS_HELP = (
+    "on --db: act as NAME (still an admin) instead of the operating-system user, for a team sharing one "
+    "registry file (the audit trail names NAME); refused with --url, where the token names you"
+)
+# Who a remote registry is told acts: nobody, since it ignores the actor and the server names the person by
+# the token. The lowest role, so that if a registry ever did read it, it could do nothing with it.
+NAMED_BY_TOKEN = "(named by the token)"
+
+
+def add_as_argument(parser: argparse.ArgumentParser) -> None:
+    """`--as NAME`, on every command that writes (read by `acting_person`)."""
+    parser.add_argument("--as", dest="as_name", metavar="NAME", help=AS_HELP)
+
+
+def os_user() -> str:
+    """The operating-system user running the command (app/session.py's `os_user`, which the CLI does not
+    import: it would pull in Streamlit)."""
+    try:
+        return getpass.getuser()
+    except (KeyError, OSError):  # no login name and no passwd entry (some containers)
+        return f"uid {os.getuid()}"
+
+
+def acting_person(args: argparse.Namespace) -> Actor:
+    """Who a write is made as, the same for every command that writes: on `--db`, `--as NAME` or
+    `USER (os user)` (the app's name for the same person), an admin (they can write the file anyway); on
+    `--url`, a placeholder the remote registry ignores (the token names the person), and `--as` is a usage
+    error rather than a name silently dropped."""
+    from registry import Actor, Role
+
+    name = getattr(args, "as_name", None)
+    if getattr(args, "url", None) is not None:
+        if name is not None:
+            raise UserError("--as applies to a registry file (--db); with --url the server names you by your token")
+        return Actor(NAMED_BY_TOKEN, Role.VIEWER)
+    if name is None:
+        return Actor(f"{os_user()} (os user)", Role.ADMIN)
+    if not name.strip():
+        raise UserError("--as must name someone (it is empty)")
+    return Actor(name.strip(), Role.ADMIN)
+
+
+def writer_name(args: argparse.Namespace) -> str:
+    """The name a direct write (register, delete, a policy) records in the audit trail and with the version:
+    `acting_person`'s, or "" over `--url`, where the server records the token's name instead."""
+    actor = acting_person(args)
+    return "" if getattr(args, "url", None) is not None else actor.name
 
 
 def open_source(args: argparse.Namespace, *, create: bool = False) -> SchemaRegistry:
@@ -251,6 +303,12 @@ def report_error(error: BaseException | str) -> int:
     message = str(error) or type(error).__name__
     print(f"{PROG}: error: {for_terminal(message)}", file=sys.stderr)
     return EXIT_USAGE
+
+
+def refused(message: str) -> int:
+    """One line on stderr for a step the registry declined (a permission, a proposal's state); exit code 1."""
+    print(f"{PROG}: refused: {for_terminal(' '.join(message.split()))}", file=sys.stderr)
+    return EXIT_REFUSED
 
 
 # C0 and C1 controls but newline and tab, DEL, and the Unicode line separators and bidirectional overrides: a
