@@ -87,6 +87,7 @@ from ._broker_index import BrokerIndex, cache_path
 from ._explorer_api import ExplorerApi, namespace_policy_path, offers_explorer, topic_policy_path
 from ._policy_calls import namespace_calls, topic_calls
 from ._proposals import ProposalsApi, RemoteProposals
+from ._webhooks import RemoteWebhooks
 
 S = CompatibilityStrategy
 
@@ -110,7 +111,7 @@ _EMBEDDED_ONLY: Final[Mapping[str, str]] = {
 }
 
 
-class RemoteRegistry(RemoteProposals, ServerAnswers):
+class RemoteRegistry(RemoteProposals, RemoteWebhooks, ServerAnswers):
     """`registry.open("http://host:port")`: the facade over a Pulsar admin v2 endpoint (module docstring)."""
 
     def __init__(
