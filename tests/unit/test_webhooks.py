@@ -256,3 +256,23 @@ def test_only_an_admin_manages_webhooks(reg: Registry) -> None:
     with pytest.raises(ReadOnlyError):
         reg.read_only().remove_webhook(made.id, actor=OPS)
     assert [h.id for h in reg.read_only().webhooks()] == [made.id]
+
+
+@pytest.mark.postgres
+def test_on_postgresql_the_receiver_is_told_after_the_commit_and_the_delivery_recorded(
+    postgres_server: str, receiver: Receiver
+) -> None:
+    import postgres
+
+    with Registry.open(postgres.fresh_database(postgres_server), create=True) as pg:
+        pg.create_tenant("acme")
+        pg.create_namespace(NS)
+        pg.add_webhook(receiver.url, events=["schema.registered", "policy.changed"], secret=SECRET, actor=OPS)
+        with pg.batch():
+            pg.register(TOPIC, avro(), user="ops")
+            pg.set_namespace_policy(NS, compatibility="FULL", user="ops")
+        settled()
+        assert receiver.events() == ["schema.registered", "policy.changed"]
+        assert all(r.signed_with(SECRET) for r in receiver.received)
+        last = pg.webhooks()[0].last_delivery
+        assert last is not None and (last.outcome, last.event) == ("delivered", "policy.changed")
