@@ -89,7 +89,8 @@ class Registry(EmbeddedProposals, BackedRegistry):
         self._clock = clock or (lambda: time.time_ns() // 1_000_000)
         stamp = lambda: self._clock()  # noqa: E731 - read at each call: the seeder sets its own clock
         self._writes = LocalWrites(storage, state, stamp)
-        self._auditor = Auditor(storage, stamp, self._count_write, Notices(storage, stamp))
+        self._notices = Notices(storage, stamp)
+        self._auditor = Auditor(storage, stamp, self._count_write, self._notices)
         self._desk = ProposalDesk(storage, state, self._writes, self._auditor, stamp)
         self._webhooks = WebhookDesk(storage, self._auditor, stamp)
 
@@ -179,6 +180,7 @@ class Registry(EmbeddedProposals, BackedRegistry):
         return cls(storage, broker=broker, auto_create=auto_create)
 
     def close(self) -> None:
+        self._notices.deliveries.closed(self._storage)
         self._storage.close()
 
     def __repr__(self) -> str:

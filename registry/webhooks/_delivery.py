@@ -21,6 +21,7 @@ import logging
 import queue
 import threading
 import time
+import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
 from urllib.parse import urlsplit
@@ -78,6 +79,7 @@ class Deliveries:
         self._thread: threading.Thread | None = None
         self._idle = threading.Condition()
         self._pending = 0
+        self._closed: weakref.WeakSet[Storage] = weakref.WeakSet()
         self.counts = dict.fromkeys(OUTCOMES, 0)  # by outcome, since the process started (/metrics reads them)
 
     def submit(self, item: Outgoing) -> None:
@@ -93,6 +95,12 @@ class Deliveries:
             if self._thread is None or not self._thread.is_alive():
                 self._thread = threading.Thread(target=self._run, name="webhook-deliveries", daemon=True)
                 self._thread.start()
+
+    def closed(self, storage: Storage) -> None:
+        """`storage` was closed: its notices still go out, but their outcomes are not recorded in it (a closed
+        SQLite storage would open its file again, or make a new one where it was deleted)."""
+        with self._idle, contextlib.suppress(TypeError):  # a storage of one's own may not be weakly referenced
+            self._closed.add(storage)
 
     def wait_idle(self, timeout: float) -> bool:
         """Wait until every queued notice has been delivered or has failed (at most `timeout` seconds)."""
@@ -133,7 +141,10 @@ class Deliveries:
         done = WebhookDelivery(
             at=self._clock(), event=item.event, outcome=outcome, attempts=attempt, status=status, reason=reason
         )
-        _record(item, done)
+        with self._idle:
+            gone = item.storage in self._closed
+        if not gone:
+            _record(item, done)
 
     def _attempt(self, client: httpx.Client, item: Outgoing, headers: dict[str, str]) -> tuple[int | None, str, bool]:
         """(the status, why it failed or "", whether to try again)."""

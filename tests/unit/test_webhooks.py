@@ -276,3 +276,23 @@ def test_on_postgresql_the_receiver_is_told_after_the_commit_and_the_delivery_re
         assert all(r.signed_with(SECRET) for r in receiver.received)
         last = pg.webhooks()[0].last_delivery
         assert last is not None and (last.outcome, last.event) == ("delivered", "policy.changed")
+
+
+def test_a_delivery_ending_after_the_registry_closed_is_sent_but_not_recorded(
+    tmp_path: Path, receiver: Receiver
+) -> None:
+    path = tmp_path / "gone.db"
+    reg = Registry.open(path, create=True)
+    reg.create_tenant("acme")
+    reg.create_namespace(NS)
+    reg.add_webhook(receiver.url, events=["policy.changed"], actor=OPS)
+    receiver.release.clear()
+    reg.set_namespace_policy(NS, compatibility="FULL", user="ops")
+    assert receiver.arrived.wait(60)
+    reg.close()
+    for leftover in tmp_path.iterdir():  # the registry is deleted while its notice is still out
+        leftover.unlink()
+    receiver.release.set()
+    settled()
+    assert receiver.events() == ["policy.changed"]
+    assert list(tmp_path.iterdir()) == []  # recording the outcome did not make the file again
