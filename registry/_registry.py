@@ -180,7 +180,7 @@ class Registry(EmbeddedProposals, BackedRegistry):
         return cls(storage, broker=broker, auto_create=auto_create)
 
     def close(self) -> None:
-        self._notices.deliveries.closed(self._storage)
+        self._notices.deliveries.closing(self._storage)  # its notices get a few seconds to go out
         self._storage.close()
 
     def __repr__(self) -> str:

@@ -7,8 +7,8 @@ times; any other answer (a 4xx, a redirect) fails at once. Its end is recorded a
 (`webhooks list`) and counted by outcome (`serve`'s /metrics). A body is signed with the webhook's secret
 (`X-Schema-Explorer-Signature: sha256=<hex HMAC-SHA256 of the body>`); reasons and logs name the status or the
 kind of connection error and the receiver's host, never the secret (nor the URL's path, which for chat
-services is itself a credential). At exit the process waits a few seconds for what is queued, so a CLI
-command's notices are sent before it ends.
+services is itself a credential). Closing a registry, and the process's exit, wait up to 10 s for what is
+queued, so a CLI command's notices are sent, and their outcomes recorded, before it ends.
 """
 
 from __future__ import annotations
@@ -79,6 +79,8 @@ class Deliveries:
         self._thread: threading.Thread | None = None
         self._idle = threading.Condition()
         self._pending = 0
+        self._pending_of: dict[int, int] = {}  # by id(storage): each pending item holds its storage, so ids hold
+        self.close_grace = EXIT_GRACE_SECONDS
         self._closed: weakref.WeakSet[Storage] = weakref.WeakSet()
         self.counts = dict.fromkeys(OUTCOMES, 0)  # by outcome, since the process started (/metrics reads them)
 
@@ -92,15 +94,19 @@ class Deliveries:
                 _log.warning("%s: %s not delivered: the delivery queue is full", item.where, item.event)
                 return
             self._pending += 1
+            self._pending_of[id(item.storage)] = self._pending_of.get(id(item.storage), 0) + 1
             if self._thread is None or not self._thread.is_alive():
                 self._thread = threading.Thread(target=self._run, name="webhook-deliveries", daemon=True)
                 self._thread.start()
 
-    def closed(self, storage: Storage) -> None:
-        """`storage` was closed: its notices still go out, but their outcomes are not recorded in it (a closed
-        SQLite storage would open its file again, or make a new one where it was deleted)."""
-        with self._idle, contextlib.suppress(TypeError):  # a storage of one's own may not be weakly referenced
-            self._closed.add(storage)
+    def closing(self, storage: Storage) -> None:
+        """`storage` is about to close: wait (at most `close_grace` seconds) for its notices to be delivered and
+        recorded; those still out after that go out, but their outcomes are not recorded in it (a closed SQLite
+        storage would open its file again, or make a new one where it was deleted)."""
+        with self._idle:
+            self._idle.wait_for(lambda: id(storage) not in self._pending_of, self.close_grace)
+            with contextlib.suppress(TypeError):  # a storage of one's own may not be weakly referenced
+                self._closed.add(storage)
 
     def wait_idle(self, timeout: float) -> bool:
         """Wait until every queued notice has been delivered or has failed (at most `timeout` seconds)."""
@@ -118,6 +124,9 @@ class Deliveries:
                 finally:
                     with self._idle:
                         self._pending -= 1
+                        left = self._pending_of.pop(id(item.storage)) - 1
+                        if left:
+                            self._pending_of[id(item.storage)] = left
                         self._idle.notify_all()
 
     def _deliver(self, client: httpx.Client, item: Outgoing) -> None:

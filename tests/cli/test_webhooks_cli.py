@@ -98,3 +98,12 @@ def test_add_list_remove_against_serve(cli, tmp_path: Path, receiver: Receiver) 
         code, out, _ = cli("ops", "webhooks", "remove", "1", "--url", url)
         assert code == 0 and out.startswith("webhook #1 removed")
         assert cli("ops", "webhooks", "list", "--url", url)[1].strip() == "no webhooks"
+
+
+@pytest.mark.server
+def test_a_plain_broker_keeps_no_webhooks(cli, tmp_path: Path) -> None:
+    with served(seeded(tmp_path / "r.db"), log_dir=tmp_path, admin_only=True) as url:
+        code, _, err = cli(None, "webhooks", "list", "--url", url)
+        assert code == 2 and "is a Pulsar broker, which keeps no webhooks" in err
+        code, _, err = cli(None, "webhooks", "add", "https://chat.example.com/x", "--url", url)
+        assert code == 2 and "keeps no webhooks" in err

@@ -78,8 +78,9 @@ def test_a_producer_or_viewer_is_refused_with_nothing_stored(client: TestClient,
     ],
 )
 def test_a_bad_webhook_is_400_with_nothing_stored(client: TestClient, body: dict[str, Any]) -> None:
-    answer = call(client, "ops", "POST", "/webhooks", body)
+    answer = call(client, "ops", "POST", "/webhooks", {**body, "secret": SECRET})
     assert answer.status_code == 400, answer.text
+    assert SECRET not in answer.text
     assert call(client, "ops", "GET", "/webhooks").json() == {"webhooks": []}
 
 

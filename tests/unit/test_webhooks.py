@@ -189,9 +189,11 @@ def test_a_failed_delivery_is_recorded_without_the_secret(
         url = gone.url + "/T000/B000/" + SECRET
     # the receiver is closed: every attempt fails to connect
     reg.add_webhook(url, events=["proposal.created"], secret=SECRET, actor=OPS)
+    failed = DELIVERIES.counts["failed"]
     with caplog.at_level(logging.DEBUG):
         reg.propose_schema(TOPIC, avro("note"), title="Add a note", actor=ALICE)
         settled()
+    assert DELIVERIES.counts["failed"] == failed + 1  # what /metrics shows as outcome="failed"
     (hook,) = reg.webhooks()
     assert hook.last_delivery is not None
     assert (hook.last_delivery.outcome, hook.last_delivery.attempts) == ("failed", 5)
@@ -279,8 +281,9 @@ def test_on_postgresql_the_receiver_is_told_after_the_commit_and_the_delivery_re
 
 
 def test_a_delivery_ending_after_the_registry_closed_is_sent_but_not_recorded(
-    tmp_path: Path, receiver: Receiver
+    tmp_path: Path, receiver: Receiver, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    monkeypatch.setattr(DELIVERIES, "close_grace", 0.0)  # close at once, while the notice is still out
     path = tmp_path / "gone.db"
     reg = Registry.open(path, create=True)
     reg.create_tenant("acme")
@@ -296,3 +299,17 @@ def test_a_delivery_ending_after_the_registry_closed_is_sent_but_not_recorded(
     settled()
     assert receiver.events() == ["policy.changed"]
     assert list(tmp_path.iterdir()) == []  # recording the outcome did not make the file again
+
+
+def test_closing_a_registry_lets_its_notices_go_out_and_be_recorded(tmp_path: Path, receiver: Receiver) -> None:
+    """What a CLI command does: write, close, exit; the outcome is still in `webhooks list` afterwards."""
+    path = tmp_path / "r.db"
+    with Registry.open(path, create=True) as reg:
+        reg.create_tenant("acme")
+        reg.create_namespace(NS)
+        reg.add_webhook(receiver.url, events=["policy.changed"], actor=OPS)
+        receiver.statuses = [500]  # the first attempt fails: the retry comes after a backoff
+        reg.set_namespace_policy(NS, compatibility="FULL", user="ops")
+    with Registry.open(path) as reg:
+        last = reg.webhooks()[0].last_delivery
+    assert last is not None and (last.outcome, last.attempts) == ("delivered", 2)
