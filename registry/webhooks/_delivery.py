@@ -23,7 +23,7 @@ import threading
 import time
 import weakref
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
 import httpx
@@ -45,10 +45,10 @@ class Outgoing:
 
     storage: Storage
     webhook_id: int
-    url: str
-    secret: str | None
+    url: str = field(repr=False)  # a chat service's URL is a credential
+    secret: str | None = field(repr=False)
     event: str
-    body: bytes
+    body: bytes = field(repr=False)
 
     @property
     def where(self) -> str:
@@ -119,8 +119,8 @@ class Deliveries:
                 item = self._queue.get()
                 try:
                     self._deliver(client, item)
-                except Exception:  # a bug here must not stop later deliveries
-                    _log.exception("%s: delivering %s failed", item.where, item.event)
+                except Exception as exc:  # a bug here must not stop later deliveries; named by kind only
+                    _log.error("%s: delivering %s failed (%s)", item.where, item.event, type(exc).__name__)
                 finally:
                     with self._idle:
                         self._pending -= 1
@@ -163,6 +163,8 @@ class Deliveries:
             return None, f"no answer within {self._timeout:g} s", True
         except httpx.HTTPError as exc:  # connection refused or reset, DNS, TLS: named by kind only
             return None, f"could not reach the receiver ({type(exc).__name__})", True
+        except Exception as exc:  # httpx.InvalidURL and the like: not worth another try, named by kind only
+            return None, f"could not send ({type(exc).__name__})", False
         status = response.status_code
         if 200 <= status < 300:
             return status, "", False

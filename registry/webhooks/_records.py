@@ -9,7 +9,7 @@ A document that no longer reads back is a StorageError, never a webhook half-rea
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from .._errors import StorageError
@@ -25,7 +25,7 @@ class Stored:
     """A webhook with its secret: what delivery signs with, never handed to a shell."""
 
     hook: Webhook
-    secret: str | None
+    secret: str | None = field(repr=False)
 
 
 @dataclass(frozen=True, slots=True)
