@@ -114,7 +114,8 @@ class Deliveries:
             return self._idle.wait_for(lambda: self._pending == 0, timeout)
 
     def _run(self) -> None:
-        with httpx.Client(timeout=self._timeout, follow_redirects=False, trust_env=False) as client:
+        # trust_env: a proxy or CA bundle set in the environment (HTTPS_PROXY, SSL_CERT_FILE) is used, as curl would
+        with httpx.Client(timeout=self._timeout, follow_redirects=False) as client:
             while True:
                 item = self._queue.get()
                 try:
