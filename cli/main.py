@@ -42,7 +42,16 @@ APP_SCRIPT = PROJECT_ROOT / "app" / "streamlit_app.py"
 
 # Each module adds its own subcommands with `add_commands(subparsers)`; they import their heavy
 # dependencies (uvicorn, pyspark) only when their command runs, so `schema-explorer --help` stays fast.
-COMMAND_MODULES = ("cli.check", "cli.admin", "cli.proposals", "cli.search", "cli.serve", "cli.audit", "cli.backup")
+COMMAND_MODULES = (
+    "cli.check",
+    "cli.admin",
+    "cli.proposals",
+    "cli.webhooks",
+    "cli.search",
+    "cli.serve",
+    "cli.audit",
+    "cli.backup",
+)
 
 
 def main(argv: list[str] | None = None) -> int:

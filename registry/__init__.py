@@ -141,6 +141,7 @@ from .storage._snapshot import (
 )
 from .storage._snapshot_values import SnapshotError
 from .storage._sqlite import SqliteStorage
+from .webhooks._model import Webhook, WebhookDelivery
 
 if TYPE_CHECKING:
     from .remote._handle import RemoteRegistry
@@ -307,6 +308,8 @@ __all__ = [
     "TopicImpact",
     "TopicPreview",
     "TopicName",
+    "Webhook",
+    "WebhookDelivery",
     "TopicNotFoundError",
     "TopicPoliciesDisabledError",
     "TopicPage",

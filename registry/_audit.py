@@ -30,6 +30,8 @@ class AuditAction(enum.StrEnum):
     WITHDRAW_PROPOSAL = "withdraw_proposal"
     APPLY_PROPOSAL = "apply_proposal"
     SET_REVIEW_RULES = "set_review_rules"
+    ADD_WEBHOOK = "add_webhook"
+    REMOVE_WEBHOOK = "remove_webhook"
 
 
 class AuditOutcome(enum.StrEnum):

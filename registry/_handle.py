@@ -16,7 +16,7 @@ line) is on `Registry` alone.
 from __future__ import annotations
 
 import abc
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from types import TracebackType
 from typing import Any, Self
 
@@ -44,6 +44,7 @@ from .policy._rules import UNSET
 from .proposals._model import Actor, Comment, Proposal, ProposalReview, ProposalState, ReviewRules
 from .proposals._revisions import RevisionDiff
 from .remote._broker_index import IndexStatus
+from .webhooks._model import Webhook
 
 
 class SchemaRegistry(abc.ABC):
@@ -409,6 +410,24 @@ class SchemaRegistry(abc.ABC):
     @abc.abstractmethod
     def set_review_rules(self, namespace: str, rules: ReviewRules, *, actor: Actor) -> ReviewRules:
         """Set them (an admin), `require_proposals` included."""
+
+    # --- notifications (registry/webhooks/) -------------------------------------------------------------------
+
+    @abc.abstractmethod
+    def webhooks(self) -> list[Webhook]:
+        """The registry's webhooks, each with its last delivery, never with its secret (`has_secret` says
+        whether one is set). A plain broker keeps none: NotSupportedError."""
+
+    @abc.abstractmethod
+    def add_webhook(
+        self, url: str, *, events: Sequence[str] = ("*",), secret: str | None = None, actor: Actor
+    ) -> Webhook:
+        """Tell `url` (http or https) of the `events` (names or globs such as `proposal.*`) after each write
+        commits, each body signed with `secret` when one is given (an admin)."""
+
+    @abc.abstractmethod
+    def remove_webhook(self, webhook_id: int, *, actor: Actor) -> Webhook:
+        """Stop telling a webhook (an admin); returns it as it was."""
 
     # --- a plain broker's search index (remote/_broker_index.py) ------------------------------------------
 

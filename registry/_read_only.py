@@ -8,7 +8,7 @@ through its public reads.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, NoReturn
 
 from ._audit import AuditEntry
@@ -37,6 +37,7 @@ from .policy._rules import UNSET
 from .proposals._model import Actor, Comment, Proposal, ProposalReview, ProposalState, ReviewRules
 from .proposals._revisions import RevisionDiff
 from .remote._broker_index import IndexStatus
+from .webhooks._model import Webhook
 
 
 def _refused(what: str) -> NoReturn:
@@ -181,10 +182,21 @@ class ReadOnlyRegistry(SchemaRegistry):
     def set_review_rules(self, namespace: str, rules: ReviewRules, *, actor: Actor) -> ReviewRules:
         _refused("set_review_rules")
 
+    def add_webhook(
+        self, url: str, *, events: Sequence[str] = ("*",), secret: str | None = None, actor: Actor
+    ) -> Webhook:
+        _refused("add_webhook")
+
+    def remove_webhook(self, webhook_id: int, *, actor: Actor) -> Webhook:
+        _refused("remove_webhook")
+
     # --- reads: answered by the wrapped handle ----------------------------------------------------------------
 
     def proposal(self, proposal_id: int) -> Proposal:
         return self._inner.proposal(proposal_id)
+
+    def webhooks(self) -> list[Webhook]:
+        return self._inner.webhooks()
 
     def proposals(
         self,

@@ -13,7 +13,7 @@ from __future__ import annotations
 import contextlib
 import os
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -54,6 +54,7 @@ from .policy._rules import (
 )
 from .proposals._desk import ProposalDesk
 from .proposals._facade import EmbeddedProposals
+from .proposals._model import Actor
 from .proposals._permissions import Step, proposals_required
 from .proposals._records import rules as stored_rules
 from .storage._base import LocalStorage
@@ -61,6 +62,9 @@ from .storage._locations import open_plugin, parse_location
 from .storage._memory import MemoryStorage
 from .storage._read_cache import ReadCache
 from .storage._sqlite import SqliteStorage
+from .webhooks._desk import WebhookDesk
+from .webhooks._model import Webhook
+from .webhooks._notices import Notices
 
 
 class Registry(EmbeddedProposals, BackedRegistry):
@@ -85,8 +89,10 @@ class Registry(EmbeddedProposals, BackedRegistry):
         self._clock = clock or (lambda: time.time_ns() // 1_000_000)
         stamp = lambda: self._clock()  # noqa: E731 - read at each call: the seeder sets its own clock
         self._writes = LocalWrites(storage, state, stamp)
-        self._auditor = Auditor(storage, stamp, self._count_write)
+        self._notices = Notices(storage, stamp)
+        self._auditor = Auditor(storage, stamp, self._count_write, self._notices)
         self._desk = ProposalDesk(storage, state, self._writes, self._auditor, stamp)
+        self._webhooks = WebhookDesk(storage, self._auditor, stamp)
 
     # --- opening ----------------------------------------------------------------------------------------
 
@@ -174,6 +180,7 @@ class Registry(EmbeddedProposals, BackedRegistry):
         return cls(storage, broker=broker, auto_create=auto_create)
 
     def close(self) -> None:
+        self._notices.deliveries.closing(self._storage)  # its notices get a few seconds to go out
         self._storage.close()
 
     def __repr__(self) -> str:
@@ -223,6 +230,7 @@ class Registry(EmbeddedProposals, BackedRegistry):
                 else f"identical to live version {version}: nothing stored"
             )
             note.outcome = AuditOutcome.OK if stored else AuditOutcome.UNCHANGED
+            note.version = version if stored else None
         return Registration(version, stored, None if verdict is None else verdict.strategy)
 
     @bounded
@@ -411,6 +419,19 @@ class Registry(EmbeddedProposals, BackedRegistry):
             note.outcome, note.detail = created(was_created, "topic")
         return was_created
 
+    # --- notifications ------------------------------------------------------------------------------------
+
+    def webhooks(self) -> list[Webhook]:
+        return self._webhooks.webhooks()
+
+    def add_webhook(
+        self, url: str, *, events: Sequence[str] = ("*",), secret: str | None = None, actor: Actor
+    ) -> Webhook:
+        return self._webhooks.add(url, events, secret, actor)
+
+    def remove_webhook(self, webhook_id: int, *, actor: Actor) -> Webhook:
+        return self._webhooks.remove(webhook_id, actor)
+
     # --- audit trail and transactions ---------------------------------------------------------------------
 
     def audit_trail(self, target: str | None = None, *, limit: int = 200) -> list[AuditEntry]:
@@ -426,7 +447,7 @@ class Registry(EmbeddedProposals, BackedRegistry):
         fsync for all of them. Each write stays all-or-nothing (a savepoint), refusals are recorded as
         usual; nothing inside is durable before the block ends, so acknowledge the writes after it. An
         exception escaping the block undoes every write made inside it."""
-        with self._storage.transaction():
+        with self._auditor.transaction():
             yield
 
     def cache_usage(self) -> tuple[CacheUsage, ...]:

@@ -9,7 +9,7 @@ from fastapi.middleware.cors import CORSMiddleware
 
 from registry import Registry
 
-from . import _admin, _audit_routes, _explorer, _policy_writes, _proposals
+from . import _admin, _audit_routes, _explorer, _policy_writes, _proposals, _webhooks
 from ._admin import WRITER
 from ._auth import Tokens
 from ._errors import install_error_handlers
@@ -45,6 +45,7 @@ _ROUTES = (
     *_policy_writes.router.routes,
     *_audit_routes.router.routes,
     *_proposals.router.routes,
+    *_webhooks.router.routes,
 )
 _ADMIN_ROUTES = tuple(_admin.router.routes)
 
@@ -78,6 +79,7 @@ def create_app(
             {"name": "explorer", "description": "Search, diff, what-if, policy impact, upgrade plans"},
             {"name": "policies", "description": "Schema policy changes in one write, with compare-and-set"},
             {"name": "proposals", "description": "Schema change proposals: propose, review, approve, apply"},
+            {"name": "webhooks", "description": "Notifications: webhooks told of proposals, policies, schemas"},
         ],
     )
     app.state.registry = registry

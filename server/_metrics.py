@@ -26,6 +26,8 @@ plus prometheus-client's `process_*` families (CPU seconds, resident memory, ope
 
 - `proposals` {state}: schema change proposals in each state (`open`, `approved`, `applied`, `rejected`,
   `withdrawn`, `stale`), read beside the scrape, at most 15 s old (server/_proposal_tally.py);
+- `webhook_deliveries_total` {outcome}: webhook notices `delivered`, `failed` (after the retries), `dropped`
+  (the delivery queue was full), and attempts `retried` (registry/webhooks/_delivery.py);
 
 **Access.** A scrape from a loopback address, or any scrape with `serve --metrics-public`, needs no token;
 any other needs a token of any role (a viewer's is enough), checked and throttled as the API's are. Without
@@ -47,11 +49,12 @@ from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING
 
 from prometheus_client import CollectorRegistry, ProcessCollector, generate_latest
-from prometheus_client.metrics_core import GaugeMetricFamily, Metric
+from prometheus_client.metrics_core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 from starlette.types import Scope, Send
 
 from registry import Registry
+from registry.webhooks import DELIVERIES, Deliveries
 
 from ._auth import BEARER_CHALLENGE, bearer_grant
 from ._gate import Gate, Refusal, Throttle, client_address
@@ -178,6 +181,7 @@ class Gauges(Collector):
         state = self._app.state
         yield from _gauges(state, state.registry)
         yield from _proposals(state.proposal_tally)
+        yield from _webhooks(DELIVERIES)
 
 
 def _gauges(state: object, registry: Registry) -> Iterator[Metric]:
@@ -233,6 +237,15 @@ def _proposals(tally: ProposalTally) -> Iterator[Metric]:
     family = GaugeMetricFamily(PREFIX + "proposals", "Schema change proposals in each state", labels=("state",))
     for state, count in (tally.counts() or {}).items():
         family.add_metric([str(state)], float(count))
+    yield family
+
+
+def _webhooks(deliveries: Deliveries) -> Iterator[Metric]:
+    family = CounterMetricFamily(
+        PREFIX + "webhook_deliveries", "Webhook deliveries and retries by outcome, in this process", labels=("outcome",)
+    )
+    for outcome, count in dict(deliveries.counts).items():
+        family.add_metric([outcome], float(count))
     yield family
 
 

@@ -287,7 +287,8 @@ class ProposalDesk:
                 stale = self._stored(_rules.stale(proposal, self._clock()))
                 raise StaleProposalError(_stale_text(stale, current))
             if proposal.kind is ProposalKind.SCHEMA:
-                version = self._apply_schema(proposal, actor)
+                version, stored = self._apply_schema(proposal, actor)
+                note.version = version if stored else None
             else:
                 version = None
                 try:
@@ -300,16 +301,17 @@ class ProposalDesk:
             note.detail = _applied_text(done, current, reason)
         return done
 
-    def _apply_schema(self, proposal: Proposal, actor: Actor) -> int:
-        """Register exactly the approved revision under the strategy in force now (it may refuse it)."""
+    def _apply_schema(self, proposal: Proposal, actor: Actor) -> tuple[int, bool]:
+        """Register exactly the approved revision under the strategy in force now (it may refuse it): its version,
+        and whether it was stored (False: identical to a live version)."""
         name = TopicName.parse(proposal.target)
         revision = proposal.revision
         assert revision.schema is not None
         data = to_schema_data(checked_info(revision.schema))
         self._writes.ensure_topic(name)
         strategy = self._state.admin_strategy(name).value
-        version, _, _ = self._writes.put_if_absent(name, data, strategy, actor.name)
-        return version
+        version, stored, _ = self._writes.put_if_absent(name, data, strategy, actor.name)
+        return version, stored
 
     def _apply_policy(self, proposal: Proposal) -> None:
         revision = proposal.revision
@@ -373,7 +375,9 @@ class ProposalDesk:
         return _records.rules(self._storage, proposal.namespace)
 
     def _stored(self, proposal: Proposal) -> Proposal:
-        return _records.save(self._storage, proposal)
+        saved = _records.save(self._storage, proposal)
+        self._auditor.touched(saved)  # the write's notices name the proposal as stored
+        return saved
 
     def _schema_revision(self, name: TopicName, info: SchemaInfo, actor: Actor, now: int, number: int) -> Revision:
         live = self._state.live(name)

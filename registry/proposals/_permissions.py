@@ -7,7 +7,7 @@ whatever a client shows.
 
 Roles nest (viewer < producer < admin). A viewer reads and comments; a producer also registers schemas,
 proposes, revises their own proposals and reviews others'; an admin also deletes, sets policies, edits review
-rules, and applies a proposal without its approvals with a written reason. A namespace whose rules say
+rules and webhooks, and applies a proposal without its approvals with a written reason. A namespace whose rules say
 `require_proposals` refuses every direct schema or policy write there, an admin's too: the change goes through
 a proposal (and, for an admin in a hurry, the override).
 """
@@ -48,6 +48,7 @@ class Step(enum.StrEnum):
     OVERRIDE = "override"  # apply without the approvals, with a written reason
     EDIT_RULES = "edit_rules"
     ADMINISTER = "administer"  # create tenants, namespaces, topics, or a registry: no schema or policy changes
+    MANAGE_WEBHOOKS = "manage_webhooks"  # add, list or remove the registry's webhooks (registry/webhooks/)
 
     @property
     def role(self) -> Role:
@@ -79,6 +80,7 @@ _DOING = {
     Step.OVERRIDE: "applying without the approvals",
     Step.EDIT_RULES: "setting review rules",
     Step.ADMINISTER: "creating tenants, namespaces, topics or registries",
+    Step.MANAGE_WEBHOOKS: "managing webhooks",
 }
 _DONE = {
     Step.APPROVE: "approved",
@@ -106,6 +108,7 @@ STEP_ROLES: Mapping[Step, Role] = MappingProxyType(
         Step.OVERRIDE: Role.ADMIN,
         Step.EDIT_RULES: Role.ADMIN,
         Step.ADMINISTER: Role.ADMIN,
+        Step.MANAGE_WEBHOOKS: Role.ADMIN,
     }
 )
 DIRECT_WRITES = (Step.REGISTER, Step.DELETE, Step.SET_POLICY)  # what `require_proposals` refuses

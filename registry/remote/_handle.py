@@ -89,6 +89,7 @@ from ._explorer_api import ExplorerApi, namespace_policy_path, offers_explorer, 
 from ._pacing import Concurrency
 from ._policy_calls import namespace_calls, topic_calls
 from ._proposals import ProposalsApi, RemoteProposals
+from ._webhooks import RemoteWebhooks
 
 S = CompatibilityStrategy
 
@@ -112,7 +113,7 @@ _EMBEDDED_ONLY: Final[Mapping[str, str]] = {
 }
 
 
-class RemoteRegistry(RemoteProposals, ServerAnswers):
+class RemoteRegistry(RemoteProposals, RemoteWebhooks, ServerAnswers):
     """`registry.open("http://host:port")`: the facade over a Pulsar admin v2 endpoint (module docstring)."""
 
     def __init__(

@@ -170,6 +170,10 @@ def settings_round_trip(make: Make) -> None:
         storage.put_setting("pulsar_version", "3.0")
         storage.put_setting("pulsar_version", "4.0")
         assert storage.setting("pulsar_version") == "4.0"
+        # Review rules and webhooks (registry/webhooks/_records.py) are JSON documents kept whole in a setting.
+        document = '{"hooks":[' + ",".join(['{"url":"https://chat.example.com/é","secret":"' + "s" * 256 + '"}'] * 50)
+        storage.put_setting("webhooks", document + "]}")
+        assert storage.setting("webhooks") == document + "]}" and storage.setting("pulsar_version") == "4.0"
 
 
 def the_change_token_moves_with_every_write_and_only_then(make: Make) -> None:

@@ -114,6 +114,7 @@ def test_the_proposal_steps_follow_the_person_and_the_state(reg: Registry) -> No
         Step.COMMENT,
         Step.EDIT_RULES,
         Step.ADMINISTER,
+        Step.MANAGE_WEBHOOKS,
     ]
 
 
