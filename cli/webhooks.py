@@ -19,9 +19,17 @@ from typing import Any
 from registry import Webhook, to_json
 from registry.webhooks import EVENTS
 
-from ._common import EXIT_OK, UserError, add_source_arguments, say, whole_number
+from ._common import (
+    EXIT_OK,
+    UserError,
+    acting_person,
+    add_as_argument,
+    add_source_arguments,
+    refused,
+    say,
+    whole_number,
+)
 from .admin import JSON_HELP, print_json, registry_for, time_text
-from .proposals import AS_HELP, acting_person, refused
 
 Handler = Callable[[argparse.Namespace], int]
 
@@ -124,7 +132,7 @@ def _verb(
     add_source_arguments(parser)
     parser.add_argument("--json", action="store_true", help=JSON_HELP)
     if writes:
-        parser.add_argument("--as", dest="as_name", metavar="NAME", help=AS_HELP)
+        add_as_argument(parser)
     parser.set_defaults(handler=_refusals(handler))
     return parser
 
