@@ -121,6 +121,15 @@ class IndexedHistory(Protocol):
 
 
 @runtime_checkable
+class FingerprintListing(Protocol):
+    """Optional for a storage: every history's fingerprints (tombstones included, oldest first) in one read, by
+    schema id, so two registries are compared without reading any schema text where they agree
+    (registry/compare/)."""
+
+    def all_fingerprints(self) -> dict[str, list[Fingerprint]]: ...
+
+
+@runtime_checkable
 class Transactional(Protocol):
     """Optional for a storage: `with storage.transaction():` makes every write inside one atomic commit.
 

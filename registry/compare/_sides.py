@@ -1,0 +1,74 @@
+"""One side of a comparison: a registry handle's topics and histories, read once, with its fingerprints where
+its storage lists them (one read of small rows, no schema text: storage/_base.py `FingerprintListing`).
+
+Histories are keyed by schema id (tenant/namespace/base topic, §1): a topic's partitions and both domains
+share one history, so they are compared once, shown under the topic name the listing gives.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import suppress
+
+from .._errors import NotFoundError
+from .._facade import BackedRegistry
+from .._handle import SchemaRegistry
+from .._model import SchemaVersion
+from .._names import TopicName
+from .._read_only import ReadOnlyRegistry
+from ..storage._base import Fingerprint, FingerprintListing
+
+
+class Side:
+    """A registry as a comparison reads it: `names` maps each schema id to the topic shown for it, `prints`
+    holds every history's fingerprints when the storage lists them (else None: histories are read)."""
+
+    def __init__(self, handle: SchemaRegistry) -> None:
+        self.handle = handle
+        self.namespaces: list[str] = []
+        self.names: dict[str, str] = {}
+        for namespace in _namespaces(handle):
+            self.namespaces.append(namespace)
+            with suppress(NotFoundError):  # a namespace deleted while we list
+                for topic in handle.topics(namespace):
+                    name = TopicName.parse(topic)
+                    self.names.setdefault(name.schema_id, str(name.base))
+        self.prints = _fingerprints(handle)
+        for schema_id in self.prints or ():
+            self.names.setdefault(schema_id, f"persistent://{schema_id}")
+        self._histories: dict[str, list[SchemaVersion]] = {}
+
+    def history(self, schema_id: str) -> list[SchemaVersion]:
+        """The whole history (tombstones included), oldest first; [] when the topic has none."""
+        found = self._histories.get(schema_id)
+        if found is None:
+            found = []
+            if self.prints is None or schema_id in self.prints:
+                with suppress(NotFoundError):
+                    found = self.handle.history(self.names.get(schema_id, schema_id), include_deleted=True)
+            self._histories[schema_id] = found
+        return found
+
+    def fingerprints(self, schema_id: str) -> list[Fingerprint] | None:
+        """The history's fingerprints, or None when this side's storage does not list them."""
+        if self.prints is None:
+            return None
+        return self.prints.get(schema_id, [])
+
+
+def _namespaces(handle: SchemaRegistry) -> Iterator[str]:
+    for tenant in handle.tenants():
+        with suppress(NotFoundError):  # a tenant deleted while we list
+            yield from handle.namespaces(tenant)
+
+
+def _fingerprints(handle: SchemaRegistry) -> dict[str, list[Fingerprint]] | None:
+    """Every history's fingerprints, when the handle is an embedded registry whose storage lists them."""
+    while isinstance(handle, ReadOnlyRegistry):
+        handle = handle._inner
+    if not isinstance(handle, BackedRegistry):
+        return None
+    storage = handle._state.storage
+    if not isinstance(storage, FingerprintListing):
+        return None
+    return storage.all_fingerprints()
