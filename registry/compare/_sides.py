@@ -1,6 +1,10 @@
 """One side of a comparison: a registry handle's topics and histories, read once, with its fingerprints where
 its storage lists them (one read of small rows, no schema text: storage/_base.py `FingerprintListing`).
 
+A history is compared as a broker's admin API shows it: its last tombstone, if any, and the live versions
+after it (§3.2; GET /schemas and /metadata, remote/_backend.py); what came before the tombstone exists for no
+purpose, and a broker does not tell it, so an embedded and a remote side compare alike.
+
 Histories are keyed by schema id (tenant/namespace/base topic, §1): a topic's partitions and both domains
 share one history, so they are compared once, shown under the topic name the listing gives.
 """
@@ -9,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import suppress
+from typing import TypeVar
 
 from .._errors import NotFoundError
 from .._facade import BackedRegistry
@@ -39,13 +44,14 @@ class Side:
         self._histories: dict[str, list[SchemaVersion]] = {}
 
     def history(self, schema_id: str) -> list[SchemaVersion]:
-        """The whole history (tombstones included), oldest first; [] when the topic has none."""
+        """The visible history (its last tombstone and the live versions), oldest first; [] for none."""
         found = self._histories.get(schema_id)
         if found is None:
             found = []
             if self.prints is None or schema_id in self.prints:
                 with suppress(NotFoundError):
                     found = self.handle.history(self.names.get(schema_id, schema_id), include_deleted=True)
+            found = visible(found)
             self._histories[schema_id] = found
         return found
 
@@ -53,7 +59,18 @@ class Side:
         """The history's fingerprints, or None when this side's storage does not list them."""
         if self.prints is None:
             return None
-        return self.prints.get(schema_id, [])
+        return visible(self.prints.get(schema_id, []))
+
+
+E = TypeVar("E", SchemaVersion, Fingerprint)
+
+
+def visible(entries: list[E]) -> list[E]:
+    """The last tombstone and what follows it (all of a history without one)."""
+    for i in range(len(entries) - 1, -1, -1):
+        if entries[i].deleted:
+            return entries[i:]
+    return entries
 
 
 def _namespaces(handle: SchemaRegistry) -> Iterator[str]:
