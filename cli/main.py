@@ -41,7 +41,16 @@ APP_SCRIPT = PROJECT_ROOT / "app" / "streamlit_app.py"
 
 # Each module adds its own subcommands with `add_commands(subparsers)`; they import their heavy
 # dependencies (uvicorn, pyspark) only when their command runs, so `schema-explorer --help` stays fast.
-COMMAND_MODULES = ("cli.check", "cli.admin", "cli.proposals", "cli.search", "cli.serve", "cli.audit", "cli.backup")
+COMMAND_MODULES = (
+    "cli.check",
+    "cli.admin",
+    "cli.proposals",
+    "cli.search",
+    "cli.serve",
+    "cli.audit",
+    "cli.backup",
+    "cli.compare",
+)
 
 
 def main(argv: list[str] | None = None) -> int:
