@@ -150,13 +150,14 @@ def schemaless_hazard(topic: str, state: RegistryState) -> Hazard | None:
 
 
 def schemaless_producers(source: Side) -> set[str]:
-    """The schema ids of A's topics with a recorded producer that connects without a schema (not a replicator)."""
+    """The schema ids of A's topics with a recorded producer that connects without a schema (not a replicator;
+    a producer recorded with a version uses a schema)."""
     found: set[str] = set()
     if not source.handle.records_clients:
         return found
     for client in source.handle.clients():
         if client.role is ClientRole.PRODUCER and not client.replicator:
-            if client.schema_type is None or client.schema_type in SCHEMALESS_CLIENT_TYPES:
+            if (client.schema_type is None and client.version is None) or client.schema_type in SCHEMALESS_CLIENT_TYPES:
                 found.add(TopicName.parse(client.topic).schema_id)
     return found
 
@@ -179,11 +180,18 @@ def plans_and_hazards(
             if found is not None:
                 hazards.append(found)
                 continue
-        if schema_id in schemaless and drift.state is not TopicState.ONLY_IN_TO:
+        if schema_id in schemaless and drift.state is not TopicState.ONLY_IN_TO and _enforced(target, drift.topic):
             found = schemaless_hazard(drift.topic, state or copy_of(target, TopicName.parse(drift.topic)))
             if found is not None:
                 hazards.append(found)
     return tuple(plans), tuple(_unique(hazards))
+
+
+def _enforced(target: Side, topic: str) -> bool:
+    """Whether B enforces validation on the topic (else a schema-less producer is never refused: §8.1)."""
+    with suppress(NotFoundError):
+        return bool(target.handle.effective_policy(topic).validation_enforced.value)
+    return False
 
 
 def _unique(hazards: Iterable[Hazard]) -> list[Hazard]:

@@ -6,7 +6,6 @@ every topic). Values and levels come from the rules the rest of the explorer use
 from __future__ import annotations
 
 from collections.abc import Iterator
-from contextlib import suppress
 from typing import Any
 
 from .._errors import NotFoundError
@@ -51,7 +50,7 @@ def policy_differences(source: Side, target: Side, topics: list[str]) -> Iterato
         a_name, b_name = source.names.get(schema_id), target.names.get(schema_id)
         if a_name is None or b_name is None:
             continue
-        a_own, b_own = _own_policy(source.handle, a_name), _own_policy(target.handle, b_name)
+        a_own, b_own = source.own_policy(a_name), target.own_policy(b_name)
         if a_own == TopicPolicy() and b_own == TopicPolicy():
             continue
         a_values, b_values = _topic_values(source.handle, a_name), _topic_values(target.handle, b_name)
@@ -63,12 +62,6 @@ def policy_differences(source: Side, target: Side, topics: list[str]) -> Iterato
 def _topic_values(handle: SchemaRegistry, topic: str) -> dict[str, Effective[Any]]:
     in_force = handle.effective_policy(topic)
     return {"compatibility": in_force.admin_compatibility, "validation_enforced": in_force.validation_enforced}
-
-
-def _own_policy(handle: SchemaRegistry, topic: str) -> TopicPolicy:
-    with suppress(NotFoundError):
-        return handle.topic_policy(topic)
-    return TopicPolicy()
 
 
 def _differences(target: str, a: dict[str, Effective[Any]], b: dict[str, Effective[Any]]) -> Iterator[PolicyDifference]:

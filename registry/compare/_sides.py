@@ -1,5 +1,5 @@
 """One side of a comparison: a registry handle's topics and histories, read once, with its fingerprints where
-its storage lists them (one read of small rows, no schema text: storage/_base.py `FingerprintListing`).
+its storage lists them (one read of small rows, no schema text: storage/_base.py `BulkListing`).
 
 A history is compared as a broker's admin API shows it: its last tombstone, if any, and the live versions
 after it (§3.2; GET /schemas and /metadata, remote/_backend.py); what came before the tombstone exists for no
@@ -18,15 +18,16 @@ from typing import TypeVar
 from .._errors import NotFoundError
 from .._facade import BackedRegistry
 from .._handle import SchemaRegistry
-from .._model import SchemaVersion
+from .._model import SchemaVersion, TopicPolicy
 from .._names import TopicName
 from .._read_only import ReadOnlyRegistry
-from ..storage._base import Fingerprint, FingerprintListing
+from ..storage._base import BulkListing, Fingerprint
 
 
 class Side:
-    """A registry as a comparison reads it: `names` maps each schema id to the topic shown for it, `prints`
-    holds every history's fingerprints when the storage lists them (else None: histories are read)."""
+    """A registry as a comparison reads it: `names` maps each schema id to the topic shown for it; `prints`
+    every history's fingerprints and `own_policies` every topic's own policy, when the storage lists them in
+    bulk (else None: each is read per topic)."""
 
     def __init__(self, handle: SchemaRegistry) -> None:
         self.handle = handle
@@ -38,7 +39,9 @@ class Side:
                 for topic in handle.topics(namespace):
                     name = TopicName.parse(topic)
                     self.names.setdefault(name.schema_id, str(name.base))
-        self.prints = _fingerprints(handle)
+        storage = _bulk(handle)
+        self.prints = None if storage is None else storage.all_fingerprints()
+        self.own_policies = None if storage is None else storage.all_topic_policies()
         for schema_id in self.prints or ():
             self.names.setdefault(schema_id, f"persistent://{schema_id}")
         self._histories: dict[str, list[SchemaVersion]] = {}
@@ -55,8 +58,16 @@ class Side:
             self._histories[schema_id] = found
         return found
 
+    def own_policy(self, topic: str) -> TopicPolicy:
+        """The topic's own policy (empty when it has none)."""
+        if self.own_policies is not None:
+            return self.own_policies.get(topic, TopicPolicy())
+        with suppress(NotFoundError):
+            return self.handle.topic_policy(topic)
+        return TopicPolicy()
+
     def fingerprints(self, schema_id: str) -> list[Fingerprint] | None:
-        """The history's fingerprints, or None when this side's storage does not list them."""
+        """The visible history's fingerprints, or None when this side's storage does not list them."""
         if self.prints is None:
             return None
         return visible(self.prints.get(schema_id, []))
@@ -79,13 +90,11 @@ def _namespaces(handle: SchemaRegistry) -> Iterator[str]:
             yield from handle.namespaces(tenant)
 
 
-def _fingerprints(handle: SchemaRegistry) -> dict[str, list[Fingerprint]] | None:
-    """Every history's fingerprints, when the handle is an embedded registry whose storage lists them."""
+def _bulk(handle: SchemaRegistry) -> BulkListing | None:
+    """The storage of an embedded registry, when it lists histories and topic policies in bulk."""
     while isinstance(handle, ReadOnlyRegistry):
         handle = handle._inner
     if not isinstance(handle, BackedRegistry):
         return None
     storage = handle._state.storage
-    if not isinstance(storage, FingerprintListing):
-        return None
-    return storage.all_fingerprints()
+    return storage if isinstance(storage, BulkListing) else None

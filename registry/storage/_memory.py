@@ -62,6 +62,10 @@ class MemoryStorage:
         with self._lock:
             return {schema_id: list(prints) for schema_id, prints in self._fingerprints.items()}
 
+    def all_topic_policies(self) -> dict[str, TopicPolicy]:
+        with self._lock:
+            return dict(self._topic_policies)
+
     def history_range(self, schema_id: str, first: int, last: int) -> list[SchemaVersion]:
         with self._lock:
             return [e for e in self._histories.get(schema_id, ()) if first <= e.version <= last]

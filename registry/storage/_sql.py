@@ -349,6 +349,11 @@ class SqlStorage:
             found.setdefault(str(row[0]), []).append(fingerprint_of(tuple(row[1:])))
         return found
 
+    def all_topic_policies(self) -> dict[str, TopicPolicy]:
+        """Every topic's own policy in one read."""
+        rows = self._read("SELECT topic, policy FROM topic_policies")
+        return {str(topic): topic_policy_from_json(str(policy)) for topic, policy in rows}
+
     def history_range(self, schema_id: str, first: int, last: int) -> list[SchemaVersion]:
         rows = self._read(
             f"SELECT {_VERSION_COLUMNS} FROM schemas WHERE schema_id = ? AND version BETWEEN ? AND ? ORDER BY version",
