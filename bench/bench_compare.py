@@ -27,8 +27,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.gen_registry import load_registry, topic_schema  # noqa: E402
 import registry  # noqa: E402
+from bench.gen_registry import load_registry, topic_schema  # noqa: E402
 from registry import Registry, SchemaInfo, SchemaType, TopicState, compare_registries  # noqa: E402
 
 KINDS = (TopicState.TO_BEHIND, TopicState.TO_AHEAD, TopicState.DELETED_IN_TO, TopicState.DIVERGED)
