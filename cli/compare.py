@@ -133,33 +133,19 @@ def run_compare(args: argparse.Namespace) -> int:
 def propose(
     args: argparse.Namespace, target: SchemaRegistry, source: SchemaRegistry, found: Comparison
 ) -> list[dict[str, Any]]:
-    """One proposal in B per safe topic of the plan: its next version from A (applying it and comparing again
-    proposes the one after). Refused, blocked and diverged topics get none: the plan explains them."""
-    from registry import remote_url
+    """The plan's proposals in B (registry.propose_plan), as the person `--as` names (a file) or the token does."""
+    from registry import propose_plan, remote_url
 
     from .proposals import acting_person
 
     remote = remote_url(args.target) is not None
     actor = acting_person(argparse.Namespace(as_name=args.as_name, url=args.target if remote else None))
-    opened: list[dict[str, Any]] = []
-    for plan in found.plan:
-        if not plan.safe:
-            continue
-        first = plan.steps[0]
-        info = source.history(plan.topic)  # live versions: the step's version is among them
-        chosen = next(v for v in info if v.version == first.version)
-        rest = ", ".join(str(s.version) for s in plan.steps[1:])
-        more = f" Then versions {rest} of A, one proposal each after this one is applied." if rest else ""
-        made = target.propose_schema(
-            plan.topic,
-            chosen.info,
-            title=f"Replicate version {first.version} from {source.location}",
-            description=f"`schema-explorer compare` found {plan.topic} {plan.state} here; B accepts this version "
-            f"as version {first.registers_as}.{more}",
-            actor=actor,
-        )
-        opened.append({"id": made.id, "topic": plan.topic, "version": first.version})
-    return opened
+    made = propose_plan(source, target, found, actor=actor)
+    return [{"id": p.id, "topic": p.target, "version": step} for p, step in zip(made, _first_steps(found), strict=True)]
+
+
+def _first_steps(found: Comparison) -> list[int]:
+    return [plan.steps[0].version for plan in found.plan if plan.safe]
 
 
 # --- text ----------------------------------------------------------------------------------------------------

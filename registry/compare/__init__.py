@@ -2,6 +2,7 @@
 replication hazards from one into the other, and the plan to converge."""
 
 from ._compare import compare_registries
+from ._propose import propose_plan
 from ._values import (
     Comparison,
     Hazard,
@@ -23,4 +24,5 @@ __all__ = [
     "TopicPlan",
     "TopicState",
     "compare_registries",
+    "propose_plan",
 ]
