@@ -9,15 +9,18 @@ from pathlib import Path
 
 import pytest
 
-from drift import FORMATTED, HAZARDS, POLICIES, SAFE, STATES, build_pair
+from drift import FORMATTED, HAZARDS, POLICIES, SAFE, STATES, build_pair, with_field
 from registry import (
     ClientRole,
     Comparison,
     CompatibilityStrategy,
     HazardReason,
+    MemoryStorage,
     Registry,
     SchemaInfo,
     SchemaType,
+    SchemaVersion,
+    TopicPolicy,
     TopicState,
     compare_registries,
     registry_from_records,
@@ -169,3 +172,38 @@ def test_forty_changed_topics_among_thousands_are_found_and_only_those(tmp_path:
     assert {p.topic for p in found.plan if p.safe} == {t for t, s in changed.items() if s is TopicState.TO_BEHIND}
     a.close()
     b.close()
+
+
+class _CountingStorage(MemoryStorage):
+    """A memory storage that notes which histories are read whole (and by how many per-topic policy reads)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.read: list[str] = []
+        self.policy_reads = 0
+
+    def history(self, schema_id: str) -> list[SchemaVersion]:
+        self.read.append(schema_id)
+        return super().history(schema_id)
+
+    def topic_policy(self, topic: str) -> TopicPolicy | None:
+        self.policy_reads += 1
+        return super().topic_policy(topic)
+
+
+def test_histories_whose_fingerprints_agree_are_never_read() -> None:
+    stores = _CountingStorage(), _CountingStorage()
+    a, b = (Registry(store) for store in stores)
+    for reg in (a, b):
+        seed_sample_data(reg)
+    a.register("acme/orders/order-status-changed", with_field(a, "acme/orders/order-status-changed", "note"))
+    for store in stores:
+        store.read.clear()
+        store.policy_reads = 0
+    found = compare_registries(a, b)
+    assert [t.topic for t in found.drifted] == ["persistent://acme/orders/order-status-changed"]
+    for store in stores:
+        assert set(store.read) == {"acme/orders/order-status-changed"}
+        # one per topic with its own policy (its policy in force is compared), the changed topic's copy of B and
+        # B's validation on raw-frames (A records a schema-less producer there): not one per topic
+        assert store.policy_reads <= len(store.all_topic_policies()) + 2 < len(found.topics)
