@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ._common import (
@@ -33,8 +34,8 @@ if TYPE_CHECKING:
     from registry.compare import TopicPlan
 
 LOCATION_HELP = (
-    "a registry: a file path, sqlite:///PATH, postgresql://..., memory:, a storage location, or the http(s) URL "
-    "of a Pulsar admin API (a broker or `schema-explorer serve`)"
+    "a registry: a file path, sqlite:///PATH, postgresql://..., a storage location, an export file (`export`'s "
+    "JSON lines), or the http(s) URL of a Pulsar admin API (a broker or `schema-explorer serve`)"
 )
 
 
@@ -93,10 +94,24 @@ def open_location(option: str, location: str, token: str | None, line: str | Non
     if token:
         raise UserError(f"{option}-token only applies when {option} is an http(s) URL")
     target = resolve_db(location)
+    if _is_snapshot(target):
+        if writes:
+            raise UserError(f"{option} {location!r} is an export file: --propose needs a registry to open proposals in")
+        from registry import import_snapshot
+
+        return import_snapshot(target).read_only()
     try:
         return registry.open(target, read_only=not writes, pulsar_version=line)
     except RegistryNotFoundError:
         raise UserError(f"{option}: no registry in {shown(target)}") from None
+
+
+def _is_snapshot(target: Path | str) -> bool:
+    """An export file (`schema-explorer export`, JSON lines) rather than a registry file: it starts with `{`."""
+    if not isinstance(target, Path) or not target.is_file():
+        return False
+    with target.open("rb") as handle:
+        return handle.read(64).lstrip().startswith(b"{")
 
 
 def run_compare(args: argparse.Namespace) -> int:

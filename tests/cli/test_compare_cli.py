@@ -101,3 +101,15 @@ def test_b_served_admin_only_compares_the_same(built: tuple[Path, Path], cli: Cl
     assert {(p["target"], p["field"], str(p["from"]), str(p["to"])) for p in doc["policies"]} == {
         (t, f, str(x), str(y)) for t, f, x, y in POLICIES
     }
+
+
+def test_an_export_file_compares_as_its_registry(built: tuple[Path, Path], cli: Cli, tmp_path: Path) -> None:
+    exported = tmp_path / "b.jsonl"
+    assert cli("export", "--db", str(built[1]), str(exported))[0] == 0
+    code, out, err = cli("compare", "--from", str(built[0]), "--to", str(exported), "--json")
+    assert (code, err) == (1, "")
+    doc = json.loads(out)
+    assert {t["topic"]: t["state"] for t in doc["topics"]} == STATES
+    assert {h["topic"]: h["reason"] for h in doc["hazards"]} == HAZARDS
+    code, _, err = cli("compare", "--from", str(built[0]), "--to", str(exported), "--propose")
+    assert code == 2 and "is an export file" in err
