@@ -44,8 +44,7 @@ def copy_of(target: Side, name: TopicName) -> RegistryState:
     handle = target.handle
     with suppress(NotFoundError):
         storage.put_namespace(str(name.namespace_name), handle.namespace_policy(str(name.namespace_name)), 0)
-    with suppress(NotFoundError):
-        storage.put_topic_policy(str(name.base), handle.topic_policy(str(name)))
+    storage.put_topic_policy(str(name.base), target.own_policy(str(name.base)))
     expected = None
     for entry in target.history(name.schema_id):
         storage.append(dataclasses.replace(entry, topic=name.schema_id), expected)

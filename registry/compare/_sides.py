@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from contextlib import suppress
 from typing import TypeVar
 
-from .._errors import NotFoundError
+from .._errors import NotFoundError, TopicPoliciesDisabledError
 from .._facade import BackedRegistry
 from .._handle import SchemaRegistry
 from .._model import SchemaVersion, TopicPolicy
@@ -62,7 +62,7 @@ class Side:
         """The topic's own policy (empty when it has none)."""
         if self.own_policies is not None:
             return self.own_policies.get(topic, TopicPolicy())
-        with suppress(NotFoundError):
+        with suppress(NotFoundError, TopicPoliciesDisabledError):  # a broker without topic policies has none
             return self.handle.topic_policy(topic)
         return TopicPolicy()
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from drift import FORMATTED, HAZARDS, POLICIES, SAFE, STATES, build_pair, with_field
+from drift import FORMATTED, HAZARDS, POLICIES, SAFE, STATES, build_pair, record, with_field
 from registry import (
     ClientRole,
     Comparison,
@@ -207,3 +207,11 @@ def test_histories_whose_fingerprints_agree_are_never_read() -> None:
         # one per topic with its own policy (its policy in force is compared), the changed topic's copy of B and
         # B's validation on raw-frames (A records a schema-less producer there): not one per topic
         assert store.policy_reads <= len(store.all_topic_policies()) + 2 < len(found.topics)
+
+
+def test_a_broker_without_topic_policies_compares(make_reg: Callable[..., Registry]) -> None:
+    a, b = make_reg(), make_reg(topic_level_policies_enabled=False)
+    seed_sample_data(a)
+    a.register("acme/orders/refunds-v2", record("Refund", "id"))
+    found = compare_registries(a, b)  # B's topic policies are refused, not empty: none is read
+    assert "persistent://acme/orders/refunds-v2" in {p.topic for p in found.plan if p.safe}
