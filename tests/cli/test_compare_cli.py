@@ -113,3 +113,26 @@ def test_an_export_file_compares_as_its_registry(built: tuple[Path, Path], cli: 
     assert {h["topic"]: h["reason"] for h in doc["hazards"]} == HAZARDS
     code, _, err = cli("compare", "--from", str(built[0]), "--to", str(exported), "--propose")
     assert code == 2 and "is an export file" in err
+
+
+@pytest.mark.server
+def test_propose_into_b_served_opens_them_there(built: tuple[Path, Path], cli: Cli, tmp_path: Path) -> None:
+    served_b = tmp_path / "b.db"
+    shutil.copy(built[1], served_b)
+    with Registry.open(served_b) as b:
+        before = {p.id for p in b.proposals()}
+    with served(served_b, log_dir=tmp_path) as url:
+        code, out, err = cli("compare", "--from", str(built[0]), "--to", url, "--propose", "--json")
+        assert (code, err) == (1, "")
+        assert {p["topic"] for p in json.loads(out)["proposals"]} == SAFE
+    with Registry.open(served_b) as b:
+        assert {p.target for p in b.proposals() if p.id not in before} == SAFE
+
+
+@pytest.mark.server
+def test_propose_into_a_plain_broker_is_one_line(built: tuple[Path, Path], cli: Cli, tmp_path: Path) -> None:
+    served_b = tmp_path / "b.db"
+    shutil.copy(built[1], served_b)
+    with served(served_b, log_dir=tmp_path, admin_only=True) as url:
+        code, out, err = cli("compare", "--from", str(built[0]), "--to", url, "--propose")
+    assert (code, out) == (2, "") and err.count("\n") == 1
