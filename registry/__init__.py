@@ -86,7 +86,7 @@ from ._schema_data import key_value_parts, key_value_schema_info, to_schema_data
 from ._seed import SeedReport, seed_sample_data
 from ._types import SchemaData, SchemaType
 from ._wire import from_json, policies_json, schema_response, to_json
-from .compare import Comparison, HazardReason, TopicState, compare_registries, propose_plan
+from .compare import Comparison, HazardReason, TopicState, compare_registries, drift_diff, propose_plan
 from .explain._changes import Advisory, AdvisoryCode, Change, ChangeKind, Effect, SchemaDiff, Severity
 from .explain._diff import schema_text
 from .explain._upgrade import (
@@ -162,6 +162,7 @@ __all__ = [
     "HazardReason",
     "TopicState",
     "compare_registries",
+    "drift_diff",
     "propose_plan",
     "CACHE_BYTES_ENV",
     "DEFAULT_LINE",

@@ -16,7 +16,16 @@ import streamlit as st
 
 from app import links, session
 from app.render import escape_markdown, show_error
-from registry import Comparison, RegistryError, SchemaRegistry, TopicState, compare_registries, propose_plan
+from app.review import show_diff
+from registry import (
+    Comparison,
+    RegistryError,
+    SchemaRegistry,
+    TopicState,
+    compare_registries,
+    drift_diff,
+    propose_plan,
+)
 from registry import open as open_registry
 
 ALL = "(all)"
@@ -111,12 +120,17 @@ def plan_frame(found: Comparison) -> pd.DataFrame:
 
 
 def side_by_side(found: Comparison, reg: SchemaRegistry, other: SchemaRegistry, direction: str) -> None:
-    """A drifted topic's two histories, version by version."""
-    drifted = [t.topic for t in found.drifted]
+    """A drifted topic's two histories, version by version, and the diff of the first version they differ at."""
+    drifted = {t.topic: t for t in found.drifted}
     if not drifted:
         return
-    topic = st.selectbox("A topic's two histories", drifted, key="compare_topic")
+    topic = st.selectbox("A topic's two histories", list(drifted), key="compare_topic")
     source, target = (reg, other) if direction == "from" else (other, reg)
+    first = drifted[topic].first_difference
+    diff = drift_diff(source, target, topic, first) if first is not None else None
+    if diff is not None and first is not None:
+        st.markdown(f"**Version {first}: B's against A's**")
+        show_diff(diff, old_label=f"B v{first}", new_label=f"A v{first}", key="compare_diff")
     columns = st.columns(2)
     for column, side, name in ((columns[0], source, "A"), (columns[1], target, "B")):
         with column:

@@ -1,7 +1,7 @@
 """Comparing two registries (README "Compare two registries"): drift per topic, policy differences,
 replication hazards from one into the other, and the plan to converge."""
 
-from ._compare import compare_registries
+from ._compare import compare_registries, drift_diff
 from ._propose import propose_plan
 from ._values import (
     Comparison,
@@ -24,5 +24,6 @@ __all__ = [
     "TopicPlan",
     "TopicState",
     "compare_registries",
+    "drift_diff",
     "propose_plan",
 ]

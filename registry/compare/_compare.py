@@ -4,8 +4,13 @@ replication hazards and the plan to converge."""
 
 from __future__ import annotations
 
+from .._errors import NotFoundError
 from .._handle import SchemaRegistry
+from .._history import data_of
+from .._names import TopicName
 from .._pulsar_version import answering_as
+from ..explain._changes import SchemaDiff
+from ..explain._diff import diff_schemas
 from ._drift import topic_drift
 from ._plan import plans_and_hazards
 from ._policies import policy_differences
@@ -34,3 +39,19 @@ def compare_registries(source: SchemaRegistry, target: SchemaRegistry) -> Compar
         hazards=hazards,
         plan=plan,
     )
+
+
+def drift_diff(source: SchemaRegistry, target: SchemaRegistry, topic: str, version: int) -> SchemaDiff | None:
+    """What differs between B's and A's `version` of a topic (B's as the old side, A's as the new), each
+    change marked for BACKWARD and FORWARD reading; None when either side has no live version of that number."""
+    found = []
+    for handle in (target, source):
+        try:
+            found.append(handle.get(topic, version))
+        except NotFoundError:
+            return None
+    old, new = found
+    with answering_as(target.pulsar_line):
+        return diff_schemas(
+            str(TopicName.parse(topic).base), (f"B v{version}", data_of(old)), (f"A v{version}", data_of(new))
+        )

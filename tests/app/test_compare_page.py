@@ -36,6 +36,10 @@ def test_the_drift_table_hazards_and_plan(built: tuple[Path, Path]) -> None:
     at.selectbox(key="compare_namespace").set_value("initech/hr").run()
     assert list(at.dataframe[0].value["topic"]) == ["persistent://initech/hr/employee-records"]
     assert at.query_params["to"] in (str(b), [str(b)])
+    at.selectbox(key="compare_topic").set_value("persistent://initech/analytics/page-views").run()
+    assert not at.exception
+    assert "Version 6: B's against A's" in texts(at)
+    assert "referrer" in " ".join(str(h.value) for h in at.html)  # the side-by-side diff of the two version 6
     assert "Propose" not in " ".join(button.label for button in at.button)  # A is connected: nothing to propose
 
 

@@ -23,6 +23,7 @@ from registry import (
     TopicPolicy,
     TopicState,
     compare_registries,
+    drift_diff,
     registry_from_records,
     seed_sample_data,
 )
@@ -215,3 +216,12 @@ def test_a_broker_without_topic_policies_compares(make_reg: Callable[..., Regist
     a.register("acme/orders/refunds-v2", record("Refund", "id"))
     found = compare_registries(a, b)  # B's topic policies are refused, not empty: none is read
     assert "persistent://acme/orders/refunds-v2" in {p.topic for p in found.plan if p.safe}
+
+
+def test_the_diff_of_a_diverged_version(pair: tuple[Registry, Registry]) -> None:
+    a, b = pair
+    diff = drift_diff(a, b, "initech/analytics/page-views", 6)
+    assert diff is not None and (diff.old_version, diff.new_version) == ("B v6", "A v6")
+    assert {(c.kind, c.path.rsplit("/", 1)[-1]) for c in diff.changes} >= {("FIELD_ADDED", "referrer")}
+    assert "campaign" in diff.old_text and "referrer" in diff.new_text
+    assert drift_diff(a, b, "initech/analytics/page-views", 99) is None
