@@ -24,7 +24,15 @@ from app.review import (
     show_verdict,
     show_wrapped,
 )
-from registry import Proposal, ProposalKind, ProposalReview, ReviewedProblem
+from registry import (
+    Proposal,
+    ProposalKind,
+    ProposalReview,
+    ReviewedProblem,
+    applied_text,
+    refusal_word,
+    refusals_text,
+)
 from registry.views.tables import strategy_frame
 
 INTRODUCED, ALREADY_THERE = "introduced", "already there"
@@ -57,29 +65,35 @@ def show_review(proposal: Proposal, review: ProposalReview, *, frozen: bool, key
     if proposal.kind is ProposalKind.POLICY:
         _policy_review(proposal, review)
         return
-    _schema_review(proposal, review, key=key)
+    _schema_review(proposal, review, frozen=frozen, key=key)
 
 
-def _schema_review(proposal: Proposal, review: ProposalReview, *, key: str) -> None:
+def _schema_review(proposal: Proposal, review: ProposalReview, *, frozen: bool, key: str) -> None:
     what_if = review.what_if
     if what_if is None:
         st.info("The core returned no verdict for this proposal.")
         return
-    show_verdict(what_if, doing="Applying")
+    if frozen:  # applied: what it stored, never what applying "would" do
+        judged = f"{what_if.effective.value} (from the {what_if.effective.source})"
+        st.success(escape_markdown(f"Accepted under {judged} at apply: {applied_text(proposal, who=False)}."))
+    else:
+        show_verdict(what_if, doing="Applying")
     with st.container(horizontal=True):
         introduced = review.introduced_problems
         already = len(review.problems) - introduced
         st.badge(f"{introduced} problem(s) introduced", color="red" if introduced else "green")
         if already:
             st.badge(f"{already} already there", color="orange", help="The base version already fails these.")
-        blocks = review.blocking or {}
-        blocking = [str(s) for s, refused in blocks.items() if refused]
-        in_force = blocks.get(what_if.effective.value, False)
+        refusals = review.introduced_refusals
+        in_force = what_if.effective.value in refusals
         st.badge(
-            f"introduces a refusal under {len(blocking)} of {len(what_if.by_strategy)} strategies",
-            color="red" if in_force else ("orange" if blocking else "green"),
+            refusals_text(review),
+            color="red" if in_force else ("orange" if refusals else "green"),
             help="Strategies under which this change itself would be refused (not a refusal the base already "
-            "had): " + (", ".join(blocking) or "none") + ("; the strategy in force among them." if in_force else "."),
+            "had): "
+            + (", ".join(map(str, refusals)) or "none")
+            + ("; the strategy in force among them." if in_force else ".")
+            + " ALWAYS_INCOMPATIBLE refuses every change, so it is not counted.",
         )
     if review.problems:
         st.markdown(f"**Problems under {what_if.effective.value}** (the strategy in force)")
@@ -92,7 +106,7 @@ def _schema_review(proposal: Proposal, review: ProposalReview, *, key: str) -> N
 
     st.subheader("Under each strategy")
     frame = strategy_frame(what_if)
-    frame.insert(2, "introduces a refusal", [_yes((review.blocking or {}).get(s, False)) for s in what_if.by_strategy])
+    frame.insert(2, "introduces a refusal", [refusal_word(review, s) for s in what_if.by_strategy])
     st.dataframe(
         shaded(frame, VERDICT_SHADE, "accepted").map(
             lambda v: f"background-color: {_BLOCKING_SHADE[v]}" if v in _BLOCKING_SHADE else "",
@@ -112,10 +126,6 @@ def _schema_review(proposal: Proposal, review: ProposalReview, *, key: str) -> N
         )
     else:
         show_diff(review.diff, old_label=f"v{proposal.base_version} (base)", new_label="proposal", key=f"{key}_diff")
-
-
-def _yes(value: bool) -> str:
-    return "yes" if value else "no"
 
 
 def _policy_review(proposal: Proposal, review: ProposalReview) -> None:

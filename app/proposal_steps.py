@@ -33,9 +33,11 @@ from registry import (
     SchemaRegistry,
     StaleProposalError,
     apply_readiness,
+    approvals_text,
     counted_approvals,
     judged_under,
     may_review,
+    rules_note,
     same_person,
 )
 
@@ -97,11 +99,12 @@ def approvals_panel(
     judged = judged_under(proposal, rules)
     readiness = apply_readiness(proposal, rules, review, actor, may_approve=reviewer_roles())
     counted = counted_approvals(proposal, judged)
-    who = ", ".join(f"{a.user} ({when(a.at)})" for a in counted) or "none yet"
     st.markdown(
-        f"**Approvals of revision {proposal.revision.number}**: {readiness.counted} of {readiness.required} "
-        f"needed{_rules_note(proposal)} · {escape_markdown(who)}"
+        f"**Approvals of revision {proposal.revision.number}**: "
+        f"{escape_markdown(approvals_text(proposal, rules) + rules_note(proposal))}"
     )
+    if counted:
+        st.caption(escape_markdown("Approved " + ", ".join(f"by {a.user} on {when(a.at)}" for a in counted) + "."))
     uncounted = [name for name in approvers_of_revision(proposal) if name not in {a.user for a in counted}]
     if uncounted:
         st.caption(escape_markdown(f"Not counted under these rules: {', '.join(uncounted)}."))
@@ -119,14 +122,6 @@ def approvals_panel(
             st.caption(escape_markdown(f"You cannot approve it: {why}."))
         elif any(same_person(actor.name, name) for name in approvers_of_revision(proposal)):
             st.caption(f"You approved revision {proposal.revision.number}.")
-
-
-def _rules_note(proposal: Proposal) -> str:
-    if proposal.state is not ProposalState.APPLIED:
-        return ""
-    if proposal.applied_rules is None:
-        return " under the rules in force now (the rules at apply were not kept)"
-    return " under the rules it was applied under"
 
 
 def _readiness_note(proposal: Proposal, rules: ReviewRules, readiness: ApplyReadiness) -> None:

@@ -1,10 +1,11 @@
 """What every `schema-explorer` command shares: exit codes, user errors, and opening the registry named by
-`--db PATH` or `--url URL [--token T]`.
+`--db PATH`, `--url URL [--token T]`, `--client-conf [FILE]` or `--context NAME`.
 """
 
 from __future__ import annotations
 
 import argparse
+import getpass
 import json
 import os
 import re
@@ -14,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from registry import Registry, SchemaRegistry
+    from registry import Actor, Registry, SchemaRegistry
 
 PROG = "schema-explorer"
 DIST = "pulsar-schema-explorer"
@@ -45,6 +46,15 @@ def add_source_arguments(parser: argparse.ArgumentParser, *, remote: bool = True
     source = parser.add_mutually_exclusive_group()
     source.add_argument("--db", metavar="PATH", help=DB_HELP)
     source.add_argument("--url", metavar="URL", help="a Pulsar admin v2 endpoint (a broker's web service, or serve)")
+    source.add_argument(
+        "--client-conf",
+        metavar="FILE",
+        nargs="?",
+        const="",
+        help="connect as pulsar-admin does with Pulsar's client.conf (webServiceUrl, authPlugin, authParams, "
+        "tlsTrustCertsFilePath, ...); without FILE, $PULSAR_CLIENT_CONF",
+    )
+    source.add_argument("--context", metavar="NAME", help="a pulsarctl context from ~/.config/pulsar/config")
     parser.add_argument(
         "--token", metavar="T", help="bearer token for --url (default: $SCHEMA_EXPLORER_TOKEN when set)"
     )
@@ -61,6 +71,57 @@ def add_pulsar_version_argument(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--pulsar-version", metavar="LINE", help=PULSAR_VERSION_HELP)
 
 
+# --- who acts -----------------------------------------------------------------------------------------------
+
+AS_HELP = (
+    "on --db: act as NAME (still an admin) instead of the operating-system user, for a team sharing one "
+    "registry file (the audit trail names NAME); refused with --url, where the token names you"
+)
+# Who a remote registry is told acts: nobody, since it ignores the actor and the server names the person by
+# the token. The lowest role, so that if a registry ever did read it, it could do nothing with it.
+NAMED_BY_TOKEN = "(named by the token)"
+
+
+def add_as_argument(parser: argparse.ArgumentParser) -> None:
+    """`--as NAME`, on every command that writes (read by `acting_person`)."""
+    parser.add_argument("--as", dest="as_name", metavar="NAME", help=AS_HELP)
+
+
+def os_user() -> str:
+    """The operating-system user running the command (app/session.py's `os_user`, which the CLI does not
+    import: it would pull in Streamlit)."""
+    try:
+        return getpass.getuser()
+    except (KeyError, OSError):  # no login name and no passwd entry (some containers)
+        return f"uid {os.getuid()}"
+
+
+def acting_person(args: argparse.Namespace) -> Actor:
+    """Who a write is made as, the same for every command that writes: on `--db`, `--as NAME` or
+    `USER (os user)` (the app's name for the same person), an admin (they can write the file anyway); on
+    `--url`, a placeholder the remote registry ignores (the token names the person), and `--as` is a usage
+    error rather than a name silently dropped."""
+    from registry import Actor, Role
+
+    name = getattr(args, "as_name", None)
+    if getattr(args, "url", None) is not None:
+        if name is not None:
+            raise UserError("--as applies to a registry file (--db); with --url the server names you by your token")
+        return Actor(NAMED_BY_TOKEN, Role.VIEWER)
+    if name is None:
+        return Actor(f"{os_user()} (os user)", Role.ADMIN)
+    if not name.strip():
+        raise UserError("--as must name someone (it is empty)")
+    return Actor(name.strip(), Role.ADMIN)
+
+
+def writer_name(args: argparse.Namespace) -> str:
+    """The name a direct write (register, delete, a policy) records in the audit trail and with the version:
+    `acting_person`'s, or "" over `--url`, where the server records the token's name instead."""
+    actor = acting_person(args)
+    return "" if getattr(args, "url", None) is not None else actor.name
+
+
 def open_source(args: argparse.Namespace, *, create: bool = False) -> SchemaRegistry:
     """The registry named by `--url` (remote) or `--db` (embedded, the default file when absent).
 
@@ -72,6 +133,11 @@ def open_source(args: argparse.Namespace, *, create: bool = False) -> SchemaRegi
     url = getattr(args, "url", None)
     token = getattr(args, "token", None)
     version = pulsar_version(args)
+    client_conf, context = connection_options(args)
+    if client_conf is not None or context is not None:
+        if token:
+            raise UserError("--token only applies with --url (a client.conf or context carries its own credentials)")
+        return registry.open(client_conf=client_conf or None, context=context, pulsar_version=version)
     if url is not None:
         return registry.open(
             check_url(url), token=token or os.environ.get("SCHEMA_EXPLORER_TOKEN") or None, pulsar_version=version
@@ -79,6 +145,26 @@ def open_source(args: argparse.Namespace, *, create: bool = False) -> SchemaRegi
     if token:
         raise UserError("--token only applies with --url")
     return open_registry(resolve_db(getattr(args, "db", None)), create=create, pulsar_version=version)
+
+
+def connection_options(args: argparse.Namespace) -> tuple[str | None, str | None]:
+    """`--client-conf` (its file; `--client-conf` alone reads $PULSAR_CLIENT_CONF, as pulsar-admin does) and
+    `--context`, as given."""
+    client_conf: str | None = getattr(args, "client_conf", None)
+    context: str | None = getattr(args, "context", None)
+    if client_conf == "":
+        client_conf = os.environ.get("PULSAR_CLIENT_CONF", "").strip()  # pulsar-admin's own variable
+        if not client_conf:
+            raise UserError("--client-conf without FILE reads $PULSAR_CLIENT_CONF, which is not set")
+    if context is not None and not context.strip():
+        raise UserError("--context must name a context")
+    return client_conf, context
+
+
+def refuse_connection_options(args: argparse.Namespace, command: str) -> None:
+    """For a command that reaches a cluster by --url only (so far): a client.conf or context is refused."""
+    if getattr(args, "client_conf", None) is not None or getattr(args, "context", None) is not None:
+        raise UserError(f"`{command}` reaches a cluster by --url [--token] only; --client-conf and --context are not")
 
 
 def pulsar_version(args: argparse.Namespace) -> str | None:
@@ -217,6 +303,12 @@ def report_error(error: BaseException | str) -> int:
     message = str(error) or type(error).__name__
     print(f"{PROG}: error: {for_terminal(message)}", file=sys.stderr)
     return EXIT_USAGE
+
+
+def refused(message: str) -> int:
+    """One line on stderr for a step the registry declined (a permission, a proposal's state); exit code 1."""
+    print(f"{PROG}: refused: {for_terminal(' '.join(message.split()))}", file=sys.stderr)
+    return EXIT_REFUSED
 
 
 # C0 and C1 controls but newline and tab, DEL, and the Unicode line separators and bidirectional overrides: a

@@ -12,19 +12,21 @@ A comment is read by people who never ran the command, on a page that renders Ma
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from registry import (
     Advisory,
     CompatibilityResult,
-    CompatibilityStrategy,
     Direction,
     PolicyPreview,
     Problem,
+    ProposalReview,
     PulsarLine,
     SchemaDiff,
     WhatIf,
+    refusal_word,
+    refusals_text,
 )
 
 from ._common import for_terminal
@@ -108,7 +110,7 @@ def check_comment(
     what_if: WhatIf | None,
     proposal: ProposalRef | None = None,
     stale_since: tuple[int, ...] | None = None,
-    blocking: Mapping[CompatibilityStrategy, bool] | None = None,
+    refusals: ProposalReview | None = None,
     diff: SchemaDiff | None = None,
 ) -> str:
     """The comment for a schema verdict: the verdict (strategy, versions, Pulsar line), the proposal it is
@@ -146,8 +148,8 @@ def check_comment(
     out += _problem_lines(grouped, len(problems))
     if what_if is not None:
         out += _upgrade_lines(what_if)
-    if blocking is not None:
-        out += _blocking_lines(blocking)
+    if refusals is not None and refusals.blocking is not None:
+        out += _blocking_lines(refusals)
     out += _advisory_lines(advisories)
     out += _change_lines(changes)
     return "\n".join(out).rstrip() + "\n"
@@ -306,11 +308,14 @@ def _problem_lines(grouped: Sequence[GroupedProblem], found: int) -> list[str]:
     return [*out, *_cut(items, "problems"), ""]
 
 
-def _blocking_lines(blocking: Mapping[CompatibilityStrategy, bool]) -> list[str]:
-    """Per strategy, whether the candidate introduces a refusal there: what the namespace could move to."""
-    cells = [f"{'❌' if refuses else '✅'} `{strategy}`" for strategy, refuses in blocking.items()]
-    return ["<details><summary>Under each strategy (❌: this change introduces a refusal)</summary>", "",
-            " · ".join(cells), "", "</details>", ""]  # fmt: skip
+def _blocking_lines(review: ProposalReview) -> list[str]:
+    """Per strategy, whether the candidate introduces a refusal there: what the namespace could move to.
+    ALWAYS_INCOMPATIBLE refuses every change, so it is said so, and not counted."""
+    icons = {"yes": "❌", "no": "✅"}
+    words = {s: refusal_word(review, s) for s in review.blocking or {}}
+    cells = [f"{icons[w]} `{s}`" if w in icons else f"➖ `{s}` {w}" for s, w in words.items()]
+    summary = f"This change {refusals_text(review)} (❌)"
+    return [f"<details><summary>{summary}</summary>", "", " · ".join(cells), "", "</details>", ""]
 
 
 def _advisory_lines(advisories: Sequence[Advisory]) -> list[str]:

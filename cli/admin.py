@@ -7,6 +7,7 @@ document with `--json`, and exits 0 (ok, compatible), 1 (incompatible or refused
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import sys
 from collections.abc import Callable, Iterator
@@ -21,13 +22,16 @@ from ._common import (
     EXIT_OK,
     EXIT_REFUSED,
     UserError,
+    add_as_argument,
     add_schema_arguments,
     add_source_arguments,
     close_registry,
     open_source,
     read_schema_info,
     record_pitfalls,
+    refused,
     say,
+    writer_name,
 )
 
 JSON_HELP = "print one JSON document (stable field names) instead of text"
@@ -71,6 +75,7 @@ def add_commands(commands: argparse._SubParsersAction[Any]) -> None:
         "otherwise it is checked under the topic's strategy and stored. Exits 1, with the explanation, when "
         "it is incompatible.",
         run_upload,
+        writes=True,
     )
     _topic_argument(upload)
     add_schema_arguments(upload, required=False)
@@ -82,6 +87,7 @@ def add_commands(commands: argparse._SubParsersAction[Any]) -> None:
         "Soft delete appends a tombstone (it takes a version number; the next schema starts a new history). "
         "--force drops the whole history, and numbering restarts at 0.",
         run_delete,
+        writes=True,
     )
     _topic_argument(delete)
     delete.add_argument("--force", action="store_true", help="drop the whole history instead of a tombstone")
@@ -108,6 +114,7 @@ def add_commands(commands: argparse._SubParsersAction[Any]) -> None:
         "Change the given policies; others stay as they are. With --dry-run (namespace compatibility only), "
         "show which live versions and recorded consumers the new strategy would have refused, and change nothing.",
         run_policy_set,
+        writes=True,
     )
     _target_arguments(policy_set)
     add_policy_change_arguments(policy_set)
@@ -178,15 +185,16 @@ def run_upload(args: argparse.Namespace) -> int:
     if not args.json:
         say_pitfalls(pitfalls)
     topic = topic_text(args.topic)
+    user = writer_name(args)
     with registry_for(args, create=True) as reg:
         try:
-            done = reg.register(args.topic, info)
+            done = reg.register(args.topic, info, user=user)
         except IncompatibleSchemaError as exc:
             if exc.result is None:
                 raise
             if args.json:
-                refused = {"topic": topic, "registered": False, "stored": False, "version": None}
-                print_json({**refused, **to_json(exc.result)})
+                answer = {"topic": topic, "registered": False, "stored": False, "version": None}
+                print_json({**answer, **to_json(exc.result)})
             else:
                 say(f"refused: {topic} did not register the schema")
                 say(render_result(topic, exc.result))
@@ -204,8 +212,9 @@ def run_upload(args: argparse.Namespace) -> int:
 
 
 def run_delete(args: argparse.Namespace) -> int:
+    user = writer_name(args)
     with registry_for(args) as reg:
-        version = reg.delete(args.topic, force=args.force)
+        version = reg.delete(args.topic, force=args.force, user=user)
     topic = topic_text(args.topic)
     if args.json:
         print_json({"topic": topic, "force": args.force, "version": version})
@@ -317,11 +326,13 @@ def run_policy_set(args: argparse.Namespace) -> int:
         return _preview(args)
     if not changes:
         raise UserError("nothing to change: give --compatibility, --validation-enforced or another policy option")
+    user = writer_name(args)
     with registry_for(args, create=True) as reg:
         if args.namespace:
-            doc, text = _namespace_answer(args.namespace, reg.set_namespace_policy(args.namespace, **changes))
+            saved = reg.set_namespace_policy(args.namespace, **changes, user=user)
+            doc, text = _namespace_answer(args.namespace, saved)
         else:
-            doc, text = _topic_answer(reg, args.topic, reg.set_topic_policy(args.topic, **changes))
+            doc, text = _topic_answer(reg, args.topic, reg.set_topic_policy(args.topic, **changes, user=user))
     return _emit(args, doc, text)
 
 
@@ -458,8 +469,8 @@ def render_impact(impact: Any) -> str:
             lines.append(f"  {topic.topic}: would have refused version(s) {versions}")
             if topic.first_problem is not None:
                 lines.append(f"      first problem: {topic.first_problem.message}")
-        for refused in topic.refused_clients:
-            lines.append(f"  {topic.topic}: consumer {refused.client.name!r} could not subscribe: {refused.reason}")
+        for client in topic.refused_clients:
+            lines.append(f"  {topic.topic}: consumer {client.client.name!r} could not subscribe: {client.reason}")
     if not impact.topics:
         lines.append("  (no topics)")
     return "\n".join(lines)
@@ -480,12 +491,34 @@ def command(
     help_text: str,
     description: str,
     handler: Callable[[argparse.Namespace], int],
+    *,
+    writes: bool = False,
 ) -> argparse.ArgumentParser:
+    """A command's parser; one that `writes` takes `--as NAME` and answers the registry's refusal of the
+    person (a role too low, a namespace whose changes go through proposals) as exit 1, as `proposals` does."""
     parser: argparse.ArgumentParser = commands.add_parser(name, help=help_text, description=description)
     add_source_arguments(parser)
     parser.add_argument("--json", action="store_true", help=JSON_HELP)
+    if writes:
+        add_as_argument(parser)
+        handler = refusing(handler)
     parser.set_defaults(handler=handler)
     return parser
+
+
+def refusing(handler: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namespace], int]:
+    """`handler` with a PermissionDeniedError (the person may not make this write) as one line and exit 1."""
+
+    @functools.wraps(handler)
+    def run(args: argparse.Namespace) -> int:
+        from registry import PermissionDeniedError
+
+        try:
+            return handler(args)
+        except PermissionDeniedError as exc:
+            return refused(str(exc))
+
+    return run
 
 
 def _topic_argument(parser: argparse.ArgumentParser) -> None:

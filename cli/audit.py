@@ -20,7 +20,16 @@ import sys
 import time
 from typing import Any
 
-from ._common import EXIT_OK, EXIT_REFUSED, UserError, add_source_arguments, check_url, pulsar_version, whole_number
+from ._common import (
+    EXIT_OK,
+    EXIT_REFUSED,
+    UserError,
+    add_source_arguments,
+    check_url,
+    pulsar_version,
+    refuse_connection_options,
+    whole_number,
+)
 
 JOBS = ("compat-matrix", "policy-impact", "data")
 
@@ -98,6 +107,7 @@ def run_audit(args: argparse.Namespace) -> int:
     from pipeline.jobs import candidate_schema, check_out, run_compat_matrix, run_data_audit, run_policy_impact
     from pipeline.progress import SparkProgress, write_run_record
 
+    refuse_connection_options(args, "audit")
     if sum(1 for x in (args.snapshot, args.parquet, args.db or args.url) if x) > 1:
         raise UserError("give one source: --db LOCATION, --url URL, --snapshot FILE or --parquet DIR")
     db = args.db

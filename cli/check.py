@@ -195,7 +195,7 @@ def run_check_proposal(args: argparse.Namespace, form: str) -> int:
                 what_if=what_if,
                 proposal=ref,
                 stale_since=review.changed_since if review.stale else None,
-                blocking=review.blocking,
+                refusals=review,
                 diff=review.diff,
             )
         )

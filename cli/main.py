@@ -32,6 +32,7 @@ from ._common import (
     package_version,
     port_number,
     pulsar_version,
+    refuse_connection_options,
     report_error,
     resolve_db,
     shown,
@@ -54,7 +55,25 @@ COMMAND_MODULES = (
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run `schema-explorer` with `argv` (default: sys.argv[1:]) and return the exit code."""
+    """Run `schema-explorer` with `argv` (default: sys.argv[1:]) and return the exit code.
+
+    Standard output is flushed here, not at exit, so that a reader gone early (`... | head -1`) is seen while
+    it can still be answered: quietly, exit 0 (`quiet_after_closed_pipe`)."""
+    try:
+        try:
+            code = run_command(argv)
+        except SystemExit:  # argparse's --help and --version print, then exit
+            sys.stdout.flush()
+            raise
+        sys.stdout.flush()
+        return code
+    except BrokenPipeError as exc:
+        if not stdout_closed():
+            return report_error(describe_os_error(exc))
+        return quiet_after_closed_pipe()
+
+
+def run_command(argv: list[str] | None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.command is None:
@@ -69,12 +88,43 @@ def main(argv: list[str] | None = None) -> int:
     try:
         result: int = args.handler(args)
         return result
+    except BrokenPipeError:
+        raise  # main's to answer: quietly when it is our reader who has gone
     except (UserError, RegistryError) as exc:
         return report_error(exc)
     except OSError as exc:
         return report_error(describe_os_error(exc))
     except KeyboardInterrupt:
         return 130
+
+
+def stdout_closed() -> bool:
+    """Whether the reader of standard output has gone (`... | head -1` read its line and exited). A broken
+    pipe elsewhere (a connection to a registry) is an error like any other, never a quiet success, so the
+    pipe itself is asked: a pipe or socket whose reader closed polls as POLLERR or POLLHUP."""
+    import select
+
+    try:
+        fd = sys.stdout.fileno()
+    except (AttributeError, ValueError, OSError):  # not a real file (a test's capture): it cannot be closed
+        return False
+    if not hasattr(select, "poll"):  # no poll (Windows): the error came from writing, most likely here
+        return True
+    poller = select.poll()
+    poller.register(fd, 0)
+    return any(events & (select.POLLERR | select.POLLHUP) for _, events in poller.poll(0))
+
+
+def quiet_after_closed_pipe() -> int:
+    """Exit 0 without a word once the reader of our output has gone, as Python's documentation recommends
+    for SIGPIPE: what is still buffered goes to /dev/null, so the interpreter's own flush at exit does not
+    print "Exception ignored ... BrokenPipeError". The reader took what it wanted; that is not an error."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, sys.stdout.fileno())
+    finally:
+        os.close(devnull)
+    return EXIT_OK
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -160,6 +210,7 @@ def run_ui(args: argparse.Namespace) -> int:
     if not APP_SCRIPT.is_file():
         raise UserError(f"app script not found: {APP_SCRIPT}")
 
+    refuse_connection_options(args, "ui")
     env = dict(os.environ)
     roles = checked_roles(args.roles or env.get("SCHEMA_EXPLORER_ROLES", "").strip() or None)
     if args.url:

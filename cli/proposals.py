@@ -17,14 +17,10 @@ from __future__ import annotations
 
 import argparse
 import functools
-import getpass
-import os
-import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
 from registry import (
-    Actor,
     Admission,
     CompatibilityResult,
     PolicyPreview,
@@ -35,25 +31,28 @@ from registry import (
     PulsarLine,
     ReviewedProblem,
     ReviewRules,
-    Role,
     SchemaRegistry,
     WhatIf,
-    counted_approvals,
-    judged_under,
+    applied_text,
+    approvals_text,
     pulsar_line,
+    refusal_word,
+    refusals_text,
+    rules_note,
     to_json,
 )
 
 from ._common import (
     EXIT_OK,
-    EXIT_REFUSED,
     PROG,
     UserError,
+    acting_person,
+    add_as_argument,
     add_schema_arguments,
     add_source_arguments,
-    for_terminal,
     read_schema_info,
     record_pitfalls,
+    refused,
     say,
     whole_number,
 )
@@ -71,42 +70,7 @@ from .admin import (
 
 Handler = Callable[[argparse.Namespace], int]
 
-AS_HELP = (
-    "on --db: act as NAME (still an admin) instead of the operating-system user, for a team sharing one "
-    "registry file; refused with --url, where the token names you"
-)
-# Who a remote registry is told acts: nobody, since it ignores the actor and the server names the person by
-# the token. The lowest role, so that if a registry ever did read it, it could do nothing with it.
-NAMED_BY_TOKEN = "(named by the token)"
 APP_URL_ENV = "SCHEMA_EXPLORER_APP_URL"
-
-
-# --- identity -----------------------------------------------------------------------------------------------
-
-
-def os_user() -> str:
-    """The operating-system user running the command (app/session.py's `os_user`, which the CLI does not
-    import: it would pull in Streamlit)."""
-    try:
-        return getpass.getuser()
-    except (KeyError, OSError):  # no login name and no passwd entry (some containers)
-        return f"uid {os.getuid()}"
-
-
-def acting_person(args: argparse.Namespace) -> Actor:
-    """The `Actor` a proposal step is made as: on `--db`, `--as NAME` or `USER (os user)`, an admin (they can
-    write the file anyway); on `--url`, a placeholder the remote registry ignores (the token names the person),
-    and `--as` is a usage error rather than a name silently dropped."""
-    name = getattr(args, "as_name", None)
-    if getattr(args, "url", None) is not None:
-        if name is not None:
-            raise UserError("--as applies to a registry file (--db); with --url the server names you by your token")
-        return Actor(NAMED_BY_TOKEN, Role.VIEWER)
-    if name is None:
-        return Actor(f"{os_user()} (os user)", Role.ADMIN)
-    if not name.strip():
-        raise UserError("--as must name someone (it is empty)")
-    return Actor(name.strip(), Role.ADMIN)
 
 
 # --- commands -----------------------------------------------------------------------------------------------
@@ -243,15 +207,16 @@ def run_propose(args: argparse.Namespace) -> int:
 def run_list(args: argparse.Namespace) -> int:
     with registry_for(args) as reg:
         found = reg.proposals(state=args.state, namespace=args.namespace, topic=args.topic, limit=args.limit)
+        rules = {space: reg.review_rules(space) for space in {p.namespace for p in found}} if not args.json else {}
     if args.json:
         print_json({"proposals": to_json(found)})
         return EXIT_OK
     if not found:
         say("no proposals" + _filters_text(args))
         return EXIT_OK
-    rows = [("ID", "STATE", "KIND", "TARGET", "REV", "APPROVALS", "AUTHOR", "UPDATED", "TITLE")]
+    # The title as its author wrote it; CHANGE says what the current revision changes (after a rebase too).
+    rows = [("ID", "STATE", "KIND", "TARGET", "REV", "APPROVALS", "AUTHOR", "UPDATED", "CHANGE", "TITLE")]
     for p in found:
-        approvals = ", ".join(p.approvers) or "-"
         rows.append(
             (
                 f"#{p.id}",
@@ -259,9 +224,10 @@ def run_list(args: argparse.Namespace) -> int:
                 str(p.kind),
                 p.target,
                 str(p.revision.number),
-                approvals,
+                approvals_text(p, rules[p.namespace]),
                 p.author,
                 time_text(p.updated_at),
+                p.revision.summary,
                 p.title,
             )
         )
@@ -302,7 +268,7 @@ def run_approve(args: argparse.Namespace) -> int:
     with registry_for(args) as reg:
         done = reg.approve_proposal(args.id, actor=actor, revision=args.revision)
         rules = reg.review_rules(done.namespace)
-    return _print_step(args, done, f"approved: approvals {_approvals_text(done, rules)}")
+    return _print_step(args, done, f"approved: approvals {approvals_text(done, rules)}")
 
 
 def run_reject(args: argparse.Namespace) -> int:
@@ -378,12 +344,8 @@ def run_apply(args: argparse.Namespace) -> int:
     if args.json:
         print_json(to_json(done))
         return EXIT_OK
-    if done.kind is ProposalKind.SCHEMA:
-        what = f"{done.target} version {done.applied_version}"
-    else:
-        what = f"{done.target}: {_policy_text(done.revision.policy)}"
     approvers = ", ".join(done.approvers) or "nobody"
-    say(f"proposal #{done.id} applied: {what} (revision {done.revision.number}, approved by {approvers})")
+    say(f"proposal #{done.id} {applied_text(done)} (revision {done.revision.number}, approved by {approvers})")
     if done.reason and reason is not None:
         say(f"applied WITHOUT the approvals the namespace asks for, by {done.applied_by}: {done.reason}")
     return EXIT_OK
@@ -446,30 +408,25 @@ def render_proposal(proposal: Proposal, rules: ReviewRules) -> list[str]:
     lines = [
         f"proposal #{proposal.id} · {proposal.kind} · {proposal.target}",
         f"  title:       {proposal.title}",
+        f"  change:      {revision.summary}",
         f"  state:       {proposal.state}",
         f"  author:      {proposal.author}",
         f"  created:     {time_text(proposal.created_at)}, updated {time_text(proposal.updated_at)}",
         f"  revision:    {revision.number}, against {base_text(proposal)}",
-        f"  approvals:   {_approvals_text(proposal, rules)}",
+        f"  approvals:   {approvals_text(proposal, rules)}{rules_note(proposal)}"
+        + (f"; reviewers: {', '.join(rules.reviewers)}" if rules.reviewers else ""),
     ]
     if proposal.reason:
         label = "rejected" if str(proposal.state) == "rejected" else "override"
         lines.append(f"  {label + ':':<12} {proposal.reason}")
-    if proposal.applied_by:
-        version = "" if proposal.applied_version is None else f", as version {proposal.applied_version}"
-        lines.append(f"  applied by:  {proposal.applied_by}{version}")
+    if proposal.state is ProposalState.APPLIED:
+        lines.append(f"  outcome:     {applied_text(proposal)}")
     if proposal.description:
         lines.append("  description:")
         lines += [f"    {row}" for row in proposal.description.splitlines()]
     lines.append("revisions:")
     for rev in proposal.revisions:
-        if rev.schema is not None:
-            what = f"{rev.schema.type} schema against " + (
-                "a topic without a live schema" if rev.base_version is None else f"version {rev.base_version}"
-            )
-        else:
-            what = _policy_text(rev.policy)
-        lines.append(f"  {rev.number}. {time_text(rev.at)} by {rev.author}: {what} (sha256 {rev.sha256[:12]})")
+        lines.append(f"  {rev.number}. {time_text(rev.at)} by {rev.author}: {rev.summary} (sha256 {rev.sha256[:12]})")
     if proposal.comments:
         lines.append("comments:")
         for comment in proposal.comments:
@@ -504,8 +461,9 @@ def render_review(proposal: Proposal, review: ProposalReview, line: PulsarLine, 
         if problem.hint:
             lines.append(f"       hint: {problem.hint}")
     if review.blocking is not None:
-        cells = [f"{s} {'refuses' if refuses else 'ok'}" for s, refuses in review.blocking.items()]
-        lines.append("  introduced refusals under each strategy: " + ", ".join(cells))
+        lines.append("  " + refusals_text(review))
+        cells = [f"{s} {refusal_word(review, s)}" for s in review.blocking]
+        lines.append("  introduces a refusal, under each strategy: " + ", ".join(cells))
     if what_if.duplicate_of is not None:
         lines.append(f"  identical to live version {what_if.duplicate_of}: applying it stores nothing")
     lines.append("  admission:")
@@ -625,28 +583,11 @@ def _introduced_first(problems: Sequence[ReviewedProblem]) -> list[ReviewedProbl
     return sorted(problems, key=lambda p: not p.introduced)
 
 
-def _approvals_text(proposal: Proposal, rules: ReviewRules) -> str:
-    """Who approved, and how many of how many count: an applied proposal under the rules it was applied under."""
-    judged = judged_under(proposal, rules)
-    who = ", ".join(proposal.approvers) or "none yet"
-    reviewers = f"; reviewers: {', '.join(judged.reviewers)}" if judged.reviewers else ""
-    when = " when applied" if judged is not rules else ""
-    counted = len(counted_approvals(proposal, judged))
-    return f"{who} ({counted} of {judged.required_approvals} needed{when}{reviewers})"
-
-
 def base_text(proposal: Proposal) -> str:
     if proposal.revision.schema is None:
         return "the policy as stored"
     base = proposal.base_version
     return "a topic without a live schema" if base is None else f"version {base}"
-
-
-def _policy_text(policy: Any) -> str:
-    def shown(value: Any) -> str:
-        return "unset" if value is None else str(value).lower() if isinstance(value, bool) else str(value)
-
-    return ", ".join(f"{key}={shown(value)}" for key, value in dict(policy or {}).items()) or "no change"
 
 
 def _filters_text(args: argparse.Namespace) -> str:
@@ -696,7 +637,7 @@ def _common_arguments(parser: argparse.ArgumentParser, *, writes: bool) -> None:
     add_source_arguments(parser)
     parser.add_argument("--json", action="store_true", help=JSON_HELP)
     if writes:
-        parser.add_argument("--as", dest="as_name", metavar="NAME", help=AS_HELP)
+        add_as_argument(parser)
 
 
 def _verb(
@@ -729,12 +670,6 @@ def _revision_argument(parser: argparse.ArgumentParser, verb: str) -> None:
 
 def has_schema(args: argparse.Namespace) -> bool:
     return bool(args.file or args.record or args.type or args.property or args.message or args.proto_path)
-
-
-def refused(message: str) -> int:
-    """One line on stderr for a step the registry declined; exit code 1."""
-    print(f"{PROG}: refused: {for_terminal(' '.join(message.split()))}", file=sys.stderr)
-    return EXIT_REFUSED
 
 
 def _refusals(handler: Handler) -> Handler:

@@ -118,6 +118,7 @@ from .proposals._pointer import comment_paths
 from .proposals._readiness import ApplyReadiness, apply_readiness
 from .proposals._revisions import RevisionDiff
 from .proposals._rules import judged_under, require_satisfiable
+from .proposals._words import applied_text, approvals_text, refusal_word, refusals_text, rules_note
 from .protobuf._native import ProtobufNativeSchema, parse_protobuf_native, to_protobuf_native_data
 from .protobuf._protoc import ProtoCompileError, compile_proto, compile_uploads, declared_messages
 from .remote._broker_index import CACHE_ENV_VAR, INDEX_WORKERS, IndexState, IndexStatus
@@ -254,6 +255,11 @@ __all__ = [
     "StaleProposalError",
     "may_review",
     "counted_approvals",
+    "approvals_text",
+    "applied_text",
+    "refusals_text",
+    "refusal_word",
+    "rules_note",
     "apply_role",
     "comment_paths",
     "name_clash",

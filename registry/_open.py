@@ -18,9 +18,11 @@ from ._registry import Registry
 
 
 def open(  # noqa: A001 - `registry.open`, as `io.open` and `sqlite3.connect` name theirs
-    location: str | os.PathLike[str],
+    location: str | os.PathLike[str] | None = None,
     *,
     token: str | None = None,
+    client_conf: str | os.PathLike[str] | None = None,
+    context: str | None = None,
     create: bool = False,
     read_only: bool = False,
     pulsar_version: str | None = None,
@@ -30,6 +32,9 @@ def open(  # noqa: A001 - `registry.open`, as `io.open` and `sqlite3.connect` na
     """The registry `location` names, embedded or remote.
 
     - `token`: the bearer token of a remote admin API (refused for an embedded location).
+    - `client_conf`: connect as pulsar-admin does with this client.conf (its webServiceUrl, auth plugin and TLS
+      settings; `location`, when given, overrides webServiceUrl); `context`: a pulsarctl context's name (from
+      ~/.config/pulsar/config). registry/remote/_connection.py lists the auth plugins understood.
     - `create`: make an embedded registry where there is none; without it a missing one raises
       RegistryNotFoundError, because reading or checking against a registry made on the spot would answer from
       an empty history (fail closed). Never with `read_only`: what is only read is never created.
@@ -40,9 +45,31 @@ def open(  # noqa: A001 - `registry.open`, as `io.open` and `sqlite3.connect` na
     """
     if read_only and create:
         raise InvalidArgumentError("a read-only handle never creates a registry: pass create=False")
+    handle: SchemaRegistry
+    if client_conf is not None or context is not None:
+        from .remote._connection import from_client_conf, from_context
+        from .remote._handle import RemoteRegistry
+
+        if client_conf is not None and context is not None:
+            raise InvalidArgumentError("pass client_conf or context, not both")
+        if token is not None:
+            raise InvalidArgumentError("the credentials come from the client.conf or context: pass no token")
+        override = None if location is None else remote_url(os.fspath(location))
+        if location is not None and override is None:
+            raise InvalidArgumentError(f"with client_conf or context the location must be an http(s) URL: {location}")
+        connection = (
+            from_client_conf(client_conf, url=override)
+            if client_conf is not None
+            else from_context(context, url=override)
+        )
+        handle = RemoteRegistry(
+            connection.url, broker=broker, auto_create=auto_create, pulsar_version=pulsar_version, connection=connection
+        )
+        return handle.read_only() if read_only else handle
+    if location is None:
+        raise InvalidArgumentError("name a registry: a location, client_conf or context")
     text = os.fspath(location)
     url = remote_url(text)
-    handle: SchemaRegistry
     if url is not None:
         from .remote._handle import RemoteRegistry  # httpx is only imported when a URL is opened
 

@@ -38,8 +38,8 @@ DERIVED: Mapping[type, tuple[str, ...]] = {
     TopicPreview: ("changed", "affected"),
     WhatIf: ("would_register",),
     Proposal: ("approvers",),
-    ProposalReview: ("compatible", "introduced_problems"),
-    Revision: ("sha256",),
+    ProposalReview: ("compatible", "introduced_problems", "introduced_refusals", "judged_strategies"),
+    Revision: ("sha256", "summary"),
 }
 
 

@@ -30,6 +30,7 @@ class Revision(Wire):
     policy: dict[str, Any] | None = Field(description="the policy values to set (policy proposals)")
     base_policy: dict[str, Any] | None = Field(description="the stored policy when this revision was made")
     sha256: str = Field(description="SHA-256 of the candidate schema's text (or of the policy change)")
+    summary: str = Field(description="what this revision changes, from its candidate and base (not the title)")
 
 
 class Approval(Wire):
@@ -65,6 +66,11 @@ class ProposalReview(Wire):
     preview: dict[str, Any] | None = Field(description="policy proposals: what the change would refuse")
     compatible: bool
     introduced_problems: int
+    introduced_refusals: list[CompatibilityStrategy] = Field(
+        description="strategies under which this change itself is refused; ALWAYS_INCOMPATIBLE, which refuses "
+        "every change, left out"
+    )
+    judged_strategies: int = Field(description="how many strategies introduced_refusals counts out of")
 
 
 class RevisionDiff(Wire):

@@ -26,6 +26,7 @@ from registry import (
     RegistryError,
     ReviewRules,
     SchemaRegistry,
+    applied_text,
 )
 
 LAST = "proposal_last_id"  # session key: the proposal this session last opened (a visit without `id=` shows it)
@@ -67,17 +68,17 @@ def _header(proposal: Proposal) -> None:
         if proposal.kind is ProposalKind.SCHEMA:
             base = "a topic without a schema" if proposal.base_version is None else f"v{proposal.base_version}"
             st.badge(f"base {base}", color="gray")
+    # The title stays as its author wrote it; what the current revision changes is said from the revision.
+    st.markdown(f"**Change** (revision {proposal.revision.number}): {code_span(proposal.revision.summary)}")
     if proposal.description:
         st.text(proposal.description)
 
 
 def _final_banner(reg: SchemaRegistry, proposal: Proposal) -> None:
     if proposal.state is ProposalState.APPLIED:
+        done = applied_text(proposal)
         st.success(
-            escape_markdown(
-                f"Applied by {proposal.applied_by} on {when(proposal.updated_at)}"
-                + (f": stored as version {proposal.applied_version}." if proposal.applied_version is not None else ".")
-            ),
+            escape_markdown(f"{done[:1].upper()}{done[1:]} (on {when(proposal.updated_at)})."),
             icon=":material/check_circle:",
         )
         if proposal.reason:

@@ -25,8 +25,7 @@ from registry import (
     ReviewRules,
     SchemaNotFoundError,
     SchemaRegistry,
-    counted_approvals,
-    judged_under,
+    approvals_text,
     same_person,
 )
 
@@ -49,7 +48,8 @@ COLUMNS = {
     "target": st.column_config.TextColumn("topic or namespace", width=160),
     "author": st.column_config.TextColumn("author", width=110),
     "state": st.column_config.TextColumn("state", width=62),
-    "approvals": st.column_config.TextColumn("approvals", width=64),
+    "approvals": st.column_config.TextColumn("approvals", width=96, help="Counted of needed (who approved)"),
+    "change": st.column_config.TextColumn("change", width=160, help="What the current revision changes"),
     "link": st.column_config.LinkColumn("link", display_text="open", width=44),
     "updated": st.column_config.TextColumn("updated", width=84, help="Last change (UTC)"),
 }
@@ -94,8 +94,6 @@ def shown(
 def frame(reg: SchemaRegistry, items: list[Proposal], rules: dict[str, ReviewRules]) -> pd.DataFrame:
     rows = []
     for p in items:
-        judged = judged_under(p, rules[p.namespace])  # an applied one: the rules it was applied under
-        counted = len(counted_approvals(p, judged))
         state = "stale" if p.state is not ProposalState.STALE and stale_now(reg, p) else str(p.state)
         rows.append(
             {
@@ -105,7 +103,8 @@ def frame(reg: SchemaRegistry, items: list[Proposal], rules: dict[str, ReviewRul
                 "target": links.short_topic(p.target) if "://" in p.target else p.target,
                 "author": p.author,
                 "state": state,
-                "approvals": f"{counted} of {judged.required_approvals}",
+                "approvals": approvals_text(p, rules[p.namespace]),  # an applied one: under its rules at apply
+                "change": p.revision.summary,
                 "link": links.page_url("proposal", {"id": str(p.id)}),
                 "updated": when(p.updated_at)[:10],
             }

@@ -19,7 +19,8 @@ from typing import Any
 from .._model import CompatibilityStrategy, NamespacePolicy, Problem, SchemaInfo, TopicPolicy
 from ..explain._changes import SchemaDiff
 from ..explain._whatif import WhatIf
-from ..policy._preview import PolicyPreview
+from ..policy._preview import PolicyPreview, describe_changes
+from ..policy._rules import changed_namespace_policy, changed_topic_policy
 
 
 class Role(enum.StrEnum):
@@ -123,6 +124,23 @@ class Revision:
             data = json.dumps(dict(self.policy or {}), sort_keys=True, default=str).encode()
         return hashlib.sha256(data).hexdigest()
 
+    @property
+    def summary(self) -> str:
+        """What this revision changes, in one line, from its own candidate and base (never from the title,
+        which stays as its author wrote it, so a rebase from BACKWARD to FULL reads "FULL → ..." here):
+        "AVRO schema against version 13", or each policy value that changes, "compatibility: FULL → NONE"."""
+        if self.schema is not None:
+            base = "a topic without a live schema" if self.base_version is None else f"version {self.base_version}"
+            return f"{self.schema.type} schema against {base}"
+        values = dict(self.policy or {})
+        before = self.base_policy
+        if isinstance(before, TopicPolicy):
+            after: TopicPolicy | NamespacePolicy = changed_topic_policy(before, **values)
+        else:
+            before = before or NamespacePolicy()
+            after = changed_namespace_policy(before, **values)
+        return "; ".join(describe_changes(before, after)) or "no change to the policy stored when proposed"
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Approval:
@@ -151,6 +169,10 @@ class ReviewedProblem:
 
     problem: Problem
     introduced: bool
+
+
+# Strategies that refuse every change by definition: left out of what a proposal "introduces".
+REFUSES_EVERY_CHANGE = frozenset({CompatibilityStrategy.ALWAYS_INCOMPATIBLE})
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -185,6 +207,18 @@ class ProposalReview:
     @property
     def introduced_problems(self) -> int:
         return sum(1 for p in self.problems if p.introduced)
+
+    @property
+    def introduced_refusals(self) -> tuple[CompatibilityStrategy, ...]:
+        """The strategies under which this change itself would be refused (`blocking`), ALWAYS_INCOMPATIBLE
+        left out: it refuses every change to a topic with a schema by definition, so it says nothing about
+        this one (a compatible change would otherwise always count as "introduces a refusal under 1")."""
+        return tuple(s for s, refused in (self.blocking or {}).items() if refused and s not in REFUSES_EVERY_CHANGE)
+
+    @property
+    def judged_strategies(self) -> int:
+        """How many strategies `introduced_refusals` is counted out of (the 8, ALWAYS_INCOMPATIBLE left out)."""
+        return sum(1 for s in (self.blocking or {}) if s not in REFUSES_EVERY_CHANGE)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

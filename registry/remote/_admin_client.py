@@ -5,10 +5,15 @@ retries of idempotent reads, a per-call snapshot of GETs, and status codes mappe
 from __future__ import annotations
 
 import contextlib
+import itertools
 import json
+import random
 import threading
 import time
+import warnings
 from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import replace
+from pathlib import Path
 from typing import Any, Final
 from urllib.parse import quote
 
@@ -36,13 +41,21 @@ from .._model import (
     SchemaInfo,
 )
 from .._names import TopicName
+from ._connection import BasicAuth, Connection, OAuth2Auth, TlsSettings, TokenAuth
+from ._oauth2 import ClientCredentials
+from ._pacing import MAX_WAIT_S, PACED_STATUS, Concurrency, backoff, retry_after
+from ._redirects import REDIRECT_STATUS, ClusterBrokers, next_hop
 
 DEFAULT_TIMEOUT: Final = 10.0
 DEFAULT_ATTEMPTS: Final = 3
 _BACKOFF = 0.2  # seconds before the 2nd attempt of an idempotent read; doubled each time
-_RETRIED_STATUS = frozenset({500, 502, 503, 504})
+_RETRIED_STATUS = frozenset({500, 502, 504})  # 503 and 429 are paced (_pacing.py)
 ADMIN = "/admin/v2"
 Params = Mapping[str, str] | Sequence[tuple[str, str]]
+
+
+class InsecureConnectionWarning(UserWarning):
+    """A connection whose TLS certificates are not checked (tlsAllowInsecureConnection)."""
 
 
 class AdminClient:
@@ -60,18 +73,45 @@ class AdminClient:
         timeout: float = DEFAULT_TIMEOUT,
         attempts: int = DEFAULT_ATTEMPTS,
         verify: bool | str = True,
+        pace: Concurrency | None = None,
+        connection: Connection | None = None,
     ) -> None:
-        self.url = normalise_url(url)
-        if token is not None and (not token.strip() or not token.isprintable()):
-            raise AuthError("the token is empty or contains control characters; pass the bearer token text")
+        """`connection` (_connection.py) says how to authenticate and check TLS; without one, `token` and
+        `verify` (True, a CA bundle's path, or False for no check) do."""
+        if connection is None:
+            tls = TlsSettings(
+                trust_certs_file=Path(verify) if isinstance(verify, str) else None, allow_insecure=not verify
+            )
+            connection = Connection(url=url, auth=None if token is None else TokenAuth(token))
+            connection = replace(connection, tls=tls)
+        self.url = normalise_url(connection.url)
+        self.identity = connection.identity()  # who connects where, as a digest (the index cache's key)
+        if isinstance(connection.auth, TokenAuth):
+            token = connection.auth.token
+            if not token.strip() or not token.isprintable():
+                raise AuthError("the token is empty or contains control characters; pass the bearer token text")
         if attempts < 1:
             raise InvalidArgumentError(f"attempts must be at least 1, got {attempts}")
         headers = {"Accept": "application/json", "User-Agent": "pulsar-schema-explorer"}
-        if token:
-            headers["Authorization"] = f"Bearer {token.strip()}"
+        if isinstance(connection.auth, TokenAuth):
+            headers["Authorization"] = f"Bearer {connection.auth.token.strip()}"
+        context = connection.tls.context()
+        if connection.insecure_warning:
+            warnings.warn(connection.insecure_warning, InsecureConnectionWarning, stacklevel=3)
+        self._issuer: httpx.Client | None = None
+        auth: httpx.Auth | None = None
+        if isinstance(connection.auth, BasicAuth):
+            auth = httpx.BasicAuth(connection.auth.user, connection.auth.password)
+        elif isinstance(connection.auth, OAuth2Auth):
+            self._issuer = httpx.Client(timeout=timeout, verify=context)  # the brokers' CA trusted for the issuer
+            auth = ClientCredentials(connection.auth, self._issuer)
         self._attempts = attempts
         self._timeout = timeout
-        self._http = httpx.Client(base_url=self.url, headers=headers, timeout=timeout, verify=verify)
+        self._client_cert_missing = self.url.startswith("https:") and connection.tls.cert_file is None
+        self._http = httpx.Client(base_url=self.url, headers=headers, timeout=timeout, verify=context, auth=auth)
+        self._brokers = ClusterBrokers(self.url, self._list_brokers)
+        self.pace = pace  # told of every refusal and acceptance, for a bulk reader's concurrency
+        self._rng = random.Random()
         self._local = threading.local()
         self.sent = 0  # HTTP requests sent so far, retries included: what benchmarks and tests count
         self._sent_lock = threading.Lock()
@@ -140,10 +180,8 @@ class AdminClient:
         headers = {"Content-Type": "application/json"} if content is not None else None
         for attempt in range(self._attempts):
             last = attempt == self._attempts - 1
-            with self._sent_lock:
-                self.sent += 1
             try:
-                response = self._http.request(method, path, params=params, content=content, headers=headers)
+                response = self._paced(method, path, params=params, content=content, headers=headers, read=retry_status)
             except httpx.ConnectError as exc:
                 if last:
                     raise self._unreachable(exc) from None
@@ -155,27 +193,141 @@ class AdminClient:
                     ) from None
             except httpx.TransportError as exc:
                 if last or not retry_status:
-                    raise StorageError(f"{method} {self.url}{path} failed: {type(exc).__name__}: {exc}") from None
+                    raise self._broken(exc, method, path) from None
             else:
                 if not (retry_status and response.status_code in _RETRIED_STATUS) or last:
                     return response
             time.sleep(_BACKOFF * 2**attempt)
         raise AssertionError("unreachable")  # pragma: no cover
 
-    def _unreachable(self, exc: httpx.ConnectError) -> StorageError:
-        text = str(exc) or type(exc).__name__
-        if "SSL" in text or "certificate" in text.lower() or "TLS" in text:
+    def _paced(
+        self,
+        method: str,
+        path: str,
+        *,
+        params: httpx.QueryParams | Mapping[str, str] | None,
+        content: bytes | None,
+        headers: dict[str, str] | None,
+        read: bool,
+    ) -> httpx.Response:
+        """`_request`, sent again while the broker refuses for load (_pacing.py): a 429 always (refused before
+        any resource ran), a 503 only for a read; at most MAX_WAIT_S of waiting in all."""
+        waited = 0.0
+        for attempt in itertools.count():
+            response = self._request(method, path, params=params, content=content, headers=headers)
+            status = response.status_code
+            if status not in PACED_STATUS or (status == 503 and not read):
+                if self.pace is not None:
+                    self.pace.accepted()
+                return response
+            if self.pace is not None:
+                self.pace.refused()
+            asked = retry_after(response)
+            delay = asked if asked is not None else backoff(attempt, self._rng)
+            if waited + delay > MAX_WAIT_S:
+                said = f"asks to wait {asked:g} s more" if asked is not None else "still refuses"
+                why = "its request rate limit, httpRequestsMaxPerSecond" if status == 429 else "unavailable"
+                raise StorageError(
+                    f"{self.url} refused {method} {path} with HTTP {status} {attempt + 1} times over {waited:.1f} s "
+                    f"and {said} ({why}); try again later"
+                )
+            time.sleep(delay)
+            waited += delay
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def _request(
+        self,
+        method: str,
+        path: str,
+        *,
+        params: httpx.QueryParams | Mapping[str, str] | None,
+        content: bytes | None,
+        headers: dict[str, str] | None,
+    ) -> httpx.Response:
+        """One request and the redirects it is answered with (_redirects.py): the same method, body and
+        credentials, to the cluster's own brokers only."""
+        with self._sent_lock:
+            self.sent += 1
+        response = self._http.request(method, path, params=params, content=content, headers=headers)
+        hops = [response.request.url]
+        while response.status_code in REDIRECT_STATUS:
+            target = next_hop(response, hops, self._brokers)
+            with self._sent_lock:
+                self.sent += 1
+            response = self._http.request(method, target, content=content, headers=headers)
+            hops.append(target)
+        return response
+
+    def _list_brokers(self) -> list[str] | None:
+        """The brokers of every cluster the user's host knows (`GET /admin/v2/brokers/{cluster}`, paced like
+        any read); [] when refused (a non-superuser), None when it could not be asked now."""
+        hosts: list[str] = []
+        try:
+            clusters = self._read_plain(f"{ADMIN}/clusters")
+            if clusters.status_code in (401, 403, 404):
+                return []
+            names = clusters.json() if clusters.status_code == 200 else None
+            if not isinstance(names, list):
+                return None
+            for name in names:
+                listed = self._read_plain(f"{ADMIN}/brokers/{quote(str(name), safe='')}")
+                body = listed.json() if listed.status_code == 200 else None
+                if isinstance(body, list):
+                    hosts.extend(entry for entry in body if isinstance(entry, str))
+        except (httpx.HTTPError, ValueError, StorageError):
+            return None
+        return hosts
+
+    def _read_plain(self, path: str) -> httpx.Response:
+        return self._paced("GET", path, params=None, content=None, headers=None, read=True)
+
+    def _broken(self, exc: httpx.TransportError, method: str, path: str) -> StorageError:
+        if self._client_cert_missing and isinstance(exc, httpx.RemoteProtocolError) and "disconnect" in str(exc):
+            # TLS 1.3: a broker requiring a client certificate closes the connection after the handshake
             return StorageError(
-                f"TLS handshake with {self.url} failed: {text}. Check the certificate, or use http:// if the "
-                "broker's web service is not on TLS"
+                f"TLS: {self.url} closed the connection without an answer: it may ask for a client certificate "
+                "(AuthenticationTls tlsCertFile/tlsKeyFile)"
+            )
+        return StorageError(f"{method} {self.url}{path} failed: {type(exc).__name__}: {_clip_line(str(exc))}")
+
+    def _unreachable(self, exc: httpx.ConnectError) -> StorageError:
+        """One line naming the cause: the certificate, the host name, a client certificate asked, refused."""
+        text = str(exc) or type(exc).__name__
+        lowered = text.lower()
+        if "hostname mismatch" in lowered or "ip address mismatch" in lowered or "doesn't match" in lowered:
+            return StorageError(
+                f"TLS: the certificate of {self.url} does not name its host (hostname verification; connect by a "
+                "name the certificate lists, or set tlsEnableHostnameVerification=false)"
+            )
+        if "certificate_verify_failed" in lowered or "unknown ca" in lowered:
+            return StorageError(
+                f"TLS: the certificate of {self.url} is not trusted ({_clip_line(text)}); name its CA with "
+                "tlsTrustCertsFilePath"
+            )
+        if "certificate required" in lowered or "certificate_required" in lowered or "handshake failure" in lowered:
+            return StorageError(
+                f"TLS: {self.url} refused the handshake: it asks for a client certificate (AuthenticationTls "
+                "tlsCertFile/tlsKeyFile) or did not trust the one given"
+            )
+        if "SSL" in text or "TLS" in text:
+            return StorageError(
+                f"TLS handshake with {self.url} failed: {_clip_line(text)}. Check the certificate, or use http:// if "
+                "the broker's web service is not on TLS"
+            )
+        if "refused" in lowered:
+            return StorageError(
+                f"cannot reach the Pulsar admin endpoint {self.url}: connection refused. Is the broker's web "
+                "service (usually port 8080) or `schema-explorer serve` running there?"
             )
         return StorageError(
-            f"cannot reach the Pulsar admin endpoint {self.url}: {text}. Is the broker's web service (usually "
-            "port 8080) or `schema-explorer serve` running there?"
+            f"cannot reach the Pulsar admin endpoint {self.url}: {_clip_line(text)}. Is the broker's web service "
+            "(usually port 8080) or `schema-explorer serve` running there?"
         )
 
     def close(self) -> None:
         self._http.close()
+        if self._issuer is not None:
+            self._issuer.close()
 
     # answers ---------------------------------------------------------------------------------------------
 
@@ -231,6 +383,10 @@ def _is_html(response: httpx.Response) -> bool:
     )
 
 
+def _clip_line(text: str) -> str:
+    return clip(" ".join(text.split()), 200)
+
+
 def clip(text: str, limit: int = 120) -> str:
     return text[:limit] + ("…" if len(text) > limit else "")
 
@@ -247,7 +403,10 @@ def raise_for(response: httpx.Response, what: str, *, url: str) -> None:
         raise named(message)  # a decision of serve's (who may approve, missing approvals), not the token
     if status in (401, 403):
         # Pulsar's convention is inverted (§7.1): either code can mean "no token" or "not allowed".
-        raise AuthError(f"{message}; pass a token with the right role (--token, or token=...)")
+        raise AuthError(
+            f"{message}; pass credentials with the right role (--token, --client-conf or --context; token=..., "
+            "client_conf=... or context=...)"
+        )
     if named is not None and named is not StorageError:
         raise named(message)
     if status == 404:

@@ -11,7 +11,7 @@ a plain broker. It is built in the background, from a bounded pool of `INDEX_WOR
   of topic policies and no change feed or ETag for schemas, so a refresh asks every topic again; only
   answers that differ are written, and only they move the catalog's token.
 
-The cache is one SQLite file per cluster URL and token (`cache_path`, under the user's data directory), so a
+The cache is one SQLite file per cluster URL and credentials (`cache_path`, under the user's data directory), so a
 second visit searches at once from the last complete index while a refresh runs. It is only ever a search
 index: every other read (a history, a policy, a topic page) and every write goes to the broker. After a write
 through the same handle, the topic or namespace it touched is read again at once (`touched`), so a search
@@ -43,6 +43,7 @@ from .._model import CompatibilityStrategy, NamespacePolicy, SchemaVersion, Topi
 from .._names import TopicName
 from .._paths import data_dir
 from ..storage._rows import namespace_policy_from_json, namespace_policy_to_json
+from ._pacing import Concurrency
 
 INDEX_WORKERS: Final = 8  # requests in flight while indexing (the admin client's httpx pool allows more)
 CACHE_FORMAT: Final = "1"
@@ -74,7 +75,7 @@ class IndexStatus:
     unreadable: int = 0  # topics of this run whose schemas could not be read (their cached row, if any, stays)
     error: str = ""  # why the run failed, or the first unreadable topic's reason
     cache_path: str = ""  # the SQLite file
-    workers: int = INDEX_WORKERS
+    workers: int = INDEX_WORKERS  # reads in flight now (fewer while the broker refuses for load)
     requests: int = 0  # HTTP requests the handle sent since this run started (the run's; and any other call's)
 
     @property
@@ -109,12 +110,13 @@ class IndexSource(Protocol):
     def topic_compatibility(self, topic: str) -> CompatibilityStrategy | None: ...
 
 
-def cache_path(url: str, token: str | None) -> Path:
+def cache_path(url: str, identity: str | None) -> Path:
     """`$SCHEMA_EXPLORER_CACHE_DIR/<host>-<digest>.sqlite`, else under `<user data dir>/pulsar-schema-explorer/
-    remote-cache/`. The digest covers the token too: what one role may see is never shown to another."""
+    remote-cache/`. The digest covers `identity` too (the credentials' digest, Connection.identity): what one
+    role may see is never shown to another, and no secret is in the name."""
     base = os.environ.get(CACHE_ENV_VAR)
     folder = Path(base).expanduser() if base else data_dir() / "remote-cache"
-    digest = hashlib.sha256(f"{url}\0{token or ''}".encode()).hexdigest()[:16]
+    digest = hashlib.sha256(f"{url}\0{identity or ''}".encode()).hexdigest()[:16]
     parsed = urlsplit(url)  # the host and port name the file; a password in the URL never does
     where = f"{parsed.hostname or 'broker'}_{parsed.port}" if parsed.port else parsed.hostname or "broker"
     return folder / f"{re.sub(r'[^A-Za-z0-9.-]+', '_', where)[:60]}-{digest}.sqlite"
@@ -165,8 +167,10 @@ class BrokerIndex:
         topic_policies: bool,
         sent: Callable[[], int],
         workers: int = INDEX_WORKERS,
+        pace: Concurrency | None = None,
     ) -> None:
         self._source = source
+        self._pace = pace or Concurrency(workers)  # lowered by the admin client while the broker refuses
         self._path = path
         self._url = url
         self._topic_policies = topic_policies
@@ -294,7 +298,9 @@ class BrokerIndex:
             if self._opened is None and self._path.exists():
                 self._open_cache()  # what an earlier visit left (asking creates no cache: only a run does)
             status = self._status
-        return replace(status, requests=self._sent() - self._started_sent) if status.running else status
+        if not status.running:
+            return status
+        return replace(status, requests=self._sent() - self._started_sent, workers=min(self._workers, self._pace.limit))
 
     def start(self) -> IndexStatus:
         """Start a run unless one is going (a cancelled run resumes: the topics it read are not read again)."""
@@ -338,11 +344,19 @@ class BrokerIndex:
                 self._db.execute("INSERT OR REPLACE INTO meta VALUES ('complete_at', ?)", (str(now),))
             self._end(IndexState.DONE, complete_at=now)
         except RegistryError as exc:
-            self._end(IndexState.FAILED, error=str(exc))
+            self._end(IndexState.FAILED, error=f"{exc} ({self._how_far()})")
         except (OSError, sqlite3.Error) as exc:
             self._end(IndexState.FAILED, error=str(self._unusable(exc)))
         except Exception as exc:  # noqa: BLE001 - a background thread must report, never die silently
             self._end(IndexState.FAILED, error=f"internal error while indexing: {type(exc).__name__}: {exc}")
+
+    def _how_far(self) -> str:
+        """Where a failed run stopped, for its error: what was read stays cached and a new run resumes."""
+        with self._lock:
+            status = self._status
+        if status.state is IndexState.LISTING:
+            return "stopped while listing namespaces and topics; the cache keeps its last index"
+        return f"stopped after {status.indexed} of {status.total} topics; the cache keeps what was read"
 
     def _list(self) -> list[str] | None:
         """Namespaces with their policies and topics, reconciled into the cache; the listed topics, or None
@@ -391,7 +405,7 @@ class BrokerIndex:
         it = iter(topics)
         with ThreadPoolExecutor(self._workers, thread_name_prefix="broker-index") as pool:
             while True:
-                while len(pending) < self._workers * 2 and not self._cancel.is_set():
+                while len(pending) < self._in_flight() and not self._cancel.is_set():
                     topic = next(it, None)
                     if topic is None:
                         break
@@ -411,6 +425,12 @@ class BrokerIndex:
                     batch.clear()
         self._write(batch)
         return not self._cancel.is_set()
+
+    def _in_flight(self) -> int:
+        """Reads kept submitted: the pool's size twice over (so no worker idles), fewer while the broker
+        refuses for load (_pacing.Concurrency)."""
+        limit = min(self._workers, self._pace.limit)
+        return limit if limit < self._workers else self._workers * 2
 
     def _next_seq(self) -> int:
         with self._lock:

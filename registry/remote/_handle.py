@@ -83,8 +83,10 @@ from ._backend import (
     string_list,
     wire_strategy,
 )
-from ._broker_index import BrokerIndex, cache_path
+from ._broker_index import INDEX_WORKERS, BrokerIndex, cache_path
+from ._connection import Connection
 from ._explorer_api import ExplorerApi, namespace_policy_path, offers_explorer, topic_policy_path
+from ._pacing import Concurrency
 from ._policy_calls import namespace_calls, topic_calls
 from ._proposals import ProposalsApi, RemoteProposals
 
@@ -124,8 +126,12 @@ class RemoteRegistry(RemoteProposals, ServerAnswers):
         attempts: int = DEFAULT_ATTEMPTS,
         verify: bool | str = True,
         pulsar_version: str | None = None,
+        connection: Connection | None = None,
     ) -> None:
-        client = AdminClient(url, token=token, timeout=timeout, attempts=attempts, verify=verify)
+        pace = Concurrency(INDEX_WORKERS)  # the index's requests in flight, lowered while the broker refuses
+        client = AdminClient(
+            url, token=token, timeout=timeout, attempts=attempts, verify=verify, pace=pace, connection=connection
+        )
         try:
             probe(client)
             config = broker or fetch_broker_config(client)
@@ -157,16 +163,17 @@ class RemoteRegistry(RemoteProposals, ServerAnswers):
         # auto_create is the server's business remotely: it decides whether a write may create a namespace.
         storage = RemoteStorage(client, config, explorer)
         state = RegistryState(storage, config, chosen, auto_create=auto_create)
-        # A plain broker has no search: the handle builds its own index, cached per cluster URL and token.
+        # A plain broker has no search: the handle builds its own index, cached per cluster URL and credentials.
         self._index = (
             None
             if explorer is not None
             else BrokerIndex(
                 storage,
-                cache_path(client.url, token),
+                cache_path(client.url, client.identity),
                 url=client.url,
                 topic_policies=config.topic_level_policies_enabled,
                 sent=lambda: client.sent,
+                pace=pace,
             )
         )
         super().__init__(state, location=client.url, line_source=source, index=self._index)

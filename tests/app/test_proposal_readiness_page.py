@@ -57,7 +57,7 @@ def test_raising_the_required_approvals_takes_the_apply_away(db: Path) -> None:
         reg.set_review_rules(NS, ReviewRules(required_approvals=2), actor=actor(OPS))
     at = proposal_page(db, pid, ALICE)
     shown = said(at)
-    assert "1 of 2 needed" in shown and SUFFICE not in shown
+    assert f"1 of 2 ({BOB})" in shown and SUFFICE not in shown
     assert "It cannot be applied now: 1 more approval, from any producer or admin other than alice@acme.io" in shown
     assert "Apply" not in button_labels(at) and "open" in shown  # the badge: the stored state moved too
 
@@ -69,7 +69,7 @@ def test_an_applied_proposal_shows_the_rules_it_was_applied_under(db: Path) -> N
         reg.apply_proposal(pid, actor=actor(ALICE))
         reg.set_review_rules(NS, ReviewRules(required_approvals=2), actor=actor(OPS))
     shown = said(proposal_page(db, pid, ALICE))
-    assert "1 of 1 needed under the rules it was applied under" in shown and "1 of 2" not in shown
+    assert f"1 of 1 ({BOB}) under the rules it was applied under" in shown and "1 of 2" not in shown
 
 
 def test_a_viewer_named_as_reviewer_is_never_still_needed(db: Path) -> None:

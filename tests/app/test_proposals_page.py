@@ -109,7 +109,7 @@ def test_each_row_links_to_its_proposal(db: Path, four: dict[str, int]) -> None:
         "id": [str(four["approved"])],
         "registry": [str(db)],
     }
-    assert (row["state"], row["approvals"], row["author"]) == ("approved", "1 of 1", BOB)
+    assert (row["state"], row["approvals"], row["author"]) == ("approved", f"1 of 1 ({CAROL})", BOB)
     assert frame.set_index("id").loc[four["stale"], "state"] == "stale"
 
 

@@ -185,7 +185,7 @@ def test_upload_registers_dedups_and_refuses(cli, db, breaking_avsc, tmp_path):
 def _waiting_for_the_write_lock(thread: threading.Thread) -> bool:
     """Whether `thread` is at the registry file's `BEGIN IMMEDIATE` (waiting there while another holds the lock)."""
     frame = sys._current_frames().get(thread.ident or 0)
-    line = "" if frame is None else linecache.getline(frame.f_code.co_filename, frame.f_lineno)
+    line = "" if frame is None else linecache.getline(frame.f_code.co_filename, frame.f_lineno or 0)
     return frame is not None and frame.f_code.co_filename.endswith("_sqlite.py") and "BEGIN IMMEDIATE" in line
 
 

@@ -88,7 +88,7 @@ def test_a_proposal_goes_from_propose_to_apply_with_another_persons_approval(cli
     assert (code, err) == (0, "") and out.strip() == "proposal #1: comment 1 on /fields/15 by bob on revision 1"
     code, out, err = cli("proposals", "approve", "1", "--db", db, "--as", "bob")
     assert (code, err) == (0, "")
-    assert out.strip() == "proposal #1 approved: approvals bob (1 of 1 needed); now approved"
+    assert out.strip() == "proposal #1 approved: approvals 1 of 1 (bob); now approved"
 
     code, out, err = cli("proposals", "show", "1", "--db", db)
     assert (code, err) == (0, "")
@@ -98,7 +98,8 @@ def test_a_proposal_goes_from_propose_to_apply_with_another_persons_approval(cli
         "  state:       approved",
         f"  author:      {ME}",
         "  revision:    1, against version 13",
-        "  approvals:   bob (1 of 1 needed)",
+        "  change:      AVRO schema against version 13",
+        "  approvals:   1 of 1 (bob)",
         "    for the shop",
         "  [1] bob, ",
         "      why nullable?",
@@ -114,7 +115,9 @@ def test_a_proposal_goes_from_propose_to_apply_with_another_persons_approval(cli
 
     code, out, err = cli("proposals", "apply", "1", "--db", db)
     assert (code, err) == (0, "")
-    assert out.strip() == f"proposal #1 applied: {ORDERS} version 14 (revision 1, approved by bob)"
+    assert out.strip() == (
+        f"proposal #1 applied by {ME}: stored as version 14 of {ORDERS} (revision 1, approved by bob)"
+    )
     with Registry.open(db) as reg:
         latest = reg.get(ORDERS)
         assert (latest.version, latest.user) == (14, ME)
@@ -208,13 +211,22 @@ def test_a_policy_proposal_is_previewed_approved_and_applied(cli, db):
     assert f"policy proposal for {NS}, against the policy as stored" in out
     assert "changes: compatibility: BACKWARD → FULL" in out
     code, out, _ = cli("proposals", "show", "1", "--db", db)
-    assert code == 0 and "compatibility=FULL (sha256" in out and "preview of the change on namespace acme/orders" in out
+    assert (
+        code == 0
+        and "compatibility: BACKWARD → FULL (sha256" in out
+        and "preview of the change on namespace acme/orders" in out
+    )
     assert cli("proposals", "approve", "1", "--db", db, "--as", "bob")[0] == 0
     code, out, err = cli("proposals", "apply", "1", "--db", db)
-    assert (code, err) == (
-        0,
-        "",
-    ) and out.strip() == f"proposal #1 applied: {NS}: compatibility=FULL (revision 1, approved by bob)"
+    assert (
+        (code, err)
+        == (
+            0,
+            "",
+        )
+        and out.strip()
+        == f"proposal #1 applied by {ME}: {NS}: compatibility: BACKWARD → FULL (revision 1, approved by bob)"
+    )
     code, out, _ = cli("policy", "get", "--db", db, "--namespace", NS, "--json")
     assert json.loads(out)["schema_compatibility_strategy"] == "FULL"
 
@@ -258,7 +270,7 @@ def test_review_rules_are_read_and_set(cli, db, tmp_path):
     code, _, err = cli("proposals", "approve", "1", "--db", db, "--as", "bob")
     assert code == 1 and "bob is not one of the reviewers" in one_line_error(err, "refused")
     code, out, _ = cli("proposals", "approve", "1", "--db", db, "--as", "carol")
-    assert code == 0 and "carol (1 of 2 needed; reviewers: carol, dan); now open" in out
+    assert code == 0 and "approvals 1 of 2 (carol); now open" in out
     code, out, _ = cli("proposals", "rules", NS, "--db", db, "--set", "--any-reviewer", "--json")
     assert json.loads(out) == {"namespace": NS, "required_approvals": 2, "reviewers": [], "require_proposals": False}
     for args, message in (
@@ -275,11 +287,17 @@ def test_a_namespace_that_requires_proposals_refuses_upload_and_policy_set(cli, 
     code, out, _ = cli("proposals", "rules", NS, "--db", db, "--set", "--require-proposals")
     assert code == 0 and out.strip().endswith("; direct writes refused: changes go through proposals")
     good = order_file(tmp_path, "order.avsc", NOTE)
-    code, _, err = cli("upload", "--db", db, "-t", ORDERS, "-f", str(good))
-    line = one_line_error(err)
-    assert code == 2 and f"the review rules of {NS} require proposals" in line and "schema-explorer propose" in line
+    # A refusal, as for a proposal step: exit 1 and one line (a usage error is exit 2).
+    code, _, err = cli("upload", "--db", db, "-t", ORDERS, "-f", str(good), "--as", "carol")
+    line = one_line_error(err, "refused")
+    assert code == 1 and f"the review rules of {NS} require proposals" in line and "schema-explorer propose" in line
     code, _, err = cli("policy", "set", "--db", db, "-n", NS, "--compatibility", "FULL")
-    assert code == 2 and "require proposals" in one_line_error(err)
+    assert code == 1 and "require proposals" in one_line_error(err, "refused")
+    code, _, err = cli("delete", "--db", db, "-t", ORDERS)
+    assert code == 1 and "require proposals" in one_line_error(err, "refused")
+    with Registry.open(db) as reg:
+        refusal = reg.audit_trail(ORDERS, limit=2)[-1]  # the upload's refusal, before the delete's
+        assert (str(refusal.action), refusal.user) == ("register", "carol")
     assert live_versions(db)[-1] == 13
     assert cli("propose", "--db", db, "-t", ORDERS, "-f", str(good), "--title", "t", "--as", "alice")[0] == 0
     assert cli("proposals", "approve", "1", "--db", db, "--as", "bob")[0] == 0

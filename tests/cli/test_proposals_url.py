@@ -98,9 +98,9 @@ def test_the_token_names_the_person_and_roles_decide(cli, url, tmp_path):
     assert code == 1 and "0 of the 1 approvals" in one_line(err, "refused")
 
     code, out, err = cli("bob", "proposals", "approve", pid, "--url", url)
-    assert (code, err) == (0, "") and "bob (1 of 1 needed); now approved" in out
+    assert (code, err) == (0, "") and "approvals 1 of 1 (bob); now approved" in out
     code, out, _ = cli("victor", "proposals", "show", pid, "--url", url)
-    assert code == 0 and "  approvals:   bob (1 of 1 needed)" in out and "verdict: compatible under BACKWARD" in out
+    assert code == 0 and "  approvals:   1 of 1 (bob)" in out and "verdict: compatible under BACKWARD" in out
     code, out, _ = cli("victor", "check", "--url", url, "--proposal", pid, "--format", "markdown")
     assert code == 0 and f"**Proposal #{pid}**: note · approved" in out
 
@@ -108,7 +108,7 @@ def test_the_token_names_the_person_and_roles_decide(cli, url, tmp_path):
     assert code == 1 and "producer role" in one_line(err, "refused")
     code, out, err = cli("alice", "proposals", "apply", pid, "--url", url)
     assert (code, err) == (0, "") and out.strip() == (
-        f"proposal #{pid} applied: {ORDERS} version 14 (revision 1, approved by bob)"
+        f"proposal #{pid} applied by alice: stored as version 14 of {ORDERS} (revision 1, approved by bob)"
     )
     code, out, _ = cli("victor", "proposals", "list", "--url", url, "--state", "applied", "--json")
     assert [p["id"] for p in json.loads(out)["proposals"]] == [made["id"]]
@@ -124,7 +124,7 @@ def test_a_policy_proposal_needs_an_admin_to_apply(cli, url):
     code, _, err = cli("alice", "proposals", "apply", pid, "--url", url)
     assert code == 1 and "admin role" in one_line(err, "refused")
     code, out, err = cli("ops", "proposals", "apply", pid, "--url", url)
-    assert (code, err) == (0, "") and "validation_enforced=true" in out
+    assert (code, err) == (0, "") and "validation_enforced: False → True" in out
 
 
 def test_review_rules_over_url(cli, url):

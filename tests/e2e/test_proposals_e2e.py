@@ -128,7 +128,7 @@ def test_two_people_propose_review_approve_and_apply(
     settled(bob)
     shot(bob, "proposals-discussion-approved")
     alice.reload()
-    expect(main(alice).get_by_text(f"1 of 1 needed · {BOB}", exact=False)).to_be_visible()
+    expect(main(alice).get_by_text(f"1 of 1 ({BOB})", exact=False)).to_be_visible()
     expect(main(alice).get_by_role("button", name="Approve")).to_have_count(0)  # never one's own
     main(alice).get_by_role("button", name="Apply", exact=True).click()
     expect(main(alice).get_by_text(f"#1 was applied: {TOPIC} now has version 3.")).to_be_visible()
