@@ -151,7 +151,7 @@ def propose(
     """The plan's proposals in B (registry.propose_plan), as the person `--as` names (a file) or the token does."""
     from registry import propose_plan, remote_url
 
-    from .proposals import acting_person
+    from ._common import acting_person
 
     remote = remote_url(args.target) is not None
     actor = acting_person(argparse.Namespace(as_name=args.as_name, url=args.target if remote else None))
