@@ -53,6 +53,7 @@ PAGES: list[st.Page | None] = [
     _page("policies.py", "Policies", ":material/policy:"),
     _page("proposals.py", "Proposals", ":material/rate_review:"),
     _page("audit.py", "Audit", ":material/history:"),
+    _page("compare.py", "Compare", ":material/compare_arrows:"),
     _page("proposal.py", "Proposal", ":material/rate_review:", hidden=True),
 ]
 

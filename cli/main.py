@@ -51,6 +51,7 @@ COMMAND_MODULES = (
     "cli.serve",
     "cli.audit",
     "cli.backup",
+    "cli.compare",
 )
 
 

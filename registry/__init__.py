@@ -86,6 +86,7 @@ from ._schema_data import key_value_parts, key_value_schema_info, to_schema_data
 from ._seed import SeedReport, seed_sample_data
 from ._types import SchemaData, SchemaType
 from ._wire import from_json, policies_json, schema_response, to_json
+from .compare import Comparison, HazardReason, TopicState, compare_registries, drift_diff, propose_plan
 from .explain._changes import Advisory, AdvisoryCode, Change, ChangeKind, Effect, SchemaDiff, Severity
 from .explain._diff import schema_text
 from .explain._upgrade import (
@@ -159,6 +160,12 @@ def __getattr__(name: str) -> Any:
 # `open` is public (`registry.open(location)`) but left out of `from registry import *`, where it would hide
 # the builtin `open`.
 __all__ = [
+    "Comparison",
+    "HazardReason",
+    "TopicState",
+    "compare_registries",
+    "drift_diff",
+    "propose_plan",
     "CACHE_BYTES_ENV",
     "DEFAULT_LINE",
     "ERROR_HEADER",

@@ -121,6 +121,16 @@ class IndexedHistory(Protocol):
 
 
 @runtime_checkable
+class BulkListing(Protocol):
+    """Optional for a storage: every history's fingerprints (tombstones included, oldest first) by schema id,
+    and every topic's own policy by topic, each in one read, so two registries of many topics are compared
+    without a read per topic and without any schema text where they agree (registry/compare/)."""
+
+    def all_fingerprints(self) -> dict[str, list[Fingerprint]]: ...
+    def all_topic_policies(self) -> dict[str, TopicPolicy]: ...
+
+
+@runtime_checkable
 class Transactional(Protocol):
     """Optional for a storage: `with storage.transaction():` makes every write inside one atomic commit.
 

@@ -58,6 +58,14 @@ class MemoryStorage:
             rows = [p for p in prints if (tomb is None or p.version > tomb) and is_dedup_row(p, kind, sha256, equality)]
             return DedupScan(latest=prints[-1].version if prints else None, tombstone=tomb, rows=rows)
 
+    def all_fingerprints(self) -> dict[str, list[Fingerprint]]:
+        with self._lock:
+            return {schema_id: list(prints) for schema_id, prints in self._fingerprints.items()}
+
+    def all_topic_policies(self) -> dict[str, TopicPolicy]:
+        with self._lock:
+            return dict(self._topic_policies)
+
     def history_range(self, schema_id: str, first: int, last: int) -> list[SchemaVersion]:
         with self._lock:
             return [e for e in self._histories.get(schema_id, ()) if first <= e.version <= last]

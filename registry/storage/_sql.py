@@ -33,7 +33,7 @@ from .._catalog import CatalogSource, stored_fields
 from .._errors import RegistryNotFoundError, StorageError
 from .._model import ClientRecord, NamespacePolicy, SchemaVersion, TopicPolicy
 from .._types import SchemaType
-from ._base import DedupScan, ProposalRow, StaleHistoryError, fingerprint
+from ._base import DedupScan, Fingerprint, ProposalRow, StaleHistoryError, fingerprint
 from ._read_cache import MISSING, ReadCache
 from ._rows import (
     EQUALITY_FORM,
@@ -338,6 +338,21 @@ class SqlStorage:
         found = self._read(by_bytes if equality is None else by_equality, params)
         rows = [fingerprint_of(row) for row in found]
         return DedupScan(latest=int(latest), tombstone=None if tomb is None else int(tomb), rows=rows)
+
+    def all_fingerprints(self) -> dict[str, list[Fingerprint]]:
+        """Every history's fingerprints in one read of the small `fingerprints` rows (no schema text)."""
+        found: dict[str, list[Fingerprint]] = {}
+        rows = self._read(
+            "SELECT schema_id, version, type, deleted, sha256, equality FROM fingerprints ORDER BY schema_id, version"
+        )
+        for row in rows:
+            found.setdefault(str(row[0]), []).append(fingerprint_of(tuple(row[1:])))
+        return found
+
+    def all_topic_policies(self) -> dict[str, TopicPolicy]:
+        """Every topic's own policy in one read."""
+        rows = self._read("SELECT topic, policy FROM topic_policies")
+        return {str(topic): topic_policy_from_json(str(policy)) for topic, policy in rows}
 
     def history_range(self, schema_id: str, first: int, last: int) -> list[SchemaVersion]:
         rows = self._read(

@@ -1,0 +1,29 @@
+"""Comparing two registries (README "Compare two registries"): drift per topic, policy differences,
+replication hazards from one into the other, and the plan to converge."""
+
+from ._compare import compare_registries, drift_diff
+from ._propose import propose_plan
+from ._values import (
+    Comparison,
+    Hazard,
+    HazardReason,
+    PlanStep,
+    PolicyDifference,
+    TopicDrift,
+    TopicPlan,
+    TopicState,
+)
+
+__all__ = [
+    "Comparison",
+    "Hazard",
+    "HazardReason",
+    "PlanStep",
+    "PolicyDifference",
+    "TopicDrift",
+    "TopicPlan",
+    "TopicState",
+    "compare_registries",
+    "drift_diff",
+    "propose_plan",
+]
