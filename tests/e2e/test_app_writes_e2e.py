@@ -245,9 +245,11 @@ def save_after_preview(page: Any, change: str, button: str, target: str) -> None
 
 
 def test_every_policy_control_is_previewed_then_confirmed(
-    browser: Any, start_app: Any, behind_proxy: Any, db: Path, shot: Any
+    browser: Any, start_app: Any, behind_proxy: Any, db: Path, tmp_path: Path, shot: Any
 ) -> None:
-    url = behind_proxy(start_app(db, "--user-header", HEADER), HEADER, "ops@example.com")
+    roles = tmp_path / "roles.json"  # setting a policy is an admin's step (registry/proposals/_permissions.py)
+    roles.write_text(json.dumps({"ops@example.com": "admin"}), encoding="utf-8")
+    url = behind_proxy(start_app(db, "--user-header", HEADER, "--roles", str(roles)), HEADER, "ops@example.com")
     page = new_page(browser)
     page.goto(f"{url}/policies?namespace=initech/hr")
     wait_idle(page)

@@ -94,7 +94,7 @@ def test_two_people_propose_review_approve_and_apply(
     shot(alice, "proposals-whatif-proposed")
     with Registry.open(db) as reg:
         assert reg.get(TOPIC).version == 2  # proposing registers nothing
-    main(alice).get_by_role("link", name="Open proposal #1").click()
+    main(alice).get_by_role("link", name="Open proposal #1").first.click()  # the answer and the open-proposals warning
     alice.wait_for_url("**/proposal?id=1*")
     expect(main(alice).get_by_role("heading", name=f"#1 · {TITLE}")).to_be_visible()
 
