@@ -26,7 +26,7 @@ TOKENS = {
     "admin": "admin-token-secret-01-0123456789abcdef",
 }
 TOKENS_JSON = json.dumps({token: role for role, token in TOKENS.items()})
-VALUES = {"tenant": "t", "namespace": "ns", "topic": "x", "version": "0", "proposal_id": "1"}
+VALUES = {"tenant": "t", "namespace": "ns", "topic": "x", "version": "0", "proposal_id": "1", "webhook_id": "1"}
 BODY = {"type": "AVRO", "schema": S1}
 BODIES = {"schemaCompatibilityStrategy": "ALWAYS_COMPATIBLE", "schemaAutoUpdateCompatibilityStrategy": "Full",
           "isAllowAutoUpdateSchema": False, "schemaValidationEnforced": True}  # fmt: skip

@@ -25,7 +25,7 @@ TOKENS = {
 }
 TOKENS_JSON = json.dumps({token: role for role, token in TOKENS.items()})
 ROLES = [Role.VIEWER, Role.PRODUCER, Role.ADMIN]
-VALUES = {"tenant": "t", "namespace": "ns", "topic": "x", "version": "0", "proposal_id": "1"}
+VALUES = {"tenant": "t", "namespace": "ns", "topic": "x", "version": "0", "proposal_id": "1", "webhook_id": "1"}
 SCHEMA = {"type": "AVRO", "schema": S1}
 # A body each route can use, by the end of its path.
 BODIES: dict[str, object] = {
