@@ -16,6 +16,7 @@ from app.review import (
     BAD,
     GOOD,
     RISK,
+    STRATEGY_COLUMNS,
     VERDICT_SHADE,
     shaded,
     show_consequences,
@@ -100,6 +101,7 @@ def _schema_review(proposal: Proposal, review: ProposalReview, *, key: str) -> N
         ),
         hide_index=True,
         width="stretch",
+        column_config=STRATEGY_COLUMNS,
     )
     show_consequences(what_if)
     st.subheader(f"Diff against the base (v{proposal.base_version})" if review.diff else "Diff")

@@ -46,6 +46,20 @@ _CONTEXT_LINES = 3
 MAX_ROWS = 20_000  # rows of the side-by-side diff drawn at most: two 1 MiB schemas, whole
 WRAPPED_ROWS = 200  # problems or advisories shown as a wrapping table; more go to a scrolling grid
 
+# The strategy table's columns (registry/views/tables.py `strategy_frame`) with labels and widths that fit: a
+# grid cuts a header or a cell at its column's width, and "STRATEGY_FORBIDS_CHANGE" is the longest rule code.
+STRATEGY_COLUMNS: dict[str, Any] = {
+    "strategy": st.column_config.TextColumn("strategy", width=175),
+    "accepted": st.column_config.CheckboxColumn("accepted", width=75),
+    "introduces a refusal": st.column_config.TextColumn("introduces a refusal", width=140),
+    "effective": st.column_config.CheckboxColumn("in force", width=65),
+    "upgrade_order": st.column_config.TextColumn("upgrade order", width=140),
+    "problems": st.column_config.NumberColumn("problems", width=75),
+    "rule_code": st.column_config.TextColumn("first rule broken", width=215),
+    "message": st.column_config.TextColumn("first problem", width="large"),
+    "checked_versions": st.column_config.TextColumn("checked versions", width=120),
+}
+
 
 def shaded(frame: pd.DataFrame, shades: Mapping[Any, str], *columns: str) -> Styler:
     """The frame with the values of `columns` shaded by `shades` (value → CSS colour)."""

@@ -11,11 +11,12 @@ from collections.abc import Callable
 
 import streamlit as st
 
-from app import session
+from app import answers, session
 from app.candidate import candidate_input
 from app.proposing import propose_popover, show_proposed
 from app.render import escape_markdown, show_error
 from app.review import (
+    STRATEGY_COLUMNS,
     VERDICT_SHADE,
     shaded,
     show_consequences,
@@ -25,6 +26,7 @@ from app.review import (
 )
 from app.topic_page import topic_page
 from registry import (
+    CompatibilityResult,
     IncompatibleSchemaError,
     ReadOnlyError,
     RegistryError,
@@ -35,6 +37,8 @@ from registry import (
 )
 from registry.views.charts import strategy_matrix_chart
 from registry.views.tables import strategy_frame
+
+ANSWER = "whatif_register"  # where Register's answer is kept (app/answers.py)
 
 
 def _latest(reg: SchemaRegistry, topic: str) -> SchemaVersion | None:
@@ -52,26 +56,23 @@ def _register(reg: SchemaRegistry, topic: str, info: SchemaInfo, on_write: Calla
     try:
         done = reg.register(topic, info, user=session.user() or "")
     except IncompatibleSchemaError as exc:
-        st.session_state["whatif_outcome"] = ("refused", str(exc), exc.result)
+        answers.give(ANSWER, topic, ("refused", str(exc), exc.result))
     except ReadOnlyError as exc:
-        st.session_state["whatif_outcome"] = ("not written", str(exc), None)
+        answers.give(ANSWER, topic, ("not written", str(exc), None))
     except RegistryError as exc:
-        st.session_state["whatif_outcome"] = ("refused", str(exc), None)
+        answers.give(ANSWER, topic, ("refused", str(exc), None))
     else:
         on_write()
         if done.stored:
-            message = f"Registered on {topic} as version {done.version}."
-            st.session_state["whatif_outcome"] = ("registered", message, None)
+            answers.give(ANSWER, topic, ("registered", f"Registered on {topic} as version {done.version}.", None))
         else:
             message = f"Identical to version {done.version} of {topic}: nothing was stored."
-            st.session_state["whatif_outcome"] = ("unchanged", message, None)
+            answers.give(ANSWER, topic, ("unchanged", message, None))
     st.rerun()
 
 
-def _show_outcome() -> None:
-    outcome = st.session_state.pop("whatif_outcome", None)
-    if outcome is None:
-        return
+def _outcome(outcome: tuple[str, str, CompatibilityResult | None]) -> None:
+    """Register's answer, under the button (app/answers.py)."""
     kind, message, result = outcome
     if kind == "registered":
         st.success(escape_markdown(message), icon=":material/check_circle:")
@@ -90,8 +91,6 @@ def _show_outcome() -> None:
 def render(
     reg: SchemaRegistry, topic: str, *, read_only: bool = False, on_write: Callable[[], None] = lambda: None
 ) -> None:
-    _show_outcome()
-    show_proposed("whatif")
     latest = _latest(reg, topic)
     st.caption(
         "Edit the latest version, paste or upload a schema. Nothing is written until you press Register "
@@ -111,7 +110,12 @@ def render(
 
     st.subheader("Under each strategy")
     st.altair_chart(strategy_matrix_chart(what_if, title=""), width="content")
-    st.dataframe(shaded(strategy_frame(what_if), VERDICT_SHADE, "accepted"), hide_index=True, width="stretch")
+    st.dataframe(
+        shaded(strategy_frame(what_if), VERDICT_SHADE, "accepted"),
+        hide_index=True,
+        width="stretch",
+        column_config=STRATEGY_COLUMNS,
+    )
     strategies = list(what_if.by_strategy)
     chosen = st.selectbox(
         "Problems under",
@@ -139,7 +143,10 @@ def render(
                 topic, info, title=title, description=description, actor=actor
             ),
             what="this candidate",
+            subject=topic,
         )
+    answers.show(ANSWER, topic, _outcome)
+    show_proposed("whatif", topic)
 
 
 st.title("What-if")
