@@ -16,12 +16,12 @@ from app.review import (
     BAD,
     GOOD,
     RISK,
-    STRATEGY_COLUMNS,
     VERDICT_SHADE,
     shaded,
     show_consequences,
     show_diff,
     show_preview,
+    show_strategy_table,
     show_verdict,
     show_wrapped,
 )
@@ -94,14 +94,12 @@ def _schema_review(proposal: Proposal, review: ProposalReview, *, key: str) -> N
     st.subheader("Under each strategy")
     frame = strategy_frame(what_if)
     frame.insert(2, "introduces a refusal", [_yes((review.blocking or {}).get(s, False)) for s in what_if.by_strategy])
-    st.dataframe(
+    show_strategy_table(
         shaded(frame, VERDICT_SHADE, "accepted").map(
             lambda v: f"background-color: {_BLOCKING_SHADE[v]}" if v in _BLOCKING_SHADE else "",
             subset=["introduces a refusal"],
         ),
-        hide_index=True,
-        width="stretch",
-        column_config=STRATEGY_COLUMNS,
+        tuple(frame.columns),
     )
     show_consequences(what_if)
     st.subheader(f"Diff against the base (v{proposal.base_version})" if review.diff else "Diff")

@@ -19,6 +19,7 @@ from typing import Any
 
 import pandas as pd
 import streamlit as st
+from streamlit.delta_generator import DeltaGenerator
 
 from app import answers, links, selection, session
 from app.proposing import propose_popover, show_proposed
@@ -357,13 +358,12 @@ def _open_link(reg: SchemaRegistry, options: list[str]) -> None:
             links.bad_value("namespace", params["namespace"], "no such namespace in this registry")
 
 
-def render(reg: SchemaRegistry, *, read_only: bool) -> None:
+def render(reg: SchemaRegistry, share: DeltaGenerator, *, read_only: bool) -> None:
     options = namespaces(reg)
     if not options:
         st.info("This registry has no namespace yet. Seed the sample data with `schema-explorer seed`.")
         links.keep({})
         return
-    share = st.container()
     _open_link(reg, options)
     selected = selection.selected_topic()
     if st.session_state.get("pol_namespace") not in options:
@@ -383,9 +383,9 @@ def render(reg: SchemaRegistry, *, read_only: bool) -> None:
         links.copy_link()
 
 
-st.title("Policies")
+share_place = links.title_row("Policies")
 st.caption("Change a namespace's schema policies or a topic's strategy: each change is previewed, then confirmed.")
 try:
-    render(session.registry(), read_only=session.read_only())
+    render(session.registry(), share_place, read_only=session.read_only())
 except RegistryError as exc:
     show_error(exc)

@@ -16,12 +16,12 @@ from app.candidate import candidate_input
 from app.proposing import propose_popover, show_proposed
 from app.render import escape_markdown, show_error
 from app.review import (
-    STRATEGY_COLUMNS,
     VERDICT_SHADE,
     shaded,
     show_consequences,
     show_diff,
     show_problems,
+    show_strategy_table,
     show_verdict,
 )
 from app.topic_page import topic_page
@@ -110,12 +110,8 @@ def render(
 
     st.subheader("Under each strategy")
     st.altair_chart(strategy_matrix_chart(what_if, title=""), width="content")
-    st.dataframe(
-        shaded(strategy_frame(what_if), VERDICT_SHADE, "accepted"),
-        hide_index=True,
-        width="stretch",
-        column_config=STRATEGY_COLUMNS,
-    )
+    frame = strategy_frame(what_if)
+    show_strategy_table(shaded(frame, VERDICT_SHADE, "accepted"), tuple(frame.columns))
     strategies = list(what_if.by_strategy)
     chosen = st.selectbox(
         "Problems under",
