@@ -47,13 +47,13 @@ TABLE = "props_table"  # the table's key, with a counter: a new key after each o
 COLUMNS = {
     "id": None,
     "link": st.column_config.LinkColumn("#", display_text=r"id=(\d+)", width=40),
-    "title": st.column_config.TextColumn("title", width=150),
+    "title": st.column_config.TextColumn("title", width=136),
     "kind": st.column_config.TextColumn("kind", width=56),
-    "target": st.column_config.TextColumn("topic or namespace", width=130),
-    "author": st.column_config.TextColumn("author", width=120),
+    "target": st.column_config.TextColumn("topic or namespace", width=125),
+    "author": st.column_config.TextColumn("author", width=122),
     "state": st.column_config.TextColumn("state", width=62),
-    "approvals": st.column_config.TextColumn("approvals", width=78),
-    "updated": st.column_config.TextColumn("updated", width=165, help="Last change (UTC)"),
+    "approvals": st.column_config.TextColumn("approvals", width=74),
+    "updated": st.column_config.TextColumn("updated", width=170, help="Last change (UTC)"),
 }
 
 
