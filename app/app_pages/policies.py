@@ -247,7 +247,9 @@ def namespace_section(reg: SchemaRegistry, namespace: str, *, read_only: bool) -
             AUTO_UPDATE_CHOICES,
             key="pol_auto_strategy",
         )
-        validation = st.toggle("Schema validation enforced (producers must declare a schema)", key="pol_validation")
+        validation = st.toggle(
+            "Schema validation enforced", key="pol_validation", help="Producers must declare a schema to connect."
+        )
     wanted = {
         "compatibility": compat,
         "allow_auto_update": ALLOW_VALUES[allow],

@@ -109,7 +109,8 @@ def render(
     show_verdict(what_if)
 
     st.subheader("Under each strategy")
-    st.altair_chart(strategy_matrix_chart(what_if, title=""), width="content")
+    # Wide enough for the rule code beside a refusal (the chart is 420 px of marks plus its strategy labels).
+    st.altair_chart(strategy_matrix_chart(what_if, title=""), width=640)
     frame = strategy_frame(what_if)
     show_strategy_table(shaded(frame, VERDICT_SHADE, "accepted"), tuple(frame.columns))
     strategies = list(what_if.by_strategy)
