@@ -135,6 +135,9 @@ def test_the_answer_to_a_write_is_in_view(browser: Any, app: str, behind_proxy: 
     text.fill(candidate(db, "ecoLabel"))
     text.press("Control+Enter")
     expect(main(alice).get_by_text("store version 3")).to_be_visible()
+    chart = main(alice).get_by_test_id("stVegaLiteChart").first  # wide enough for STRATEGY_FORBIDS_CHANGE
+    expect(chart).to_be_visible()
+    assert chart.bounding_box()["width"] >= 600
     register = main(alice).get_by_role("button", name="Register", exact=True)
     register.scroll_into_view_if_needed()
     assert alice.evaluate("() => document.querySelector('[data-testid=stMain]').scrollTop") > 0  # scrolled down
