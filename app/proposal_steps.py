@@ -6,13 +6,14 @@ Each step is one core call as `session.actor()`, made from the button's callback
 the proposal changed meanwhile (someone withdrew it in another tab): the core then refuses, and its message is
 shown word for word. An approval or an apply names the revision on screen, and the core checks it inside its write
 (RevisionChangedError when another revision was pushed since the page was drawn): nothing is written and the
-page says so. The outcome is shown on the proposal as it is then.
+page says so. The answer is shown beside the buttons that made it, on the proposal as it is then, until the
+next step (app/answers.py). A step that needs a reason is a form: the reason is read with the click.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import streamlit as st
 
@@ -74,7 +75,7 @@ def show_outcome(proposal_id: int, where: str = STEPS) -> None:
     answers.show(where, proposal_id, _outcome)
 
 
-def _outcome(outcome: tuple[str, object]) -> None:
+def _outcome(outcome: tuple[str, Any]) -> None:
     kind, value = outcome
     if kind == "done":
         st.success(escape_markdown(str(value)), icon=":material/check_circle:")
@@ -83,7 +84,7 @@ def _outcome(outcome: tuple[str, object]) -> None:
     elif kind == "warn":
         st.warning(escape_markdown(str(value)), icon=":material/info:")
     else:
-        show_error(value)  # type: ignore[arg-type]
+        show_error(value)
 
 
 def approvals_panel(
