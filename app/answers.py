@@ -4,7 +4,8 @@ A write is made from a button, then the page runs again to show the registry aft
 page, its answer would be off-screen while the view stays at the button. So each write keeps its answer here
 under the place that made it (`where`, e.g. "whatif" or "proposal_steps") and the thing it was about (`subject`:
 a topic, a namespace, a proposal's id); the page shows it with `show(where, subject, render)` right beside that
-button, on every run, until the next write there replaces it or another subject is on screen. The first run that
+button, on every run, until the next write there replaces it, another subject is on screen, or the person moves
+to another page (`on_page`, from the shell: coming back is a new visit). The first run that
 shows a new answer also scrolls it into view when the page above it moved (`scrollIntoView`, "nearest": nothing
 moves when it is already visible).
 """
@@ -19,6 +20,7 @@ import streamlit as st
 _STORE = "write_answers"  # session key: {where: (subject, serial, value)}
 _SERIAL = "write_answers_serial"  # session key: the last serial given (a new answer scrolls once)
 _SCROLLED = "write_answers_scrolled"  # session key: {where: the serial already scrolled into view}
+_PAGE = "write_answers_page"  # session key: the page the answers were given on
 # Our own constant script (no user text in it): the answer's container into view, once, where it is not.
 _SCROLL = (
     "<script>document.querySelector('.st-key-{key}')"
@@ -33,6 +35,13 @@ def give(where: str, subject: object, value: Any) -> None:
     store = dict(st.session_state.get(_STORE, {}))
     store[where] = (str(subject), serial, value)
     st.session_state[_STORE] = store
+
+
+def on_page(page: str) -> None:
+    """The shell says which page this run draws: the answers given on another page are dropped."""
+    if st.session_state.get(_PAGE) != page:
+        st.session_state[_PAGE] = page
+        st.session_state.pop(_STORE, None)
 
 
 def forget(where: str) -> None:

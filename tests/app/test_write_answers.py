@@ -74,6 +74,9 @@ def test_register_answers_under_the_register_button_and_stays(db: Path) -> None:
     assert position(page, "button:Register") < position(page, f"Registered on {TOPIC} as version 14.")
     at.run()
     assert f"Registered on {TOPIC} as version 14." in in_order(at.main)
+    at.switch_page("app_pages/browse.py").run()
+    at.switch_page("app_pages/whatif.py").run()  # back to the page: a new visit, without the old answer
+    assert not any("Registered on" in shown for shown in in_order(at.main))
 
 
 def test_a_policy_save_answers_under_its_section_not_at_the_top(db: Path) -> None:
