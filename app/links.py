@@ -29,6 +29,7 @@ from pathlib import Path
 from urllib.parse import urlencode
 
 import streamlit as st
+from streamlit.delta_generator import DeltaGenerator
 
 from app import connection
 from app.render import code_span, escape_markdown
@@ -103,6 +104,15 @@ def copy_link() -> None:
     with st.popover("Copy link", icon=":material/link:"):
         st.caption("A teammate who opens this link sees the same view (the token is never in a link).")
         st.code(link(), language=None, wrap_lines=True)
+
+
+def title_row(title: str) -> DeltaGenerator:
+    """The page's title with, beside it at the top, the place for Copy link: the caller fills it (`with
+    place: copy_link()`) at the end of the run, once `keep` made the URL say what is on screen. A long page
+    (a proposal) thus offers its link where the person starts reading, as the topic pages do."""
+    with st.container(horizontal=True, vertical_alignment="center"):
+        st.title(title)
+        return st.container(width="content")
 
 
 def bad_value(name: str, value: str, why: str) -> None:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import streamlit as st
 
 from app import session
-from app.proposal_steps import run_step, warn
+from app.proposal_steps import DISCUSSION, run_step, show_outcome, warn
 from app.render import escape_markdown, when
 from registry import Actor, Comment, Proposal, ProposalReview, SchemaRegistry, comment_paths
 
@@ -49,12 +49,19 @@ def comment_box(reg: SchemaRegistry, proposal: Proposal, review: ProposalReview 
             "On a field (optional)",
             [WHOLE, *labels],
             key=PATH,
-            format_func=lambda path: f"{path} ({labels[path]})" if labels.get(path) else path,
+            format_func=lambda path: picker_label(path, labels),
             accept_new_options=True,
             help="A place in the candidate, as a JSON pointer (/fields/0/type); pick one the review names, or type "
             "another.",
         )
         st.form_submit_button("Comment", icon=":material/chat:", on_click=_send, args=(reg, proposal.id, actor))
+    show_outcome(proposal.id, DISCUSSION)
+
+
+def picker_label(path: str, labels: dict[str, str]) -> str:
+    """A place as the picker shows it: what it is about first (the field's path by name, or the rule's code),
+    then its pointer, `giftNote — /fields/2`; a pointer the review names nothing for (typed) as it is."""
+    return f"{labels[path]} — {path}" if labels.get(path) else path
 
 
 def _send(reg: SchemaRegistry, proposal_id: int, actor: Actor) -> None:
@@ -63,10 +70,11 @@ def _send(reg: SchemaRegistry, proposal_id: int, actor: Actor) -> None:
     path = st.session_state.get(PATH)
     where = "" if path in (None, WHOLE) else str(path)
     if not text.strip():
-        warn(proposal_id, "Write something to comment: an empty comment is not kept.")
+        warn(proposal_id, "Write something to comment: an empty comment is not kept.", where=DISCUSSION)
         return
     run_step(
         proposal_id,
         lambda: reg.comment_on_proposal(proposal_id, text, path=where, actor=actor),
         "Comment added." if not where else f"Comment added on {where}.",
+        where=DISCUSSION,
     )

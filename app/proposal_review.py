@@ -21,6 +21,7 @@ from app.review import (
     show_consequences,
     show_diff,
     show_preview,
+    show_strategy_table,
     show_verdict,
     show_wrapped,
 )
@@ -107,13 +108,12 @@ def _schema_review(proposal: Proposal, review: ProposalReview, *, frozen: bool, 
     st.subheader("Under each strategy")
     frame = strategy_frame(what_if)
     frame.insert(2, "introduces a refusal", [refusal_word(review, s) for s in what_if.by_strategy])
-    st.dataframe(
+    show_strategy_table(
         shaded(frame, VERDICT_SHADE, "accepted").map(
             lambda v: f"background-color: {_BLOCKING_SHADE[v]}" if v in _BLOCKING_SHADE else "",
             subset=["introduces a refusal"],
         ),
-        hide_index=True,
-        width="stretch",
+        tuple(frame.columns),
     )
     show_consequences(what_if)
     st.subheader(f"Diff against the base (v{proposal.base_version})" if review.diff else "Diff")

@@ -10,7 +10,7 @@ import pandas as pd
 import streamlit as st
 
 from app.candidate import candidate_input
-from app.proposal_steps import run_step
+from app.proposal_steps import REVISIONS, run_step, show_outcome
 from app.render import show_error
 from app.review import show_diff
 from registry import Actor, Proposal, ProposalKind, RegistryError, SchemaRegistry
@@ -58,6 +58,7 @@ def push_revision(reg: SchemaRegistry, proposal: Proposal, actor: Actor) -> None
     if proposal.kind is not ProposalKind.SCHEMA or proposal.revision.schema is None:
         return
     number = proposal.revision.number + 1
+    show_outcome(proposal.id, REVISIONS)  # above the editor: a push folds it (a new revision, a new expander)
     with st.expander(f"Push revision {number}", icon=":material/edit:"):
         st.caption(
             "Edit the candidate; pushing makes a new revision against the latest version and clears the approvals."
@@ -71,6 +72,7 @@ def push_revision(reg: SchemaRegistry, proposal: Proposal, actor: Actor) -> None
                 pid,
                 lambda: reg.revise_proposal(pid, schema=info, actor=actor),
                 lambda done: f"#{pid} now has revision {done.revision.number}: its approvals start over.",
+                where=REVISIONS,
             )
             st.rerun()
 

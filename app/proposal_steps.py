@@ -6,17 +6,18 @@ Each step is one core call as `session.actor()`, made from the button's callback
 the proposal changed meanwhile (someone withdrew it in another tab): the core then refuses, and its message is
 shown word for word. An approval or an apply names the revision on screen, and the core checks it inside its write
 (RevisionChangedError when another revision was pushed since the page was drawn): nothing is written and the
-page says so. The outcome is shown on the proposal as it is then.
+page says so. The answer is shown beside the buttons that made it, on the proposal as it is then, until the
+next step (app/answers.py). A step that needs a reason is a form: the reason is read with the click.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import streamlit as st
 
-from app import session
+from app import answers, session
 from app.proposal_access import Steps, approvers_of_revision, still_needed
 from app.render import escape_markdown, show_error, when
 from app.roles import RolesFileError
@@ -42,39 +43,42 @@ from registry import (
 )
 
 T = TypeVar("T")
-OUTCOME = "proposal_outcome"  # session key: (proposal id, "done" | "stale" | "error" | "warn", message or error)
 REJECT_REASON = "prop_reject_reason"
 OVERRIDE_REASON = "prop_override_reason"
 
 
-def run_step(proposal_id: int, call: Callable[[], T], done: str | Callable[[T], str]) -> None:
-    """Take one step (a button's callback) and remember its outcome for the run that follows, which shows the
-    proposal after it. `done` says what happened (from the step's answer, when it is a function)."""
+STEPS, DISCUSSION, REVISIONS = "proposal_steps", "proposal_discussion", "proposal_revisions"  # where answers show
+
+
+def run_step(proposal_id: int, call: Callable[[], T], done: str | Callable[[T], str], *, where: str = STEPS) -> None:
+    """Take one step (a button's callback) and keep its answer beside the buttons at `where` (app/answers.py),
+    shown on the proposal as it is after the step. `done` says what happened (from the step's answer, when it is
+    a function)."""
     try:
         answer = call()
     except StaleProposalError as exc:
-        st.session_state[OUTCOME] = (proposal_id, "stale", exc)
+        answers.give(where, proposal_id, ("stale", exc))
     except RevisionChangedError as exc:
-        warn(proposal_id, f"Nothing was done: {exc}. The page now shows the current revision.")
+        warn(proposal_id, f"Nothing was done: {exc}. The page now shows the current revision.", where=where)
     except RegistryError as exc:
-        st.session_state[OUTCOME] = (proposal_id, "error", exc)
+        answers.give(where, proposal_id, ("error", exc))
     else:
-        st.session_state[OUTCOME] = (proposal_id, "done", done if isinstance(done, str) else done(answer))
+        answers.give(where, proposal_id, ("done", done if isinstance(done, str) else done(answer)))
     session.clear_caches()  # a refused apply may still have marked the proposal stale
 
 
-def warn(proposal_id: int, message: str) -> None:
+def warn(proposal_id: int, message: str, *, where: str = STEPS) -> None:
     """A step not taken, and why (nothing was sent to the registry)."""
-    st.session_state[OUTCOME] = (proposal_id, "warn", message)
+    answers.give(where, proposal_id, ("warn", message))
 
 
-def show_outcome(proposal_id: int) -> None:
-    """The outcome of the step taken on this proposal since the previous run, once."""
-    outcome = st.session_state.get(OUTCOME)
-    if outcome is None or outcome[0] != proposal_id:
-        return
-    st.session_state.pop(OUTCOME, None)
-    _, kind, value = outcome
+def show_outcome(proposal_id: int, where: str = STEPS) -> None:
+    """The answer of the last step taken at `where` on this proposal, beside its buttons until the next step."""
+    answers.show(where, proposal_id, _outcome)
+
+
+def _outcome(outcome: tuple[str, Any]) -> None:
+    kind, value = outcome
     if kind == "done":
         st.success(escape_markdown(str(value)), icon=":material/check_circle:")
     elif kind == "stale":
@@ -116,6 +120,7 @@ def approvals_panel(
     if actor is None:
         return
     _buttons(reg, proposal, actor, steps, readiness)
+    show_outcome(proposal.id)
     if not proposal.state.final and not steps.approve and proposal.state is not ProposalState.STALE:
         why = may_review(proposal, rules, actor)
         if why is not None:
@@ -185,16 +190,18 @@ def _buttons(
                 args=(pid, lambda: reg.apply_proposal(pid, actor=actor, revision=number), applied_text),
             )
         if steps.reject:
-            with st.popover("Reject…", icon=":material/block:"):
-                reason = st.text_area("Why (the author sees this)", key=REJECT_REASON, max_chars=2000)
-                st.button(
+            with st.popover("Reject…", icon=":material/block:"), st.form("prop_reject_form", border=False):
+                # A form: the reason and the click arrive together, so one click after typing rejects.
+                st.text_area("Why (the author sees this)", key=REJECT_REASON, max_chars=2000)
+                st.form_submit_button(
                     "Reject the proposal",
                     key="prop_reject",
-                    disabled=not reason.strip(),
-                    on_click=run_step,
+                    on_click=_with_reason,
                     args=(
                         pid,
-                        lambda: reg.reject_proposal(pid, st.session_state.get(REJECT_REASON, ""), actor=actor),
+                        REJECT_REASON,
+                        "Nothing was rejected: write why first (the author sees it).",
+                        lambda reason: reg.reject_proposal(pid, reason, actor=actor),
                         f"#{pid} was rejected.",
                     ),
                 )
@@ -213,24 +220,35 @@ def _buttons(
                     "An admin may apply a proposal that lacks its approvals only with a written reason; the "
                     "proposal and the audit trail keep it."
                 )
-                reason = st.text_area("Reason", key=OVERRIDE_REASON, max_chars=2000)
-                st.button(
-                    "Apply anyway",
-                    key="prop_apply_override",
-                    type="primary",
-                    disabled=not reason.strip(),
-                    on_click=run_step,
-                    args=(
-                        pid,
-                        lambda: reg.apply_proposal(
+                with st.form("prop_override_form", border=False):
+                    st.text_area("Reason", key=OVERRIDE_REASON, max_chars=2000)
+                    st.form_submit_button(
+                        "Apply anyway",
+                        key="prop_apply_override",
+                        type="primary",
+                        on_click=_with_reason,
+                        args=(
                             pid,
-                            actor=actor,
-                            override_reason=st.session_state.get(OVERRIDE_REASON, ""),
-                            revision=number,
+                            OVERRIDE_REASON,
+                            "Nothing was applied: write the reason first (the proposal and the audit trail keep it).",
+                            lambda reason: reg.apply_proposal(
+                                pid, actor=actor, override_reason=reason, revision=number
+                            ),
+                            lambda done: applied_text(done) + " Applied without the approvals; the reason is kept.",
                         ),
-                        lambda done: applied_text(done) + " Applied without the approvals; the reason is kept.",
-                    ),
-                )
+                    )
+
+
+def _with_reason(
+    proposal_id: int, key: str, missing: str, call: Callable[[str], T], done: str | Callable[[T], str]
+) -> None:
+    """A form's submit callback for a step that needs a written reason: the reason is read as submitted with the
+    click (never a button disabled until the box loses focus); an empty one takes no step and says so."""
+    reason = str(st.session_state.get(key) or "")
+    if not reason.strip():
+        warn(proposal_id, missing)
+        return
+    run_step(proposal_id, lambda: call(reason), done)
 
 
 def rebase_button(reg: SchemaRegistry, proposal: Proposal, actor: Actor) -> None:

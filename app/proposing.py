@@ -17,14 +17,12 @@ from collections.abc import Callable
 
 import streamlit as st
 
-from app import session
+from app import answers, session
 from app.render import escape_markdown, show_error
 from registry import Actor, AllowedSteps, Proposal, ProposalsRequiredError, RegistryError, Step
 
 PROPOSAL_PAGE = "app_pages/proposal.py"
 SHOWN_OPEN = 5  # open proposals named by link in a warning; the rest are counted
-
-OUTCOME = "propose_outcome"  # session key: (where, proposal id and title, or the error)
 
 
 def sentence(text: str) -> str:
@@ -85,10 +83,12 @@ def propose_popover(
     allowed: AllowedSteps,
     default_title: str = "",
     what: str = "this change",
+    subject: str = "",
 ) -> None:
-    """The Propose… popover of the page `where` ("whatif", "policies_ns", "policies_topic": also its widget
-    keys' prefix), offered when the core allows proposing here. `submit(title, description, actor)` makes the
-    proposal from the change on screen."""
+    """The Propose… popover of the page `where` ("whatif", "pol_ns", "pol_topic": also its widget keys'
+    prefix), about `subject` (the topic or namespace on screen), offered when the core allows proposing here.
+    `submit(title, description, actor)` makes the proposal from the change on screen; its answer is shown by
+    `show_proposed` beside the popover."""
     if session.read_only():
         return
     actor = session.actor()
@@ -111,28 +111,30 @@ def propose_popover(
         "Propose…", icon=":material/rate_review:", help=f"Have {what} reviewed and approved before it is applied."
     ):
         st.caption(f"A proposal of {what}, as on screen now: reviewers approve it, then it is applied as approved.")
-        title = st.text_input("Title", key=title_key, max_chars=200)
-        description = st.text_area("Description (optional)", key=f"{where}_propose_description", height=100)
-        if st.button("Propose", key=f"{where}_propose", type="primary"):
-            try:
-                made = submit(title, description, actor)
-            except RegistryError as exc:
-                st.session_state[OUTCOME] = (where, exc)
-            else:
-                st.session_state[OUTCOME] = (where, (made.id, made.title))
-                st.session_state.pop(title_key, None)
-                st.session_state.pop(f"{where}_propose_description", None)
-                session.clear_caches()
-            st.rerun()
+        # A form: the title, the description and the click arrive together, so one click after typing proposes.
+        with st.form(f"{where}_propose_form", border=False, enter_to_submit=False):
+            title = st.text_input("Title", key=title_key, max_chars=200)
+            description = st.text_area("Description (optional)", key=f"{where}_propose_description", height=100)
+            if st.form_submit_button("Propose", key=f"{where}_propose", type="primary"):
+                try:
+                    made = submit(title, description, actor)
+                except RegistryError as exc:
+                    answers.give(where, subject, exc)
+                else:
+                    answers.give(where, subject, (made.id, made.title))
+                    st.session_state.pop(title_key, None)
+                    st.session_state.pop(f"{where}_propose_description", None)
+                    session.clear_caches()
+                st.rerun()
 
 
-def show_proposed(where: str) -> None:
-    """The outcome of the last Propose on this page: a link to the new proposal, or the core's refusal."""
-    outcome = st.session_state.get(OUTCOME)
-    if outcome is None or outcome[0] != where:
-        return
-    st.session_state.pop(OUTCOME, None)
-    value = outcome[1]
+def show_proposed(where: str, subject: str = "") -> None:
+    """The answer of the last Propose on this page about `subject`, beside its button until the next write: a
+    link to the new proposal, or the core's refusal (app/answers.py)."""
+    answers.show(where, subject, _proposed)
+
+
+def _proposed(value: tuple[int, str] | BaseException) -> None:
     if isinstance(value, BaseException):
         show_error(value)
         return

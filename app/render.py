@@ -72,6 +72,8 @@ WHAT_TO_DO: tuple[tuple[type[BaseException], str], ...] = (
 )
 _UNEXPECTED = "This is a bug in Schema Explorer: reload the page, and report it if it happens again."
 _MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~:$&])")
+# What GitHub-flavoured markdown turns into a mailto link even when escaped (it links the text after parsing).
+_EMAIL = re.compile(r"[-.\w+]+@[-\w]+(?:\.[-\w]+)+")
 
 
 def error_message(exc: BaseException) -> str:
@@ -91,8 +93,14 @@ def show_error(exc: BaseException) -> None:
 
 
 def escape_markdown(text: str) -> str:
-    """Backslash-escape markdown and Streamlit directives (`:red[...]`, `$...$`), so text shows as typed."""
-    return _MARKDOWN_SPECIAL.sub(r"\\\1", text)
+    """Backslash-escape markdown and Streamlit directives (`:red[...]`, `$...$`), so text shows as typed. An
+    e-mail address (how people are named behind an identity proxy) becomes a code span: an escape does not keep
+    the markdown renderer from making it a mailto link, a code span does."""
+    parts, last = [], 0
+    for found in _EMAIL.finditer(text):
+        parts += [_MARKDOWN_SPECIAL.sub(r"\\\1", text[last : found.start()]), code_span(found.group())]
+        last = found.end()
+    return "".join(parts) + _MARKDOWN_SPECIAL.sub(r"\\\1", text[last:])
 
 
 def code_span(text: str) -> str:

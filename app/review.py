@@ -46,6 +46,33 @@ _CONTEXT_LINES = 3
 MAX_ROWS = 20_000  # rows of the side-by-side diff drawn at most: two 1 MiB schemas, whole
 WRAPPED_ROWS = 200  # problems or advisories shown as a wrapping table; more go to a scrolling grid
 
+# The strategy table's columns (registry/views/tables.py `strategy_frame`) with labels and widths that fit: a
+# grid cuts a header or a cell at its column's width, and rule codes run to READER_FIELD_WITHOUT_DEFAULT. In
+# the order a reader needs them, so that at 1280 px (a main column of about 820 px) what may scroll out of view
+# on the right is only what the verdict above already says (in force) or rarely needs (upgrade order, versions).
+STRATEGY_COLUMNS: dict[str, Any] = {
+    "strategy": st.column_config.TextColumn("strategy", width=170),
+    "accepted": st.column_config.CheckboxColumn("accepted", width=72),
+    "introduces a refusal": st.column_config.TextColumn("introduces a refusal", width=140),
+    "problems": st.column_config.NumberColumn("problems", width=72),
+    "rule_code": st.column_config.TextColumn("first rule broken", width=250),
+    "message": st.column_config.TextColumn("first problem", width="large"),
+    "effective": st.column_config.CheckboxColumn("in force", width=65),
+    "upgrade_order": st.column_config.TextColumn("upgrade order", width=140),
+    "checked_versions": st.column_config.TextColumn("checked versions", width=120),
+}
+
+
+def show_strategy_table(data: pd.DataFrame | Styler, columns: Sequence[str]) -> None:
+    """The strategy table (`columns`: its frame's columns), labelled and ordered as STRATEGY_COLUMNS says."""
+    st.dataframe(
+        data,
+        hide_index=True,
+        width="stretch",
+        column_config=STRATEGY_COLUMNS,
+        column_order=[name for name in STRATEGY_COLUMNS if name in columns],
+    )
+
 
 def shaded(frame: pd.DataFrame, shades: Mapping[Any, str], *columns: str) -> Styler:
     """The frame with the values of `columns` shaded by `shades` (value → CSS colour)."""

@@ -12,7 +12,7 @@ from collections.abc import Callable
 import pandas as pd
 import streamlit as st
 
-from app import session
+from app import answers, session
 from app.proposing import sentence
 from app.render import escape_markdown, show_error
 from app.roles import Roles
@@ -28,7 +28,7 @@ from registry import (
     require_satisfiable,
 )
 
-OUTCOME = "rules_outcome"  # session key: (namespace, "saved" message | the error)
+ANSWER = "rules"  # where Save review rules keeps its answer (app/answers.py): the message, or the error
 MAX_APPROVALS = 5  # the core's bound (registry/proposals/_rules.py), stated here for the widget
 
 
@@ -42,7 +42,6 @@ def rules_section(reg: SchemaRegistry, namespace: str, *, read_only: bool) -> No
         "An explorer setting kept with this registry, **not a Pulsar policy** (no broker sees it): how many "
         "approvals a schema change proposal in this namespace needs before it is applied, and who may give them."
     )
-    _show_outcome(namespace)
     try:
         rules = reg.review_rules(namespace)
     except (NotSupportedError, NotFoundError) as exc:  # a plain broker, or a `serve` from before proposals
@@ -103,14 +102,15 @@ def rules_section(reg: SchemaRegistry, namespace: str, *, read_only: bool) -> No
                 require_satisfiable(wanted, namespace, _may_approve())  # the core knows no roles; the app does
                 saved = reg.set_review_rules(namespace, wanted, actor=actor)
             except RegistryError as exc:
-                st.session_state[OUTCOME] = (namespace, exc)
+                answers.give(ANSWER, namespace, exc)
             else:
                 who = ", ".join(saved.reviewers) or "anyone who may write"
                 through = "; changes go through proposals" if saved.require_proposals else ""
                 done = f"Review rules of {namespace}: {saved.required_approvals} approval(s) from {who}{through}."
-                st.session_state[OUTCOME] = (namespace, done)
+                answers.give(ANSWER, namespace, done)
                 session.clear_caches()
             st.rerun()
+    answers.show(ANSWER, namespace, _outcome)
 
 
 def _may_approve() -> Callable[[str], bool] | None:
@@ -136,12 +136,8 @@ def _unable(rules: ReviewRules) -> None:
         )
 
 
-def _show_outcome(namespace: str) -> None:
-    outcome = st.session_state.get(OUTCOME)
-    if outcome is None or outcome[0] != namespace:
-        return
-    st.session_state.pop(OUTCOME, None)
-    if isinstance(outcome[1], BaseException):
-        show_error(outcome[1])
+def _outcome(value: str | BaseException) -> None:
+    if isinstance(value, BaseException):
+        show_error(value)
     else:
-        st.success(escape_markdown(outcome[1]), icon=":material/check_circle:")
+        st.success(escape_markdown(value), icon=":material/check_circle:")

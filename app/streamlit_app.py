@@ -17,6 +17,7 @@ _ROOT = str(Path(__file__).resolve().parent.parent)
 if _ROOT not in sys.path:
     sys.path.insert(0, _ROOT)
 
+from app import answers  # noqa: E402
 from app.links import follow_connection  # noqa: E402
 from app.widgets import connection_sidebar  # noqa: E402
 
@@ -68,4 +69,5 @@ alias = st.Page(_browse_link, title="Browse", url_path="browse", visibility="hid
 navigation = st.navigation([*(page for page in PAGES if page is not None), alias])
 follow_connection()
 connection_sidebar()
+answers.on_page(navigation.url_path)  # a write's answer stays on its page, until the person leaves it
 navigation.run()

@@ -272,10 +272,11 @@ def render() -> None:
                 )
 
 
-st.title("Audit")
+share_place = links.title_row("Audit")
 st.caption("Fleet-wide results of the Spark pipeline: who reads whom, what a strategy would refuse, bad data.")
 st.session_state.setdefault("audit_dir", str(default_audit_dir()))
 links.opened()
 render()
 links.keep({})
-links.copy_link()
+with share_place:
+    links.copy_link()

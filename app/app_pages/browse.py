@@ -160,6 +160,7 @@ def _counts(by: dict[str, int]) -> str:
 def _results() -> None:
     """The search widgets, counts, table and pager: a fragment, so a search reruns only this part of the page
     (not the navigation and the sidebar) and the answer shows sooner."""
+    share = st.container(horizontal_alignment="right")  # Copy link at the top, filled once the URL is kept
     try:
         reg = session.registry()
         tenants = reg.tenants()
@@ -183,6 +184,8 @@ def _results() -> None:
         st.session_state["browse_page"] = page_number = 1
         page = reg.search_topics(query, offset=0, limit=PAGE_SIZE)
     links.keep(_link_params(query, page_number))
+    with share:
+        links.copy_link()
     first, last = (page.offset + 1 if page.items else 0), page.offset + len(page.items)
     matches = "topic matches" if page.total == 1 else "topics match"
     st.markdown(
@@ -213,10 +216,8 @@ def _results() -> None:
         selection.select_topic(topic)
         st.session_state["browse_opened"] = opened + 1
         st.switch_page("app_pages/topic.py", query_params={"topic": links.short_topic(topic)})
-    left, middle, right = st.columns([3, 1, 1], vertical_alignment="bottom")
+    left, right = st.columns([4, 1], vertical_alignment="bottom")
     left.caption("Click a row to open its topic.")
-    with middle:
-        links.copy_link()
     right.number_input(f"Page (of {pages:,})", min_value=1, max_value=pages, step=1, key="browse_page")
 
 

@@ -19,8 +19,9 @@ from typing import Any
 
 import pandas as pd
 import streamlit as st
+from streamlit.delta_generator import DeltaGenerator
 
-from app import links, selection, session
+from app import answers, links, selection, session
 from app.proposal_access import allowed_in, open_proposals
 from app.proposing import propose_popover, show_proposed, show_rule, warn_open, write_button
 from app.render import escape_markdown, show_error, when
@@ -49,7 +50,6 @@ NOT_SET = "not set"
 AUTO_UPDATE_CHOICES = (NOT_SET, *(s.value for s in AutoUpdateStrategy))
 ALLOW_VALUES = {"not set (broker default)": None, "allowed": True, "refused": False}
 ALLOW_LABELS = {value: label for label, value in ALLOW_VALUES.items()}
-OUTCOME = "policies_outcome"
 
 
 PENDING = "policies_pending"  # the change waiting for its confirmation: (scope, target, values, stored before)
@@ -73,12 +73,18 @@ def _load(prefix: str, ident: object, values: dict[str, Any]) -> None:
         st.session_state[key] = value
 
 
-def _show_outcome() -> None:
-    show_proposed("pol_ns")
-    show_proposed("pol_topic")
-    outcome = st.session_state.pop(OUTCOME, None)
-    if outcome is None:
-        return
+def _where(scope: str) -> str:
+    """Where a scope's writes keep their answers (app/answers.py): "pol_ns" or "pol_topic", as its widget keys."""
+    return "pol_ns" if scope == "namespace" else "pol_topic"
+
+
+def show_answers(scope: str, target: str) -> None:
+    """The answer of the last Save… or Propose… of this scope about `target`, under their buttons."""
+    answers.show(f"{_where(scope)}_saved", target, _saved)
+    show_proposed(_where(scope), target)
+
+
+def _saved(outcome: tuple[str, Any]) -> None:
     kind, value = outcome
     if kind == "saved":
         st.success(escape_markdown(value), icon=":material/check_circle:")
@@ -119,7 +125,7 @@ def _confirm(
         if pending[0] == scope:
             st.session_state.pop(PENDING, None)
         pending = None
-    key = f"pol_save_{'ns' if scope == 'namespace' else 'topic'}"
+    key = _where(scope).replace("pol_", "pol_save_")
     label = (
         f"Save… policies of {target}"
         if scope == "namespace"
@@ -146,6 +152,7 @@ def _confirm(
             allowed=allowed,
             default_title=_default_title(scope, target, preview),
             what="this policy change",
+            subject=target,
         )
     show_rule(allowed, Step.SET_POLICY)
     if pending is None or not allowed.allows(Step.SET_POLICY):
@@ -198,24 +205,29 @@ def _save(reg: SchemaRegistry, pending: tuple[str, str, dict[str, Any], Namespac
     st.session_state.pop(PENDING, None)
     st.session_state.pop("pol_ns_loaded", None)
     st.session_state.pop("pol_topic_loaded", None)
+    where = f"{_where(scope)}_saved"
     try:
         if isinstance(before, NamespacePolicy):
             reg.set_namespace_policy(target, **values, expected=before, user=session.user() or "")
         else:
             reg.set_topic_policy(target, **values, expected=before, user=session.user() or "")
     except PolicyChangedError:
-        st.session_state[OUTCOME] = (
-            "stale",
-            f"Not saved: the policies of {target} changed since this preview (someone else saved). "
-            "The page now shows them as they are; review the change again.",
+        answers.give(
+            where,
+            target,
+            (
+                "stale",
+                f"Not saved: the policies of {target} changed since this preview (someone else saved). "
+                "The page now shows them as they are; review the change again.",
+            ),
         )
         return
     except RegistryError as exc:
-        st.session_state[OUTCOME] = ("error", exc)
+        answers.give(where, target, ("error", exc))
         return
     session.clear_caches()
     done = "; ".join(f"{k.replace('_', ' ')} {_shown(v)}" for k, v in values.items())
-    st.session_state[OUTCOME] = ("saved", f"Saved on {target}: {done}.")
+    answers.give(where, target, ("saved", f"Saved on {target}: {done}."))
 
 
 def _shown(value: object) -> str:
@@ -253,7 +265,9 @@ def namespace_section(reg: SchemaRegistry, namespace: str, *, read_only: bool) -
             AUTO_UPDATE_CHOICES,
             key="pol_auto_strategy",
         )
-        validation = st.toggle("Schema validation enforced (producers must declare a schema)", key="pol_validation")
+        validation = st.toggle(
+            "Schema validation enforced", key="pol_validation", help="Producers must declare a schema to connect."
+        )
     wanted = {
         "compatibility": compat,
         "allow_auto_update": ALLOW_VALUES[allow],
@@ -270,14 +284,15 @@ def namespace_section(reg: SchemaRegistry, namespace: str, *, read_only: bool) -
     if not values:
         _drop_pending("namespace")  # edited back to the stored values: nothing is waiting to be saved
         st.caption("Change a value above to preview what it would refuse before saving it.")
-        return
-    try:
-        preview = reg.preview_namespace_policy(namespace, **values)
-    except RegistryError as exc:
-        show_error(exc)
-        return
-    show_preview(preview)
-    _confirm(reg, "namespace", namespace, values, preview, read_only=read_only)
+    else:
+        try:
+            preview = reg.preview_namespace_policy(namespace, **values)
+        except RegistryError as exc:
+            show_error(exc)
+        else:
+            show_preview(preview)
+            _confirm(reg, "namespace", namespace, values, preview, read_only=read_only)
+    show_answers("namespace", namespace)
 
 
 def topic_section(reg: SchemaRegistry, namespace: str, *, read_only: bool) -> str | None:
@@ -309,15 +324,16 @@ def topic_section(reg: SchemaRegistry, namespace: str, *, read_only: bool) -> st
     if choice == stored:
         _drop_pending("topic")
         st.caption("Choose another strategy for this topic (or clear it) to preview it before saving.")
-        return topic
-    values = {"compatibility": None if choice is UNDEFINED else choice}
-    try:
-        preview = reg.preview_topic_policy(topic, **values)
-    except RegistryError as exc:
-        show_error(exc)
-        return topic
-    show_preview(preview)
-    _confirm(reg, "topic", topic, values, preview, read_only=read_only)
+    else:
+        values = {"compatibility": None if choice is UNDEFINED else choice}
+        try:
+            preview = reg.preview_topic_policy(topic, **values)
+        except RegistryError as exc:
+            show_error(exc)
+        else:
+            show_preview(preview)
+            _confirm(reg, "topic", topic, values, preview, read_only=read_only)
+    show_answers("topic", topic)
     return topic
 
 
@@ -338,7 +354,9 @@ def audit_frame(entries: list[AuditEntry]) -> pd.DataFrame:
 
 def audit_section(reg: SchemaRegistry, namespace: str) -> None:
     """Who changed what in this namespace (policies, registrations, deletions), newest first."""
-    entries = reg.audit_trail(namespace, limit=100)
+    # The trail comes in the order it was written; entries may carry older times (an import, the sample data's
+    # history), so sort by when, newest first (a stable sort keeps the written order of equal times).
+    entries = sorted(reg.audit_trail(namespace, limit=100), key=lambda entry: entry.at, reverse=True)
     if not entries:
         st.caption("Nothing has changed in this namespace yet.")
         return
@@ -361,14 +379,12 @@ def _open_link(reg: SchemaRegistry, options: list[str]) -> None:
             links.bad_value("namespace", params["namespace"], "no such namespace in this registry")
 
 
-def render(reg: SchemaRegistry, *, read_only: bool) -> None:
-    _show_outcome()
+def render(reg: SchemaRegistry, share: DeltaGenerator, *, read_only: bool) -> None:
     options = namespaces(reg)
     if not options:
         st.info("This registry has no namespace yet. Seed the sample data with `schema-explorer seed`.")
         links.keep({})
         return
-    share = st.container()
     _open_link(reg, options)
     selected = selection.selected_topic()
     if st.session_state.get("pol_namespace") not in options:
@@ -388,9 +404,9 @@ def render(reg: SchemaRegistry, *, read_only: bool) -> None:
         links.copy_link()
 
 
-st.title("Policies")
+share_place = links.title_row("Policies")
 st.caption("Change a namespace's schema policies or a topic's strategy: each change is previewed, then confirmed.")
 try:
-    render(session.registry(), read_only=session.read_only())
+    render(session.registry(), share_place, read_only=session.read_only())
 except RegistryError as exc:
     show_error(exc)

@@ -8,13 +8,14 @@ from __future__ import annotations
 
 import pandas as pd
 import streamlit as st
+from streamlit.delta_generator import DeltaGenerator
 
-from app import links, session
+from app import answers, links, session
 from app.proposal_access import Steps, steps
 from app.proposal_discussion import comment_box, show_comments
 from app.proposal_review import show_review
 from app.proposal_revisions import push_revision, revision_diff
-from app.proposal_steps import approvals_panel, rebase_button, show_outcome
+from app.proposal_steps import DISCUSSION, REVISIONS, STEPS, approvals_panel, rebase_button
 from app.render import code_span, escape_markdown, pretty_schema, show_error, when
 from registry import (
     Actor,
@@ -43,6 +44,9 @@ PROPOSALS_PAGE = "app_pages/proposals.py"
 
 def _linked_id() -> int | None:
     params = links.opened()
+    if params:  # a new visit (a link, a reload): the answers of earlier steps are not shown again
+        for where in (STEPS, DISCUSSION, REVISIONS):
+            answers.forget(where)
     if "id" in params:
         number = links.whole_number("id", params["id"], minimum=1)
         if number is not None:
@@ -54,8 +58,10 @@ def _linked_id() -> int | None:
     return int(last) if last is not None else None
 
 
-def _header(proposal: Proposal) -> None:
-    st.title(f"#{proposal.id} · {escape_markdown(proposal.title)}")
+def _header(proposal: Proposal, share: DeltaGenerator) -> None:
+    with share:
+        links.keep({"id": proposal.id})  # Copy link sits beside the title, at the top of a long page
+        links.copy_link()
     what = "Schema change for" if proposal.kind is ProposalKind.SCHEMA else "Policy change for"
     st.markdown(
         f"{what} {code_span(links.short_topic(proposal.target) if '://' in proposal.target else proposal.target)}"
@@ -168,15 +174,17 @@ def _review(reg: SchemaRegistry, proposal: Proposal) -> tuple[ProposalReview | N
 
 
 def render(reg: SchemaRegistry, proposal_id: int) -> None:
-    show_outcome(proposal_id)
     try:
         proposal = reg.proposal(proposal_id)
     except ProposalNotFoundError:
-        st.title(f"Proposal #{proposal_id}")
+        share = links.title_row(f"Proposal #{proposal_id}")
+        with share:
+            links.keep({"id": proposal_id})
+            links.copy_link()
         st.error(f"There is no proposal #{proposal_id} in this registry.", icon=":material/search_off:")
         st.page_link(PROPOSALS_PAGE, label="See every proposal", icon=":material/rate_review:")
         return
-    _header(proposal)
+    _header(proposal, links.title_row(f"#{proposal.id} · {escape_markdown(proposal.title)}"))
     _final_banner(reg, proposal)
     review, frozen = _review(reg, proposal)
     rules = _rules(reg, proposal)
@@ -235,7 +243,6 @@ def main() -> None:
     except RegistryError as exc:
         show_error(exc)
     links.keep({"id": proposal_id})
-    links.copy_link()
 
 
 main()

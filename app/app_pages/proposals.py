@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import pandas as pd
 import streamlit as st
+from streamlit.delta_generator import DeltaGenerator
 
 from app import links, session
 from app.proposal_access import waiting_for
@@ -39,19 +40,20 @@ FILTERS = {
 ALL_NAMESPACES = "All namespaces"
 LIMIT = 500
 TABLE = "props_table"  # the table's key, with a counter: a new key after each open clears the row selection
-# Widths in pixels that fit the main column at 1280 px with the sidebar open (about 820 px); the title takes
-# what is left. The link column holds the proposal's URL (a new tab, or a link to send); a click opens it here.
+# Widths in pixels that fit the main column at 1280 px with the sidebar open (about 820 px, the row's selection box
+# included). The "#" column shows the proposal's number as a link to its URL (a new tab, or a link to send); the
+# frame's "id" column is for the code, not shown. A click elsewhere on a row opens the proposal here.
 COLUMNS = {
-    "id": st.column_config.NumberColumn("#", format="%d", width=36),
-    "title": st.column_config.TextColumn("title", width=180),
-    "kind": st.column_config.TextColumn("kind", width=56),
-    "target": st.column_config.TextColumn("topic or namespace", width=160),
-    "author": st.column_config.TextColumn("author", width=110),
-    "state": st.column_config.TextColumn("state", width=62),
+    "id": None,
+    "link": st.column_config.LinkColumn("#", display_text=r"id=(\d+)", width=40),
+    "title": st.column_config.TextColumn("title", width=112),
+    "kind": st.column_config.TextColumn("kind", width=50),
+    "target": st.column_config.TextColumn("topic or namespace", width=104),
+    "author": st.column_config.TextColumn("author", width=92),
+    "state": st.column_config.TextColumn("state", width=60),
     "approvals": st.column_config.TextColumn("approvals", width=96, help="Counted of needed (who approved)"),
-    "change": st.column_config.TextColumn("change", width=160, help="What the current revision changes"),
-    "link": st.column_config.LinkColumn("link", display_text="open", width=44),
-    "updated": st.column_config.TextColumn("updated", width=84, help="Last change (UTC)"),
+    "change": st.column_config.TextColumn("change", width=120, help="What the current revision changes"),
+    "updated": st.column_config.TextColumn("updated", width=150, help="Last change (UTC)"),
 }
 
 
@@ -106,7 +108,7 @@ def frame(reg: SchemaRegistry, items: list[Proposal], rules: dict[str, ReviewRul
                 "approvals": approvals_text(p, rules[p.namespace]),  # an applied one: under its rules at apply
                 "change": p.revision.summary,
                 "link": links.page_url("proposal", {"id": str(p.id)}),
-                "updated": when(p.updated_at)[:10],
+                "updated": when(p.updated_at),
             }
         )
     return pd.DataFrame(rows, columns=list(COLUMNS))
@@ -130,7 +132,7 @@ def _open_link(options: list[str]) -> None:
             links.bad_value("namespace", params["namespace"], "no such namespace in this registry")
 
 
-def render(reg: SchemaRegistry) -> None:
+def render(reg: SchemaRegistry, share: DeltaGenerator) -> None:
     options = [ALL_NAMESPACES, *_namespaces(reg)]
     _open_link(options)
     if st.session_state.get("props_filter") not in FILTERS:
@@ -147,6 +149,8 @@ def render(reg: SchemaRegistry) -> None:
     which = which or "open"
     ns = None if namespace == ALL_NAMESPACES else namespace
     links.keep({"show": which if which != "open" else None, "namespace": ns})
+    with share:
+        links.copy_link()
     actor = session.actor()
     if which in ("mine", "waiting") and actor is None:
         st.info("This session has no name (no user header), so nothing is yours or waiting for you.")
@@ -158,7 +162,6 @@ def render(reg: SchemaRegistry) -> None:
         st.caption(escape_markdown(f"You are {actor.name} ({actor.role})."))
     if not kept:
         st.info(_empty(which, ns))
-        links.copy_link()
         return
     table = frame(reg, kept, rules)
     opened = int(st.session_state.get("props_opened", 0))
@@ -177,10 +180,7 @@ def render(reg: SchemaRegistry) -> None:
         st.session_state["props_opened"] = opened + 1
         st.switch_page("app_pages/proposal.py", query_params={"id": str(table.iloc[rows[0]]["id"])})
     more = f" (the newest {LIMIT})" if len(items) >= LIMIT else ""
-    caption, share = st.columns([4, 1], vertical_alignment="center")
-    caption.caption(f"{len(kept)} proposal(s){more}, newest first. Click a row to open it.")
-    with share:
-        links.copy_link()
+    st.caption(f"{len(kept)} proposal(s){more}, newest first. Click a row to open it.")
 
 
 def _empty(which: str, namespace: str | None) -> str:
@@ -194,9 +194,9 @@ def _empty(which: str, namespace: str | None) -> str:
     }[which]
 
 
-st.title("Proposals")
+share_place = links.title_row("Proposals")
 st.caption("Schema and policy changes waiting for review: proposed, discussed, approved, then applied as approved.")
 try:
-    render(session.registry())
+    render(session.registry(), share_place)
 except RegistryError as exc:
     show_error(exc)

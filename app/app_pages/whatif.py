@@ -11,7 +11,7 @@ from collections.abc import Callable
 
 import streamlit as st
 
-from app import links, session
+from app import answers, links, session
 from app.candidate import candidate_input
 from app.proposal_access import allowed_in, open_proposals
 from app.proposing import propose_popover, show_proposed, show_rule, warn_open, write_button
@@ -22,10 +22,12 @@ from app.review import (
     show_consequences,
     show_diff,
     show_problems,
+    show_strategy_table,
     show_verdict,
 )
 from app.topic_page import topic_page
 from registry import (
+    CompatibilityResult,
     IncompatibleSchemaError,
     ProposalKind,
     ReadOnlyError,
@@ -39,6 +41,8 @@ from registry import (
 )
 from registry.views.charts import strategy_matrix_chart
 from registry.views.tables import strategy_frame
+
+ANSWER = "whatif_register"  # where Register's answer is kept (app/answers.py)
 
 
 def _latest(reg: SchemaRegistry, topic: str) -> SchemaVersion | None:
@@ -56,26 +60,23 @@ def _register(reg: SchemaRegistry, topic: str, info: SchemaInfo, on_write: Calla
     try:
         done = reg.register(topic, info, user=session.user() or "")
     except IncompatibleSchemaError as exc:
-        st.session_state["whatif_outcome"] = ("refused", str(exc), exc.result)
+        answers.give(ANSWER, topic, ("refused", str(exc), exc.result))
     except ReadOnlyError as exc:
-        st.session_state["whatif_outcome"] = ("not written", str(exc), None)
+        answers.give(ANSWER, topic, ("not written", str(exc), None))
     except RegistryError as exc:
-        st.session_state["whatif_outcome"] = ("refused", str(exc), None)
+        answers.give(ANSWER, topic, ("refused", str(exc), None))
     else:
         on_write()
         if done.stored:
-            message = f"Registered on {topic} as version {done.version}."
-            st.session_state["whatif_outcome"] = ("registered", message, None)
+            answers.give(ANSWER, topic, ("registered", f"Registered on {topic} as version {done.version}.", None))
         else:
             message = f"Identical to version {done.version} of {topic}: nothing was stored."
-            st.session_state["whatif_outcome"] = ("unchanged", message, None)
+            answers.give(ANSWER, topic, ("unchanged", message, None))
     st.rerun()
 
 
-def _show_outcome() -> None:
-    outcome = st.session_state.pop("whatif_outcome", None)
-    if outcome is None:
-        return
+def _outcome(outcome: tuple[str, str, CompatibilityResult | None]) -> None:
+    """Register's answer, under the button (app/answers.py)."""
     kind, message, result = outcome
     if kind == "registered":
         st.success(escape_markdown(message), icon=":material/check_circle:")
@@ -94,8 +95,6 @@ def _show_outcome() -> None:
 def render(
     reg: SchemaRegistry, topic: str, *, read_only: bool = False, on_write: Callable[[], None] = lambda: None
 ) -> None:
-    _show_outcome()
-    show_proposed("whatif")
     latest = _latest(reg, topic)
     st.caption(
         "Edit the latest version, paste or upload a schema. Nothing is written until you press Register "
@@ -114,8 +113,10 @@ def render(
     show_verdict(what_if)
 
     st.subheader("Under each strategy")
-    st.altair_chart(strategy_matrix_chart(what_if, title=""), width="content")
-    st.dataframe(shaded(strategy_frame(what_if), VERDICT_SHADE, "accepted"), hide_index=True, width="stretch")
+    # Wide enough for the rule code beside a refusal (the chart is 420 px of marks plus its strategy labels).
+    st.altair_chart(strategy_matrix_chart(what_if, title=""), width=640)
+    frame = strategy_frame(what_if)
+    show_strategy_table(shaded(frame, VERDICT_SHADE, "accepted"), tuple(frame.columns))
     strategies = list(what_if.by_strategy)
     chosen = st.selectbox(
         "Problems under",
@@ -147,8 +148,11 @@ def render(
             ),
             allowed=allowed,
             what="this candidate",
+            subject=topic,
         )
     show_rule(allowed, Step.REGISTER)
+    answers.show(ANSWER, topic, _outcome)
+    show_proposed("whatif", topic)
 
 
 st.title("What-if")

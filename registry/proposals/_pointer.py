@@ -62,9 +62,10 @@ def comment_paths(proposal: Proposal, review: ProposalReview | None) -> dict[str
     found: dict[str, str] = {}
     policy = proposal.revision.policy or {}
     candidates = [("/" + key.replace("~", "~0").replace("/", "~1"), key) for key in policy]
+    changed = {key for _, key in candidates} | _change_paths(review)  # labels that already name the place
     for pointer, label in [*candidates, *_review_pointers(review)]:
         if pointer and pointer not in found and (_malformed(pointer) or _unresolved(document, pointer)) is None:
-            found[pointer] = label
+            found[pointer] = label if label in changed else (_field_names(document, pointer) or label)
     return found
 
 
@@ -79,6 +80,30 @@ def _malformed(path: str) -> str | None:
             "pointer such as /fields/0/type"
         )
     return None
+
+
+def _change_paths(review: ProposalReview | None) -> set[str]:
+    return {change.path for change in review.diff.changes} if review is not None and review.diff is not None else set()
+
+
+def _field_names(document: Any, pointer: str) -> str:
+    """The field path a pointer walks into, by name (`address.street` for /fields/2/type/fields/0): what a
+    problem or an advisory found no change to name it by is then shown by name, not by its rule code; "" when
+    the pointer passes no named field."""
+    names: list[str] = []
+    node, parent = document, ""
+    for raw in pointer[1:].split("/"):
+        token = raw.replace("~1", "/").replace("~0", "~")
+        if isinstance(node, list) and _INDEX.fullmatch(token) and int(token) < len(node):
+            node = node[int(token)]
+        elif isinstance(node, dict) and token in node:
+            node = node[token]
+        else:
+            break
+        if parent == "fields" and isinstance(node, dict) and isinstance(node.get("name"), str):
+            names.append(node["name"])
+        parent = token
+    return ".".join(names)
 
 
 def _review_pointers(review: ProposalReview | None) -> Iterator[tuple[str, str]]:

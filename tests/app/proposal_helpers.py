@@ -5,6 +5,7 @@ opened from its link."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -80,7 +81,8 @@ def button_labels(at: AppTest) -> list[str]:
 
 
 def said(at: AppTest) -> str:
-    """Every message, markdown, caption, badge and title of the last run, markdown escapes removed."""
+    """Every message, markdown, caption, badge and title of the last run as a person reads it: markdown escapes
+    removed, and e-mail addresses without the code spans that keep them from being mailto links."""
     from review_helpers import texts
 
-    return texts(at).replace("\\", "")
+    return re.sub(r"`([^`\s]+@[^`\s]+)`", r"\1", texts(at).replace("\\", ""))

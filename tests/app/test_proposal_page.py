@@ -54,7 +54,7 @@ def test_the_page_shows_the_proposal_its_review_and_its_comments_as_text(db: Pat
     assert "proposed by **alice@acme.io**" in shown and "base v13" in shown and "open" in shown
     assert "Applying would be accepted under BACKWARD (from the namespace) and store version 14." in shown
     assert "Judged as Pulsar" in shown
-    assert "Writes are recorded as `bob@acme.io` · producer" in shown  # the sidebar names the role
+    assert "Writes are recorded as bob@acme.io · producer" in shown  # the sidebar names the role
     plain = [t.value for t in at.text]
     assert f"For the **warehouse**.\n{SCRIPT}" in plain  # the description as typed, never markdown or HTML
     assert f"Looks fine {SCRIPT} **bold**" in plain  # so is a comment
@@ -123,7 +123,7 @@ def test_a_viewer_may_only_comment(db: Path) -> None:
     with Registry.open(db) as reg:
         pointer = gift_note_pointer(reg, pid)
     picker = at.selectbox(key="prop_comment_path")
-    assert picker.options[1] == f"{pointer} (giftNote)"  # the pointer, and what it is
+    assert picker.options[1] == f"giftNote — {pointer}"  # what it is, by name, then the pointer
     picker.set_value(pointer)
     at.button(key="FormSubmitter:prop_comment_form-Comment").click().run()
     assert not at.exception and not at.error
@@ -199,8 +199,12 @@ def test_an_admin_applies_without_approvals_only_with_a_reason(db: Path) -> None
     pid = propose(db)
     at = proposal_page(db, pid, OPS)
     assert "Apply" not in button_labels(at)
-    assert at.button(key="prop_apply_override").disabled  # no reason typed yet
-    at.text_area(key="prop_override_reason").set_value("Hotfix for the warehouse outage").run()
+    at.button(key="prop_apply_override").click().run()  # no reason typed yet: nothing is applied, and it says so
+    assert "Nothing was applied: write the reason first" in said(at)
+    with Registry.open(db) as reg:
+        assert reg.proposal(pid).state is ProposalState.OPEN
+    # The reason and the click are submitted together (a form), as one click after typing in a browser.
+    at.text_area(key="prop_override_reason").set_value("Hotfix for the warehouse outage")
     at.button(key="prop_apply_override").click().run()
     assert not at.exception and not at.error
     assert "Applied without its approvals. Reason: Hotfix for the warehouse outage" in said(at)
@@ -234,8 +238,11 @@ def test_a_stale_proposal_says_what_was_stored_since_and_rebases(db: Path) -> No
 def test_a_rejection_needs_a_reason_and_shows_it(db: Path) -> None:
     pid = propose(db)
     at = proposal_page(db, pid, BOB)
-    assert at.button(key="prop_reject").disabled
-    at.text_area(key="prop_reject_reason").set_value("Use the notes topic instead").run()
+    at.button(key="prop_reject").click().run()  # no reason typed yet: nothing is rejected, and it says so
+    assert "Nothing was rejected: write why first" in said(at)
+    with Registry.open(db) as reg:
+        assert reg.proposal(pid).state is ProposalState.OPEN
+    at.text_area(key="prop_reject_reason").set_value("Use the notes topic instead")
     at.button(key="prop_reject").click().run()
     assert "Rejected: Use the notes topic instead" in said(at)
     assert button_labels(at) == ["Comment"]  # final: only the discussion goes on

@@ -155,7 +155,7 @@ def test_a_viewer_cannot_propose_and_a_read_only_session_sees_no_propose(db: Pat
     at.run()
     assert "whatif_propose" not in [b.key for b in at.main.button]
     assert at.button(key="whatif_propose_denied").disabled
-    assert "Proposing needs the producer role; victor@acme.io is a viewer." in at.button(
+    assert "Proposing needs the producer role; `victor@acme.io` is a viewer." in at.button(
         key="whatif_propose_denied"
     ).help.replace("\\", "")
     ro = app_page("whatif", db, OPS, read_only=True)

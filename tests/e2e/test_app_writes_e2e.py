@@ -271,7 +271,7 @@ def test_every_policy_control_is_previewed_then_confirmed(
     save_after_preview(page, "allow_auto_update", "Save… policies of initech/hr", "initech/hr")
     choose(page, "Auto-update strategy (deprecated; applies only when the strategy is not set)", "Backward")
     save_after_preview(page, "auto_update_strategy", "Save… policies of initech/hr", "initech/hr")
-    main(page).get_by_text("Schema validation enforced (producers must declare a schema)").click()
+    main(page).get_by_text("Schema validation enforced", exact=True).click()
     wait_idle(page)
     save_after_preview(page, "validation_enforced", "Save… policies of initech/hr", "initech/hr")
     topic_label = "Topic strategy (overrides the namespace's)"

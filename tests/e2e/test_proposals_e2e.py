@@ -116,7 +116,7 @@ def test_two_people_propose_review_approve_and_apply(
     main(bob).get_by_label("Add a comment", exact=True).fill(f"Fine by me. {SCRIPT}")
     note = f"/fields/{len(json.loads(candidate(db))['fields']) - 1}"  # the picker offers the field's pointer
     main(bob).get_by_role("combobox", name="On a field (optional)", exact=True).click()
-    bob.get_by_role("option", name=f"{note} (warehouseNote)", exact=True).click()
+    bob.get_by_role("option", name=f"warehouseNote — {note}", exact=True).click()
     main(bob).get_by_role("button", name="Comment", exact=True).click()
     expect(main(bob).get_by_text(f"Comment added on {note}.")).to_be_visible()
     expect(main(bob).get_by_text(f"Fine by me. {SCRIPT}", exact=True)).to_be_visible()

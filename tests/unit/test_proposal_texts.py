@@ -153,6 +153,23 @@ def test_the_pickers_paths_are_pointers_a_comment_may_name(reg: Registry) -> Non
         assert reg.comment_on_proposal(made.id, "ok", path=pointer, actor=BOB).path == pointer
 
 
+def test_the_picker_names_a_place_only_an_advisory_points_at_by_its_field(reg: Registry) -> None:
+    """An unchanged field with an invalid default: only the advisory names its pointer, and the picker shows the
+    field's name there, as for the changes (never the rule's code)."""
+    topic = f"persistent://{NS}/counted"
+
+    def counted(*extra: str) -> SchemaInfo:
+        fields = [{"name": "count", "type": "int", "default": "x"}]
+        fields += [{"name": name, "type": ["null", "string"], "default": None} for name in extra]
+        return SchemaInfo(type=SchemaType.AVRO, schema=json.dumps({"type": "record", "name": "R", "fields": fields}))
+
+    reg.register(topic, counted())
+    made = reg.propose_schema(topic, counted("gift"), title="Add gift", actor=ALICE)
+    review = reg.review_proposal(made.id)
+    assert review.what_if is not None and [a.path for a in review.what_if.advisories] == ["/fields/0"]
+    assert comment_paths(reg.proposal(made.id), review) == {"/fields/1": "gift", "/fields/0": "count"}
+
+
 def test_the_pickers_pointers_into_protobuf_native_and_key_value_candidates_resolve(reg: Registry) -> None:
     native, pair = f"persistent://{NS}/native", f"persistent://{NS}/pair"
     reg.register(native, pn_test())
