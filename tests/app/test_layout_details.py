@@ -31,7 +31,7 @@ def test_the_proposal_page_names_people_as_code_spans(db: Path) -> None:
         reg.approve_proposal(pid, actor=actor(BOB))
     shown = texts(proposal_page(db, pid, OPS))
     assert f"proposed by **`{ALICE}`**" in shown
-    assert f"needed · `{BOB}`" in shown  # the approvals line
+    assert f"1 of 1 \\(`{BOB}`\\)" in shown  # the approvals line, "1 of 1 (bob)" as markdown
     bare = re.compile(r"(?<!`)\b[\w.]+@acme\.io\b(?!`)")
     assert not bare.search(shown), bare.search(shown)
 

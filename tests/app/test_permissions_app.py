@@ -42,7 +42,8 @@ def test_a_viewer_has_no_enabled_write_on_whatif(db: Path) -> None:
     at = whatif(db, VICTOR)
     register = at.button(key="whatif_register")
     assert register.disabled
-    assert help_of(at, "whatif_register") == "Registering a schema needs the producer role; victor@acme.io is a viewer."
+    refusal = "Registering a schema needs the producer role; `victor@acme.io` is a viewer."
+    assert help_of(at, "whatif_register") == refusal
     assert at.button(key="whatif_propose_denied").disabled
 
 
@@ -57,7 +58,7 @@ def test_a_viewer_and_a_producer_cannot_save_a_policy(db: Path) -> None:
         at = change_namespace_policy(app_page("policies", db, who, namespace="initech/hr").run())
         save = at.button(key="pol_save_ns")
         assert save.disabled, who
-        assert help_of(at, "pol_save_ns") == f"Setting a policy needs the admin role; {who} is a {role}."
+        assert help_of(at, "pol_save_ns") == f"Setting a policy needs the admin role; `{who}` is a {role}."
     admin = change_namespace_policy(app_page("policies", db, OPS, namespace="initech/hr").run())
     assert not admin.button(key="pol_save_ns").disabled
 
