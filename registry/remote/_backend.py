@@ -108,7 +108,7 @@ class RemoteStorage:
             return []  # no schema, or no such namespace: the embedded registry says []
         if response.status_code == 404 and _json_or_none(response) == {"reason": "Not Found"}:
             raise NotFoundError(
-                f"{what}: {self.client.url} answered 404 Not Found, which brokers before 2.10 also answer when "
+                f"{what}: {self.client.url} answered 404 Not Found, which older brokers also answer when "
                 "the credentials may not read the topic's schemas (the role needs the tenant's admin "
                 "permission there); check the role before concluding the topic is missing"
             )

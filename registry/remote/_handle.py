@@ -172,7 +172,8 @@ class RemoteRegistry(RemoteProposals, ServerAnswers):
             if explorer is not None
             else BrokerIndex(
                 storage,
-                cache_path(client.url, client.identity),
+                # a listing with system topics is another index: never answered from one without them
+                cache_path(client.url, f"{client.identity}\0system-topics" if system_topics else client.identity),
                 url=client.url,
                 topic_policies=config.topic_level_policies_enabled,
                 sent=lambda: client.sent,
