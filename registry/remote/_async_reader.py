@@ -12,7 +12,9 @@ client's ClusterBrokers); and its request counter (`counted`). Only reads: the i
 from __future__ import annotations
 
 import asyncio
+import importlib.util
 import itertools
+import sys
 from collections.abc import Mapping
 
 import httpx
@@ -21,12 +23,26 @@ from ._admin_client import RETRIED_STATUS, AdminClient, retry_delay
 from ._redirects import REDIRECT_STATUS, next_hop
 
 
+def _sniffio_absent_once() -> None:
+    """httpcore asks `import sniffio` on every async request (httpcore._synchronization.current_async_library)
+    and falls back to asyncio when it is missing. A failed import is not remembered, so without sniffio each
+    request searched sys.path again: 40% of the index's CPU when measured (bench_first_visit.py). Python's own
+    way to remember a missing module is None in sys.modules; the import then fails at once, as before."""
+    if "sniffio" not in sys.modules and importlib.util.find_spec("sniffio") is None:
+        sys.modules["sniffio"] = None  # type: ignore[assignment]
+
+
 class AsyncReader:
     """GETs over `client`'s connection from the running event loop, `in_flight` connections at most."""
 
     def __init__(self, client: AdminClient, in_flight: int) -> None:
+        _sniffio_absent_once()
         self._client = client
-        self._http = client.async_http(in_flight)
+        self._in_flight = in_flight
+        self._http = client.async_http(in_flight)  # the URL's broker
+        # One pool per broker: httpcore scans every connection of a pool on each request (quadratically when
+        # idle ones are counted), so three brokers' connections in one pool cost three times over and more.
+        self._owners: dict[tuple[str, str, int | None], httpx.AsyncClient] = {}
         self._listing = asyncio.Lock()  # one listing of the cluster's brokers, not one per task
 
     async def get(self, path: str, params: Mapping[str, str] | None = None) -> httpx.Response:
@@ -64,9 +80,16 @@ class AsyncReader:
         while response.status_code in REDIRECT_STATUS:
             target = await self._next_hop(response, hops)
             self._client.counted()
-            response = await self._http.get(target)
+            response = await self._pool(target).get(target)
             hops.append(target)
         return response
+
+    def _pool(self, target: httpx.URL) -> httpx.AsyncClient:
+        key = (target.scheme, target.host, target.port)
+        pool = self._owners.get(key)
+        if pool is None:
+            pool = self._owners[key] = self._client.async_http(self._in_flight)
+        return pool
 
     async def _next_hop(self, response: httpx.Response, hops: list[httpx.URL]) -> httpx.URL:
         brokers = self._client.brokers
@@ -76,4 +99,5 @@ class AsyncReader:
             return await asyncio.to_thread(next_hop, response, hops, brokers)
 
     async def aclose(self) -> None:
-        await self._http.aclose()
+        for pool in (self._http, *self._owners.values()):
+            await pool.aclose()
