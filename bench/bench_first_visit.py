@@ -184,7 +184,13 @@ def main(argv: list[str] | None = None) -> int:
         f"target <= 1.2x); CPU {ours['cpu_ms_per_topic']} vs {ref['cpu_ms_per_topic']} ms a topic; "
         f"peak RSS {ours['peak_rss_mb']} vs {ref['peak_rss_mb']} MB; requests {ours['requests']} vs {ref['requests']}"
     )
-    return 0
+    print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
+    met = (
+        ours["wall_s"] <= 1.2 * ref["wall_s"]
+        and ours["cpu_ms_per_topic"] <= ref["cpu_ms_per_topic"]
+        and ours["peak_rss_mb"] < 1024
+    )
+    return 0 if met else 1
 
 
 if __name__ == "__main__":
