@@ -6,7 +6,9 @@ from one thread instead. It behaves exactly as the sync AdminClient does, becaus
 decisions rather than repeating them: the same URL, headers, TLS context and credentials (`async_http`); the
 same retries of a read (`failure`, `retry_delay`); the same pacing to a refusing broker (`refusal`, which also
 tells the index's Concurrency); the same redirects to the cluster's own brokers only (`next_hop` over the
-client's ClusterBrokers); and its request counter (`counted`). Only reads: the index never writes.
+client's ClusterBrokers); and its request counter (`counted`). Only reads: the index never writes. The
+credentials are the client's httpx auth flow too: an OAuth2 token fetch (once per token lifetime) blocks the
+loop for that one request, which is why the tokens are cached.
 """
 
 from __future__ import annotations
