@@ -134,16 +134,24 @@ def open_source(args: argparse.Namespace, *, create: bool = False) -> SchemaRegi
     token = getattr(args, "token", None)
     version = pulsar_version(args)
     client_conf, context = connection_options(args)
+    system_topics = bool(getattr(args, "system_topics", False))
     if client_conf is not None or context is not None:
         if token:
             raise UserError("--token only applies with --url (a client.conf or context carries its own credentials)")
-        return registry.open(client_conf=client_conf or None, context=context, pulsar_version=version)
+        return registry.open(
+            client_conf=client_conf or None, context=context, pulsar_version=version, system_topics=system_topics
+        )
     if url is not None:
         return registry.open(
-            check_url(url), token=token or os.environ.get("SCHEMA_EXPLORER_TOKEN") or None, pulsar_version=version
+            check_url(url),
+            token=token or os.environ.get("SCHEMA_EXPLORER_TOKEN") or None,
+            pulsar_version=version,
+            system_topics=system_topics,
         )
     if token:
         raise UserError("--token only applies with --url")
+    if system_topics:
+        raise UserError("--system-topics only applies to a broker (--url, --client-conf or --context)")
     return open_registry(resolve_db(getattr(args, "db", None)), create=create, pulsar_version=version)
 
 

@@ -35,18 +35,30 @@ def add_commands(commands: argparse._SubParsersAction[Any]) -> None:
     search.add_argument("--limit", type=whole_number(1), default=50, help="topics to print (default: 50)")
     search.add_argument("--offset", type=whole_number(0), default=0, help="topics to skip (default: 0)")
     search.add_argument("--json", action="store_true", help="print the page as JSON (to_json of a TopicPage)")
+    _system_topics_option(search)
     search.set_defaults(handler=run_search)
 
     index = commands.add_parser(
         "index",
         help="build or refresh the local search index of a plain broker",
-        description="Read every topic of a broker (a listing per namespace, then each topic's schemas and own "
-        "strategy, 8 requests in flight) into the local cache a search answers from. Ctrl-C cancels; what was "
+        description="Read every topic of a broker (a listing per namespace, then each topic's schemas, and its own "
+        "strategy where the namespace has topic policies; 32 requests in flight) into the local cache a search "
+        "answers from. Ctrl-C cancels; what was "
         "read stays cached and the next run resumes. A registry file or `schema-explorer serve` needs no index.",
     )
     add_source_arguments(index)
     index.add_argument("--json", action="store_true", help="print the final status as JSON")
+    _system_topics_option(index)
     index.set_defaults(handler=run_index)
+
+
+def _system_topics_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--system-topics",
+        action="store_true",
+        help="include the broker's own topics (pulsar/system, __change_events, transaction buffers), hidden "
+        "otherwise as Pulsar hides them",
+    )
 
 
 def run_search(args: argparse.Namespace) -> int:

@@ -28,6 +28,7 @@ def open(  # noqa: A001 - `registry.open`, as `io.open` and `sqlite3.connect` na
     pulsar_version: str | None = None,
     broker: BrokerConfig | None = None,
     auto_create: bool = True,
+    system_topics: bool = False,
 ) -> SchemaRegistry:
     """The registry `location` names, embedded or remote.
 
@@ -42,6 +43,9 @@ def open(  # noqa: A001 - `registry.open`, as `io.open` and `sqlite3.connect` na
     - `pulsar_version`: the Pulsar line to answer as ("3.0", "4.0", "master"); None takes the one stored with
       an embedded registry, or the one a broker reports.
     - `broker`: the broker settings the rules read (defaults, or what a remote broker reports).
+    - `system_topics`: a remote broker's listings and search index show its system topics too (`pulsar/system`,
+      `__change_events`, transaction buffers); hidden otherwise, as Pulsar hides them. An embedded registry
+      has no broker bookkeeping to hide: refused there.
     """
     if read_only and create:
         raise InvalidArgumentError("a read-only handle never creates a registry: pass create=False")
@@ -63,7 +67,12 @@ def open(  # noqa: A001 - `registry.open`, as `io.open` and `sqlite3.connect` na
             else from_context(context, url=override)
         )
         handle = RemoteRegistry(
-            connection.url, broker=broker, auto_create=auto_create, pulsar_version=pulsar_version, connection=connection
+            connection.url,
+            broker=broker,
+            auto_create=auto_create,
+            pulsar_version=pulsar_version,
+            connection=connection,
+            system_topics=system_topics,
         )
         return handle.read_only() if read_only else handle
     if location is None:
@@ -73,10 +82,19 @@ def open(  # noqa: A001 - `registry.open`, as `io.open` and `sqlite3.connect` na
     if url is not None:
         from .remote._handle import RemoteRegistry  # httpx is only imported when a URL is opened
 
-        handle = RemoteRegistry(url, token=token, broker=broker, auto_create=auto_create, pulsar_version=pulsar_version)
+        handle = RemoteRegistry(
+            url,
+            token=token,
+            broker=broker,
+            auto_create=auto_create,
+            pulsar_version=pulsar_version,
+            system_topics=system_topics,
+        )
     else:
         if token is not None:
             raise StorageError("a token only applies to remote registries (http:// or https:// URLs)")
+        if system_topics:
+            raise InvalidArgumentError("system_topics only applies to a remote broker (http:// or https:// URLs)")
         handle = Registry.open(
             text, broker=broker, auto_create=auto_create, create=create, pulsar_version=pulsar_version
         )

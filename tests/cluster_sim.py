@@ -39,7 +39,8 @@ App = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 CLUSTER: Final = "sim"
 AUTH_MODES: Final = ("none", "token", "basic", "mtls", "oauth2")
-ADMIN_TOKEN: Final = "sim-superuser-token"  # the token mode's one valid token (a stand-in for a signed JWT)
+ADMIN_TOKEN: Final = "sim-superuser-token"  # the token mode's superuser token (a stand-in for a signed JWT)
+READER_TOKEN: Final = "sim-reader-token"  # a role that may list, but is no tenant admin: no schema reads
 BASIC_USER: Final = ("sim-admin", "sim-password")
 OAUTH_CLIENT: Final = ("sim-client", "sim-client-secret")
 OAUTH_AUDIENCE: Final = "urn:sim:pulsar"
@@ -116,8 +117,13 @@ class SimulatedCluster:
     redirect_elsewhere: str | None = None  # a base URL outside the cluster every topic call is redirected to
     token_lifetime_s: int = 300  # the `expires_in` the issuer tells
     token_grace_s: float = 0.0  # how much longer than told the brokers accept a token (tests: a token due at once)
+    partitioned: dict[str, int] = field(default_factory=dict)  # a registry topic → its partitions, as listed
+    system_topics: list[str] = field(default_factory=list)  # the brokers' own topics, listed beside the registry's
+    older_line: bool = False  # a schema read the role may not make answers 404 "Not Found", as before
+    registry: Registry | None = None  # what the brokers serve (the listings read its topic policies)
     requests: list[int] = field(default_factory=list)  # per broker, every request that arrived
     redirects: int = 0
+    topic_strategy_reads: int = 0  # GET .../schemaCompatibilityStrategy of a topic, answered by its owner
     refused: int = 0  # answered by the rate limit
     early: int = 0  # requests that came back to a broker before the Retry-After it gave had passed
     unauthenticated: int = 0  # answered 401
@@ -190,7 +196,7 @@ class SimulatedCluster:
         if self.auth in ("none", "mtls"):
             return True
         if self.auth == "token":
-            return given == f"Bearer {ADMIN_TOKEN}"
+            return given in (f"Bearer {ADMIN_TOKEN}", f"Bearer {READER_TOKEN}")
         if self.auth == "basic":
             expected = base64.b64encode(":".join(BASIC_USER).encode()).decode()
             return given == f"Basic {expected}"
@@ -251,9 +257,90 @@ def broker_app(cluster: SimulatedCluster, index: int, admin: App) -> App:
             if owner != index or cluster.redirect_elsewhere:
                 await _redirect(cluster, scope, send, owner)
                 return
+        if path.startswith("/admin/v2/schemas/") and headers.get("authorization") == f"Bearer {READER_TOKEN}":
+            # PulsarWebResource.validateAdminAccessForTenant refuses a role that is not the tenant's admin
+            # (401); SchemasResourceBase.validateDestinationAndAdminOperation of older lines turned that into
+            # `404 {"reason": "Not Found"}`, hiding whether the topic exists.
+            if cluster.older_line:
+                await _answer(send, 404, {"reason": "Not Found"})
+            else:
+                await _answer(send, 401, {"reason": "Don't have permission to administrate resources on this tenant"})
+            return
+        if topic is not None and path.endswith("/schemaCompatibilityStrategy") and scope["method"] == "GET":
+            with cluster._lock:
+                cluster.topic_strategy_reads += 1
+        listing = _listing_of(path) if scope["method"] == "GET" else None
+        if listing is not None:
+            names = await _listed(cluster, admin, scope, receive, listing)
+            await _answer(send, 200, names)
+            return
         await admin(scope, receive, send)
 
     return app
+
+
+def _listing_of(path: str) -> tuple[str, str, bool] | None:
+    """(domain, tenant/namespace, partitioned) for a namespace's topic listing path; None for any other."""
+    parts = path.removeprefix("/admin/v2/").split("/")
+    if parts[0] not in ("persistent", "non-persistent") or len(parts) not in (3, 4):
+        return None
+    if len(parts) == 4 and parts[3] != "partitioned":
+        return None
+    return parts[0], f"{unquote(parts[1])}/{unquote(parts[2])}", len(parts) == 4
+
+
+async def _listed(
+    cluster: SimulatedCluster,
+    admin: App,
+    scope: Scope,
+    receive: Receive,
+    listing: tuple[str, str, bool],
+) -> list[str]:
+    """A namespace's topic listing as a broker answers it (PersistentTopics.getList / getPartitionedTopicList):
+    a partitioned topic is listed as its partitions (`x-partition-N`, one managed ledger each) and, in the
+    partitioned listing, as `x`; `__change_events` is there once a topic policy was written
+    (SystemTopicBasedTopicPoliciesService keeps them in that topic); system topics only with
+    `includeSystemTopic=true` (NamespaceService.isSystemServiceNamespace, SystemTopicNames.isSystemTopic)."""
+    from registry import TopicPolicy
+    from registry._names import TopicName
+    from registry.remote._listing import is_system
+
+    domain, namespace, partitioned = listing
+    prefix = f"{domain}://{namespace}/"
+    bases = sorted(t for t in cluster.partitioned if t.startswith(prefix))
+    if partitioned:
+        names = bases
+    else:
+        status, body = await _captured(admin, scope, receive)
+        names = [n for n in (json.loads(body) if status == 200 else []) if n not in cluster.partitioned]
+        names += [f"{base}-partition-{n}" for base in bases for n in range(cluster.partitioned[base])]
+        names += [t for t in cluster.system_topics if t.startswith(prefix)]
+        registry = cluster.registry
+        if domain == "persistent" and registry is not None:
+            own = await asyncio.to_thread(
+                lambda: any(registry.topic_policy(t) != TopicPolicy() for t in registry.topics(namespace))
+            )
+            if own:
+                names.append(f"{prefix}__change_events")
+    query = dict(parse_qsl(scope.get("query_string", b"").decode()))
+    if query.get("includeSystemTopic") != "true":
+        names = [n for n in names if not is_system(TopicName.parse(n))]
+    return sorted(set(names))
+
+
+async def _captured(app: App, scope: Scope, receive: Receive) -> tuple[int, bytes]:
+    """The status and body `app` answers `scope` with."""
+    status, body = 0, b""
+
+    async def send(message: Message) -> None:
+        nonlocal status, body
+        if message["type"] == "http.response.start":
+            status = message["status"]
+        elif message["type"] == "http.response.body":
+            body += message.get("body", b"")
+
+    await app(scope, receive, send)
+    return status, body
 
 
 async def _redirect(cluster: SimulatedCluster, scope: Scope, send: Send, owner: int) -> None:
@@ -307,7 +394,7 @@ def simulated_cluster(registry: Registry, folder: Path, *, auth: str = "none") -
     if auth not in AUTH_MODES:
         raise ValueError(f"auth must be one of {AUTH_MODES}, got {auth!r}")
     certs = make_certificates(folder, BROKER_HOSTS, ISSUER_HOST)
-    cluster = SimulatedCluster(auth=auth, certs=certs, requests=[0] * len(BROKER_HOSTS))
+    cluster = SimulatedCluster(auth=auth, certs=certs, requests=[0] * len(BROKER_HOSTS), registry=registry)
     admin = create_app(registry, admin_only=True, allowed_hosts=BROKER_HOSTS)
     servers = []
     for n, host in enumerate(BROKER_HOSTS):

@@ -49,9 +49,14 @@ from ._redirects import REDIRECT_STATUS, ClusterBrokers, next_hop
 DEFAULT_TIMEOUT: Final = 10.0
 DEFAULT_ATTEMPTS: Final = 3
 _BACKOFF = 0.2  # seconds before the 2nd attempt of an idempotent read; doubled each time
-_RETRIED_STATUS = frozenset({500, 502, 504})  # 503 and 429 are paced (_pacing.py)
+RETRIED_STATUS: Final = frozenset({500, 502, 504})  # 503 and 429 are paced (_pacing.py)
 ADMIN = "/admin/v2"
 Params = Mapping[str, str] | Sequence[tuple[str, str]]
+
+
+def retry_delay(attempt: int) -> float:
+    """Seconds before attempt `attempt + 2` of an idempotent read."""
+    return float(_BACKOFF * 2**attempt)
 
 
 class InsecureConnectionWarning(UserWarning):
@@ -108,6 +113,7 @@ class AdminClient:
         self._attempts = attempts
         self._timeout = timeout
         self._client_cert_missing = self.url.startswith("https:") and connection.tls.cert_file is None
+        self._headers, self._context, self._auth = headers, context, auth  # what an async twin reuses
         self._http = httpx.Client(base_url=self.url, headers=headers, timeout=timeout, verify=context, auth=auth)
         self._brokers = ClusterBrokers(self.url, self._list_brokers)
         self.pace = pace  # told of every refusal and acceptance, for a bulk reader's concurrency
@@ -182,23 +188,56 @@ class AdminClient:
             last = attempt == self._attempts - 1
             try:
                 response = self._paced(method, path, params=params, content=content, headers=headers, read=retry_status)
-            except httpx.ConnectError as exc:
-                if last:
-                    raise self._unreachable(exc) from None
-            except httpx.TimeoutException as exc:
-                # A write that timed out may have arrived: never resend it.
-                if last or not retry_status:
-                    raise StorageError(
-                        f"no answer from {self.url} within {self._timeout:g} s ({method} {path}): {exc or 'timed out'}"
-                    ) from None
             except httpx.TransportError as exc:
-                if last or not retry_status:
-                    raise self._broken(exc, method, path) from None
+                error = self.failure(exc, method, path, last=last, retry_status=retry_status)
+                if error is not None:
+                    raise error from None
             else:
-                if not (retry_status and response.status_code in _RETRIED_STATUS) or last:
+                if not (retry_status and response.status_code in RETRIED_STATUS) or last:
                     return response
-            time.sleep(_BACKOFF * 2**attempt)
+            time.sleep(retry_delay(attempt))
         raise AssertionError("unreachable")  # pragma: no cover
+
+    def failure(
+        self, exc: httpx.TransportError, method: str, path: str, *, last: bool, retry_status: bool
+    ) -> StorageError | None:
+        """What a failed attempt raises, or None when it is tried again: a connection never made is always
+        retried; a timeout or a broken answer only for a read (a write may have arrived)."""
+        if isinstance(exc, httpx.ConnectError):
+            return self._unreachable(exc) if last else None
+        if isinstance(exc, httpx.TimeoutException):
+            if last or not retry_status:
+                return StorageError(
+                    f"no answer from {self.url} within {self._timeout:g} s ({method} {path}): {exc or 'timed out'}"
+                )
+            return None
+        return self._broken(exc, method, path) if last or not retry_status else None
+
+    @property
+    def attempts(self) -> int:
+        return self._attempts
+
+    def counted(self, requests: int = 1) -> None:
+        """`requests` more HTTP requests sent (by this client or its async twin)."""
+        with self._sent_lock:
+            self.sent += requests
+
+    def async_http(self, in_flight: int) -> httpx.AsyncClient:
+        """An asyncio httpx client with this client's URL, headers, TLS context, credentials and timeout, its
+        pool sized for `in_flight` requests (the broker index's reader, _async_reader.py)."""
+        limits = httpx.Limits(max_connections=in_flight, max_keepalive_connections=in_flight)
+        return httpx.AsyncClient(
+            base_url=self.url,
+            headers=self._headers,
+            timeout=self._timeout,
+            verify=self._context,
+            auth=self._auth,
+            limits=limits,
+        )
+
+    @property
+    def brokers(self) -> ClusterBrokers:
+        return self._brokers
 
     def _paced(
         self,
@@ -215,25 +254,35 @@ class AdminClient:
         waited = 0.0
         for attempt in itertools.count():
             response = self._request(method, path, params=params, content=content, headers=headers)
-            status = response.status_code
-            if status not in PACED_STATUS or (status == 503 and not read):
-                if self.pace is not None:
-                    self.pace.accepted()
+            delay = self.refusal(response, method, path, attempt=attempt, waited=waited, read=read)
+            if delay is None:
                 return response
-            if self.pace is not None:
-                self.pace.refused()
-            asked = retry_after(response)
-            delay = asked if asked is not None else backoff(attempt, self._rng)
-            if waited + delay > MAX_WAIT_S:
-                said = f"asks to wait {asked:g} s more" if asked is not None else "still refuses"
-                why = "its request rate limit, httpRequestsMaxPerSecond" if status == 429 else "unavailable"
-                raise StorageError(
-                    f"{self.url} refused {method} {path} with HTTP {status} {attempt + 1} times over {waited:.1f} s "
-                    f"and {said} ({why}); try again later"
-                )
             time.sleep(delay)
             waited += delay
         raise AssertionError("unreachable")  # pragma: no cover
+
+    def refusal(
+        self, response: httpx.Response, method: str, path: str, *, attempt: int, waited: float, read: bool
+    ) -> float | None:
+        """None when `response` is an answer (the pace told so); else the seconds to wait before sending again
+        (the pace told of the refusal), or a StorageError when the wait would go past MAX_WAIT_S."""
+        status = response.status_code
+        if status not in PACED_STATUS or (status == 503 and not read):
+            if self.pace is not None:
+                self.pace.accepted()
+            return None
+        if self.pace is not None:
+            self.pace.refused()
+        asked = retry_after(response)
+        delay = asked if asked is not None else backoff(attempt, self._rng)
+        if waited + delay > MAX_WAIT_S:
+            said = f"asks to wait {asked:g} s more" if asked is not None else "still refuses"
+            why = "its request rate limit, httpRequestsMaxPerSecond" if status == 429 else "unavailable"
+            raise StorageError(
+                f"{self.url} refused {method} {path} with HTTP {status} {attempt + 1} times over {waited:.1f} s "
+                f"and {said} ({why}); try again later"
+            )
+        return delay
 
     def _request(
         self,
@@ -246,14 +295,12 @@ class AdminClient:
     ) -> httpx.Response:
         """One request and the redirects it is answered with (_redirects.py): the same method, body and
         credentials, to the cluster's own brokers only."""
-        with self._sent_lock:
-            self.sent += 1
+        self.counted()
         response = self._http.request(method, path, params=params, content=content, headers=headers)
         hops = [response.request.url]
         while response.status_code in REDIRECT_STATUS:
             target = next_hop(response, hops, self._brokers)
-            with self._sent_lock:
-                self.sent += 1
+            self.counted()
             response = self._http.request(method, target, content=content, headers=headers)
             hops.append(target)
         return response

@@ -21,9 +21,9 @@ from urllib.parse import quote
 import httpx
 
 from .._errors import (
-    InvalidNameError,
     InvalidSchemaError,
     NamespaceNotFoundError,
+    NotFoundError,
     PolicyError,
     RegistryError,
     StorageError,
@@ -44,7 +44,9 @@ from .._names import TopicName
 from .._schema_data import to_schema_data
 from .._types import SchemaType
 from ._admin_client import ADMIN, AdminClient, clip, quote_path, raise_for, reason_of, schemas_path, topic_path
+from ._async_reader import AsyncReader
 from ._explorer_api import ExplorerApi
+from ._listing import TopicListing, fold, shown_namespace
 
 # ServiceConfiguration field names, as GET /brokers/configuration/runtime reports them (§2.3).
 _BROKER_KEYS: Final[Mapping[str, str]] = {
@@ -60,10 +62,22 @@ class RemoteStorage:
     """The `Storage` protocol's reads over admin v2 GETs; its writes are refused (RemoteRegistry sends each
     write as the matching admin request instead)."""
 
-    def __init__(self, client: AdminClient, broker: BrokerConfig, explorer: ExplorerApi | None = None) -> None:
+    def __init__(
+        self,
+        client: AdminClient,
+        broker: BrokerConfig,
+        explorer: ExplorerApi | None = None,
+        *,
+        include_system: bool = False,
+    ) -> None:
         self.client = client
         self.broker = broker
         self.explorer = explorer
+        self.include_system = include_system  # list the broker's system topics too (_listing.py)
+
+    def async_reader(self, in_flight: int) -> AsyncReader:
+        """Reads for the broker index from an event loop, over this storage's connection."""
+        return AsyncReader(self.client, in_flight)
 
     def snapshot(self) -> contextlib.AbstractContextManager[None]:
         """One facade call's reads: each resource fetched once (`AdminClient.snapshot`)."""
@@ -73,29 +87,49 @@ class RemoteStorage:
 
     def history(self, schema_id: str) -> list[SchemaVersion]:
         """The live versions (GET /schemas), preceded by the last tombstone when its number is known (§3.2)."""
-        response = self.client.get(f"{schemas_path(schema_id)}/schemas")
-        if response.status_code == 404 and reason_of(response) != "Not Found":
-            live: list[SchemaVersion] = []  # no schema, or no such namespace: the embedded registry says []
-        else:
-            raise_for(response, f"reading the schemas of {schema_id}", url=self.client.url)
-            body = self.client.json(response, f"reading the schemas of {schema_id}")
-            entries = body.get("getSchemaResponses") if isinstance(body, dict) else None
-            if not isinstance(entries, list):
-                raise StorageError(
-                    f"reading the schemas of {schema_id}: {self.client.url} answered without "
-                    f"'getSchemaResponses' ({clip(response.text)!r}); is it a Pulsar admin endpoint?"
-                )
-            live = sorted((from_schema_response(schema_id, e) for e in entries), key=lambda e: e.version)
+        live = self.live_versions(schema_id, self.client.get(f"{schemas_path(schema_id)}/schemas"))
         if live:
-            first = live[0].version
-            return ([tombstone(schema_id, first - 1)] if first > 0 else []) + live
-        latest = self._latest_index_version(schema_id)
+            return with_tombstone(schema_id, live)
+        return self.deleted_history(schema_id, self.client.get(f"{schemas_path(schema_id)}/metadata"))
+
+    async def history_async(self, reader: AsyncReader, schema_id: str) -> list[SchemaVersion]:
+        """`history` over the index's asyncio reader: the same requests and answers."""
+        live = self.live_versions(schema_id, await reader.get(f"{schemas_path(schema_id)}/schemas"))
+        if live:
+            return with_tombstone(schema_id, live)
+        return self.deleted_history(schema_id, await reader.get(f"{schemas_path(schema_id)}/metadata"))
+
+    def live_versions(self, schema_id: str, response: httpx.Response) -> list[SchemaVersion]:
+        """The answer to GET /schemas, oldest first. Older lines answer a read the credentials may not make
+        with `404 {"reason": "Not Found"}` (SchemasResourceBase.validateDestinationAndAdminOperation turns the
+        401 into it), which reads like a missing topic: the error says it may be the role."""
+        what = f"reading the schemas of {schema_id}"
+        if response.status_code == 404 and reason_of(response) != "Not Found":
+            return []  # no schema, or no such namespace: the embedded registry says []
+        if response.status_code == 404 and _json_or_none(response) == {"reason": "Not Found"}:
+            raise NotFoundError(
+                f"{what}: {self.client.url} answered 404 Not Found, which older brokers also answer when "
+                "the credentials may not read the topic's schemas (the role needs the tenant's admin "
+                "permission there); check the role before concluding the topic is missing"
+            )
+        raise_for(response, what, url=self.client.url)
+        body = self.client.json(response, what)
+        entries = body.get("getSchemaResponses") if isinstance(body, dict) else None
+        if not isinstance(entries, list):
+            raise StorageError(
+                f"{what}: {self.client.url} answered without 'getSchemaResponses' ({clip(response.text)!r}); is it "
+                "a Pulsar admin endpoint?"
+            )
+        return sorted((from_schema_response(schema_id, e) for e in entries), key=lambda e: e.version)
+
+    def deleted_history(self, schema_id: str, metadata: httpx.Response) -> list[SchemaVersion]:
+        """A topic without live versions: its last tombstone when GET /metadata names one, else []."""
+        latest = self._latest_index_version(schema_id, metadata)
         return [] if latest is None else [tombstone(schema_id, latest)]
 
-    def _latest_index_version(self, schema_id: str) -> int | None:
+    def _latest_index_version(self, schema_id: str, response: httpx.Response) -> int | None:
         """GET /metadata: the storage index, tombstones included; None when there is no history (204) or
         the endpoint does not offer it."""
-        response = self.client.get(f"{schemas_path(schema_id)}/metadata")
         if response.status_code != 200:
             if response.status_code in (401, 403):
                 raise_for(response, f"reading the schema metadata of {schema_id}", url=self.client.url)
@@ -127,7 +161,8 @@ class RemoteStorage:
         raise _read_only("create a tenant")
 
     def namespaces(self, tenant: str) -> list[str]:
-        return sorted(self._string_list(f"{ADMIN}/namespaces/{quote(tenant, safe='')}", f"listing {tenant}"))
+        listed = self._string_list(f"{ADMIN}/namespaces/{quote(tenant, safe='')}", f"listing {tenant}")
+        return sorted(ns for ns in listed if shown_namespace(ns, include_system=self.include_system))
 
     def namespace_policy(self, namespace: str) -> NamespacePolicy | None:
         """The namespace's `Policies` (GET /namespaces/t/ns, exact); else the §7.2 schema GETs one by one."""
@@ -172,25 +207,24 @@ class RemoteStorage:
         raise _read_only("write namespace policies")
 
     def topics(self, namespace: str) -> list[str]:
-        """Persistent and non-persistent topics of a namespace, partitions folded into their base topic."""
+        """Persistent and non-persistent topics of a namespace, folded as Pulsar folds them (_listing.py)."""
+        return list(self.topic_listing(namespace, include_system=self.include_system).topics)
+
+    def topic_listing(self, namespace: str, *, include_system: bool) -> TopicListing:
+        """The three topic listings of a namespace, system topics asked for (includeSystemTopic) and folded."""
         ns = quote_path(namespace)
-        names = self._string_list(f"{ADMIN}/persistent/{ns}", f"listing the topics of {namespace}")
+        what = f"listing the topics of {namespace}"
+        names = self._string_list(f"{ADMIN}/persistent/{ns}", what, _WITH_SYSTEM)
         for extra in (f"{ADMIN}/persistent/{ns}/partitioned", f"{ADMIN}/non-persistent/{ns}"):
-            response = self.client.get(extra)
+            response = self.client.get(extra, _WITH_SYSTEM)
             if response.status_code == 200:
-                names += string_list(self.client.json(response, f"listing the topics of {namespace}"))
-        bases = set()
-        for name in names:
-            try:
-                bases.add(str(TopicName.parse(name).base))
-            except InvalidNameError:
-                continue  # a name this registry cannot address; leave it out rather than fail the listing
-        return sorted(bases)
+                names += string_list(self.client.json(response, what))
+        return fold(names, include_system=include_system)
 
     def has_topic(self, topic: str) -> bool:
         name = TopicName.parse(topic)
         try:
-            return str(name.base) in self.topics(str(name.namespace_name))
+            return str(name.base) in self.topic_listing(str(name.namespace_name), include_system=True).topics
         except NamespaceNotFoundError:
             return False
 
@@ -228,10 +262,20 @@ class RemoteStorage:
         strategy = wire_strategy(value) if value else None
         return None if strategy is S.UNDEFINED else strategy
 
+    async def topic_compatibility_async(self, reader: AsyncReader, topic: str) -> CompatibilityStrategy | None:
+        """`topic_compatibility` over the index's asyncio reader."""
+        name = TopicName.parse(topic)
+        response = self._strategy_answer(name, await reader.get(f"{topic_path(name)}/schemaCompatibilityStrategy"))
+        value = None if response is None else _json_or_none(response)
+        strategy = wire_strategy(value) if value else None
+        return None if strategy is S.UNDEFINED else strategy
+
     def _strategy_response(self, name: TopicName) -> httpx.Response | None:
+        return self._strategy_answer(name, self.client.get(f"{topic_path(name)}/schemaCompatibilityStrategy"))
+
+    def _strategy_answer(self, name: TopicName, response: httpx.Response) -> httpx.Response | None:
         """GET .../schemaCompatibilityStrategy; None when the topic has no policies to read (no such topic,
         or topic policies disabled: 404, 405, 412)."""
-        response = self.client.get(f"{topic_path(name)}/schemaCompatibilityStrategy")
         if response.status_code in (404, 405, 412):
             return None
         raise_for(response, f"reading the topic policies of {name}", url=self.client.url)
@@ -272,13 +316,16 @@ class RemoteStorage:
 
     # helpers ---------------------------------------------------------------------------------------------
 
-    def _string_list(self, path: str, what: str) -> list[str]:
-        response = self.client.get(path)
+    def _string_list(self, path: str, what: str, params: Mapping[str, str] | None = None) -> list[str]:
+        response = self.client.get(path, params)
         raise_for(response, what, url=self.client.url)
         return string_list(self.client.json(response, what), what=what, url=self.client.url)
 
 
 S = CompatibilityStrategy
+# Every listing asks for the system topics (PersistentTopics.getList's includeSystemTopic; older brokers list them
+# anyway): whether a namespace has topic policies shows in its listing, and the fold is ours (_listing.py).
+_WITH_SYSTEM: Final = {"includeSystemTopic": "true"}
 
 _POLICY_KEYS = frozenset(
     {
@@ -375,6 +422,12 @@ def from_schema_response(schema_id: str, body: Any) -> SchemaVersion:
         properties=properties,
         timestamp=timestamp if isinstance(timestamp, int) else 0,
     )
+
+
+def with_tombstone(schema_id: str, live: list[SchemaVersion]) -> list[SchemaVersion]:
+    """Live versions, preceded by the tombstone their first number implies (§3.2)."""
+    first = live[0].version
+    return ([tombstone(schema_id, first - 1)] if first > 0 else []) + live
 
 
 def tombstone(schema_id: str, version: int) -> SchemaVersion:

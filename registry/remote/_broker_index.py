@@ -2,14 +2,18 @@
 
 A broker's admin API has no search: the only way to find "every topic with a field called currency" is to read
 every topic. `schema-explorer serve` answers searches itself (its explorer API), so this index exists only for
-a plain broker. It is built in the background, from a bounded pool of `INDEX_WORKERS` threads:
+a plain broker. It is built in the background:
 
-* listing: per namespace, its policies (GET /namespaces/t/ns) and its topics (the three topic listings);
+* listing: per namespace, its policies (GET /namespaces/t/ns) and its topics (the three topic listings, folded
+  as Pulsar folds them: _listing.py), from a few threads;
 * indexing: per topic, its schemas (GET /schemas/t/ns/topic/schemas: one request, plus GET /metadata for a
   topic without a live schema, to tell a deleted history from none), and its own compatibility strategy (GET
-  .../schemaCompatibilityStrategy) when the broker has topic-level policies enabled. Pulsar has no bulk read
-  of topic policies and no change feed or ETag for schemas, so a refresh asks every topic again; only
-  answers that differ are written, and only they move the catalog's token.
+  .../schemaCompatibilityStrategy) only where the broker says topic policies may exist: topic-level policies
+  enabled, and the namespace lists `__change_events`, where Pulsar keeps them (or the broker lists that topic
+  nowhere, so it says nothing). `INDEX_WORKERS` reads in flight from one asyncio loop (_async_reader.py),
+  fewer while the broker refuses for load. Pulsar has no bulk read of topic policies and no change feed or
+  ETag for schemas, so a refresh asks every topic again; only answers that differ are written, and only they
+  move the catalog's token.
 
 The cache is one SQLite file per cluster URL and credentials (`cache_path`, under the user's data directory), so a
 second visit searches at once from the last complete index while a refresh runs. It is only ever a search
@@ -21,6 +25,7 @@ never answered from.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import hashlib
 import os
@@ -29,7 +34,7 @@ import sqlite3
 import threading
 import time
 from collections.abc import Callable, Iterator
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from enum import StrEnum
 from pathlib import Path
@@ -43,9 +48,12 @@ from .._model import CompatibilityStrategy, NamespacePolicy, SchemaVersion, Topi
 from .._names import TopicName
 from .._paths import data_dir
 from ..storage._rows import namespace_policy_from_json, namespace_policy_to_json
+from ._async_reader import AsyncReader
+from ._listing import TopicListing
 from ._pacing import Concurrency
 
-INDEX_WORKERS: Final = 8  # requests in flight while indexing (the admin client's httpx pool allows more)
+INDEX_WORKERS: Final = 32  # reads in flight while indexing topics (enough to keep a real broker busy)
+_LISTING_WORKERS: Final = 8  # threads listing namespaces (a few hundred requests, not the first visit's cost)
 CACHE_FORMAT: Final = "1"
 CACHE_ENV_VAR: Final = "SCHEMA_EXPLORER_CACHE_DIR"
 _BATCH: Final = 256  # rows written to the cache per transaction
@@ -103,11 +111,19 @@ class IndexSource(Protocol):
 
     def namespace_policy(self, namespace: str) -> NamespacePolicy | None: ...
 
-    def topics(self, namespace: str) -> list[str]: ...
+    include_system: bool  # the broker's system topics are listed too
+
+    def topic_listing(self, namespace: str, *, include_system: bool) -> TopicListing: ...
 
     def history(self, schema_id: str) -> list[SchemaVersion]: ...
 
     def topic_compatibility(self, topic: str) -> CompatibilityStrategy | None: ...
+
+    def async_reader(self, in_flight: int) -> AsyncReader: ...
+
+    async def history_async(self, reader: AsyncReader, schema_id: str) -> list[SchemaVersion]: ...
+
+    async def topic_compatibility_async(self, reader: AsyncReader, topic: str) -> CompatibilityStrategy | None: ...
 
 
 def cache_path(url: str, identity: str | None) -> Path:
@@ -190,6 +206,7 @@ class BrokerIndex:
         self._last_read: dict[str, int] = {}
         self._failing = 0  # topic reads that failed in a row
         self._resume_from: set[str] = set()  # topics read since the last complete run (a resumed run skips them)
+        self._policy_namespaces: set[str] | None = None  # where topic policies may exist (None: anywhere)
 
     # --- the cache file ---------------------------------------------------------------------------------
 
@@ -362,14 +379,16 @@ class BrokerIndex:
         """Namespaces with their policies and topics, reconciled into the cache; the listed topics, or None
         when cancelled."""
         namespaces = [ns for tenant in self._source.tenants() for ns in self._namespaces(tenant)]
-        found: dict[str, tuple[NamespacePolicy | None, list[str]] | None] = {}
-        with ThreadPoolExecutor(self._workers, thread_name_prefix="broker-index") as pool:
+        found: dict[str, tuple[NamespacePolicy | None, TopicListing] | None] = {}
+        with ThreadPoolExecutor(min(self._workers, _LISTING_WORKERS), thread_name_prefix="broker-index") as pool:
             for ns, listing in zip(namespaces, pool.map(self._read_namespace, namespaces), strict=True):
                 if self._cancel.is_set():
                     return None
                 found[ns] = listing
         kept = {ns: listing for ns, listing in found.items() if listing is not None}
-        topics = [t for _, names in kept.values() for t in names]
+        topics = [t for _, listing in kept.values() for t in listing.topics]
+        said = {ns for ns, (_, listing) in kept.items() if listing.policy_events}
+        self._policy_namespaces = said or None  # a broker listing `__change_events` nowhere says nothing
         with self._lock, self._transaction():
             changed = 0
             for table, names in (("topics", topics), ("namespaces", list(kept))):  # what is no longer there goes
@@ -390,57 +409,68 @@ class BrokerIndex:
         except TenantNotFoundError:
             return []  # deleted since it was listed
 
-    def _read_namespace(self, namespace: str) -> tuple[NamespacePolicy | None, list[str]] | None:
+    def _read_namespace(self, namespace: str) -> tuple[NamespacePolicy | None, TopicListing] | None:
         if self._cancel.is_set():
             return None
         try:
-            return self._source.namespace_policy(namespace), self._source.topics(namespace)
+            listing = self._source.topic_listing(namespace, include_system=self._source.include_system)
+            return self._source.namespace_policy(namespace), listing
         except NamespaceNotFoundError:
             return None  # deleted since its tenant was listed
 
     def _index(self, topics: list[str]) -> bool:
-        """Read each topic from the pool, at most `workers` in flight; False when cancelled."""
-        pending: set[Future[IndexRow | None]] = set()
+        """Read each topic, at most `workers` in flight from one event loop; False when cancelled."""
+        return asyncio.run(self._index_async(topics))
+
+    async def _index_async(self, topics: list[str]) -> bool:
+        reader = self._source.async_reader(self._workers)
+        pending: set[asyncio.Task[IndexRow | None]] = set()
         batch: list[IndexRow] = []
         it = iter(topics)
-        with ThreadPoolExecutor(self._workers, thread_name_prefix="broker-index") as pool:
+        try:
             while True:
                 while len(pending) < self._in_flight() and not self._cancel.is_set():
                     topic = next(it, None)
                     if topic is None:
                         break
-                    pending.add(pool.submit(self._read_topic, topic, self._next_seq()))
-                if self._cancel.is_set():  # the queued reads are dropped; only those in flight finish
-                    pending = {f for f in pending if not f.cancel()}
+                    pending.add(asyncio.create_task(self._read_topic(reader, topic, self._next_seq())))
                 if not pending:
-                    break
-                done, pending = wait(pending, return_when=FIRST_COMPLETED)
-                for future in done:
-                    row = future.result()
+                    break  # all read, or cancelled: those in flight finished, nothing more is asked
+                done, pending = await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED, timeout=0.5)
+                for task in done:
+                    row = task.result()
                     if row is not None:
                         batch.append(row)
                     self._bump_indexed()
                 if len(batch) >= _BATCH or not pending:
                     self._write(batch)
                     batch.clear()
+        finally:
+            for task in pending:  # an error ends the run: nothing in flight outlives it
+                task.cancel()
+            await asyncio.gather(*pending, return_exceptions=True)
+            await reader.aclose()
         self._write(batch)
         return not self._cancel.is_set()
 
     def _in_flight(self) -> int:
-        """Reads kept submitted: the pool's size twice over (so no worker idles), fewer while the broker
-        refuses for load (_pacing.Concurrency)."""
-        limit = min(self._workers, self._pace.limit)
-        return limit if limit < self._workers else self._workers * 2
+        """Reads kept in flight: fewer while the broker refuses for load (_pacing.Concurrency)."""
+        return max(1, min(self._workers, self._pace.limit))
 
     def _next_seq(self) -> int:
         with self._lock:
             self._read_seq += 1
             return self._read_seq
 
-    def _read_topic(self, topic: str, seq: int) -> IndexRow | None:
+    async def _read_topic(self, reader: AsyncReader, topic: str, seq: int) -> IndexRow | None:
         """One topic's catalog row, or None when it could not be read (counted) or a newer read exists."""
         try:
-            row = self._row(topic)
+            name = TopicName.parse(topic)
+            history = await self._source.history_async(reader, name.schema_id)
+            strategy = (
+                await self._source.topic_compatibility_async(reader, topic) if self._reads_strategy(name) else None
+            )
+            row = _row_of(topic, name, history, strategy)
         except AuthError:
             raise
         except RegistryError as exc:
@@ -461,6 +491,11 @@ class BrokerIndex:
             self._resume_from.add(topic)
         return row
 
+    def _reads_strategy(self, name: TopicName) -> bool:
+        """Whether a run reads the topic's own strategy (module docstring)."""
+        said = self._policy_namespaces
+        return self._topic_policies and (said is None or str(name.namespace_name) in said)
+
     def _newest(self, topic: str, seq: int) -> bool:
         """Record read `seq` of `topic` unless a later-started read was recorded already (call under the lock)."""
         if self._last_read.get(topic, -1) > seq:
@@ -469,22 +504,11 @@ class BrokerIndex:
         return True
 
     def _row(self, topic: str) -> IndexRow:
+        """A topic's row read now, its own strategy always asked (after a write, which may have set it)."""
         name = TopicName.parse(topic)
         history = self._source.history(name.schema_id)
         strategy = self._source.topic_compatibility(topic) if self._topic_policies else None
-        namespace = str(name.namespace_name)
-        base: tuple[str, str, str] = (topic, name.tenant, namespace)
-        compatibility = None if strategy in (None, CompatibilityStrategy.UNDEFINED) else str(strategy)
-        if not history:
-            return (*base, None, None, None, None, None, None, None, compatibility)
-        live = trim(history)
-        last = history[-1]
-        if last.deleted or not live:
-            return (*base, last.version, str(last.type), last.timestamp, 1, 0, None, None, compatibility)
-        latest = live[-1]
-        fields = stored_fields(latest.type, latest.data)
-        data = latest.data if fields is None else None  # kept only when its fields cannot be read (an error row)
-        return (*base, latest.version, str(latest.type), latest.timestamp, 0, len(live), fields, data, compatibility)
+        return _row_of(topic, name, history, strategy)
 
     def _write(self, rows: list[IndexRow]) -> None:
         if not rows:
@@ -580,6 +604,24 @@ class BrokerIndex:
             policy = None
         with self._lock, self._transaction():
             self._moved(self._db.execute(_UPSERT_NAMESPACE, (namespace, _policy_text(policy))).rowcount)
+
+
+def _row_of(
+    topic: str, name: TopicName, history: list[SchemaVersion], strategy: CompatibilityStrategy | None
+) -> IndexRow:
+    """The catalog row of `topic` with `history` and its own `strategy`."""
+    base: tuple[str, str, str] = (topic, name.tenant, str(name.namespace_name))
+    compatibility = None if strategy in (None, CompatibilityStrategy.UNDEFINED) else str(strategy)
+    if not history:
+        return (*base, None, None, None, None, None, None, None, compatibility)
+    live = trim(history)
+    last = history[-1]
+    if last.deleted or not live:
+        return (*base, last.version, str(last.type), last.timestamp, 1, 0, None, None, compatibility)
+    latest = live[-1]
+    fields = stored_fields(latest.type, latest.data)
+    data = latest.data if fields is None else None  # kept only when its fields cannot be read (an error row)
+    return (*base, latest.version, str(latest.type), latest.timestamp, 0, len(live), fields, data, compatibility)
 
 
 def _policy_text(policy: NamespacePolicy | None) -> str | None:

@@ -128,7 +128,10 @@ class RemoteRegistry(RemoteProposals, RemoteWebhooks, ServerAnswers):
         verify: bool | str = True,
         pulsar_version: str | None = None,
         connection: Connection | None = None,
+        system_topics: bool = False,
     ) -> None:
+        """`system_topics`: list the broker's own topics too (pulsar/system, `__change_events`, transaction
+        buffers: remote/_listing.py), hidden as Pulsar hides them otherwise."""
         pace = Concurrency(INDEX_WORKERS)  # the index's requests in flight, lowered while the broker refuses
         client = AdminClient(
             url, token=token, timeout=timeout, attempts=attempts, verify=verify, pace=pace, connection=connection
@@ -162,7 +165,7 @@ class RemoteRegistry(RemoteProposals, RemoteWebhooks, ServerAnswers):
             explorer is not None and broker is None and reported is not None and _same_line(reported, chosen.name)
         )
         # auto_create is the server's business remotely: it decides whether a write may create a namespace.
-        storage = RemoteStorage(client, config, explorer)
+        storage = RemoteStorage(client, config, explorer, include_system=system_topics)
         state = RegistryState(storage, config, chosen, auto_create=auto_create)
         # A plain broker has no search: the handle builds its own index, cached per cluster URL and credentials.
         self._index = (
@@ -170,7 +173,8 @@ class RemoteRegistry(RemoteProposals, RemoteWebhooks, ServerAnswers):
             if explorer is not None
             else BrokerIndex(
                 storage,
-                cache_path(client.url, client.identity),
+                # a listing with system topics is another index: never answered from one without them
+                cache_path(client.url, f"{client.identity}\0system-topics" if system_topics else client.identity),
                 url=client.url,
                 topic_policies=config.topic_level_policies_enabled,
                 sent=lambda: client.sent,

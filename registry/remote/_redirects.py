@@ -44,6 +44,11 @@ class ClusterBrokers:
         self._lock = threading.Lock()
         self._asking = threading.local()  # set while this thread lists the brokers (its own redirects)
 
+    @property
+    def settled(self) -> bool:
+        """`allows` answers without a request (the brokers were listed): an event loop may call it."""
+        return self._listed is not None
+
     def allows(self, target: httpx.URL) -> bool:
         if target.scheme != self.scheme:
             return False

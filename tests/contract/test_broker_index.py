@@ -285,7 +285,7 @@ def test_the_cli_indexes_with_progress_and_searches(sample_url, tmp_path, monkey
     _fresh_cache(monkeypatch, tmp_path)
     assert main(["index", "--url", sample_url]) == 0
     out, err = capsys.readouterr()
-    assert out.startswith("done: 47 of 47 topics read") and "8 in flight" in out
+    assert out.startswith("done: 47 of 47 topics read") and f"{INDEX_WORKERS} in flight" in out
     assert "indexing:" in err
     assert main(["search", "field:currency", "--url", sample_url]) == 0
     out, err = capsys.readouterr()
