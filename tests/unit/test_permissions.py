@@ -3,12 +3,12 @@ and a namespace whose review rules require proposals, where no direct schema or 
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from proposal_world import ALICE, BOB, NS, OPS, TOPIC, VIEWER, avro, proposal_registry
 from registry import (
     Actor,
     AuditOutcome,
@@ -17,40 +17,18 @@ from registry import (
     ProposalsRequiredError,
     Registry,
     ReviewRules,
-    Role,
-    SchemaInfo,
-    SchemaType,
     Step,
     allowed_steps,
     export_snapshot,
     import_snapshot,
 )
 
-NS = "acme/orders"
-TOPIC = f"persistent://{NS}/order-created"
-ALICE = Actor("alice", Role.PRODUCER)
-BOB = Actor("bob", Role.PRODUCER)
-VIEWER = Actor("victor", Role.VIEWER)
-OPS = Actor("ops", Role.ADMIN)
 DIRECT = (Step.REGISTER, Step.DELETE, Step.SET_POLICY, Step.PROPOSE, Step.EDIT_RULES, Step.ADMINISTER)
-
-
-def avro(*fields: str) -> SchemaInfo:
-    doc = {
-        "type": "record",
-        "name": "Order",
-        "fields": [{"name": "id", "type": "string"}]
-        + [{"name": f, "type": ["null", "string"], "default": None} for f in fields],
-    }
-    return SchemaInfo(type=SchemaType.AVRO, schema=json.dumps(doc))
 
 
 @pytest.fixture
 def reg(tmp_path: Path) -> Iterator[Registry]:
-    with Registry.open(tmp_path / "r.db", create=True) as reg:
-        reg.create_tenant("acme")
-        reg.create_namespace(NS)
-        reg.register(TOPIC, avro())
+    with proposal_registry(tmp_path / "r.db", compatibility=None) as reg:
         yield reg
 
 

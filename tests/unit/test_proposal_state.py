@@ -5,12 +5,12 @@ never approved."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from proposal_world import ALICE, BOB, CAROL, NS, OPS, TOPIC, avro, proposal_registry
 from registry import (
     Actor,
     ApprovalsMissingError,
@@ -21,28 +21,9 @@ from registry import (
     Registry,
     ReviewRules,
     Role,
-    SchemaInfo,
-    SchemaType,
     StaleProposalError,
     apply_readiness,
 )
-
-NS = "acme/orders"
-TOPIC = f"persistent://{NS}/order-created"
-ALICE = Actor("alice", Role.PRODUCER)
-BOB = Actor("bob", Role.PRODUCER)
-CAROL = Actor("carol", Role.PRODUCER)
-OPS = Actor("ops", Role.ADMIN)
-
-
-def avro(*fields: str) -> SchemaInfo:
-    doc = {
-        "type": "record",
-        "name": "Order",
-        "fields": [{"name": "id", "type": "string"}]
-        + [{"name": f, "type": ["null", "string"], "default": None} for f in fields],
-    }
-    return SchemaInfo(type=SchemaType.AVRO, schema=json.dumps(doc))
 
 
 @pytest.fixture
@@ -52,11 +33,7 @@ def path(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def reg(path: Path) -> Iterator[Registry]:
-    with Registry.open(path, create=True) as reg:
-        reg.create_tenant("acme")
-        reg.create_namespace(NS)
-        reg.create_namespace("acme/other")
-        reg.register(TOPIC, avro())
+    with proposal_registry(path, compatibility=None, namespaces=("acme/other",)) as reg:
         yield reg
 
 

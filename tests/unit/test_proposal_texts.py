@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from proposal_world import ALICE, BOB, NS, OPS, TOPIC, avro, proposal_registry
 from registry import (
     Actor,
     InvalidArgumentError,
@@ -29,12 +30,6 @@ from registry import (
 )
 from registry._text import blank
 from schemas import PB_INT64, pn_test
-
-NS = "acme/orders"
-TOPIC = f"persistent://{NS}/order-created"
-ALICE = Actor("alice", Role.PRODUCER)
-BOB = Actor("bob", Role.PRODUCER)
-OPS = Actor("ops", Role.ADMIN)
 
 # What shows nothing: zero-width space and word joiner, BOM, the Hangul fillers, the Mongolian vowel separator,
 # a bidi override, a variation selector, a tag character, a soft hyphen, the braille blank, and a mixture.
@@ -56,24 +51,9 @@ INVISIBLE = [
 ]
 
 
-def avro(*fields: str, extra: dict[str, object] | None = None) -> SchemaInfo:
-    doc = {
-        "type": "record",
-        "name": "Order",
-        "fields": [{"name": "id", "type": "string"}]
-        + [{"name": f, "type": ["null", "string"], "default": None} for f in fields],
-        **(extra or {}),
-    }
-    return SchemaInfo(type=SchemaType.AVRO, schema=json.dumps(doc))
-
-
 @pytest.fixture
 def reg(tmp_path: Path) -> Iterator[Registry]:
-    with Registry.open(tmp_path / "r.db", create=True) as reg:
-        reg.create_tenant("acme")
-        reg.create_namespace(NS)
-        reg.set_namespace_policy(NS, compatibility="BACKWARD")
-        reg.register(TOPIC, avro())
+    with proposal_registry(tmp_path / "r.db") as reg:
         yield reg
 
 

@@ -10,12 +10,11 @@ from pathlib import Path
 
 import pytest
 
+from proposal_world import ALICE, BOB, CAROL, NS, OPS, TOPIC, avro, proposal_registry
 from registry import (
-    Actor,
     CompatibilityStrategy,
     Registry,
     ReviewRules,
-    Role,
     SchemaInfo,
     SchemaType,
     applied_text,
@@ -27,32 +26,12 @@ from registry import (
 )
 from registry import Proposal as ProposalValue
 
-NS = "acme/orders"
-TOPIC = f"persistent://{NS}/order-created"
-ALICE = Actor("alice", Role.PRODUCER)
-BOB = Actor("bob", Role.PRODUCER)
-CAROL = Actor("carol", Role.PRODUCER)
-OPS = Actor("ops", Role.ADMIN)
 S = CompatibilityStrategy
-
-
-def avro(*fields: str) -> SchemaInfo:
-    doc = {
-        "type": "record",
-        "name": "Order",
-        "fields": [{"name": "id", "type": "string"}]
-        + [{"name": f, "type": ["null", "string"], "default": None} for f in fields],
-    }
-    return SchemaInfo(type=SchemaType.AVRO, schema=json.dumps(doc))
 
 
 @pytest.fixture
 def reg(tmp_path: Path) -> Iterator[Registry]:
-    with Registry.open(tmp_path / "r.db", create=True) as reg:
-        reg.create_tenant("acme")
-        reg.create_namespace(NS)
-        reg.set_namespace_policy(NS, compatibility="BACKWARD")
-        reg.register(TOPIC, avro())
+    with proposal_registry(tmp_path / "r.db") as reg:
         yield reg
 
 

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from proposal_world import ALICE, BOB, CAROL, NS, OPS, TOPIC, VIEWER, avro, proposal_registry
 from registry import (
     Actor,
     ApprovalsMissingError,
@@ -27,39 +28,15 @@ from registry import (
     Registry,
     ReviewRules,
     RevisionChangedError,
-    Role,
     SchemaInfo,
     SchemaType,
     StaleProposalError,
 )
 
-NS = "acme/orders"
-TOPIC = f"persistent://{NS}/order-created"
-ALICE = Actor("alice", Role.PRODUCER)
-BOB = Actor("bob", Role.PRODUCER)
-CAROL = Actor("carol", Role.PRODUCER)
-VIEWER = Actor("victor", Role.VIEWER)
-OPS = Actor("ops", Role.ADMIN)
-
-
-def avro(*fields: str, required: str | None = None) -> SchemaInfo:
-    doc = {
-        "type": "record",
-        "name": "Order",
-        "fields": [{"name": "id", "type": "string"}]
-        + [{"name": f, "type": ["null", "string"], "default": None} for f in fields]
-        + ([{"name": required, "type": "string"}] if required else []),
-    }
-    return SchemaInfo(type=SchemaType.AVRO, schema=json.dumps(doc))
-
 
 @pytest.fixture
 def reg(tmp_path: Path) -> Iterator[Registry]:
-    with Registry.open(tmp_path / "r.db", create=True) as reg:
-        reg.create_tenant("acme")
-        reg.create_namespace(NS)
-        reg.set_namespace_policy(NS, compatibility="BACKWARD")
-        reg.register(TOPIC, avro())
+    with proposal_registry(tmp_path / "r.db") as reg:
         yield reg
 
 

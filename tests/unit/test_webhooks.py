@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from proposal_world import ALICE, BOB, NS, OPS, TOPIC, avro, proposal_registry
 from registry import (
     Actor,
     InvalidArgumentError,
@@ -19,39 +20,18 @@ from registry import (
     Registry,
     ReviewRules,
     Role,
-    SchemaInfo,
-    SchemaType,
     StaleProposalError,
     to_json,
 )
 from registry.webhooks import DELIVERIES
 from webhook_receiver import Receiver
 
-NS = "acme/orders"
-TOPIC = f"persistent://{NS}/order-created"
-ALICE = Actor("alice", Role.PRODUCER)
-BOB = Actor("bob", Role.PRODUCER)
-OPS = Actor("ops", Role.ADMIN)
 SECRET = "s3cret-never-shown"
-
-
-def avro(*fields: str) -> SchemaInfo:
-    doc = {
-        "type": "record",
-        "name": "Order",
-        "fields": [{"name": "id", "type": "string"}]
-        + [{"name": f, "type": ["null", "string"], "default": None} for f in fields],
-    }
-    return SchemaInfo(type=SchemaType.AVRO, schema=json.dumps(doc))
 
 
 @pytest.fixture
 def reg(tmp_path: Path) -> Iterator[Registry]:
-    with Registry.open(tmp_path / "r.db", create=True) as reg:
-        reg.create_tenant("acme")
-        reg.create_namespace(NS)
-        reg.set_namespace_policy(NS, compatibility="BACKWARD")
-        reg.register(TOPIC, avro())
+    with proposal_registry(tmp_path / "r.db") as reg:
         yield reg
     assert DELIVERIES.wait_idle(60)
 
