@@ -10,7 +10,6 @@ Exit codes: 0 done; 1 refused (not an admin); 2 a usage error (a bad URL or even
 from __future__ import annotations
 
 import argparse
-import functools
 import os
 from collections.abc import Callable
 from pathlib import Path
@@ -25,11 +24,10 @@ from ._common import (
     acting_person,
     add_as_argument,
     add_source_arguments,
-    refused,
     say,
     whole_number,
 )
-from .admin import JSON_HELP, print_json, registry_for, time_text
+from .admin import JSON_HELP, print_json, refusing, registry_for, time_text
 
 Handler = Callable[[argparse.Namespace], int]
 
@@ -133,20 +131,5 @@ def _verb(
     parser.add_argument("--json", action="store_true", help=JSON_HELP)
     if writes:
         add_as_argument(parser)
-    parser.set_defaults(handler=_refusals(handler))
+    parser.set_defaults(handler=refusing(handler))
     return parser
-
-
-def _refusals(handler: Handler) -> Handler:
-    """Not being an admin is exit 1 and one line; every other RegistryError is main's usage error (exit 2)."""
-
-    @functools.wraps(handler)
-    def run(args: argparse.Namespace) -> int:
-        from registry import PermissionDeniedError
-
-        try:
-            return handler(args)
-        except PermissionDeniedError as exc:
-            return refused(str(exc))
-
-    return run
