@@ -44,7 +44,7 @@ from typing import Any
 
 from fastapi import Depends, Request
 
-from registry import ERROR_HEADER, Role, Step, name_clash
+from registry import ERROR_HEADER, Role, Step, name_clash, person_key
 
 from ._errors import ApiError, error_responses
 
@@ -94,6 +94,12 @@ class Tokens:
     def role_of(self, token: str) -> Role | None:
         grant = self.grant_of(token)
         return grant.role if grant else None
+
+    def may_approve(self, name: str) -> bool:
+        """Whether the person `name` (in any spelling, registry/_identity.py) holds a token that may approve: a
+        producer's or an admin's. A name without a token here can approve nothing through this server."""
+        key = person_key(name)
+        return any(person_key(g.name) == key and g.role.at_least(Role.PRODUCER) for _, g in self._grants)
 
     def _digest(self, token: str) -> bytes:
         return hmac.new(self._key, token.encode("utf-8"), hashlib.sha256).digest()

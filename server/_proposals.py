@@ -27,6 +27,7 @@ from registry import (
     Role,
     Step,
     TopicName,
+    require_satisfiable,
     to_json,
 )
 
@@ -263,6 +264,7 @@ async def set_review_rules(
     schema and policy writes there are refused (`require_proposals`; absent: as it is, so a client that does not
     know it never turns it off)."""
     namespace_name = f"{tenant}/{namespace}"
+    tokens: auth.Tokens | None = request.app.state.tokens
 
     def set_rules(actor: Actor) -> ReviewRules:
         # On the writer thread, so the value kept is the one stored when this write is made.
@@ -272,6 +274,8 @@ async def set_review_rules(
         rules = ReviewRules(
             required_approvals=body.required_approvals, reviewers=tuple(body.reviewers), require_proposals=required
         )
+        if tokens is not None:  # the server knows who may approve: reviewers named must be able to
+            require_satisfiable(rules, namespace_name, tokens.may_approve)
         return registry.set_review_rules(namespace_name, rules, actor=actor)
 
     done = await _written(request, set_rules, actor_of(request))

@@ -109,7 +109,7 @@ def require_satisfiable(rules: ReviewRules, namespace: str, may_approve: Callabl
     unable = [name for name in rules.reviewers if name not in able]
     named = len(able)
     whom = f"{named} named reviewer{'s' if named != 1 else ''}" + (f" ({', '.join(able)})" if able else "")
-    why = f"; {', '.join(unable)} cannot approve (a viewer)" if unable else ""
+    why = f"; {', '.join(unable)} cannot approve (a viewer, or nobody known by that name)" if unable else ""
     raise InvalidArgumentError(
         f"{namespace} would need {rules.required_approvals} approval{'s' if rules.required_approvals != 1 else ''} "
         f"from {whom}{why}: no proposal could ever be "

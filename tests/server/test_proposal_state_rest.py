@@ -22,7 +22,7 @@ from serving import LOCAL
 
 NS = "acme/orders"
 TOPIC = f"persistent://{NS}/order-created"
-PEOPLE = {"alice": "producer", "bob": "producer", "carol": "producer", "ops": "admin"}
+PEOPLE = {"alice": "producer", "bob": "producer", "carol": "producer", "ops": "admin", "victor": "viewer"}
 TOKENS = {name: {"role": role, "token": f"{name}-token-0123456789abcdef0123456789"} for name, role in PEOPLE.items()}
 
 
@@ -134,6 +134,21 @@ def test_rules_nobody_can_meet_are_400_naming_why(client: TestClient) -> None:
     assert "3 approvals from 1 named reviewer (carol)" in refused.json()["reason"]
     kept = call(client, "bob", "GET", "/namespaces/acme/orders/review-rules").json()
     assert kept == {"required_approvals": 1, "reviewers": [], "require_proposals": False}
+    # The server knows its tokens' roles: a viewer, or a name no token carries, can approve nothing here.
+    for only in (["victor"], ["Victor"], ["nobody-here"]):
+        refused = call(
+            client, "ops", "PUT", "/namespaces/acme/orders/review-rules", {"required_approvals": 1, "reviewers": only}
+        )
+        assert refused.status_code == 400, only
+        assert f"{only[0]} cannot approve" in refused.json()["reason"]
+    able = call(
+        client,
+        "ops",
+        "PUT",
+        "/namespaces/acme/orders/review-rules",
+        {"required_approvals": 1, "reviewers": ["Carol", "victor"]},
+    )
+    assert able.status_code == 200, able.text
 
 
 def test_approving_a_stale_proposal_is_409(client: TestClient, reg: Registry) -> None:
