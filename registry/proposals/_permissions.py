@@ -195,7 +195,7 @@ def proposals_required(namespace: str, rules: ReviewRules, step: Step) -> Refusa
         "audited), then deletes",
     }[step]
     return Refusal(
-        f"the review rules of {namespace} require proposals (require_proposals): nothing was written. {how}",
+        f"the review rules of {namespace} require proposals (require_proposals): a direct write here is refused. {how}",
         ProposalsRequiredError,
     )
 

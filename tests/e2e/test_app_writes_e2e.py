@@ -19,7 +19,7 @@ from browser_helpers import WAIT_MS, seed_e2e, wait_idle
 from playwright import sync_api
 from playwright.sync_api import expect
 
-from registry import Registry, export_snapshot
+from registry import Actor, Registry, ReviewRules, Role, export_snapshot
 
 TOPIC = "persistent://acme/inventory/product-catalog"
 NAMESPACE = "acme/inventory"
@@ -286,3 +286,51 @@ def test_every_policy_control_is_previewed_then_confirmed(
     assert str(policy.auto_update_strategy) == "Backward" and policy.validation_enforced is True
     assert trail[0] == ("set_topic_policy", "ops@example.com")
     assert [action for action, _ in trail[1:5]] == ["set_namespace_policy"] * 4
+
+
+def test_roles_and_required_review_hold_for_four_people_behind_proxies(
+    browser: Any, start_app: Any, behind_proxy: Any, db: Path, tmp_path: Path, shot: Any
+) -> None:
+    """The roles file decides every write, not only proposal steps (issue 39): carol (viewer) has no enabled
+    write on What-if or Policies, alice (producer) registers but saves no policy, ops (admin) saves; once ops's
+    review rules require proposals, even ops's Register is disabled with the rule beside it, and bob's Propose…
+    stays offered. Each person reaches the app through their own header-setting proxy."""
+    people = {"carol@example.com": "viewer", "alice@example.com": "producer", "bob@example.com": "producer"}
+    roles = tmp_path / "roles.json"
+    roles.write_text(json.dumps({**people, "ops@example.com": "admin"}), encoding="utf-8")
+    url = start_app(db, "--user-header", HEADER, "--roles", str(roles))
+    as_ = {name: behind_proxy(url, HEADER, name) for name in (*people, "ops@example.com")}
+
+    carol = new_page(browser)
+    open_whatif(carol, as_["carol@example.com"])
+    main(carol).get_by_label("Schema text", exact=True).fill(with_field(db, optional("byCarol")))
+    expect(main(carol).get_by_role("button", name="Register", exact=True)).to_be_disabled()
+    expect(main(carol).get_by_role("button", name="Propose…")).to_be_disabled()
+    carol.goto(f"{as_['carol@example.com']}/policies?namespace={NAMESPACE}")
+    wait_idle(carol)
+    choose(carol, "Compatibility strategy", "FULL_TRANSITIVE")  # a change on screen: Save… shows
+    expect(main(carol).get_by_role("button", name=f"Save… policies of {NAMESPACE}")).to_be_disabled()
+    shot(carol, "roles-viewer-policies")
+
+    alice = new_page(browser)
+    open_whatif(alice, as_["alice@example.com"])
+    expect(main(alice).get_by_role("button", name="Register", exact=True)).to_be_enabled()
+    alice.goto(f"{as_['alice@example.com']}/policies?namespace={NAMESPACE}")
+    wait_idle(alice)
+    choose(alice, "Compatibility strategy", "FULL_TRANSITIVE")  # a change on screen: Save… shows
+    expect(main(alice).get_by_role("button", name=f"Save… policies of {NAMESPACE}")).to_be_disabled()
+
+    with Registry.open(db) as reg:
+        reg.set_review_rules(NAMESPACE, ReviewRules(require_proposals=True), actor=Actor("ops@example.com", Role.ADMIN))
+    ops = new_page(browser)
+    open_whatif(ops, as_["ops@example.com"])
+    text = main(ops).get_by_label("Schema text", exact=True)
+    text.fill(with_field(db, optional("byOps")))
+    text.press("Control+Enter")
+    expect(main(ops).get_by_text("store version 3")).to_be_visible()  # Pulsar would take it; the rule would not
+    expect(main(ops).get_by_role("button", name="Register", exact=True)).to_be_disabled()
+    expect(main(ops).get_by_text("require proposals").first).to_be_visible()
+    expect(main(ops).get_by_role("button", name="Propose…")).to_be_enabled()
+    shot(ops, "roles-require-proposals")
+    with Registry.open(db) as reg:
+        assert [v.version for v in reg.history(TOPIC)][-1] == 2  # nobody stored anything
