@@ -3,7 +3,7 @@
     .venv/bin/python bench/bench_browse.py [--topics 100000] [--db PATH] [--reuse] [--core-only] [--runs 5]
                                            [--servers 3]
 
-Figures (README "Figures"): time to first render of Browse (navigation → table and counts shown) and time for
+Figures (docs/guide/figures.md): time to first render of Browse (navigation → table and counts shown) and time for
 a search to update (Enter in the search box → counts and table of the new answer shown), against the
 targets of issue 5: <= 2 s and <= 300 ms. The generated file is a real registry: `schema-explorer ui --db`
 opens it. Rows are written in bulk with SQL for speed, in the layout SqliteStorage reads (and its `fields`

@@ -63,7 +63,7 @@ def add_source_arguments(parser: argparse.ArgumentParser, *, remote: bool = True
 PULSAR_VERSION_HELP = (
     "the Pulsar release line to answer as: 3.0, 4.0 or master (default: the one stored with the registry, "
     "master for a new one; with --url, the version the broker reports). Verdicts differ by line: Avro name "
-    "rules, JSON strictness, EXTERNAL schemas (README: Which Pulsar)"
+    "rules, JSON strictness, EXTERNAL schemas (docs/guide/fidelity.md, Which Pulsar)"
 )
 
 

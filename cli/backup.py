@@ -49,7 +49,8 @@ def add_commands(commands: argparse._SubParsersAction[Any]) -> None:
         choices=("jsonl", "parquet"),
         default="jsonl",
         help="jsonl: the snapshot (a backup, what `import` reads; default); parquet: tables partitioned by tenant "
-        "and namespace for Spark SQL, DuckDB, pandas and the audits' --parquet (README: A columnar export)",
+        "and namespace for Spark SQL, DuckDB, pandas and the audits' --parquet "
+        "(docs/guide/spark.md, A columnar export)",
     )
     export.set_defaults(handler=run_export)
 

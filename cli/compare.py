@@ -1,5 +1,5 @@
 """`schema-explorer compare --from A --to B`: where registry B drifts from registry A, what replicating A into
-B would stall on, and the plan to converge (registry/compare/, README "Compare two registries").
+B would stall on, and the plan to converge (registry/compare/, docs/guide/compare.md).
 
     schema-explorer compare --from a.db --to http://broker:8080 [--to-token T] [--plan] [--json | --format
                             markdown] [--all] [--propose [--as NAME]]

@@ -53,7 +53,7 @@ behind a proxy:
   sent by that proxy give the client's. Nothing is trusted by default, not even loopback: a proxy on the same
   host needs --forwarded-allow-ips 127.0.0.1.
 
-limits (environment variables, see README "Reliability"):
+limits (environment variables, see docs/guide/operating.md "Reliability"):
   SCHEMA_EXPLORER_MAX_BODY_BYTES, _MAX_HEADER_BYTES, _REQUEST_TIMEOUT_S, _HEADER_TIMEOUT_S, _BODY_TIMEOUT_S,
   _MAX_BUFFERED_BYTES, _MAX_CONNECTIONS
 

@@ -1,5 +1,5 @@
 """The registry as Parquet tables (`schema-explorer export --format parquet DIR`), for Spark SQL, DuckDB, pandas,
-and as a source of the audits (`--parquet DIR`). Columns are documented in README ("A columnar export").
+and as a source of the audits (`--parquet DIR`). Columns are documented in docs/guide/spark.md ("A columnar export").
 
     DIR/registry/part-00000.parquet          one row: format, pulsar_version, broker (JSON), change_token,
                                              exported_at, source

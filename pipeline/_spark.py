@@ -145,7 +145,7 @@ def code_archive() -> Path:
     """This project's code (registry/ and pipeline/, sources only) as one zip for `SparkContext.addPyFile`:
     the code reaches each executor once, by file, and executors import it from there. Their Python needs the
     dependencies (pyarrow, fastavro, protobuf): install the project there, or ship a packed environment
-    (README, "Audit with Spark"). Built once per process; compiled modules stay out (zipimport cannot load
+    (docs/guide/spark.md "On a cluster"). Built once per process; compiled modules stay out (zipimport cannot load
     them), so executors run the pure-Python Avro core unless the project is installed on them."""
     global _ARCHIVE
     if _ARCHIVE is None or not _ARCHIVE.exists():

@@ -13,7 +13,7 @@ plan and names the ranges read from a newer state (`_reads` in pipeline/jobs.py)
 The file must be on a path every executor sees (a shared mount); PostgreSQL must be reachable from every
 executor, with its password from the executors' environment (`executor_settings`: PGPASSWORD passed from the
 driver's environment as `spark.executorEnv.PGPASSWORD`, which Spark redacts) or a ~/.pgpass there; never in a
-task, never on a command line (README, "On a cluster").
+task, never on a command line (docs/guide/spark.md "On a cluster").
 """
 
 from __future__ import annotations

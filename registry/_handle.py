@@ -57,7 +57,7 @@ class SchemaRegistry(abc.ABC):
     @property
     @abc.abstractmethod
     def pulsar_line(self) -> PulsarLine:
-        """The Pulsar release line whose rules this handle answers with (README "Which Pulsar")."""
+        """The Pulsar release line whose rules this handle answers with (docs/guide/fidelity.md "Which Pulsar")."""
 
     @property
     @abc.abstractmethod

@@ -26,7 +26,7 @@ from ._errors import InvalidArgumentError
 
 @dataclass(frozen=True, slots=True)
 class PulsarLine:
-    """The schema rules of one Pulsar release line (README "Which Pulsar", pulsar-semantics.md §0)."""
+    """The schema rules of one Pulsar release line (docs/guide/fidelity.md "Which Pulsar", pulsar-semantics.md §0)."""
 
     name: str
     title: str

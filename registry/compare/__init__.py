@@ -1,4 +1,4 @@
-"""Comparing two registries (README "Compare two registries"): drift per topic, policy differences,
+"""Comparing two registries (docs/guide/compare.md): drift per topic, policy differences,
 replication hazards from one into the other, and the plan to converge."""
 
 from ._compare import compare_registries, drift_diff

@@ -3,9 +3,9 @@
 `ui --user-header NAME` trusts a header that a proxy sets on every request. Streamlit reads a session's headers
 from the WebSocket handshake, not from the page's HTTP requests, so a test that hands the header to the browser
 (Playwright's `extra_http_headers`) tests the browser, not the app: Chromium 150 sends such headers on ordinary
-requests but not on the WebSocket upgrade. This proxy does what a real one must (README, "Who did it"): it sets
-the header, replacing any the client sent, on every request, the upgrade included, and forwards the WebSocket
-both ways, subprotocol and all.
+requests but not on the WebSocket upgrade. This proxy does what a real one must (docs/guide/app.md "Who did it"):
+it sets the header, replacing any the client sent, on every request, the upgrade included, and forwards the
+WebSocket both ways, subprotocol and all.
 
 Tornado (Streamlit's own server library) serves it on a thread of its own; `IdentityProxy(upstream, header,
 value)` starts it and `.url` is where the browser goes, one proxy per person.

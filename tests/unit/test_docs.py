@@ -3,7 +3,9 @@
 Code comments cite the project's docs: a bare `§3.3` is a section of docs/pulsar-semantics.md, `users.md §4` a
 section of docs/users.md, and a path such as `registry/storage/README.md` is relative to the repository root.
 These tests scan every Python file of the project for such references and fail, listing each broken one with
-file and line, when the file does not exist or has no heading for the cited section number. A `§` that belongs
+file and line, when the file does not exist or has no heading for the cited section number. A page of the
+user guide cited with a name in quotes (`docs/guide/spark.md "On a cluster"`) must have a heading, or a
+paragraph that opens in bold (`**Who did it.**`), of that name. A `§` that belongs
 to an outside standard (`RFC 9110 §7.6.1`) is not ours to check.
 
 They also keep docs/ in the project's own words: where the private design notes sit beside the repository
@@ -41,6 +43,9 @@ SECTION_NUMBER = re.compile(r"§\s?(\d+(?:\.\d+)*)")
 MENTION = re.compile(r"(?<![\w./-])(?P<file>[\w./-]*\w\.md)\b")
 OUTSIDE_STANDARD = re.compile(r"\bRFC\s*\d+\s*$")  # text right before a `§` of someone else's standard
 HEADING = re.compile(r"^#{1,6}\s+(\d+(?:\.\d+)*)(?:\.|\s|$)", re.MULTILINE)
+QUOTED_NAME = re.compile(r'(?:\s+|\s*[(,:]\s*)"(?P<name>[^"]+)"')  # `docs/guide/app.md "Who did it"`: a part by name
+GUIDE = DOCS / "guide"
+NAMED_PART = re.compile(r"^#{1,6}\s+(?P<heading>.+?)\s*$|^\*\*(?P<lead>[^*]+?)\.?\*\*", re.MULTILINE)
 MARKDOWN_LINK = re.compile(r"\]\((?P<target>[^)\s#]+)(?:#[^)]*)?\)")
 CODE = re.compile(r"```.*?```|`[^`]*`", re.DOTALL)
 
@@ -53,6 +58,7 @@ class Reference:
     text: str  # as written
     file: str
     sections: tuple[str, ...]
+    name: str | None = None  # a part named in quotes after the file (checked for the user guide's pages)
 
 
 def references(text: str, where: str) -> Iterator[Reference]:
@@ -71,7 +77,8 @@ def references(text: str, where: str) -> Iterator[Reference]:
             )
         for match in MENTION.finditer(line):
             if not any(start <= match.start() < end for start, end in spans):
-                yield Reference(f"{where}:{number}", match[0], match["file"], ())
+                named = QUOTED_NAME.match(line, match.end())
+                yield Reference(f"{where}:{number}", match[0], match["file"], (), named["name"] if named else None)
 
 
 def _repository_files(name: str) -> list[Path]:
@@ -109,6 +116,13 @@ def headings(path: Path) -> frozenset[str]:
     return frozenset(HEADING.findall(path.read_text(encoding="utf-8")))
 
 
+@cache
+def named_parts(path: Path) -> frozenset[str]:
+    """The names a part of a Markdown file goes by: its headings, and the bold words a paragraph opens with."""
+    found = NAMED_PART.finditer(path.read_text(encoding="utf-8"))
+    return frozenset((m["heading"] or m["lead"]).strip() for m in found)
+
+
 def broken(refs: Iterable[Reference]) -> list[str]:
     """One line per reference whose file or section does not exist."""
     out = []
@@ -121,6 +135,8 @@ def broken(refs: Iterable[Reference]) -> list[str]:
         if missing:
             shown = ", ".join(f"§{s}" for s in missing)
             out.append(f"{ref.where}: {ref.text!r}: {target.relative_to(ROOT)} has no heading for {shown}")
+        if ref.name is not None and target.parent == GUIDE and ref.name not in named_parts(target):
+            out.append(f"{ref.where}: {ref.text!r}: {target.relative_to(ROOT)} has no part named {ref.name!r}")
     return out
 
 
@@ -187,17 +203,26 @@ def test_every_reference_in_code_points_inside_the_repository() -> None:
 # --- docs/ itself -----------------------------------------------------------------------------------------
 
 
+def markdown_files() -> list[Path]:
+    """docs/ with the user guide, and every other Markdown file of the repository (the READMEs)."""
+    found = []
+    for folder, dirs, files in os.walk(ROOT):
+        dirs[:] = [d for d in dirs if d not in _SKIPPED_DIRS and not d.endswith(".egg-info")]
+        found += [Path(folder) / name for name in files if name.endswith(".md")]
+    return sorted(found)
+
+
 def test_the_docs_links_point_inside_the_repository() -> None:
-    """Relative links in docs/ (to each other, to READMEs, to code) name files that exist."""
+    """Relative links in docs/, the guide and the READMEs (to each other, to code) name files that exist."""
     bad = []
-    for doc in sorted(DOCS.glob("*.md")):
+    for doc in markdown_files():
         for number, line in enumerate(doc.read_text(encoding="utf-8").splitlines(), start=1):
             for match in MARKDOWN_LINK.finditer(line):
                 target = match["target"]
                 if "://" in target or target.startswith("mailto:"):
                     continue
                 if not (doc.parent / target).exists():
-                    bad.append(f"docs/{doc.name}:{number}: {target}")
+                    bad.append(f"{doc.relative_to(ROOT)}:{number}: {target}")
     assert bad == [], "links to nothing:\n" + "\n".join(bad)
 
 
@@ -205,6 +230,33 @@ def test_the_docs_index_lists_every_document() -> None:
     index = (DOCS / "README.md").read_text(encoding="utf-8")
     unlisted = [p.name for p in sorted(DOCS.glob("*.md")) if p.name != "README.md" and f"]({p.name})" not in index]
     assert unlisted == [], f"docs/README.md does not list {unlisted}"
+
+
+def test_the_guide_is_listed_by_its_index_the_docs_index_and_the_readme() -> None:
+    pages = [p.name for p in sorted(GUIDE.glob("*.md")) if p.name != "README.md"]
+    assert len(pages) >= 10
+    indexes = {
+        GUIDE / "README.md": "]({})",
+        DOCS / "README.md": "](guide/{})",
+        ROOT / "README.md": "](docs/guide/{})",
+    }
+    unlisted = [
+        f"{index.relative_to(ROOT)} does not link {page}"
+        for index, link in indexes.items()
+        for page in pages
+        if link.format(page) not in index.read_text(encoding="utf-8")
+    ]
+    assert unlisted == []
+
+
+def test_a_guide_page_cited_by_name_has_a_part_of_that_name() -> None:
+    # Spelt in pieces, so that this file's own scan does not find these references in its source.
+    page = "docs/guide/" + "app.md"
+    text = f'# {page} "Who did it" and {page}, "No such part"\n'
+    refs = list(references(text, "app/x.py"))
+    assert [r.name for r in refs] == ["Who did it", "No such part"]
+    report = broken(refs)
+    assert len(report) == 1 and report[0].endswith("has no part named 'No such part'")
 
 
 def _words(text: str) -> list[str]:

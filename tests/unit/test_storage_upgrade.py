@@ -123,7 +123,8 @@ def _journal(path: Path) -> bytes:
 def test_reading_a_rollback_journal_file_changes_none_of_its_bytes_until_the_first_write(
     tmp_path: Path, kind: str
 ) -> None:
-    """README: an older file is read as it is. Opening used to put it in WAL mode, which rewrites its header."""
+    """docs/guide/serve.md: an older file is read as it is. Opening used to put it in WAL mode, which rewrites
+    its header."""
     path = tmp_path / "registry.db"
     shutil.copy(FIXTURES / "registry-format-3.db", path)
     if kind.startswith("the current"):
