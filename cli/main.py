@@ -27,12 +27,12 @@ from ._common import (
     add_source_arguments,
     check_url,
     close_registry,
+    connection_options,
     describe_os_error,
     open_registry,
     package_version,
     port_number,
     pulsar_version,
-    refuse_connection_options,
     report_error,
     resolve_db,
     shown,
@@ -211,10 +211,12 @@ def run_ui(args: argparse.Namespace) -> int:
     if not APP_SCRIPT.is_file():
         raise UserError(f"app script not found: {APP_SCRIPT}")
 
-    refuse_connection_options(args, "ui")
     env = dict(os.environ)
     roles = checked_roles(args.roles or env.get("SCHEMA_EXPLORER_ROLES", "").strip() or None)
-    if args.url:
+    client_conf, context = connection_options(args)
+    if client_conf is not None or context is not None:
+        source, where = cluster_source(args, client_conf, context)
+    elif args.url:
         # The token travels in the environment, not on the command line where `ps` would show it.
         source = ["--url", check_url(args.url)]
         if args.token:
@@ -265,6 +267,26 @@ def run_ui(args: argparse.Namespace) -> int:
             return 130
         finally:
             signal.signal(signal.SIGTERM, previous)
+
+
+def cluster_source(args: argparse.Namespace, client_conf: str | None, context: str | None) -> tuple[list[str], str]:
+    """The app's arguments for a client.conf (its absolute path) or a pulsarctl context (its name), read and
+    checked here first so that a missing file, an unknown context or an unsupported auth plugin stops `ui` with
+    one line. Only the path or the name reaches the app's command line: the app reads the file itself."""
+    from registry import RegistryError, describe_connection
+
+    if args.token:
+        raise UserError("--token only applies with --url (a client.conf or context carries its own credentials)")
+    try:
+        found = describe_connection(client_conf=client_conf, context=context)
+    except RegistryError as exc:
+        raise UserError(str(exc)) from None
+    if found.insecure_warning:
+        print(f"{PROG}: warning: {found.insecure_warning}", file=sys.stderr)
+    where = f"{found.url}, {found.source}, auth: {found.auth}"
+    if client_conf is not None:
+        return ["--client-conf", str(Path(client_conf).expanduser().resolve())], where
+    return ["--context", str(context)], where
 
 
 def checked_roles(path: str | None) -> str | None:
