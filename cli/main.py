@@ -204,12 +204,30 @@ def run_seed(args: argparse.Namespace) -> int:
 
 
 def run_ui(args: argparse.Namespace) -> int:
-    from registry import seed_sample_data
-
     if importlib.util.find_spec("streamlit") is None:
         raise UserError("streamlit is not installed; run `make run`, or `pip install -e .` in this checkout")
     if not APP_SCRIPT.is_file():
         raise UserError(f"app script not found: {APP_SCRIPT}")
+    command, env, where = app_command(args)
+    print(f"Starting the app on http://{args.host}:{args.port} (registry: {where}); Ctrl+C stops it.", flush=True)
+    with subprocess.Popen(command, cwd=PROJECT_ROOT, env=env) as child:
+        # `kill PID` on this process must not orphan the server: pass SIGTERM on to Streamlit.
+        previous = signal.signal(signal.SIGTERM, lambda signum, frame: child.terminate())
+        try:
+            return child.wait()
+        except KeyboardInterrupt:
+            # A terminal's Ctrl+C reaches Streamlit too; give it time to stop, then make sure it does.
+            stop_child(child)
+            return 130
+        finally:
+            signal.signal(signal.SIGTERM, previous)
+
+
+def app_command(args: argparse.Namespace) -> tuple[list[str], dict[str, str], str]:
+    """The app process's command line, environment and what the start-up line calls the registry. No secret on
+    the command line (`ps` shows it): a token travels in the environment, a client.conf or context as its path
+    or name, read by the app."""
+    from registry import seed_sample_data
 
     env = dict(os.environ)
     roles = checked_roles(args.roles or env.get("SCHEMA_EXPLORER_ROLES", "").strip() or None)
@@ -255,18 +273,7 @@ def run_ui(args: argparse.Namespace) -> int:
     # Run from the project root so Streamlit reads .streamlit/config.toml, and put the root on the path so
     # the app imports this checkout's registry even without an editable install.
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(PROJECT_ROOT), env.get("PYTHONPATH", "")) if p)
-    print(f"Starting the app on http://{args.host}:{args.port} (registry: {where}); Ctrl+C stops it.", flush=True)
-    with subprocess.Popen(command, cwd=PROJECT_ROOT, env=env) as child:
-        # `kill PID` on this process must not orphan the server: pass SIGTERM on to Streamlit.
-        previous = signal.signal(signal.SIGTERM, lambda signum, frame: child.terminate())
-        try:
-            return child.wait()
-        except KeyboardInterrupt:
-            # A terminal's Ctrl+C reaches Streamlit too; give it time to stop, then make sure it does.
-            stop_child(child)
-            return 130
-        finally:
-            signal.signal(signal.SIGTERM, previous)
+    return command, env, where
 
 
 def cluster_source(args: argparse.Namespace, client_conf: str | None, context: str | None) -> tuple[list[str], str]:
