@@ -53,8 +53,11 @@ def open_handle(
 
 
 def open_connection(conn: Connection) -> SchemaRegistry:
-    """The shared handle of `conn` (open_handle's cache)."""
-    return open_handle(conn.target, conn.token, conn.pulsar_version, conn.client_conf, conn.context)
+    """The shared handle of `conn` (open_handle's cache). st.cache_resource keys on the arguments as passed, so a
+    file or URL passes three, as every other caller does, and shares their handle."""
+    if conn.is_cluster:
+        return open_handle(conn.target, conn.token, conn.pulsar_version, conn.client_conf, conn.context)
+    return open_handle(conn.target, conn.token, conn.pulsar_version)
 
 
 def switch_to_cluster(*, client_conf: str | None = None, context: str | None = None) -> RegistryError | None:

@@ -8,7 +8,7 @@ from pathlib import Path
 import streamlit as st
 
 from app import connection, search_index, session
-from app.render import code_span, error_message, escape_markdown, show_error
+from app.render import code_span, escape_markdown, show_error
 from app.roles import RolesFileError
 from registry import (
     PULSAR_LINES,
@@ -165,7 +165,7 @@ def _cluster_forms() -> None:
         names = pulsarctl_contexts()
     except RegistryError as exc:
         names = ()
-        st.caption(escape_markdown(f"No pulsarctl context to pick: {error_message(exc)}"))
+        st.caption(escape_markdown(f"No pulsarctl context to pick: {' '.join(str(exc).split())}"))
     failed: RegistryError | None = None
     if names:
         with st.form("context_form", border=False):
@@ -184,8 +184,10 @@ def _cluster_forms() -> None:
                 failed = _switched(session.switch_to_cluster(client_conf=path.strip()))
             else:
                 st.warning("Name the client.conf file.")
-    if failed is not None:
-        show_error(failed)
+    if failed is not None:  # one line: why, and that nothing changed
+        why = " ".join(str(failed).split()).rstrip(".")
+        shown = connection.connection().shown
+        st.error(escape_markdown(f"Not connected: {why}. Still on {shown}."), icon=":material/error:")
 
 
 def _switched(failed: RegistryError | None) -> RegistryError | None:
