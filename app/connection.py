@@ -1,10 +1,12 @@
 """The session's connection: which registry it looks at, with which token, read-only or not, answering as which
 Pulsar line.
 
-The start-up connection comes from `--db PATH`, `--url URL`, `--token T`, `--read-only` after Streamlit's `--`
-(`schema-explorer ui` passes `--db`), else from SCHEMA_EXPLORER_DB / _URL / _TOKEN / _READ_ONLY, else the per-user
-default file; the sidebar or a link's `registry=` can switch it for the session. Read-only at start is final for
-the whole server: no session can switch it off.
+The start-up connection comes from `--db PATH`, `--url URL`, `--token T`, `--client-conf FILE`, `--context NAME`,
+`--read-only` after Streamlit's `--` (`schema-explorer ui` passes `--db`), else from SCHEMA_EXPLORER_DB / _URL /
+_TOKEN / _CLIENT_CONF / _CONTEXT / _READ_ONLY, else the per-user default file. A client.conf or pulsarctl context
+travels as its path or name only: the app reads the file, so no secret is on a command line or in a URL. The
+sidebar or a link's `registry=` (`context=`, `client_conf=`) can switch it for the session. Read-only at start is
+final for the whole server: no session can switch it off.
 """
 
 from __future__ import annotations
@@ -27,20 +29,37 @@ OPEN_FAILED = "open_failed"  # session key: (connection, when, error) of the las
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Connection:
-    """Where the registry lives: an embedded file (`target` is a path) or a remote admin URL with a token."""
+    """Where the registry lives: an embedded file (`target` is a path), a remote admin URL with a token, or a
+    cluster named by a client.conf path or a pulsarctl context (`target` is then "": the file says where)."""
 
     target: str
     token: str | None = None
+    client_conf: str | None = None  # Pulsar's client.conf: URL, credentials and TLS read from the file
+    context: str | None = None  # a pulsarctl context's name (~/.config/pulsar/config)
     read_only: bool = False
     pulsar_version: str | None = None  # None: the one stored with the registry, or the one the broker reports
 
     @property
     def is_remote(self) -> bool:
-        return self.target.startswith(("http://", "https://"))
+        return self.is_cluster or self.target.startswith(("http://", "https://"))
+
+    @property
+    def is_cluster(self) -> bool:
+        """Named by a client.conf or a pulsarctl context (its credentials stay in the file)."""
+        return self.client_conf is not None or self.context is not None
+
+    @property
+    def key(self) -> tuple[str | None, ...]:
+        """What tells two connections apart (what a handle is opened from), for session-state comparisons."""
+        return (self.target, self.token, self.client_conf, self.context, self.pulsar_version)
 
     @property
     def shown(self) -> str:
         """The target as the page shows it: a database password is never displayed."""
+        if self.context is not None:
+            return f"pulsarctl context {self.context}"
+        if self.client_conf is not None:
+            return f"client.conf {self.client_conf}"
         if self.is_remote:
             return self.target
         try:
@@ -50,6 +69,8 @@ class Connection:
 
     @property
     def label(self) -> str:
+        if self.is_cluster:
+            return self.shown
         return f"remote admin API {self.target}" if self.is_remote else f"embedded registry {self.shown}"
 
 
@@ -60,6 +81,8 @@ def connection_from_argv(argv: list[str], environ: dict[str, str] | None = None)
     parser.add_argument("--db")
     parser.add_argument("--url")
     parser.add_argument("--token")
+    parser.add_argument("--client-conf")
+    parser.add_argument("--context")
     parser.add_argument("--read-only", action="store_true")
     parser.add_argument("--pulsar-version")
     args, _ = parser.parse_known_args(argv)
@@ -67,6 +90,15 @@ def connection_from_argv(argv: list[str], environ: dict[str, str] | None = None)
     token = args.token or env.get("SCHEMA_EXPLORER_TOKEN") or None
     read_only = bool(args.read_only) or env.get("SCHEMA_EXPLORER_READ_ONLY", "") not in ("", "0", "false")
     version = args.pulsar_version or env.get("SCHEMA_EXPLORER_PULSAR_VERSION") or None
+    if args.url or args.db:
+        client_conf = context = None  # an argument names the registry; the environment does not add to it
+    else:
+        client_conf = args.client_conf or env.get("SCHEMA_EXPLORER_CLIENT_CONF") or None
+        context = None if client_conf else args.context or env.get("SCHEMA_EXPLORER_CONTEXT") or None
+    if client_conf or context:
+        return Connection(
+            target="", client_conf=client_conf, context=context, read_only=read_only, pulsar_version=version
+        )
     return Connection(target=str(target or default_db_path()), token=token, read_only=read_only, pulsar_version=version)
 
 
@@ -95,7 +127,17 @@ def connection() -> Connection:
 
 def connect(target: str, token: str | None = None) -> None:
     """Switch the session to another registry (the Connection form); the new one opens on the next call."""
-    st.session_state[CONNECTION] = replace(connection(), target=target.strip(), token=token or None)
+    _switch(replace(connection(), target=target.strip(), token=token or None, client_conf=None, context=None))
+
+
+def connect_cluster(*, client_conf: str | None = None, context: str | None = None) -> None:
+    """Switch the session to the cluster a client.conf or pulsarctl context names (session.switch_to_cluster
+    checks first that it opens)."""
+    _switch(replace(connection(), target="", token=None, client_conf=client_conf, context=context))
+
+
+def _switch(wanted: Connection) -> None:
+    st.session_state[CONNECTION] = wanted
     st.session_state.pop(OPEN_FAILED, None)  # an explicit Connect always tries again
     st.session_state.pop(TOPIC, None)
 

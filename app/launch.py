@@ -14,10 +14,11 @@ import streamlit as st
 
 from app.connection import Connection, connection_from_argv
 from app.roles import ROLES_ENV
-from app.session import USER_HEADER_ENV, open_handle
+from app.session import USER_HEADER_ENV, open_connection
 
 APP_SCRIPT = Path(__file__).resolve().parent / "streamlit_app.py"
 _LOG = logging.getLogger(__name__)
+CONNECTION_ENV = ("SCHEMA_EXPLORER_DB", "SCHEMA_EXPLORER_URL", "SCHEMA_EXPLORER_CLIENT_CONF", "SCHEMA_EXPLORER_CONTEXT")
 
 
 def warm_up(conn: Connection) -> None:
@@ -37,7 +38,7 @@ def warm_up(conn: Connection) -> None:
         from registry.views.tables import topics_frame
 
         gc.freeze()  # the modules: the catalog's build then does not walk them in each collection either
-        reg = open_handle(conn.target, conn.token, conn.pulsar_version)
+        reg = open_connection(conn)
         if not conn.is_remote:
             topics_frame(reg.search_topics(TopicQuery(), limit=50))
     except Exception:  # noqa: BLE001  # the first visit shows whatever went wrong, with its message
@@ -48,7 +49,8 @@ def warm_up(conn: Connection) -> None:
 
 def serve(argv: list[str]) -> None:
     """Run the app's server in this process: `--port N --host H`, `--user-header NAME`, `--roles FILE` and the
-    connection arguments (`--db`, `--url`, `--read-only`; the token in SCHEMA_EXPLORER_TOKEN). The connection and
+    connection arguments (`--db`, `--url`, `--client-conf`, `--context`, `--read-only`; the token in
+    SCHEMA_EXPLORER_TOKEN). The connection and
     the roles file reach the script through the environment (st.App gives the script no arguments)."""
     parser = argparse.ArgumentParser(add_help=False)
     parser.add_argument("--port", type=int, required=True)
@@ -57,9 +59,14 @@ def serve(argv: list[str]) -> None:
     parser.add_argument("--roles")
     args, rest = parser.parse_known_args(argv)
     conn = connection_from_argv(rest)
-    for name in ("SCHEMA_EXPLORER_DB", "SCHEMA_EXPLORER_URL", "SCHEMA_EXPLORER_READ_ONLY", USER_HEADER_ENV, ROLES_ENV):
+    for name in (*CONNECTION_ENV, "SCHEMA_EXPLORER_READ_ONLY", USER_HEADER_ENV, ROLES_ENV):
         os.environ.pop(name, None)
-    os.environ["SCHEMA_EXPLORER_URL" if conn.is_remote else "SCHEMA_EXPLORER_DB"] = conn.target
+    if conn.client_conf is not None:  # its path only: the app reads the file
+        os.environ["SCHEMA_EXPLORER_CLIENT_CONF"] = conn.client_conf
+    elif conn.context is not None:
+        os.environ["SCHEMA_EXPLORER_CONTEXT"] = conn.context
+    else:
+        os.environ["SCHEMA_EXPLORER_URL" if conn.is_remote else "SCHEMA_EXPLORER_DB"] = conn.target
     if conn.read_only:
         os.environ["SCHEMA_EXPLORER_READ_ONLY"] = "1"
     if args.user_header:

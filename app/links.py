@@ -8,7 +8,9 @@
     /audit
     /proposals?show=waiting&namespace=acme/orders   (show: open, mine, waiting, stale, all)
     /proposal?id=12
-    any of them &registry=PATH-or-URL when the session was switched to another registry than the app's own,
+    any of them &registry=PATH-or-URL when the session was switched to another registry than the app's own
+    (or &context=NAME, &client_conf=PATH for a pulsarctl context or a client.conf: a name, as a file path is
+    one, never a credential: the file stays on the app's machine, and the sidebar offers the same choice),
     and &pulsar=3.0|4.0|master when the session answers as another Pulsar line than the app's own
 
 A page calls `opened()` first, every run: it returns the link's parameters in the run that first sees them (a
@@ -31,8 +33,8 @@ from urllib.parse import urlencode
 import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
-from app import connection
-from app.render import code_span, escape_markdown
+from app import connection, session
+from app.render import code_span, error_message, escape_markdown
 from registry import PULSAR_LINES, RegistryError, SchemaRegistry, TopicName
 
 _SEEN = "link_seen"  # session key: the query parameters this session has already opened or written
@@ -40,8 +42,11 @@ _CURRENT = "link_current"  # session key: the parameters `opened()` returned in 
 _REGISTRY_SEEN = "link_registry_seen"  # session key: the `registry=` value already followed
 _PULSAR_SEEN = "link_pulsar_seen"  # session key: the `pulsar=` value already followed
 REGISTRY = "registry"
+CONTEXT = "context"
+CLIENT_CONF = "client_conf"
 PULSAR = "pulsar"
-_FOLLOWED = (REGISTRY, PULSAR)  # connection parameters, followed by follow_connection() before any page runs
+# connection parameters, followed by follow_connection() before any page runs
+_FOLLOWED = (REGISTRY, CONTEXT, CLIENT_CONF, PULSAR)
 
 
 def _params() -> dict[str, str]:
@@ -74,10 +79,17 @@ def keep(params: Mapping[str, object]) -> None:
 
 
 def _connection_params() -> dict[str, str]:
-    """`registry=` and `pulsar=` when the session differs from the app's start-up connection in them."""
+    """`registry=` (or `context=`, `client_conf=`) and `pulsar=` when the session differs from the app's start-up
+    connection in them. Never a token: a link names where, not with which credentials."""
     extra: dict[str, str] = {}
-    if connection.connection().target != connection.start_connection().target:
-        extra[REGISTRY] = connection.connection().target
+    conn, start = connection.connection(), connection.start_connection()
+    if (conn.target, conn.client_conf, conn.context) != (start.target, start.client_conf, start.context):
+        if conn.context is not None:
+            extra[CONTEXT] = conn.context
+        elif conn.client_conf is not None:
+            extra[CLIENT_CONF] = conn.client_conf
+        else:
+            extra[REGISTRY] = conn.target
     if connection.connection().pulsar_version != connection.start_connection().pulsar_version:
         extra[PULSAR] = connection.connection().pulsar_version or "own"
     return extra
@@ -154,6 +166,7 @@ def follow_connection() -> None:
     `pulsar=` to that Pulsar line, each once. An embedded path that does not exist is reported, never created
     (creating needs the sidebar's confirmation); an unknown line is reported and the registry's own is kept."""
     _follow_pulsar()
+    _follow_cluster()
     target = st.query_params.get(REGISTRY, "").strip()
     if not target or st.session_state.get(_REGISTRY_SEEN) == target:
         return
@@ -165,6 +178,26 @@ def follow_connection() -> None:
         bad_value(REGISTRY, target, "no registry file there (create one from the sidebar's Connection)")
         return
     connection.connect(target)
+
+
+def _follow_cluster() -> None:
+    """A link's `context=` or `client_conf=`, once: the session switches when it opens, else the link's value is
+    reported in one line and the session stays where it was."""
+    for name in (CONTEXT, CLIENT_CONF):
+        value = st.query_params.get(name, "").strip()
+        seen = f"link_{name}_seen"
+        if not value or st.session_state.get(seen) == value:
+            continue
+        st.session_state[seen] = value
+        conn = connection.connection()
+        if value == (conn.context if name == CONTEXT else conn.client_conf):
+            continue
+        if name == CONTEXT:
+            failed = session.switch_to_cluster(context=value)
+        else:
+            failed = session.switch_to_cluster(client_conf=value)
+        if failed is not None:
+            bad_value(name, value, " ".join(error_message(failed).split()).rstrip("."))
 
 
 def _follow_pulsar() -> None:

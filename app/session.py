@@ -22,11 +22,12 @@ import getpass
 import hashlib
 import os
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import streamlit as st
 
-from app.connection import OPEN_FAILED, connection
+from app.connection import OPEN_FAILED, Connection, connect_cluster, connection
 from app.roles import ROLES_ENV, Roles, RolesFileError, default_role, load_roles
 from registry import Actor, RegistryError, Role, SchemaRegistry
 from registry import open as open_registry
@@ -36,9 +37,40 @@ RETRY_AFTER_S = 15.0  # a failed open is not retried within this time: each page
 
 
 @st.cache_resource(show_spinner=False, max_entries=8)
-def open_handle(target: str, token: str | None, pulsar_version: str | None = None) -> SchemaRegistry:
-    """One handle per registry, token and Pulsar line for every session: its catalog cache then serves them all."""
+def open_handle(
+    target: str,
+    token: str | None,
+    pulsar_version: str | None = None,
+    client_conf: str | None = None,
+    context: str | None = None,
+) -> SchemaRegistry:
+    """One handle per registry, token (or client.conf, or context) and Pulsar line for every session: its
+    catalog cache then serves them all. A client.conf or context is passed by its path or name: the core reads
+    the file, so its secrets are never a cache key here."""
+    if client_conf is not None or context is not None:
+        return open_registry(client_conf=client_conf, context=context, pulsar_version=pulsar_version)
     return open_registry(target, token=token, pulsar_version=pulsar_version)
+
+
+def open_connection(conn: Connection) -> SchemaRegistry:
+    """The shared handle of `conn` (open_handle's cache). st.cache_resource keys on the arguments as passed, so a
+    file or URL passes three, as every other caller does, and shares their handle."""
+    if conn.is_cluster:
+        return open_handle(conn.target, conn.token, conn.pulsar_version, conn.client_conf, conn.context)
+    return open_handle(conn.target, conn.token, conn.pulsar_version)
+
+
+def switch_to_cluster(*, client_conf: str | None = None, context: str | None = None) -> RegistryError | None:
+    """Switch the session to the cluster a client.conf or pulsarctl context names, once it opens; otherwise
+    return why (a missing file, an unknown context, an unsupported auth plugin, a connection error) and keep
+    the session where it was (fail closed: never a switch to a registry that cannot answer)."""
+    wanted = replace(connection(), target="", token=None, client_conf=client_conf, context=context)
+    try:
+        open_connection(wanted)
+    except RegistryError as exc:
+        return exc
+    connect_cluster(client_conf=client_conf, context=context)
+    return None
 
 
 def registry() -> SchemaRegistry:
@@ -47,12 +79,12 @@ def registry() -> SchemaRegistry:
     cannot open; an endpoint that failed to open a moment ago fails at once (a hanging URL takes 30 s to give
     up, and the sidebar and the page would each wait that long)."""
     conn = connection()
-    wanted = (conn.target, conn.token, conn.pulsar_version)
+    wanted = conn.key
     failed = st.session_state.get(OPEN_FAILED)
     if failed is not None and failed[0] == wanted and time.monotonic() - failed[1] < RETRY_AFTER_S:
         raise failed[2]
     try:
-        reg = open_handle(conn.target, conn.token, conn.pulsar_version)
+        reg = open_connection(conn)
     except RegistryError as exc:
         st.session_state[OPEN_FAILED] = (wanted, time.monotonic(), exc)
         raise
@@ -143,7 +175,8 @@ def cache_key() -> tuple[str, str, int]:
     """A value for st.cache_data functions to take as an argument, so their tables follow the registry:
     the connection's target, a digest of its token (two tokens on one URL may see different things, and a
     switch to another token must not answer from what the previous one read; the token itself is never a
-    cache key) and the registry's change token (bumped by any write, from any process)."""
+    cache key; a client.conf or context is named by its path or name) and the registry's change token (bumped by
+    any write, from any process)."""
     conn = connection()
     token = hashlib.sha256(conn.token.encode()).hexdigest()[:16] if conn.token else ""
-    return conn.target, token, registry().change_token()
+    return conn.target or conn.shown, token, registry().change_token()

@@ -10,7 +10,17 @@ import streamlit as st
 from app import connection, search_index, session
 from app.render import code_span, escape_markdown, show_error
 from app.roles import RolesFileError
-from registry import PULSAR_LINES, Registry, RegistryError, ReviewRules, SchemaRegistry, Step, allowed_steps
+from registry import (
+    PULSAR_LINES,
+    Registry,
+    RegistryError,
+    ReviewRules,
+    SchemaRegistry,
+    Step,
+    allowed_steps,
+    describe_connection,
+    pulsarctl_contexts,
+)
 
 EMBEDDED, REMOTE = "Embedded file", "Remote admin URL"
 
@@ -24,7 +34,10 @@ def connection_sidebar() -> SchemaRegistry | None:
     with st.sidebar:
         _hide_previous_registry(conn)
         st.caption("Connection")
-        st.markdown(f"**{'Remote' if conn.is_remote else 'Embedded'}** · {code_span(conn.shown)}")
+        kind = "Cluster" if conn.is_cluster else "Remote" if conn.is_remote else "Embedded"
+        st.markdown(f"**{kind}** · {code_span(conn.shown)}")
+        if conn.is_cluster:
+            _cluster_summary(conn)
         try:
             # Opening a remote registry asks the server a few questions (shown after half a second).
             with st.spinner(f"Connecting to {conn.shown}…"):
@@ -41,6 +54,7 @@ def connection_sidebar() -> SchemaRegistry | None:
         with st.expander("Change connection", expanded=bool(st.session_state.get(FORM_OPEN))):
             _connection_form(conn)
             _confirm_create()
+            _cluster_forms()
         final = connection.server_read_only()
         st.toggle(
             "Read-only",
@@ -66,7 +80,7 @@ _HIDE_STALE = '<style>[data-testid="stMain"] [data-stale="true"] { display: none
 
 def _hide_previous_registry(conn: connection.Connection) -> None:
     """In the run that switches to another registry, hide the page the previous one drew (module note above)."""
-    shown = (conn.target, conn.token, conn.pulsar_version)
+    shown = conn.key
     if st.session_state.get(_SHOWN, shown) != shown:
         st.html(_HIDE_STALE)
     st.session_state[_SHOWN] = shown
@@ -127,6 +141,61 @@ def _connection_form(conn: connection.Connection) -> None:
                 connection.connect(target, token.strip() or None)
                 st.session_state.pop(FORM_OPEN, None)
                 st.rerun()
+
+
+def _cluster_summary(conn: connection.Connection) -> None:
+    """The cluster a client.conf or context names: its URL and auth method by name (never a credential), and a
+    warning when its certificates are not checked."""
+    try:
+        found = describe_connection(client_conf=conn.client_conf, context=conn.context)
+    except RegistryError as exc:
+        show_error(exc)
+        return
+    st.caption(f"{code_span(found.url)} · auth: {escape_markdown(found.auth)}")
+    if found.insecure_warning:
+        st.warning(escape_markdown(found.insecure_warning), icon=":material/gpp_bad:")
+
+
+def _cluster_forms() -> None:
+    """Connect as pulsar-admin or pulsarctl do: a context picked from ~/.config/pulsar/config, or a client.conf
+    path. Either is checked by opening it first: what cannot open is said in one line and the session stays on
+    the registry it had."""
+    st.caption("Or a cluster as pulsar-admin and pulsarctl reach it (the credentials stay in the file):")
+    try:
+        names = pulsarctl_contexts()
+    except RegistryError as exc:
+        names = ()
+        st.caption(escape_markdown(f"No pulsarctl context to pick: {' '.join(str(exc).split())}"))
+    failed: RegistryError | None = None
+    if names:
+        with st.form("context_form", border=False):
+            name = st.selectbox("pulsarctl context", names, key="conn_context")
+            if st.form_submit_button("Connect to context", key="conn_context_apply"):
+                failed = _switched(session.switch_to_cluster(context=name))
+    with st.form("client_conf_form", border=False):
+        path = st.text_input(
+            "client.conf file",
+            key="conn_client_conf",
+            help="Pulsar's client.conf on the app's machine (webServiceUrl, authPlugin, authParams, "
+            "tlsTrustCertsFilePath, ...), read as pulsar-admin reads it.",
+        )
+        if st.form_submit_button("Connect with client.conf", key="conn_client_conf_apply"):
+            if path.strip():
+                failed = _switched(session.switch_to_cluster(client_conf=path.strip()))
+            else:
+                st.warning("Name the client.conf file.")
+    if failed is not None:  # one line: why, and that nothing changed
+        why = " ".join(str(failed).split()).rstrip(".")
+        shown = connection.connection().shown
+        st.error(escape_markdown(f"Not connected: {why}. Still on {shown}."), icon=":material/error:")
+
+
+def _switched(failed: RegistryError | None) -> RegistryError | None:
+    """After a switch attempt: on success fold the form and run the page again on the new cluster."""
+    if failed is None:
+        st.session_state.pop(FORM_OPEN, None)
+        st.rerun()
+    return failed
 
 
 def _registry_exists(target: str) -> bool:

@@ -27,12 +27,12 @@ from ._common import (
     add_source_arguments,
     check_url,
     close_registry,
+    connection_options,
     describe_os_error,
     open_registry,
     package_version,
     port_number,
     pulsar_version,
-    refuse_connection_options,
     report_error,
     resolve_db,
     shown,
@@ -204,17 +204,37 @@ def run_seed(args: argparse.Namespace) -> int:
 
 
 def run_ui(args: argparse.Namespace) -> int:
-    from registry import seed_sample_data
-
     if importlib.util.find_spec("streamlit") is None:
         raise UserError("streamlit is not installed; run `make run`, or `pip install -e .` in this checkout")
     if not APP_SCRIPT.is_file():
         raise UserError(f"app script not found: {APP_SCRIPT}")
+    command, env, where = app_command(args)
+    print(f"Starting the app on http://{args.host}:{args.port} (registry: {where}); Ctrl+C stops it.", flush=True)
+    with subprocess.Popen(command, cwd=PROJECT_ROOT, env=env) as child:
+        # `kill PID` on this process must not orphan the server: pass SIGTERM on to Streamlit.
+        previous = signal.signal(signal.SIGTERM, lambda signum, frame: child.terminate())
+        try:
+            return child.wait()
+        except KeyboardInterrupt:
+            # A terminal's Ctrl+C reaches Streamlit too; give it time to stop, then make sure it does.
+            stop_child(child)
+            return 130
+        finally:
+            signal.signal(signal.SIGTERM, previous)
 
-    refuse_connection_options(args, "ui")
+
+def app_command(args: argparse.Namespace) -> tuple[list[str], dict[str, str], str]:
+    """The app process's command line, environment and what the start-up line calls the registry. No secret on
+    the command line (`ps` shows it): a token travels in the environment, a client.conf or context as its path
+    or name, read by the app."""
+    from registry import seed_sample_data
+
     env = dict(os.environ)
     roles = checked_roles(args.roles or env.get("SCHEMA_EXPLORER_ROLES", "").strip() or None)
-    if args.url:
+    client_conf, context = connection_options(args)
+    if client_conf is not None or context is not None:
+        source, where = cluster_source(args, client_conf, context)
+    elif args.url:
         # The token travels in the environment, not on the command line where `ps` would show it.
         source = ["--url", check_url(args.url)]
         if args.token:
@@ -253,18 +273,27 @@ def run_ui(args: argparse.Namespace) -> int:
     # Run from the project root so Streamlit reads .streamlit/config.toml, and put the root on the path so
     # the app imports this checkout's registry even without an editable install.
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(PROJECT_ROOT), env.get("PYTHONPATH", "")) if p)
-    print(f"Starting the app on http://{args.host}:{args.port} (registry: {where}); Ctrl+C stops it.", flush=True)
-    with subprocess.Popen(command, cwd=PROJECT_ROOT, env=env) as child:
-        # `kill PID` on this process must not orphan the server: pass SIGTERM on to Streamlit.
-        previous = signal.signal(signal.SIGTERM, lambda signum, frame: child.terminate())
-        try:
-            return child.wait()
-        except KeyboardInterrupt:
-            # A terminal's Ctrl+C reaches Streamlit too; give it time to stop, then make sure it does.
-            stop_child(child)
-            return 130
-        finally:
-            signal.signal(signal.SIGTERM, previous)
+    return command, env, where
+
+
+def cluster_source(args: argparse.Namespace, client_conf: str | None, context: str | None) -> tuple[list[str], str]:
+    """The app's arguments for a client.conf (its absolute path) or a pulsarctl context (its name), read and
+    checked here first so that a missing file, an unknown context or an unsupported auth plugin stops `ui` with
+    one line. Only the path or the name reaches the app's command line: the app reads the file itself."""
+    from registry import RegistryError, describe_connection
+
+    if args.token:
+        raise UserError("--token only applies with --url (a client.conf or context carries its own credentials)")
+    try:
+        found = describe_connection(client_conf=client_conf, context=context)
+    except RegistryError as exc:
+        raise UserError(str(exc)) from None
+    if found.insecure_warning:
+        print(f"{PROG}: warning: {found.insecure_warning}", file=sys.stderr)
+    where = f"{found.url}, {found.source}, auth: {found.auth}"
+    if client_conf is not None:
+        return ["--client-conf", str(Path(client_conf).expanduser().resolve())], where
+    return ["--context", str(context)], where
 
 
 def checked_roles(path: str | None) -> str | None:

@@ -122,6 +122,7 @@ from .proposals._words import applied_text, approvals_text, refusal_word, refusa
 from .protobuf._native import ProtobufNativeSchema, parse_protobuf_native, to_protobuf_native_data
 from .protobuf._protoc import ProtoCompileError, compile_proto, compile_uploads, declared_messages
 from .remote._broker_index import CACHE_ENV_VAR, INDEX_WORKERS, IndexState, IndexStatus
+from .remote._connection import ConnectionSummary, describe_connection, pulsarctl_contexts
 from .storage._base import LocalStorage as StorageBackend
 from .storage._base import StaleHistoryError
 from .storage._forwarding import ForwardingStorage
@@ -331,6 +332,9 @@ __all__ = [
     "current_limits",
     "default_db_path",
     "remote_url",
+    "ConnectionSummary",
+    "describe_connection",
+    "pulsarctl_contexts",
     "export_snapshot",
     "import_snapshot",
     "key_value_parts",

@@ -58,10 +58,9 @@ def read_table(folder: Path, name: str) -> pd.DataFrame | None:
 
 
 def how_to_produce(job: str, folder: Path) -> None:
-    target = connection.connection().target
-    source = "--url" if target.startswith(("http://", "https://")) else "--db"
+    source = " ".join(shlex.quote(part) for part in _source_args()[0])
     extra = {"policy-impact": " --strategy FULL_TRANSITIVE", "data": " --messages sample_data/messages"}.get(job, "")
-    command = f"schema-explorer audit {job} {source} {shlex.quote(target)}{extra} --out {shlex.quote(str(folder))}"
+    command = f"schema-explorer audit {job} {source}{extra} --out {shlex.quote(str(folder))}"
     st.info(
         f"No {code_span(JOBS[job][0])} table in this folder yet. Press Run above, or run the Spark job from the "
         "project's folder (a minute on a laptop):",
@@ -75,6 +74,10 @@ def _source_args() -> tuple[list[str], str | None, str]:
     token, and its location as runs record it."""
     conn = connection.connection()
     line = ["--pulsar-version", conn.pulsar_version] if conn.pulsar_version else []  # the session's line
+    if conn.client_conf is not None:  # its path: the job reads the file, no secret on its command line
+        return ["--client-conf", conn.client_conf, *line], None, conn.shown
+    if conn.context is not None:
+        return ["--context", conn.context, *line], None, conn.shown
     if conn.is_remote:
         return ["--url", conn.target, *line], conn.token, conn.target
     if parse_location(conn.target).kind != "sqlite":  # PostgreSQL, memory: or a storage of the user's own

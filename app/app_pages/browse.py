@@ -168,7 +168,7 @@ def _results() -> None:
         query = _query(tenants)
         # A new search, or the same one on another registry (the sidebar switched it), starts on its first page.
         conn = connection.connection()
-        asked = (conn.target, conn.token, query)
+        asked = (conn.key, query)
         if st.session_state.get("browse_last_query") != asked:
             st.session_state["browse_last_query"] = asked
             st.session_state["browse_page"] = st.session_state.pop("browse_link_page", 1)

@@ -117,11 +117,47 @@ class Connection:
             who = (*who, "mtls", str(self.tls.cert_file))
         return hashlib.sha256("\0".join((self.url, *who)).encode()).hexdigest()
 
+    def summary(self) -> ConnectionSummary:
+        """What may be shown of this connection: where, and the auth method by name (never its secret)."""
+        auth = self.auth
+        methods = []
+        if isinstance(auth, TokenAuth):
+            methods.append("token")
+        elif isinstance(auth, BasicAuth):
+            methods.append("Basic")
+        elif isinstance(auth, OAuth2Auth):
+            methods.append("OAuth2 client credentials")
+        if self.tls.cert_file is not None:
+            methods.append("mTLS client certificate")
+        return ConnectionSummary(self.url, " + ".join(methods) or "none", self.source, self.insecure_warning)
+
     @property
     def insecure_warning(self) -> str | None:
         if not self.tls.allow_insecure:
             return None
         return f"TLS certificates are NOT checked for {self.url} ({self.source}: tlsAllowInsecureConnection)"
+
+
+@dataclass(frozen=True, slots=True)
+class ConnectionSummary:
+    """A connection as a page or a log may show it: no field can hold a secret."""
+
+    url: str
+    auth: str  # the method by name: "token", "Basic", "OAuth2 client credentials", "mTLS client certificate", "none"
+    source: str  # where it was read: "client.conf PATH" or "context NAME (FILE)"
+    insecure_warning: str | None  # set when certificates are not checked
+
+
+def describe_connection(
+    *, client_conf: str | os.PathLike[str] | None = None, context: str | None = None
+) -> ConnectionSummary:
+    """Read a client.conf or pulsarctl context (as `registry.open` would, without connecting) and say what may
+    be shown of it; a missing file, an unknown context or an unsupported auth plugin raises the same one-line
+    StorageError that opening it would."""
+    if (client_conf is None) == (context is None):
+        raise StorageError("name a client.conf or a context, one of them")
+    found = from_client_conf(client_conf) if client_conf is not None else from_context(context)
+    return found.summary()
 
 
 # --- Pulsar's client.conf ------------------------------------------------------------------------------------
@@ -275,13 +311,16 @@ def _oauth2(issuer: str, key: str, body: dict[str, Any], source: str) -> OAuth2A
 # --- pulsarctl's contexts ------------------------------------------------------------------------------------
 
 
-def from_context(
-    name: str | None, *, config: str | os.PathLike[str] | None = None, url: str | None = None
-) -> Connection:
-    """pulsarctl's context `name` (its current-context when None) from `config` (default
-    ~/.config/pulsar/config): `contexts.NAME.admin-service-url` and `auth-info.NAME` (token, tokenFile,
-    tls_trust_certs_file_path, tls_allow_insecure_connection, issuer_endpoint, client_id, audience, scope,
-    key_file)."""
+def pulsarctl_contexts(config: str | os.PathLike[str] | None = None) -> tuple[str, ...]:
+    """The context names in pulsarctl's config (default ~/.config/pulsar/config), its current-context first:
+    what a person picks from. Names only: the credentials stay in the file."""
+    _file, document = _pulsarctl_config(config)
+    names = sorted(str(name) for name in (document.get("contexts") or {}))
+    current = str(document.get("current-context") or "")
+    return tuple(sorted(names, key=lambda name: name != current))
+
+
+def _pulsarctl_config(config: str | os.PathLike[str] | None) -> tuple[Path, dict[str, Any]]:
     import yaml
 
     file = Path(config if config is not None else PULSARCTL_CONFIG).expanduser()
@@ -291,7 +330,17 @@ def from_context(
         raise StorageError(f"cannot read the pulsarctl config {file}: {exc.strerror or exc}") from None
     except yaml.YAMLError:
         raise StorageError(f"the pulsarctl config {file} is not YAML") from None
-    document = loaded if isinstance(loaded, dict) else {}
+    return file, loaded if isinstance(loaded, dict) else {}
+
+
+def from_context(
+    name: str | None, *, config: str | os.PathLike[str] | None = None, url: str | None = None
+) -> Connection:
+    """pulsarctl's context `name` (its current-context when None) from `config` (default
+    ~/.config/pulsar/config): `contexts.NAME.admin-service-url` and `auth-info.NAME` (token, tokenFile,
+    tls_trust_certs_file_path, tls_allow_insecure_connection, issuer_endpoint, client_id, audience, scope,
+    key_file)."""
+    file, document = _pulsarctl_config(config)
     chosen = name or str(document.get("current-context") or "")
     contexts = document.get("contexts") or {}
     if not chosen or chosen not in contexts:

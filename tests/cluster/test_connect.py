@@ -190,7 +190,7 @@ def test_unsupported_plugins_are_named_in_one_line(cluster, tmp_path, plugin, na
         (["search", "x", "--client-conf"], "reads $PULSAR_CLIENT_CONF, which is not set"),
         (["search", "x", "--client-conf", "c.conf", "--token", "t"], "--token only applies with --url"),
         (["search", "x", "--context", "dev", "--url", "http://b:8080"], "not allowed with argument"),
-        (["ui", "--context", "dev"], "`ui` reaches a cluster by --url [--token] only"),
+        (["ui", "--context", "dev", "--token", "t"], "--token only applies with --url"),
         (["search", "x", "--client-conf", "missing.conf"], "cannot read missing.conf"),
     ],
 )
