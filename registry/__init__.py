@@ -8,7 +8,8 @@ from typing import TYPE_CHECKING, Any
 from ._audit import AuditAction, AuditEntry, AuditOutcome
 from ._cache_budget import CACHE_BYTES_ENV, FAST_READ_BYTES
 from ._cache_usage import CacheUsage
-from ._catalog import TopicPage, TopicQuery, TopicSummary
+from ._catalog import INDEX_WORKERS, IndexState, IndexStatus, TopicPage, TopicQuery, TopicSummary
+from ._changes import Advisory, AdvisoryCode, Change, ChangeKind, Effect, SchemaDiff, Severity
 from ._compatibility import PairVerdict, pair_verdict
 from ._errors import (
     ERROR_HEADER,
@@ -87,7 +88,6 @@ from ._seed import SeedReport, seed_sample_data
 from ._types import SchemaData, SchemaType
 from ._wire import from_json, policies_json, schema_response, to_json
 from .compare import Comparison, HazardReason, TopicState, compare_registries, drift_diff, propose_plan
-from .explain._changes import Advisory, AdvisoryCode, Change, ChangeKind, Effect, SchemaDiff, Severity
 from .explain._diff import schema_text
 from .explain._upgrade import (
     STRATEGY_UPGRADE_ORDER,
@@ -121,7 +121,7 @@ from .proposals._rules import judged_under, require_satisfiable
 from .proposals._words import applied_text, approvals_text, refusal_word, refusals_text, rules_note
 from .protobuf._native import ProtobufNativeSchema, parse_protobuf_native, to_protobuf_native_data
 from .protobuf._protoc import ProtoCompileError, compile_proto, compile_uploads, declared_messages
-from .remote._broker_index import CACHE_ENV_VAR, INDEX_WORKERS, IndexState, IndexStatus
+from .remote._broker_index import CACHE_ENV_VAR
 from .storage._base import LocalStorage as StorageBackend
 from .storage._base import StaleHistoryError
 from .storage._forwarding import ForwardingStorage

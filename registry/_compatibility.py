@@ -10,6 +10,7 @@ import hashlib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
+from ._changes import Advisory, AdvisoryCode, Severity
 from ._errors import InvalidSchemaError
 from ._key_value import decode_key_value
 from ._model import STRATEGY_FACTS, CompatibilityResult, CompatibilityStrategy, Direction, Problem, RuleCode
@@ -19,7 +20,6 @@ from ._types import SchemaData, SchemaType
 from .avro._json_legacy import jackson_id, jackson_schema
 from .avro._nodes import AvroSchema
 from .avro._resolution import InvalidDefaultError, Note, resolve_with_notes
-from .explain._changes import Advisory, AdvisoryCode, Severity
 from .protobuf._advisories import protobuf_advisories
 from .protobuf._native import parse_protobuf_native
 

@@ -16,8 +16,9 @@ from collections.abc import Callable
 from typing import Any, TypeVar, cast
 
 from ._cache_budget import CANDIDATES
-from ._catalog import TopicPage, TopicQuery, TopicSummary
+from ._catalog import IndexStatus, TopicPage, TopicQuery, TopicSummary
 from ._catalog_cache import CatalogCache, IndexedCatalog
+from ._changes import SchemaDiff
 from ._errors import PolicyError, TenantNotFoundError, TopicNotFoundError
 from ._handle import SchemaRegistry
 from ._history import version_number
@@ -40,13 +41,11 @@ from ._state import RegistryState
 from ._text import iso_millis
 from ._types import SchemaData
 from .explain._answers import diff_side, policy_impact, upgrade_plan, what_if
-from .explain._changes import SchemaDiff
 from .explain._diff import diff_schemas
 from .explain._upgrade import UpgradePlan
 from .explain._whatif import PolicyImpact, WhatIf
 from .policy._preview import PolicyPreview, preview_namespace, preview_topic
 from .policy._rules import UNSET, policy_topic
-from .remote._broker_index import IndexStatus
 
 F = TypeVar("F", bound=Callable[..., Any])
 

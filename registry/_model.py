@@ -19,7 +19,7 @@ from ._types import (
 )
 
 if TYPE_CHECKING:
-    from .explain._changes import Advisory
+    from ._changes import Advisory
 
 
 class CompatibilityStrategy(enum.StrEnum):

@@ -20,9 +20,9 @@ from collections.abc import Mapping
 from typing import Any, TypeVar
 
 from ._catalog import TopicPage
+from ._changes import Change, SchemaDiff
 from ._errors import InvalidArgumentError
 from ._model import CompatibilityResult, NamespacePolicy, Problem, SchemaVersion
-from .explain._changes import Change, SchemaDiff
 from .explain._whatif import TopicImpact, WhatIf
 from .policy._preview import TopicPreview
 from .proposals._model import Proposal, ProposalReview, Revision

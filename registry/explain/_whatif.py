@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from .._changes import Advisory, SchemaDiff
 from .._model import (
     Admission,
     ClientRecord,
@@ -18,7 +19,6 @@ from .._model import (
     UpgradeOrder,
 )
 from .._types import SchemaType
-from ._changes import Advisory, SchemaDiff
 from ._upgrade import ChangeOrder, UpgradePlan
 
 

@@ -16,8 +16,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from .._changes import SchemaDiff
 from .._model import CompatibilityStrategy, NamespacePolicy, Problem, SchemaInfo, TopicPolicy
-from ..explain._changes import SchemaDiff
 from ..explain._whatif import WhatIf
 from ..policy._preview import PolicyPreview, describe_changes
 from ..policy._rules import changed_namespace_policy, changed_topic_policy

@@ -27,6 +27,7 @@ from typing import Any, Final, TypeVar
 import httpx
 
 from .._audit import AuditAction, AuditEntry, AuditOutcome
+from .._catalog import INDEX_WORKERS
 from .._errors import (
     IncompatibleSchemaError,
     InvalidArgumentError,
@@ -83,7 +84,7 @@ from ._backend import (
     string_list,
     wire_strategy,
 )
-from ._broker_index import INDEX_WORKERS, BrokerIndex, cache_path
+from ._broker_index import BrokerIndex, cache_path
 from ._connection import Connection
 from ._explorer_api import ExplorerApi, namespace_policy_path, offers_explorer, topic_policy_path
 from ._pacing import Concurrency

@@ -9,8 +9,8 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass
 
-from .._model import Direction
-from .._types import SchemaType
+from ._model import Direction
+from ._types import SchemaType
 
 
 class Effect(enum.StrEnum):
