@@ -89,6 +89,7 @@ from ._types import SchemaData, SchemaType
 from ._wire import from_json, policies_json, schema_response, to_json
 from .compare import Comparison, HazardReason, TopicState, compare_registries, drift_diff, propose_plan
 from .explain._diff import schema_text
+from .explain._preview import PolicyPreview, TopicPreview
 from .explain._upgrade import (
     STRATEGY_UPGRADE_ORDER,
     ChangeOrder,
@@ -98,7 +99,6 @@ from .explain._upgrade import (
     strategy_order,
 )
 from .explain._whatif import PolicyImpact, RefusedClient, TopicImpact, WhatIf
-from .policy._preview import PolicyPreview, TopicPreview
 from .policy._rules import namespace_allow_auto_update, namespace_validation_enforced
 from .proposals._model import (
     Actor,

@@ -12,7 +12,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Final, Protocol, runtime_checkable
+from typing import ClassVar, Final, Protocol, runtime_checkable
 
 from google.protobuf.descriptor import Descriptor
 
@@ -119,6 +119,9 @@ _TERM_KINDS = frozenset({"name", "field", "type"})
 @dataclass(frozen=True, slots=True, kw_only=True)
 class TopicPage:
     """One page of a search, with the total and the facet counts of everything the search matched."""
+
+    # Facts its JSON carries beside the fields (_wire.to_json).
+    JSON_DERIVED: ClassVar[tuple[str, ...]] = ("has_more",)
 
     items: tuple[TopicSummary, ...]
     total: int

@@ -5,7 +5,7 @@ from them and the catalog, over a `RegistryState` of a backend.
 are siblings under `BackedRegistry`, which implements the `SchemaRegistry` contract (_handle.py, where every
 member is documented) except the calls where the backend decides (register, check, get, delete, policy and
 creation writes, the audit trail). Everything else is answered here, by the same units (explain/_answers.py,
-policy/_preview.py, _catalog_cache.py), so the same question gets the same answer from both. What only an
+explain/_preview.py, _catalog_cache.py), so the same question gets the same answer from both. What only an
 embedded registry can do (recording clients, group commits, the stored Pulsar line) is on `Registry` alone.
 """
 
@@ -42,9 +42,9 @@ from ._text import iso_millis
 from ._types import SchemaData
 from .explain._answers import diff_side, policy_impact, upgrade_plan, what_if
 from .explain._diff import diff_schemas
+from .explain._preview import PolicyPreview, preview_namespace, preview_topic
 from .explain._upgrade import UpgradePlan
 from .explain._whatif import PolicyImpact, WhatIf
-from .policy._preview import PolicyPreview, preview_namespace, preview_topic
 from .policy._rules import UNSET, policy_topic
 
 F = TypeVar("F", bound=Callable[..., Any])

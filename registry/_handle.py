@@ -37,9 +37,9 @@ from ._model import (
     TopicPolicy,
 )
 from ._pulsar_version import PulsarLine
+from .explain._preview import PolicyPreview
 from .explain._upgrade import UpgradePlan
 from .explain._whatif import PolicyImpact, WhatIf
-from .policy._preview import PolicyPreview
 from .policy._rules import UNSET
 from .proposals._model import Actor, Comment, Proposal, ProposalReview, ProposalState, ReviewRules
 from .proposals._revisions import RevisionDiff
@@ -276,7 +276,7 @@ class SchemaRegistry(abc.ABC):
         """What `set_namespace_policy` with the same arguments would change and refuse, writing nothing: per
         topic of the namespace, the values in force now and then, the live registrations the proposed strategy
         would refuse, the recorded clients that could no longer connect, and the topics it does not reach
-        (registry/policy/_preview.py). Values are checked as saving checks them; `PolicyPreview.before` is the
+        (registry/explain/_preview.py). Values are checked as saving checks them; `PolicyPreview.before` is the
         policy to pass back as `expected` when saving."""
 
     @abc.abstractmethod

@@ -30,9 +30,9 @@ from ._model import (
     TopicPolicy,
 )
 from ._pulsar_version import PulsarLine
+from .explain._preview import PolicyPreview
 from .explain._upgrade import UpgradePlan
 from .explain._whatif import PolicyImpact, WhatIf
-from .policy._preview import PolicyPreview
 from .policy._rules import UNSET
 from .proposals._model import Actor, Comment, Proposal, ProposalReview, ProposalState, ReviewRules
 from .proposals._revisions import RevisionDiff

@@ -43,7 +43,7 @@ from ._schema_data import checked_info, to_schema_data
 from ._state import RegistryState
 from ._writes import LocalWrites
 from .explain._answers import live_version
-from .policy._preview import describe_changes
+from .explain._preview import describe_changes
 from .policy._rules import (
     UNSET,
     asked_fields,

@@ -20,7 +20,7 @@ from .._schema_data import to_schema_data
 from .._state import RegistryState
 from ..explain._answers import what_if
 from ..explain._diff import diff_schemas
-from ..policy._preview import preview_namespace, preview_topic
+from ..explain._preview import preview_namespace, preview_topic
 from ._model import Proposal, ProposalKind, ProposalReview, ReviewedProblem
 
 ProblemKey = tuple[int | None, str, str, str]
