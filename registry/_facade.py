@@ -11,11 +11,9 @@ embedded registry can do (recording clients, group commits, the stored Pulsar li
 
 from __future__ import annotations
 
-import functools
-from collections.abc import Callable
-from typing import Any, TypeVar, cast
+from typing import Any
 
-from ._cache_budget import CANDIDATES
+from ._cache_budget import bounded
 from ._catalog import IndexStatus, TopicPage, TopicQuery, TopicSummary
 from ._catalog_cache import CatalogCache, IndexedCatalog
 from ._changes import SchemaDiff
@@ -34,7 +32,7 @@ from ._model import (
     TopicPolicy,
 )
 from ._names import NamespaceName, TopicName, parse_tenant
-from ._pulsar_version import PulsarLine, answering_as
+from ._pulsar_version import PulsarLine
 from ._read_only import ReadOnlyRegistry
 from ._schema_data import checked_info
 from ._state import RegistryState
@@ -46,22 +44,6 @@ from .explain._preview import PolicyPreview, preview_namespace, preview_topic
 from .explain._upgrade import UpgradePlan
 from .explain._whatif import PolicyImpact, WhatIf
 from .policy._rules import UNSET, policy_topic
-
-F = TypeVar("F", bound=Callable[..., Any])
-
-
-def bounded(method: F) -> F:
-    """The facade calls that work on candidate schemas: large candidates in work at once are bounded by bytes
-    (registry/_cache_budget.py), so a storm of them cannot hold the memory of all of them at once; and they
-    answer with the rules of the registry's Pulsar version line (registry/_pulsar_version.py)."""
-
-    @functools.wraps(method)
-    def wrapper(self: BackedRegistry, *args: Any, **kwargs: Any) -> Any:
-        size = sum(len(a.schema) for a in (*args, *kwargs.values()) if isinstance(a, SchemaInfo))
-        with CANDIDATES.admit(size), answering_as(self.pulsar_line):
-            return method(self, *args, **kwargs)
-
-    return cast(F, wrapper)
 
 
 class BackedRegistry(SchemaRegistry):

@@ -20,9 +20,10 @@ from typing import Any
 from ._admission import admit_consumer, admit_producer
 from ._audit import AuditAction, AuditEntry, AuditOutcome
 from ._auditing import Auditor, created, topic_target
+from ._cache_budget import bounded
 from ._cache_usage import CacheUsage, cache_usage
 from ._errors import InvalidArgumentError, InvalidNameError, RegistryNotFoundError, StorageError
-from ._facade import BackedRegistry, bounded
+from ._facade import BackedRegistry
 from ._history import version_number
 from ._model import (
     Admission,

@@ -16,11 +16,12 @@ from __future__ import annotations
 
 import contextlib
 
+from .._cache_budget import bounded
 from .._catalog import IndexStatus, TopicPage, TopicQuery, TopicSummary
 from .._catalog_cache import check_page
 from .._changes import SchemaDiff
 from .._errors import AuthError, TopicNotFoundError
-from .._facade import BackedRegistry, bounded
+from .._facade import BackedRegistry
 from .._model import CompatibilityStrategy, ConnectedClient, SchemaInfo
 from .._names import NamespaceName, TopicName
 from .._schema_data import checked_info

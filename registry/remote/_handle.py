@@ -27,6 +27,7 @@ from typing import Any, Final, TypeVar
 import httpx
 
 from .._audit import AuditAction, AuditEntry, AuditOutcome
+from .._cache_budget import bounded
 from .._catalog import INDEX_WORKERS
 from .._errors import (
     IncompatibleSchemaError,
@@ -38,7 +39,6 @@ from .._errors import (
     SchemaNotFoundError,
     StorageError,
 )
-from .._facade import bounded
 from .._history import version_number
 from .._model import (
     JUDGED_HEADER,
