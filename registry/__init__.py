@@ -85,6 +85,16 @@ from ._records import RecordError
 from ._registry import Registry
 from ._schema_data import key_value_parts, key_value_schema_info, to_schema_data
 from ._seed import SeedReport, seed_sample_data
+from ._snapshot import (
+    audit_records,
+    export_snapshot,
+    import_snapshot,
+    iter_snapshot_records,
+    read_snapshot_records,
+    registry_from_records,
+    snapshot_head,
+    snapshot_records,
+)
 from ._types import SchemaData, SchemaType
 from ._wire import from_json, policies_json, schema_response, to_json
 from .compare import Comparison, HazardReason, TopicState, compare_registries, drift_diff, propose_plan
@@ -130,16 +140,6 @@ from .storage._locations import StorageLocation, parse_location
 from .storage._memory import MemoryStorage
 from .storage._postgres import PostgresStorage
 from .storage._ranges import KeyRange, RangeRead, RangeReader, ReadState, TopicBundle, namespace_bundles
-from .storage._snapshot import (
-    audit_records,
-    export_snapshot,
-    import_snapshot,
-    iter_snapshot_records,
-    read_snapshot_records,
-    registry_from_records,
-    snapshot_head,
-    snapshot_records,
-)
 from .storage._snapshot_values import SnapshotError
 from .storage._sqlite import SqliteStorage
 from .webhooks._model import Webhook, WebhookDelivery
