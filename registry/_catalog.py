@@ -1,7 +1,9 @@
 """The topic catalog: one summary row per topic, searched and paged in the core.
 
 The app's Browse page and the server's `/explorer/v1/topics` both page through this, so search semantics
-live once, here. A broken stored schema never breaks the list: its row says so in `error`.
+live once, here. A broken stored schema never breaks the list: its row says so in `error`. A plain broker's
+catalog is searched from an index built in the background (remote/_broker_index.py); where that index stands
+(`IndexStatus`) is a value here, so every handle can answer it without importing the remote side.
 """
 
 from __future__ import annotations

@@ -3,6 +3,8 @@
 Pulsar's validator asks Avro's `Resolver` (after `Schema.applyAliases`) whether the resolving grammar has
 errors (avro-resolution.md). We walk the same decision tree, but instead of stopping at a boolean we collect
 every error with a JSON pointer into each schema. Record names are not compared; enum symbol loss is no error.
+`read_outcome` turns one walk into Pulsar's problems and the advisories of what Avro itself would refuse,
+for the compatibility checks (_compatibility.py) and the Avro diff alike.
 """
 
 from __future__ import annotations
