@@ -1,4 +1,4 @@
-"""`export` / `import`: a whole registry as a snapshot (JSON lines, registry/storage/_snapshot.py) and back;
+"""`export` / `import`: a whole registry as a snapshot (JSON lines, registry/_snapshot.py) and back;
 `export --format parquet DIR` writes it as Parquet tables for analysis (pipeline/_parquet_export.py).
 
 A snapshot holds every version with its tombstones, timestamps, users and properties, the policies, the

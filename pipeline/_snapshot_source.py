@@ -1,4 +1,4 @@
-"""A snapshot file (JSON lines, registry/storage/_snapshot.py) read by byte range from the executors.
+"""A snapshot file (JSON lines, registry/_snapshot.py) read by byte range from the executors.
 
 The driver reads only the file's ends: the header (first line: broker settings, Pulsar line), the end line
 (last line: how many records the file holds) and the tenant and namespace lines at its head (namespaces with

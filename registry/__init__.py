@@ -8,7 +8,8 @@ from typing import TYPE_CHECKING, Any
 from ._audit import AuditAction, AuditEntry, AuditOutcome
 from ._cache_budget import CACHE_BYTES_ENV, FAST_READ_BYTES
 from ._cache_usage import CacheUsage
-from ._catalog import TopicPage, TopicQuery, TopicSummary
+from ._catalog import INDEX_WORKERS, IndexState, IndexStatus, TopicPage, TopicQuery, TopicSummary
+from ._changes import Advisory, AdvisoryCode, Change, ChangeKind, Effect, SchemaDiff, Severity
 from ._compatibility import PairVerdict, pair_verdict
 from ._errors import (
     ERROR_HEADER,
@@ -84,11 +85,21 @@ from ._records import RecordError
 from ._registry import Registry
 from ._schema_data import key_value_parts, key_value_schema_info, to_schema_data
 from ._seed import SeedReport, seed_sample_data
+from ._snapshot import (
+    audit_records,
+    export_snapshot,
+    import_snapshot,
+    iter_snapshot_records,
+    read_snapshot_records,
+    registry_from_records,
+    snapshot_head,
+    snapshot_records,
+)
 from ._types import SchemaData, SchemaType
 from ._wire import from_json, policies_json, schema_response, to_json
 from .compare import Comparison, HazardReason, TopicState, compare_registries, drift_diff, propose_plan
-from .explain._changes import Advisory, AdvisoryCode, Change, ChangeKind, Effect, SchemaDiff, Severity
 from .explain._diff import schema_text
+from .explain._preview import PolicyPreview, TopicPreview
 from .explain._upgrade import (
     STRATEGY_UPGRADE_ORDER,
     ChangeOrder,
@@ -98,7 +109,6 @@ from .explain._upgrade import (
     strategy_order,
 )
 from .explain._whatif import PolicyImpact, RefusedClient, TopicImpact, WhatIf
-from .policy._preview import PolicyPreview, TopicPreview
 from .policy._rules import namespace_allow_auto_update, namespace_validation_enforced
 from .proposals._model import (
     Actor,
@@ -121,7 +131,7 @@ from .proposals._rules import judged_under, require_satisfiable
 from .proposals._words import applied_text, approvals_text, refusal_word, refusals_text, rules_note
 from .protobuf._native import ProtobufNativeSchema, parse_protobuf_native, to_protobuf_native_data
 from .protobuf._protoc import ProtoCompileError, compile_proto, compile_uploads, declared_messages
-from .remote._broker_index import CACHE_ENV_VAR, INDEX_WORKERS, IndexState, IndexStatus
+from .remote._broker_index import CACHE_ENV_VAR
 from .remote._connection import ConnectionSummary, describe_connection, pulsarctl_contexts
 from .storage._base import LocalStorage as StorageBackend
 from .storage._base import StaleHistoryError
@@ -131,16 +141,6 @@ from .storage._locations import StorageLocation, parse_location
 from .storage._memory import MemoryStorage
 from .storage._postgres import PostgresStorage
 from .storage._ranges import KeyRange, RangeRead, RangeReader, ReadState, TopicBundle, namespace_bundles
-from .storage._snapshot import (
-    audit_records,
-    export_snapshot,
-    import_snapshot,
-    iter_snapshot_records,
-    read_snapshot_records,
-    registry_from_records,
-    snapshot_head,
-    snapshot_records,
-)
 from .storage._snapshot_values import SnapshotError
 from .storage._sqlite import SqliteStorage
 from .webhooks._model import Webhook, WebhookDelivery

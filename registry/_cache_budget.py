@@ -16,13 +16,16 @@ and 1/64 of it (at least 1 MiB) bounds the bytes of large candidate schemas work
 
 from __future__ import annotations
 
+import functools
 import os
 import threading
 from collections.abc import Callable, Hashable, Iterator, Mapping
 from contextlib import contextmanager
-from typing import Final, Generic, TypeVar
+from typing import Any, Final, Generic, Protocol, TypeVar, cast
 
 from ._errors import StorageError
+from ._model import SchemaInfo
+from ._pulsar_version import PulsarLine, answering_as
 
 CACHE_BYTES_ENV: Final = "SCHEMA_EXPLORER_CACHE_BYTES"
 DEFAULT_CACHE_BYTES: Final = 256 * 1024 * 1024
@@ -165,3 +168,27 @@ class WorkGate:
 
 
 CANDIDATES: Final = WorkGate(CANDIDATE_WORK_BYTES)
+
+
+class _Answering(Protocol):
+    """A registry handle: it answers as one Pulsar version line."""
+
+    @property
+    def pulsar_line(self) -> PulsarLine: ...
+
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def bounded(method: F) -> F:
+    """The facade calls that work on candidate schemas: large candidates in work at once are bounded by bytes
+    (`CANDIDATES` above), so a storm of them cannot hold the memory of all of them at once; and they
+    answer with the rules of the registry's Pulsar version line (registry/_pulsar_version.py)."""
+
+    @functools.wraps(method)
+    def wrapper(self: _Answering, *args: Any, **kwargs: Any) -> Any:
+        size = sum(len(a.schema) for a in (*args, *kwargs.values()) if isinstance(a, SchemaInfo))
+        with CANDIDATES.admit(size), answering_as(self.pulsar_line):
+            return method(self, *args, **kwargs)
+
+    return cast(F, wrapper)

@@ -1,16 +1,20 @@
 """The topic catalog: one summary row per topic, searched and paged in the core.
 
 The app's Browse page and the server's `/explorer/v1/topics` both page through this, so search semantics
-live once, here. A broken stored schema never breaks the list: its row says so in `error`.
+live once, here. A broken stored schema never breaks the list: its row says so in `error`. A plain broker's
+catalog is searched from an index built in the background (remote/_broker_index.py); where that index stands
+(`IndexStatus`) is a value here, so every handle can answer it without importing the remote side.
 """
 
 from __future__ import annotations
 
 import json
+import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Protocol, runtime_checkable
+from enum import StrEnum
+from typing import ClassVar, Final, Protocol, runtime_checkable
 
 from google.protobuf.descriptor import Descriptor
 
@@ -117,6 +121,9 @@ _TERM_KINDS = frozenset({"name", "field", "type"})
 @dataclass(frozen=True, slots=True, kw_only=True)
 class TopicPage:
     """One page of a search, with the total and the facet counts of everything the search matched."""
+
+    # Facts its JSON carries beside the fields (_wire.to_json).
+    JSON_DERIVED: ClassVar[tuple[str, ...]] = ("has_more",)
 
     items: tuple[TopicSummary, ...]
     total: int
@@ -411,3 +418,48 @@ def _walk(node: object, prefix: str, depth: int) -> Iterator[str]:
             yield from _walk(node.get("values"), prefix, depth + 1)
         elif isinstance(kind, dict | list):
             yield from _walk(kind, prefix, depth + 1)
+
+
+INDEX_WORKERS: Final = 32  # reads in flight while indexing topics (enough to keep a real broker busy)
+
+
+class IndexState(StrEnum):
+    """The phase of a plain broker's index run."""
+
+    IDLE = "idle"  # not started in this process (a cache from an earlier visit may answer)
+    LISTING = "listing"  # reading namespaces and their topic lists
+    INDEXING = "indexing"  # reading each topic's schemas
+    DONE = "done"
+    CANCELLED = "cancelled"
+    FAILED = "failed"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class IndexStatus:
+    """Where the search index of a plain broker stands (Registry.index_status)."""
+
+    state: IndexState
+    indexed: int  # topics read so far in this run
+    total: int  # topics listed in this run (0 until the listing is done)
+    cached: int  # topics the cache holds (what a search answers from)
+    complete_at: int | None  # when the last complete index finished, ms since the epoch; None: never
+    unreadable: int = 0  # topics of this run whose schemas could not be read (their cached row, if any, stays)
+    error: str = ""  # why the run failed, or the first unreadable topic's reason
+    cache_path: str = ""  # the SQLite file
+    workers: int = INDEX_WORKERS  # reads in flight now (fewer while the broker refuses for load)
+    requests: int = 0  # HTTP requests the handle sent since this run started (the run's; and any other call's)
+
+    @property
+    def ready(self) -> bool:
+        """A complete index exists (maybe from an earlier visit): a search answers from it at once."""
+        return self.complete_at is not None
+
+    @property
+    def running(self) -> bool:
+        return self.state in (IndexState.LISTING, IndexState.INDEXING)
+
+    def age_s(self, now_ms: int | None = None) -> float | None:
+        """Seconds since the last complete index finished (None: never)."""
+        if self.complete_at is None:
+            return None
+        return max(0.0, ((now_ms if now_ms is not None else int(time.time() * 1000)) - self.complete_at) / 1000)

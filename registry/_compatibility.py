@@ -10,6 +10,7 @@ import hashlib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
+from ._changes import Advisory, AdvisoryCode, Outcome, Severity
 from ._errors import InvalidSchemaError
 from ._key_value import decode_key_value
 from ._model import STRATEGY_FACTS, CompatibilityResult, CompatibilityStrategy, Direction, Problem, RuleCode
@@ -18,8 +19,7 @@ from ._schema_data import parse_avro_data
 from ._types import SchemaData, SchemaType
 from .avro._json_legacy import jackson_id, jackson_schema
 from .avro._nodes import AvroSchema
-from .avro._resolution import InvalidDefaultError, Note, resolve_with_notes
-from .explain._changes import Advisory, AdvisoryCode, Severity
+from .avro._resolution import read_outcome
 from .protobuf._advisories import protobuf_advisories
 from .protobuf._native import parse_protobuf_native
 
@@ -46,19 +46,6 @@ class Versioned:
 
 def _sha256(data: bytes) -> bytes:
     return hashlib.sha256(data).digest()
-
-
-@dataclass(slots=True)
-class Outcome:
-    """What a checker found: problems decide the verdict, advisories never do."""
-
-    problems: list[Problem]
-    advisories: list[Advisory]
-
-    def __iadd__(self, other: Outcome) -> Outcome:
-        self.problems += other.problems
-        self.advisories += other.advisories
-        return self
 
 
 def _refuse(*problems: Problem) -> Outcome:
@@ -231,87 +218,6 @@ def check_avro(existing: Sequence[Versioned], candidate: SchemaData, strategy: C
         if STRATEGY_FACTS[strategy].forward:
             outcome += read_outcome(old_avro, new, Direction.FORWARD, target.version)
     return outcome
-
-
-def read_outcome(reader: AvroSchema, writer: AvroSchema, direction: Direction, version: int | None) -> Outcome:
-    """Can `reader` read `writer`'s data: problems (Pulsar's verdict) and advisories (what it lets through).
-
-    An invalid default that Avro throws on mid-resolution becomes an INVALID_DEFAULT problem (§4.8).
-    """
-    try:
-        findings, notes = resolve_with_notes(reader, writer)
-    except InvalidDefaultError as hit:
-        findings, notes = [hit.finding], []
-    problems = [
-        Problem(
-            code=f.code,
-            message=f.message,
-            direction=direction,
-            version=version,
-            reader_path=f.reader_path,
-            writer_path=f.writer_path,
-            hint=f.hint,
-        )
-        for f in findings
-    ]
-    return Outcome(problems, _advise(notes, direction, version))
-
-
-def _advise(notes: list[Note], direction: Direction, version: int | None) -> list[Advisory]:
-    by_structure = {(n.reader_path, n.writer_path) for n in notes if n.kind == "union_branch_by_structure"}
-    advisories = []
-    for note in notes:
-        # BACKWARD: the new schema reads, so the writer holds the old name; FORWARD: the other way round.
-        before, after = (
-            (note.writer_name, note.reader_name)
-            if direction is Direction.BACKWARD
-            else (note.reader_name, note.writer_name)
-        )
-        if note.kind == "enum_symbols_missing":
-            symbols = ", ".join(note.symbols)
-            advisories.append(
-                Advisory(
-                    code=AdvisoryCode.ENUM_SYMBOL_REMOVED,
-                    severity=Severity.ERROR,
-                    direction=direction,
-                    version=version,
-                    path=note.reader_path,
-                    message=f"enum {note.reader_name} (reader) lacks symbol(s) {symbols} that {note.writer_name} "
-                    "(writer) has, and has no default: Pulsar accepts this, but reading a datum with such a "
-                    "symbol fails",
-                    hint=f'add the symbol(s) {symbols} back, or give the reader\'s enum a "default"',
-                    source="Avro SchemaCompatibility (MISSING_ENUM_SYMBOLS); read-time failure",
-                )
-            )
-        elif note.kind == "record_renamed" and (note.reader_path, note.writer_path) not in by_structure:
-            advisories.append(
-                Advisory(
-                    code=AdvisoryCode.RECORD_RENAMED,
-                    severity=Severity.WARNING,
-                    direction=direction,
-                    version=version,
-                    path=note.reader_path,
-                    message=f"record {before} was renamed {after}: Pulsar ignores record names, but Avro's "
-                    "SchemaCompatibility (Confluent, Karapace) rejects the rename (NAME_MISMATCH)",
-                    hint=f"keep the name {before}, or list it in the aliases of record {after}",
-                    source="Avro SchemaCompatibility",
-                )
-            )
-        elif note.kind == "union_branch_by_structure":
-            advisories.append(
-                Advisory(
-                    code=AdvisoryCode.UNION_RECORD_BRANCH_RENAMED,
-                    severity=Severity.WARNING,
-                    direction=direction,
-                    version=version,
-                    path=note.reader_path,
-                    message=f"record {note.writer_name} is read through the union branch {note.reader_name}, matched "
-                    "by structure because the names differ; Avro's SchemaCompatibility rejects this",
-                    hint=f"name the union branch {note.writer_name}, or add an alias",
-                    source="Avro SchemaCompatibility",
-                )
-            )
-    return advisories
 
 
 @dataclass(frozen=True, slots=True)

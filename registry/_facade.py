@@ -5,19 +5,18 @@ from them and the catalog, over a `RegistryState` of a backend.
 are siblings under `BackedRegistry`, which implements the `SchemaRegistry` contract (_handle.py, where every
 member is documented) except the calls where the backend decides (register, check, get, delete, policy and
 creation writes, the audit trail). Everything else is answered here, by the same units (explain/_answers.py,
-policy/_preview.py, _catalog_cache.py), so the same question gets the same answer from both. What only an
+explain/_preview.py, _catalog_cache.py), so the same question gets the same answer from both. What only an
 embedded registry can do (recording clients, group commits, the stored Pulsar line) is on `Registry` alone.
 """
 
 from __future__ import annotations
 
-import functools
-from collections.abc import Callable
-from typing import Any, TypeVar, cast
+from typing import Any
 
-from ._cache_budget import CANDIDATES
-from ._catalog import TopicPage, TopicQuery, TopicSummary
+from ._cache_budget import bounded
+from ._catalog import IndexStatus, TopicPage, TopicQuery, TopicSummary
 from ._catalog_cache import CatalogCache, IndexedCatalog
+from ._changes import SchemaDiff
 from ._errors import PolicyError, TenantNotFoundError, TopicNotFoundError
 from ._handle import SchemaRegistry
 from ._history import version_number
@@ -33,36 +32,18 @@ from ._model import (
     TopicPolicy,
 )
 from ._names import NamespaceName, TopicName, parse_tenant
-from ._pulsar_version import PulsarLine, answering_as
+from ._pulsar_version import PulsarLine
 from ._read_only import ReadOnlyRegistry
 from ._schema_data import checked_info
 from ._state import RegistryState
 from ._text import iso_millis
 from ._types import SchemaData
 from .explain._answers import diff_side, policy_impact, upgrade_plan, what_if
-from .explain._changes import SchemaDiff
 from .explain._diff import diff_schemas
+from .explain._preview import PolicyPreview, preview_namespace, preview_topic
 from .explain._upgrade import UpgradePlan
 from .explain._whatif import PolicyImpact, WhatIf
-from .policy._preview import PolicyPreview, preview_namespace, preview_topic
 from .policy._rules import UNSET, policy_topic
-from .remote._broker_index import IndexStatus
-
-F = TypeVar("F", bound=Callable[..., Any])
-
-
-def bounded(method: F) -> F:
-    """The facade calls that work on candidate schemas: large candidates in work at once are bounded by bytes
-    (registry/_cache_budget.py), so a storm of them cannot hold the memory of all of them at once; and they
-    answer with the rules of the registry's Pulsar version line (registry/_pulsar_version.py)."""
-
-    @functools.wraps(method)
-    def wrapper(self: BackedRegistry, *args: Any, **kwargs: Any) -> Any:
-        size = sum(len(a.schema) for a in (*args, *kwargs.values()) if isinstance(a, SchemaInfo))
-        with CANDIDATES.admit(size), answering_as(self.pulsar_line):
-            return method(self, *args, **kwargs)
-
-    return cast(F, wrapper)
 
 
 class BackedRegistry(SchemaRegistry):

@@ -21,7 +21,8 @@ from types import TracebackType
 from typing import Any, Self
 
 from ._audit import AuditEntry
-from ._catalog import TopicPage, TopicQuery, TopicSummary
+from ._catalog import IndexStatus, TopicPage, TopicQuery, TopicSummary
+from ._changes import SchemaDiff
 from ._model import (
     BrokerConfig,
     ClientRecord,
@@ -36,14 +37,12 @@ from ._model import (
     TopicPolicy,
 )
 from ._pulsar_version import PulsarLine
-from .explain._changes import SchemaDiff
+from .explain._preview import PolicyPreview
 from .explain._upgrade import UpgradePlan
 from .explain._whatif import PolicyImpact, WhatIf
-from .policy._preview import PolicyPreview
 from .policy._rules import UNSET
 from .proposals._model import Actor, Comment, Proposal, ProposalReview, ProposalState, ReviewRules
 from .proposals._revisions import RevisionDiff
-from .remote._broker_index import IndexStatus
 from .webhooks._model import Webhook
 
 
@@ -277,7 +276,7 @@ class SchemaRegistry(abc.ABC):
         """What `set_namespace_policy` with the same arguments would change and refuse, writing nothing: per
         topic of the namespace, the values in force now and then, the live registrations the proposed strategy
         would refuse, the recorded clients that could no longer connect, and the topics it does not reach
-        (registry/policy/_preview.py). Values are checked as saving checks them; `PolicyPreview.before` is the
+        (registry/explain/_preview.py). Values are checked as saving checks them; `PolicyPreview.before` is the
         policy to pass back as `expected` when saving."""
 
     @abc.abstractmethod

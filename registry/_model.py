@@ -9,7 +9,7 @@ import builtins
 import enum
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Generic, TypeVar
+from typing import TYPE_CHECKING, ClassVar, Generic, TypeVar
 
 from ._errors import InvalidSchemaError, PolicyError
 from ._key_value import render_schema_text
@@ -19,7 +19,7 @@ from ._types import (
 )
 
 if TYPE_CHECKING:
-    from .explain._changes import Advisory
+    from ._changes import Advisory
 
 
 class CompatibilityStrategy(enum.StrEnum):
@@ -248,6 +248,9 @@ class RuleCode(enum.StrEnum):
 class Problem:
     """One reason a candidate is incompatible: rule, where (JSON pointers), which direction, which version."""
 
+    # Facts its JSON carries beside the fields (_wire.to_json).
+    JSON_DERIVED: ClassVar[tuple[str, ...]] = ("path", "direction_text")
+
     code: RuleCode
     message: str
     direction: Direction = Direction.NONE
@@ -280,6 +283,9 @@ class Problem:
 @dataclass(frozen=True, slots=True, kw_only=True)
 class CompatibilityResult:
     """Pulsar's verdict for one candidate, with every problem found. Compatible ⇔ no problems."""
+
+    # Facts its JSON carries beside the fields (_wire.to_json).
+    JSON_DERIVED: ClassVar[tuple[str, ...]] = ("message",)
 
     compatible: bool
     strategy: CompatibilityStrategy

@@ -12,7 +12,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any, NoReturn
 
 from ._audit import AuditEntry
-from ._catalog import TopicPage, TopicQuery, TopicSummary
+from ._catalog import IndexStatus, TopicPage, TopicQuery, TopicSummary
+from ._changes import SchemaDiff
 from ._errors import ReadOnlyError
 from ._handle import SchemaRegistry
 from ._model import (
@@ -29,14 +30,12 @@ from ._model import (
     TopicPolicy,
 )
 from ._pulsar_version import PulsarLine
-from .explain._changes import SchemaDiff
+from .explain._preview import PolicyPreview
 from .explain._upgrade import UpgradePlan
 from .explain._whatif import PolicyImpact, WhatIf
-from .policy._preview import PolicyPreview
 from .policy._rules import UNSET
 from .proposals._model import Actor, Comment, Proposal, ProposalReview, ProposalState, ReviewRules
 from .proposals._revisions import RevisionDiff
-from .remote._broker_index import IndexStatus
 from .webhooks._model import Webhook
 
 

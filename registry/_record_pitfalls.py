@@ -6,9 +6,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from ._changes import Advisory, AdvisoryCode, Severity
 from ._records import client_version, declared, load_record, nested_record, record_fields, record_schema
 from ._types import SchemaType
-from .explain._changes import Advisory, AdvisoryCode, Severity
 
 
 def record_advisories(record: type | str, schema_type: SchemaType | str | None = None) -> tuple[Advisory, ...]:

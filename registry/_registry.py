@@ -20,9 +20,10 @@ from typing import Any
 from ._admission import admit_consumer, admit_producer
 from ._audit import AuditAction, AuditEntry, AuditOutcome
 from ._auditing import Auditor, created, topic_target
+from ._cache_budget import bounded
 from ._cache_usage import CacheUsage, cache_usage
 from ._errors import InvalidArgumentError, InvalidNameError, RegistryNotFoundError, StorageError
-from ._facade import BackedRegistry, bounded
+from ._facade import BackedRegistry
 from ._history import version_number
 from ._model import (
     Admission,
@@ -43,7 +44,7 @@ from ._schema_data import checked_info, to_schema_data
 from ._state import RegistryState
 from ._writes import LocalWrites
 from .explain._answers import live_version
-from .policy._preview import describe_changes
+from .explain._preview import describe_changes
 from .policy._rules import (
     UNSET,
     asked_fields,

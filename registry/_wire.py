@@ -3,7 +3,7 @@
 `from_json`, with which a remote registry reads the explorer API's answers back into the same values.
 
 A value's JSON is its dataclass fields, by name, plus the derived facts a reader should not have to
-recompute (`Change.is_breaking`, `CompatibilityResult.message`, ...: `DERIVED` below). Enums become their
+recompute (`Change.is_breaking`, `CompatibilityResult.message`, ...: each class's `JSON_DERIVED`). Enums become their
 names, tuples lists, mappings objects; nested values the same way. The REST API's pydantic models describe
 exactly this form for OpenAPI, and validate it (a key either side lacks fails there, so the two cannot drift).
 """
@@ -19,28 +19,15 @@ import typing
 from collections.abc import Mapping
 from typing import Any, TypeVar
 
-from ._catalog import TopicPage
 from ._errors import InvalidArgumentError
-from ._model import CompatibilityResult, NamespacePolicy, Problem, SchemaVersion
-from .explain._changes import Change, SchemaDiff
-from .explain._whatif import TopicImpact, WhatIf
-from .policy._preview import TopicPreview
-from .proposals._model import Proposal, ProposalReview, Revision
+from ._model import NamespacePolicy, SchemaVersion
 
-# Properties that are part of a value's JSON, beside its fields.
-DERIVED: Mapping[type, tuple[str, ...]] = {
-    Change: ("is_breaking",),
-    CompatibilityResult: ("message",),
-    Problem: ("path", "direction_text"),
-    SchemaDiff: ("backward", "forward"),
-    TopicImpact: ("affected",),
-    TopicPage: ("has_more",),
-    TopicPreview: ("changed", "affected"),
-    WhatIf: ("would_register",),
-    Proposal: ("approvers",),
-    ProposalReview: ("compatible", "introduced_problems", "introduced_refusals", "judged_strategies"),
-    Revision: ("sha256", "summary"),
-}
+
+def derived(kind: type) -> tuple[str, ...]:
+    """The properties that are part of a value's JSON beside its fields (`Change.is_breaking`, ...): each
+    class names its own in `JSON_DERIVED`, so this module needs none of them and sits below them all."""
+    names: tuple[str, ...] = getattr(kind, "JSON_DERIVED", ())
+    return names
 
 
 def to_json(value: Any) -> Any:
@@ -51,7 +38,7 @@ def to_json(value: Any) -> Any:
         return value.value
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         doc = {f.name: to_json(getattr(value, f.name)) for f in dataclasses.fields(value)}
-        for name in DERIVED.get(type(value), ()):
+        for name in derived(type(value)):
             doc[name] = to_json(getattr(value, name))
         return doc
     if isinstance(value, Mapping):
@@ -139,7 +126,7 @@ def _dataclass(cls: type, args: tuple[Any, ...], data: Any, where: str) -> Any:
     hints = _hints(cls)
     bound = dict(zip(getattr(cls, "__parameters__", ()), args, strict=False))
     fields = {f.name: f for f in dataclasses.fields(cls)}
-    unknown = set(data) - set(fields) - set(DERIVED.get(cls, ()))
+    unknown = set(data) - set(fields) - set(derived(cls))
     if unknown:
         raise InvalidArgumentError(f"{where}: {cls.__name__} has no field {', '.join(sorted(map(repr, unknown)))}")
     values = {}

@@ -9,11 +9,10 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from .._compatibility import read_outcome
+from .._changes import Change, ChangeKind, Effect
 from .._model import Direction
-from ..explain._changes import Change, ChangeKind, Effect
 from ._nodes import Array, AvroSchema, Enum, Field, Fixed, Map, Named, Node, Record, Union, default_json
-from ._resolution import PROMOTIONS, Resolver
+from ._resolution import PROMOTIONS, Resolver, read_outcome
 
 OK, RISK, BREAKS = Effect.OK, Effect.RISK, Effect.BREAKS
 

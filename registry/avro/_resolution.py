@@ -3,6 +3,8 @@
 Pulsar's validator asks Avro's `Resolver` (after `Schema.applyAliases`) whether the resolving grammar has
 errors (avro-resolution.md). We walk the same decision tree, but instead of stopping at a boolean we collect
 every error with a JSON pointer into each schema. Record names are not compared; enum symbol loss is no error.
+`read_outcome` turns one walk into Pulsar's problems and the advisories of what Avro itself would refuse,
+for the compatibility checks (_compatibility.py) and the Avro diff alike.
 """
 
 from __future__ import annotations
@@ -10,7 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Final
 
-from .._model import RuleCode
+from .._changes import Advisory, AdvisoryCode, Outcome, Severity
+from .._model import Direction, Problem, RuleCode
 from ._nodes import (
     Array,
     AvroSchema,
@@ -419,3 +422,84 @@ def _type_hint(w: Node, r: Node) -> str:
             "so introduce a new field for the new type"
         )
     return f"keep the type {w.label}, or add a new field for the new type"
+
+
+def read_outcome(reader: AvroSchema, writer: AvroSchema, direction: Direction, version: int | None) -> Outcome:
+    """Can `reader` read `writer`'s data: problems (Pulsar's verdict) and advisories (what it lets through).
+
+    An invalid default that Avro throws on mid-resolution becomes an INVALID_DEFAULT problem (§4.8).
+    """
+    try:
+        findings, notes = resolve_with_notes(reader, writer)
+    except InvalidDefaultError as hit:
+        findings, notes = [hit.finding], []
+    problems = [
+        Problem(
+            code=f.code,
+            message=f.message,
+            direction=direction,
+            version=version,
+            reader_path=f.reader_path,
+            writer_path=f.writer_path,
+            hint=f.hint,
+        )
+        for f in findings
+    ]
+    return Outcome(problems, _advise(notes, direction, version))
+
+
+def _advise(notes: list[Note], direction: Direction, version: int | None) -> list[Advisory]:
+    by_structure = {(n.reader_path, n.writer_path) for n in notes if n.kind == "union_branch_by_structure"}
+    advisories = []
+    for note in notes:
+        # BACKWARD: the new schema reads, so the writer holds the old name; FORWARD: the other way round.
+        before, after = (
+            (note.writer_name, note.reader_name)
+            if direction is Direction.BACKWARD
+            else (note.reader_name, note.writer_name)
+        )
+        if note.kind == "enum_symbols_missing":
+            symbols = ", ".join(note.symbols)
+            advisories.append(
+                Advisory(
+                    code=AdvisoryCode.ENUM_SYMBOL_REMOVED,
+                    severity=Severity.ERROR,
+                    direction=direction,
+                    version=version,
+                    path=note.reader_path,
+                    message=f"enum {note.reader_name} (reader) lacks symbol(s) {symbols} that {note.writer_name} "
+                    "(writer) has, and has no default: Pulsar accepts this, but reading a datum with such a "
+                    "symbol fails",
+                    hint=f'add the symbol(s) {symbols} back, or give the reader\'s enum a "default"',
+                    source="Avro SchemaCompatibility (MISSING_ENUM_SYMBOLS); read-time failure",
+                )
+            )
+        elif note.kind == "record_renamed" and (note.reader_path, note.writer_path) not in by_structure:
+            advisories.append(
+                Advisory(
+                    code=AdvisoryCode.RECORD_RENAMED,
+                    severity=Severity.WARNING,
+                    direction=direction,
+                    version=version,
+                    path=note.reader_path,
+                    message=f"record {before} was renamed {after}: Pulsar ignores record names, but Avro's "
+                    "SchemaCompatibility (Confluent, Karapace) rejects the rename (NAME_MISMATCH)",
+                    hint=f"keep the name {before}, or list it in the aliases of record {after}",
+                    source="Avro SchemaCompatibility",
+                )
+            )
+        elif note.kind == "union_branch_by_structure":
+            advisories.append(
+                Advisory(
+                    code=AdvisoryCode.UNION_RECORD_BRANCH_RENAMED,
+                    severity=Severity.WARNING,
+                    direction=direction,
+                    version=version,
+                    path=note.reader_path,
+                    message=f"record {note.writer_name} is read through the union branch {note.reader_name}, matched "
+                    "by structure because the names differ; Avro's SchemaCompatibility rejects this",
+                    hint=f"name the union branch {note.writer_name}, or add an alias",
+                    source="Avro SchemaCompatibility",
+                )
+            )
+    return advisories

@@ -4,12 +4,12 @@ replication hazards and the plan to converge."""
 
 from __future__ import annotations
 
+from .._changes import SchemaDiff
 from .._errors import NotFoundError
 from .._handle import SchemaRegistry
 from .._history import data_of
 from .._names import TopicName
 from .._pulsar_version import answering_as
-from ..explain._changes import SchemaDiff
 from ..explain._diff import diff_schemas
 from ._drift import topic_drift
 from ._plan import plans_and_hazards

@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from .._admission import admit_consumer, admit_producer, check_consumer
+from .._changes import CANDIDATE
 from .._compatibility import can_read, invalid_default_advisories
 from .._errors import InvalidSchemaError, PoisonedHistoryError, SchemaNotFoundError
 from .._history import data_of, next_version, trim
@@ -24,7 +25,6 @@ from .._names import NamespaceName, TopicName
 from .._schema_data import parse_avro_data, to_schema_data
 from .._state import RegistryState
 from .._types import AVRO_PARSED_TYPES, SchemaData
-from ._changes import CANDIDATE
 from ._diff import diff_schemas
 from ._upgrade import UpgradePlan, change_order, plan_upgrade, strategy_order
 from ._whatif import PolicyImpact, RefusedClient, TopicImpact, WhatIf

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from .._changes import Change, ChangeKind, Effect, SchemaDiff
 from .._errors import InvalidSchemaError
 from .._key_value import decode_key_value, render_schema_text
 from .._model import SchemaVersion
@@ -11,7 +12,6 @@ from ..avro._diff import avro_text, diff_avro
 from ..protobuf._diff import diff_protobuf
 from ..protobuf._native import parse_protobuf_native
 from ..protobuf._proto_text import proto_text
-from ._changes import Change, ChangeKind, Effect, SchemaDiff
 
 
 def diff_schemas(

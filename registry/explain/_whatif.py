@@ -7,7 +7,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import ClassVar
 
+from .._changes import Advisory, SchemaDiff
 from .._model import (
     Admission,
     ClientRecord,
@@ -18,7 +20,6 @@ from .._model import (
     UpgradeOrder,
 )
 from .._types import SchemaType
-from ._changes import Advisory, SchemaDiff
 from ._upgrade import ChangeOrder, UpgradePlan
 
 
@@ -29,6 +30,9 @@ class WhatIf:
     `result` is the effective strategy's verdict (REST /compatibility semantics); `by_strategy` holds all 8;
     `duplicate_of` is the live version a registration would return without storing anything (§3.3).
     """
+
+    # Facts its JSON carries beside the fields (_wire.to_json).
+    JSON_DERIVED: ClassVar[tuple[str, ...]] = ("would_register",)
 
     topic: str
     candidate_type: SchemaType
@@ -66,6 +70,9 @@ class RefusedClient:
 @dataclass(frozen=True, slots=True, kw_only=True)
 class TopicImpact:
     """A topic under a proposed namespace strategy: which of its live registrations would have been refused."""
+
+    # Facts its JSON carries beside the fields (_wire.to_json).
+    JSON_DERIVED: ClassVar[tuple[str, ...]] = ("affected",)
 
     topic: str
     current: Effective[CompatibilityStrategy]

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from .._facade import bounded
+from .._cache_budget import bounded
 from .._model import SchemaInfo
 from ._desk import ProposalDesk
 from ._model import Actor, Comment, Proposal, ProposalReview, ProposalState, ReviewRules

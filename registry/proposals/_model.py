@@ -14,12 +14,12 @@ import hashlib
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
+from .._changes import SchemaDiff
 from .._model import CompatibilityStrategy, NamespacePolicy, Problem, SchemaInfo, TopicPolicy
-from ..explain._changes import SchemaDiff
+from ..explain._preview import PolicyPreview, describe_changes
 from ..explain._whatif import WhatIf
-from ..policy._preview import PolicyPreview, describe_changes
 from ..policy._rules import changed_namespace_policy, changed_topic_policy
 
 
@@ -105,6 +105,9 @@ class Revision:
     field name → value, as `set_namespace_policy` / `set_topic_policy` take them; None clears a value), with
     the base it was made against."""
 
+    # Facts its JSON carries beside the fields (_wire.to_json).
+    JSON_DERIVED: ClassVar[tuple[str, ...]] = ("sha256", "summary")
+
     number: int
     author: str
     at: int  # ms since the epoch
@@ -186,6 +189,14 @@ class ProposalReview:
     per strategy, whether the candidate introduces a refusal there. Policy proposals: `preview`, the topics
     whose latest change would be refused and the clients that could no longer connect."""
 
+    # Facts its JSON carries beside the fields (_wire.to_json).
+    JSON_DERIVED: ClassVar[tuple[str, ...]] = (
+        "compatible",
+        "introduced_problems",
+        "introduced_refusals",
+        "judged_strategies",
+    )
+
     line: str  # the Pulsar line it was judged as
     stale: bool  # the base is no longer the latest
     latest_version: int | None  # schema proposals: the topic's latest live version now
@@ -225,6 +236,9 @@ class ProposalReview:
 class Proposal:
     """A proposed change and its review history. `target` is the topic (schema proposals, and topic policies)
     or the namespace (namespace policies)."""
+
+    # Facts its JSON carries beside the fields (_wire.to_json).
+    JSON_DERIVED: ClassVar[tuple[str, ...]] = ("approvers",)
 
     id: int
     kind: ProposalKind

@@ -6,7 +6,7 @@ A comment's path was free text, and a shell that showed it as markdown rendered 
 app's picker name: a pointer (`/fields/3/type`) that resolves in the candidate, without control or format
 characters, within `PATH_MAX` characters.
 
-The document a pointer walks is the one the diff's pointers walk (registry/explain/_changes.py): the JSON of an
+The document a pointer walks is the one the diff's pointers walk (registry/_changes.py): the JSON of an
 Avro-based schema (AVRO, JSON, PROTOBUF); for PROTOBUF_NATIVE its JSON document plus `/messages/<full name>/
 fields/<number>` and `/enums/<full name>/values/<number>` (registry/protobuf/_diff.py); for KEY_VALUE `/key…`
 and `/value…`, each its part's document; for a policy proposal the policy change (`/compatibility`). A

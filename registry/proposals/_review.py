@@ -12,15 +12,15 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from .._changes import CANDIDATE
 from .._history import data_of, trim
 from .._model import CompatibilityResult, CompatibilityStrategy, Problem, SchemaVersion
 from .._names import NamespaceName, TopicName
 from .._schema_data import to_schema_data
 from .._state import RegistryState
 from ..explain._answers import what_if
-from ..explain._changes import CANDIDATE
 from ..explain._diff import diff_schemas
-from ..policy._preview import preview_namespace, preview_topic
+from ..explain._preview import preview_namespace, preview_topic
 from ._model import Proposal, ProposalKind, ProposalReview, ReviewedProblem
 
 ProblemKey = tuple[int | None, str, str, str]

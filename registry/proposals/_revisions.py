@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from .._changes import CANDIDATE, SchemaDiff
 from .._errors import InvalidArgumentError
 from .._schema_data import to_schema_data
-from ..explain._changes import CANDIDATE, SchemaDiff
 from ..explain._diff import diff_schemas
 from ._model import Proposal, ProposalKind, Revision
 

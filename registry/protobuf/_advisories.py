@@ -27,8 +27,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from .._changes import Advisory, AdvisoryCode
 from .._model import Direction
-from ..explain._changes import Advisory, AdvisoryCode
 from ._descriptor import (
     CARDINALITY_WIRE_GROUP,
     CARDINALITY_WIRE_JSON_GROUP,

@@ -17,7 +17,7 @@ from google.protobuf import descriptor_pb2
 from google.protobuf.descriptor import Descriptor, EnumDescriptor, FieldDescriptor, FileDescriptor
 
 from .._cache_budget import PROTOBUF_MODEL_BYTES, PROTOBUF_MODEL_FACTOR, ByteLRU, cached
-from ..explain._changes import Severity
+from .._changes import Severity
 from ._java import declared_enums, java_default
 from ._native import ProtobufNativeSchema, is_synthetic_zero
 from ._upb_copy import has_features, strip_features

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from ..explain._changes import Change, ChangeKind, Effect
+from .._changes import Change, ChangeKind, Effect
 from ._descriptor import (
     CARDINALITY_WIRE_GROUP,
     MAX_ENUM_NUMBER,

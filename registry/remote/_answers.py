@@ -16,19 +16,20 @@ from __future__ import annotations
 
 import contextlib
 
-from .._catalog import TopicPage, TopicQuery, TopicSummary
+from .._cache_budget import bounded
+from .._catalog import IndexStatus, TopicPage, TopicQuery, TopicSummary
 from .._catalog_cache import check_page
+from .._changes import SchemaDiff
 from .._errors import AuthError, TopicNotFoundError
-from .._facade import BackedRegistry, bounded
+from .._facade import BackedRegistry
 from .._model import CompatibilityStrategy, ConnectedClient, SchemaInfo
 from .._names import NamespaceName, TopicName
 from .._schema_data import checked_info
-from ..explain._changes import SchemaDiff
 from ..explain._upgrade import UpgradePlan
 from ..explain._whatif import PolicyImpact, WhatIf
 from ._admin_client import AdminClient, raise_for, reason_of, topic_path
 from ._backend import connected_from_stats
-from ._broker_index import BrokerIndex, IndexStatus, wait_ready
+from ._broker_index import BrokerIndex, wait_ready
 from ._explorer_api import SEARCH_TEXT_MAX, ExplorerApi
 
 S = CompatibilityStrategy

@@ -35,13 +35,12 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, replace
-from enum import StrEnum
+from dataclasses import replace
 from pathlib import Path
 from typing import Final, Protocol
 from urllib.parse import unquote, urlsplit
 
-from .._catalog import CatalogRow, CatalogSource, stored_fields
+from .._catalog import INDEX_WORKERS, CatalogRow, CatalogSource, IndexState, IndexStatus, stored_fields
 from .._errors import AuthError, NamespaceNotFoundError, RegistryError, StorageError, TenantNotFoundError
 from .._history import trim
 from .._model import CompatibilityStrategy, NamespacePolicy, SchemaVersion, TopicPolicy
@@ -52,54 +51,11 @@ from ._async_reader import AsyncReader
 from ._listing import TopicListing
 from ._pacing import Concurrency
 
-INDEX_WORKERS: Final = 32  # reads in flight while indexing topics (enough to keep a real broker busy)
 _LISTING_WORKERS: Final = 8  # threads listing namespaces (a few hundred requests, not the first visit's cost)
 CACHE_FORMAT: Final = "1"
 CACHE_ENV_VAR: Final = "SCHEMA_EXPLORER_CACHE_DIR"
 _BATCH: Final = 256  # rows written to the cache per transaction
 _GIVE_UP_AFTER: Final = 20  # topics failing in a row: the broker is down or refusing, not one topic broken
-
-
-class IndexState(StrEnum):
-    """The phase of a plain broker's index run."""
-
-    IDLE = "idle"  # not started in this process (a cache from an earlier visit may answer)
-    LISTING = "listing"  # reading namespaces and their topic lists
-    INDEXING = "indexing"  # reading each topic's schemas
-    DONE = "done"
-    CANCELLED = "cancelled"
-    FAILED = "failed"
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class IndexStatus:
-    """Where the search index of a plain broker stands (Registry.index_status)."""
-
-    state: IndexState
-    indexed: int  # topics read so far in this run
-    total: int  # topics listed in this run (0 until the listing is done)
-    cached: int  # topics the cache holds (what a search answers from)
-    complete_at: int | None  # when the last complete index finished, ms since the epoch; None: never
-    unreadable: int = 0  # topics of this run whose schemas could not be read (their cached row, if any, stays)
-    error: str = ""  # why the run failed, or the first unreadable topic's reason
-    cache_path: str = ""  # the SQLite file
-    workers: int = INDEX_WORKERS  # reads in flight now (fewer while the broker refuses for load)
-    requests: int = 0  # HTTP requests the handle sent since this run started (the run's; and any other call's)
-
-    @property
-    def ready(self) -> bool:
-        """A complete index exists (maybe from an earlier visit): a search answers from it at once."""
-        return self.complete_at is not None
-
-    @property
-    def running(self) -> bool:
-        return self.state in (IndexState.LISTING, IndexState.INDEXING)
-
-    def age_s(self, now_ms: int | None = None) -> float | None:
-        """Seconds since the last complete index finished (None: never)."""
-        if self.complete_at is None:
-            return None
-        return max(0.0, ((now_ms if now_ms is not None else _now_ms()) - self.complete_at) / 1000)
 
 
 class IndexSource(Protocol):

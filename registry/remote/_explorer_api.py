@@ -17,11 +17,11 @@ from urllib.parse import quote
 import httpx
 
 from .._catalog import TopicPage, TopicQuery, TopicSummary
+from .._changes import SchemaDiff
 from .._errors import InvalidArgumentError, StorageError
 from .._model import ClientRecord, CompatibilityStrategy, SchemaInfo
 from .._names import NamespaceName, TopicName
 from .._wire import from_json
-from ..explain._changes import SchemaDiff
 from ..explain._upgrade import UpgradePlan
 from ..explain._whatif import PolicyImpact, WhatIf
 from ._admin_client import AdminClient, clip, payload, raise_for

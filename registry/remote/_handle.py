@@ -27,6 +27,8 @@ from typing import Any, Final, TypeVar
 import httpx
 
 from .._audit import AuditAction, AuditEntry, AuditOutcome
+from .._cache_budget import bounded
+from .._catalog import INDEX_WORKERS
 from .._errors import (
     IncompatibleSchemaError,
     InvalidArgumentError,
@@ -37,7 +39,6 @@ from .._errors import (
     SchemaNotFoundError,
     StorageError,
 )
-from .._facade import bounded
 from .._history import version_number
 from .._model import (
     JUDGED_HEADER,
@@ -83,7 +84,7 @@ from ._backend import (
     string_list,
     wire_strategy,
 )
-from ._broker_index import INDEX_WORKERS, BrokerIndex, cache_path
+from ._broker_index import BrokerIndex, cache_path
 from ._connection import Connection
 from ._explorer_api import ExplorerApi, namespace_policy_path, offers_explorer, topic_policy_path
 from ._pacing import Concurrency

@@ -4,7 +4,7 @@ processes that share nothing but the location: Spark tasks, each reading its own
 Why: an audit of a million topics cannot pass the registry through one process. A planner cuts the key space
 into ranges from the keys alone (`RangeReader.plan`: boundaries computed in SQL, never a history read), and
 each reader opens the registry itself and reads only its range (`RangeRead.bundles`), a few hundred topics at
-a time, as the records an export writes (storage/_snapshot.py), so whatever rebuilds registries from snapshot
+a time, as the records an export writes (registry/_snapshot.py), so whatever rebuilds registries from snapshot
 records (`registry_from_records`) answers for them exactly as for an export.
 
 The key is the schema id, `tenant/namespace/topic` (no domain): a history's own key (the `schemas` and
@@ -35,7 +35,7 @@ from .._errors import RegistryNotFoundError, StorageError
 from .._model import TopicPolicy
 from .._names import DOMAINS, TopicName
 from ._rows import client_of, namespace_policy_from_json, schema_version_of, topic_policy_from_json
-from ._snapshot import (
+from ._snapshot_values import (
     _namespace_policy_record,
     _topic_policy_record,
     client_record,

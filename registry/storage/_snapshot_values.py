@@ -1,18 +1,21 @@
-"""How the values of a snapshot record are read and checked (storage/_snapshot.py holds the format): each
-field's type and range, names, policies, versions, clients and audit lines, with SnapshotError naming the line.
-Shared by the record-at-a-time load and the bulk load (storage/_bulk_load.py)."""
+"""How the values of a snapshot record are read and checked (registry/_snapshot.py holds the format): each
+field's type and range, names, policies, versions, clients and audit lines, with SnapshotError naming the line;
+and how each value is written as its record. Shared by the record-at-a-time load, the bulk load
+(storage/_bulk_load.py) and the range reader (storage/_ranges.py)."""
 
 from __future__ import annotations
 
 import base64
 import binascii
 from collections.abc import Mapping
+from dataclasses import asdict
 from typing import Any
 
 from .._audit import AuditAction, AuditEntry, AuditOutcome
 from .._errors import InvalidArgumentError, PolicyError
 from .._model import (
     AutoUpdateStrategy,
+    BrokerConfig,
     ClientRecord,
     ClientRole,
     CompatibilityStrategy,
@@ -132,3 +135,82 @@ def _non_negative(record: Mapping[str, Any], key: str, value: int | None) -> int
 def _where(record: Mapping[str, Any]) -> str:
     line = record.get("_line")
     return f"snapshot line {line}" if isinstance(line, int) else "snapshot record"
+
+
+# --- writing: a value as its record -------------------------------------------------------------------
+
+Record = dict[str, Any]
+
+
+def version_record(entry: SchemaVersion) -> Record:
+    record: Record = {
+        "kind": "version",
+        "topic": entry.topic,
+        "version": entry.version,
+        "type": str(entry.type),
+        "deleted": entry.deleted,
+        "timestamp": entry.timestamp,
+        "user": entry.user,
+        "properties": dict(entry.properties),
+    }
+    text = _as_text(entry.data)
+    if text is None:
+        record["schema_base64"] = base64.b64encode(entry.data).decode("ascii")
+    else:
+        record["schema"] = text
+    return record
+
+
+def client_record(client: ClientRecord) -> Record:
+    return {
+        "kind": "client",
+        "topic": client.topic,
+        "role": str(client.role),
+        "name": client.name,
+        "subscription": client.subscription,
+        "schema_type": None if client.schema_type is None else str(client.schema_type),
+        "version": client.version,
+        "connected_at": client.connected_at,
+        "replicator": client.replicator,
+    }
+
+
+def audit_record(entry: AuditEntry) -> Record:
+    return {
+        "kind": "audit",
+        "at": entry.at,
+        "user": entry.user,
+        "action": str(entry.action),
+        "target": entry.target,
+        "detail": entry.detail,
+        "outcome": str(entry.outcome),
+    }
+
+
+def _as_text(data: bytes) -> str | None:
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    return text if text.encode("utf-8") == data else None
+
+
+def _broker_record(broker: BrokerConfig) -> Record:
+    return {k: str(v) if isinstance(v, CompatibilityStrategy) else v for k, v in asdict(broker).items()}
+
+
+def _namespace_policy_record(policy: NamespacePolicy) -> Record:
+    return {
+        "compatibility": str(policy.compatibility),
+        "auto_update_strategy": None if policy.auto_update_strategy is None else str(policy.auto_update_strategy),
+        "allow_auto_update": policy.allow_auto_update,
+        "allow_auto_update_with_replicator": policy.allow_auto_update_with_replicator,
+        "validation_enforced": policy.validation_enforced,
+    }
+
+
+def _topic_policy_record(policy: TopicPolicy) -> Record:
+    return {
+        "compatibility": None if policy.compatibility is None else str(policy.compatibility),
+        "validation_enforced": policy.validation_enforced,
+    }

@@ -10,7 +10,7 @@ import pytest
 
 from cli.main import main
 from registry import Registry, SchemaInfo, SchemaType, SnapshotError, seed_sample_data
-from registry.storage._snapshot import read_snapshot_records, registry_from_records
+from registry._snapshot import read_snapshot_records, registry_from_records
 
 
 @pytest.fixture

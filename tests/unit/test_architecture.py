@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import ast
 import json
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -204,3 +205,78 @@ def test_the_layout_page_of_the_guide_names_every_core_module() -> None:
         if path.name != "__init__.py" and path.name not in layout
     ]
     assert missing == [], f"docs/guide/layout.md does not name {missing}"
+
+
+ARCHITECTURE = ROOT / "docs" / "architecture.md"
+
+
+def _documented_layers() -> list[tuple[str, set[str]]]:
+    """docs/architecture.md's "Layers" list, bottom first: (layer name, its units), a unit being a top-level
+    module (`_model.py` -> "_model") or a subpackage (`avro/` -> "avro") of registry/."""
+    text = ARCHITECTURE.read_text(encoding="utf-8")
+    section = text[text.index("\n## Layers\n") :]
+    section = section[: section.index("\n## ", 1)]
+    layers: list[tuple[str, set[str]]] = []
+    for item in re.split(r"\n(?=\d+\. )", section)[1:]:
+        head = re.match(r"\d+\. \*\*(.+?)\*\*:", item)
+        assert head, f"architecture.md's Layers list has an item without a bold name: {item[:60]!r}"
+        units = re.findall(r"`([^`]+)`", item)
+        bad = [u for u in units if not re.fullmatch(r"\w+\.py|\w+/", u)]
+        assert bad == [], f"layer {head[1]!r} names {bad}: write units as `_module.py` or `package/`"
+        layers.append((head[1], {u.removesuffix(".py").removesuffix("/") for u in units}))
+    return layers
+
+
+def _unit(module: str) -> str:
+    """A core module's unit: its subpackage, or itself for a top-level module ("registry.avro._diff" -> "avro")."""
+    return module.split(".")[1]
+
+
+def _upward_imports(graph: dict[str, set[str]], layer: dict[str, int]) -> list[tuple[str, str]]:
+    """(importer, imported) for every import from a unit into a unit of a higher layer."""
+    return sorted(
+        (name, imported)
+        for name, imports in graph.items()
+        for imported in imports
+        if _unit(imported) != _unit(name) and layer[_unit(imported)] > layer[_unit(name)]
+    )
+
+
+def test_the_layer_check_finds_an_upward_import() -> None:
+    layer = {"_model": 0, "storage": 1, "_registry": 2}
+    graph = {
+        "registry.storage._sql": {"registry._model", "registry.storage._base"},
+        "registry.storage._snapshot": {"registry._registry"},
+        "registry._registry": {"registry.storage._sql"},
+    }
+    assert _upward_imports(graph, layer) == [("registry.storage._snapshot", "registry._registry")]
+
+
+def test_every_core_unit_has_one_documented_layer() -> None:
+    """A unit added to registry/ is placed in docs/architecture.md's Layers list, once; a unit listed there
+    exists."""
+    layers = _documented_layers()
+    listed = [unit for _, units in layers for unit in units]
+    units = {_unit(name) for name in _package_modules("registry") if name != "registry"}
+    assert sorted({u for u in listed if listed.count(u) > 1}) == [], "a unit is in two layers"
+    assert sorted(units - set(listed)) == [], "place these units in architecture.md's Layers list"
+    assert sorted(set(listed) - units) == [], "architecture.md's Layers list names units that do not exist"
+
+
+def test_the_core_imports_only_downward_between_its_layers() -> None:
+    """Each unit of registry/ imports units of its own layer or below (architecture.md, "Layers"), at module
+    level and inside functions alike; an import under `if TYPE_CHECKING:` (annotations only) does not count."""
+    layers = _documented_layers()
+    layer = {unit: number for number, (_, units) in enumerate(layers) for unit in units}
+    modules = _package_modules("registry")
+    graph = {
+        name: {m for m in _imports(name, tree) if m in modules and m != "registry"}
+        for name, tree in modules.items()
+        if name != "registry"
+    }
+    upward = [
+        f"{name} (layer {layer[_unit(name)] + 1}, {layers[layer[_unit(name)]][0]}) imports {imported} "
+        f"(layer {layer[_unit(imported)] + 1}, {layers[layer[_unit(imported)]][0]})"
+        for name, imported in _upward_imports(graph, layer)
+    ]
+    assert upward == [], "upward imports between the core's layers:\n" + "\n".join(upward)

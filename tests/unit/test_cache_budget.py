@@ -179,7 +179,7 @@ def test_a_waiting_candidate_goes_in_when_room_is_made() -> None:
 
 
 def test_registry_calls_on_candidates_go_through_the_gate(monkeypatch: pytest.MonkeyPatch) -> None:
-    from registry import Registry, SchemaInfo, SchemaType, _facade
+    from registry import Registry, SchemaInfo, SchemaType
 
     seen: list[int] = []
     real = budget.CANDIDATES.admit
@@ -188,7 +188,7 @@ def test_registry_calls_on_candidates_go_through_the_gate(monkeypatch: pytest.Mo
         seen.append(size)
         return real(size)
 
-    monkeypatch.setattr(_facade.CANDIDATES, "admit", spy)
+    monkeypatch.setattr(budget.CANDIDATES, "admit", spy)
     text = json.dumps({"type": "record", "name": "R", "doc": "x" * 100_000, "fields": []})
     with Registry.in_memory() as reg:
         reg.create_namespace("a/b")

@@ -20,8 +20,8 @@ import pytest
 from google.protobuf import descriptor_pb2
 from google.protobuf.message import Message
 
+from registry._changes import AdvisoryCode, ChangeKind, Effect, Severity
 from registry._model import Direction
-from registry.explain._changes import AdvisoryCode, ChangeKind, Effect, Severity
 from registry.protobuf._advisories import Finding, buf_findings, protobuf_advisories
 from registry.protobuf._diff import diff_protobuf
 from registry.protobuf._native import ProtobufNativeSchema, parse_protobuf_native, to_protobuf_native_data

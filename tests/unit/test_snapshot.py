@@ -1,4 +1,4 @@
-"""Snapshots (registry/storage/_snapshot.py): an export imports back to a registry that answers every question alike,
+"""Snapshots (registry/_snapshot.py): an export imports back to a registry that answers every question alike,
 byte for byte, and every malformed snapshot is refused with its line number."""
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from registry import (
     import_snapshot,
     seed_sample_data,
 )
-from registry.storage._snapshot import dumps_records, read_snapshot_records, registry_from_records
+from registry._snapshot import dumps_records, read_snapshot_records, registry_from_records
 
 
 def _text(reg: Registry) -> str:

@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass
+from typing import ClassVar
 
-from .._model import Direction
-from .._types import SchemaType
+from ._model import Direction, Problem
+from ._types import SchemaType
 
 
 class Effect(enum.StrEnum):
@@ -73,6 +74,9 @@ class Change:
     a "key." or "value." path prefix and "/key" or "/value" pointer prefix.
     """
 
+    # Facts its JSON carries beside the fields (_wire.to_json).
+    JSON_DERIVED: ClassVar[tuple[str, ...]] = ("is_breaking",)
+
     kind: ChangeKind
     path: str
     message: str
@@ -95,6 +99,9 @@ class SchemaDiff:
     It names what it compared (`topic`, `old_version`, `new_version`: a version number, or `CANDIDATE` for a
     schema not in the registry), because a caller that asked for "the latest" cannot otherwise tell which
     version that was when the answer came; the REST API, the CLI's `--json` and the app all show these."""
+
+    # Facts its JSON carries beside the fields (_wire.to_json).
+    JSON_DERIVED: ClassVar[tuple[str, ...]] = ("backward", "forward")
 
     topic: str
     old_version: int | str
@@ -171,3 +178,16 @@ class Advisory:
     direction: Direction = Direction.NONE
     hint: str = ""
     source: str = ""
+
+
+@dataclass(slots=True)
+class Outcome:
+    """What a checker found: problems decide the verdict, advisories never do."""
+
+    problems: list[Problem]
+    advisories: list[Advisory]
+
+    def __iadd__(self, other: Outcome) -> Outcome:
+        self.problems += other.problems
+        self.advisories += other.advisories
+        return self

@@ -19,16 +19,16 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, ClassVar, cast
 
 from .._admission import admit_consumer, admit_producer
 from .._errors import NamespaceNotFoundError
 from .._model import ClientRecord, ClientRole, EffectivePolicy, NamespacePolicy, Problem, TopicPolicy
 from .._names import NamespaceName, TopicName
 from .._state import RegistryState
-from ..explain._answers import replay
-from ..explain._whatif import RefusedClient
-from ._rules import changed_namespace_policy, changed_topic_policy, policy_topic
+from ..policy._rules import changed_namespace_policy, changed_topic_policy, policy_topic
+from ._answers import replay
+from ._whatif import RefusedClient
 
 if TYPE_CHECKING:
     from ..storage._base import Storage
@@ -37,6 +37,9 @@ if TYPE_CHECKING:
 @dataclass(frozen=True, slots=True, kw_only=True)
 class TopicPreview:
     """One topic under a proposed policy: what is in force now and then, and what the change would refuse."""
+
+    # Facts its JSON carries beside the fields (_wire.to_json).
+    JSON_DERIVED: ClassVar[tuple[str, ...]] = ("changed", "affected")
 
     topic: str
     current: EffectivePolicy

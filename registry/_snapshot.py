@@ -39,49 +39,48 @@ histories with tombstones and timestamps, clients, verdicts, the audit trail).
 
 from __future__ import annotations
 
-import base64
 import io
 import json
 import os
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import asdict
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
-from .._audit import AuditEntry
-from .._errors import InvalidArgumentError, NotSupportedError, RegistryError, StorageError
-from .._model import (
+from ._errors import InvalidArgumentError, NotSupportedError, RegistryError, StorageError
+from ._model import (
     BrokerConfig,
-    ClientRecord,
-    CompatibilityStrategy,
-    NamespacePolicy,
-    SchemaVersion,
     TopicPolicy,
 )
-from .._names import NamespaceName, TopicName, parse_tenant
-from .._pulsar_version import PULSAR_VERSION_SETTING, pulsar_line
-from .._text import readable
-from .._wire import from_json, to_json
-from ..proposals._model import Proposal, ReviewRules
-from ..proposals._records import put_rules, save
-from ..proposals._rules import checked_rules
-from ._base import AuditLog, StaleHistoryError
-from ._memory import MemoryStorage
-from ._snapshot_values import (
+from ._names import NamespaceName, TopicName, parse_tenant
+from ._pulsar_version import PULSAR_VERSION_SETTING, pulsar_line
+from ._registry import Registry
+from ._text import readable
+from ._wire import from_json, to_json
+from .proposals._model import Proposal, ReviewRules
+from .proposals._records import put_rules, save
+from .proposals._rules import checked_rules
+from .storage._base import AuditLog, StaleHistoryError
+from .storage._memory import MemoryStorage
+from .storage._snapshot_values import (
     SnapshotError,
     _audit,
+    _broker_record,
     _client,
     _field,
     _namespace_policy,
+    _namespace_policy_record,
     _topic_policy,
+    _topic_policy_record,
     _version,
     _where,
+    audit_record,
+    client_record,
+    version_record,
 )
-from ._sql import SqlStorage
+from .storage._sql import SqlStorage
 
 if TYPE_CHECKING:
-    from .._handle import SchemaRegistry
-    from .._registry import Registry
+    from ._handle import SchemaRegistry
 
 SNAPSHOT_FORMAT = 2
 _READABLE_FORMATS = (1, 2)  # 1: before the end line; such a file cannot tell a cut at a line boundary
@@ -201,80 +200,6 @@ def _write(records: Iterable[Record], out: IO[str]) -> int:
     return count + 1
 
 
-def version_record(entry: SchemaVersion) -> Record:
-    record: Record = {
-        "kind": "version",
-        "topic": entry.topic,
-        "version": entry.version,
-        "type": str(entry.type),
-        "deleted": entry.deleted,
-        "timestamp": entry.timestamp,
-        "user": entry.user,
-        "properties": dict(entry.properties),
-    }
-    text = _as_text(entry.data)
-    if text is None:
-        record["schema_base64"] = base64.b64encode(entry.data).decode("ascii")
-    else:
-        record["schema"] = text
-    return record
-
-
-def client_record(client: ClientRecord) -> Record:
-    return {
-        "kind": "client",
-        "topic": client.topic,
-        "role": str(client.role),
-        "name": client.name,
-        "subscription": client.subscription,
-        "schema_type": None if client.schema_type is None else str(client.schema_type),
-        "version": client.version,
-        "connected_at": client.connected_at,
-        "replicator": client.replicator,
-    }
-
-
-def audit_record(entry: AuditEntry) -> Record:
-    return {
-        "kind": "audit",
-        "at": entry.at,
-        "user": entry.user,
-        "action": str(entry.action),
-        "target": entry.target,
-        "detail": entry.detail,
-        "outcome": str(entry.outcome),
-    }
-
-
-def _as_text(data: bytes) -> str | None:
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError:
-        return None
-    return text if text.encode("utf-8") == data else None
-
-
-def _broker_record(broker: BrokerConfig) -> Record:
-    return {k: str(v) if isinstance(v, CompatibilityStrategy) else v for k, v in asdict(broker).items()}
-
-
-def _namespace_policy_record(policy: NamespacePolicy) -> Record:
-    return {
-        "compatibility": str(policy.compatibility),
-        "auto_update_strategy": None if policy.auto_update_strategy is None else str(policy.auto_update_strategy),
-        "allow_auto_update": policy.allow_auto_update,
-        "allow_auto_update_with_replicator": policy.allow_auto_update_with_replicator,
-        "validation_enforced": policy.validation_enforced,
-    }
-
-
-def _topic_policy_record(policy: TopicPolicy) -> Record:
-    return {
-        "compatibility": None if policy.compatibility is None else str(policy.compatibility),
-        "validation_enforced": policy.validation_enforced,
-    }
-
-
 # --- reading ------------------------------------------------------------------------------------------------
 
 
@@ -366,8 +291,6 @@ def registry_from_records(records: Iterable[Mapping[str, Any]], *, into: Registr
     Any subset of a snapshot's records loads, as long as each namespace, topic and history comes with the
     records it depends on: the pipeline rebuilds a registry per partition from that partition's topics.
     """
-    from .._registry import Registry
-
     items = iter(records)
     header = next(items, None)
     if header is None or header.get("kind") != "snapshot":
@@ -396,7 +319,7 @@ def registry_from_records(records: Iterable[Mapping[str, Any]], *, into: Registr
         if into is not None and chosen:
             storage.put_setting(PULSAR_VERSION_SETTING, chosen)
         if into is not None and isinstance(storage, SqlStorage):
-            from ._bulk_load import bulk_load
+            from .storage._bulk_load import bulk_load
 
             bulk_load(storage, items, lambda record: _load(storage, record))  # COPY on PostgreSQL; same checks
             items = iter(())
