@@ -194,7 +194,7 @@ def test_the_sidebar_asks_before_creating_a_registry(
     side = sidebar(page)
     side.get_by_text("Change connection").click()
     side.get_by_label("Path or URL", exact=True).fill(str(missing))
-    side.get_by_role("button", name="Connect").click()
+    side.get_by_role("button", name="Connect", exact=True).click()
     expect(side.get_by_text("Create a new, empty registry there?")).to_be_visible()
     shot(page, "writes-create-ask")
     assert not missing.exists()
@@ -203,7 +203,7 @@ def test_the_sidebar_asks_before_creating_a_registry(
     assert not missing.exists()
 
     wait_idle(page)
-    connect = side.get_by_role("button", name="Connect")
+    connect = side.get_by_role("button", name="Connect", exact=True)
     expect(connect).to_be_visible()  # Cancel leaves the form open, with what was typed in it
     expect(side.get_by_label("Path or URL", exact=True)).to_have_value(str(missing))
     connect.click()
