@@ -1,7 +1,7 @@
 # `make run` and `make test` do all set-up from a fresh clone: a local .venv with the project installed.
 #   make run  [PORT=8501] [HOST=127.0.0.1] [DB=path/registry.db]   start the app (seeds an empty registry first)
 #   make test [PYTEST_ARGS="-k cli"]                                run the test suite
-#   make check [PYTEST_ARGS=...]   the quick loop (no Java, browser, serve child or PostgreSQL, not slow), 2 workers
+#   make check [PYTEST_ARGS=...]   the quick loop (no Java, browser, serve child, PostgreSQL or cluster, not slow), 2 workers
 #   make lint | seed [DB=...] [FORCE=1] | speedups | clean | distclean
 
 PYTHON ?= python3
@@ -23,7 +23,7 @@ DB_ARG  := $(if $(DB),--db "$(DB)")
 help:
 	@echo "make run    start the Streamlit app on http://$(HOST):$(PORT) (PORT=, HOST=, DB= to override)"
 	@echo "make test   run the tests (PYTEST_ARGS= to pass pytest options)"
-	@echo "make check  the quick loop: no Java, browser, serve child or PostgreSQL, nor the slow ones (tests/needs.py)"
+	@echo "make check  the quick loop: no Java, browser, serve child, PostgreSQL or simulated cluster, nor the slow ones (tests/needs.py)"
 	@echo "make lint   ruff check, ruff format --check, mypy --strict over the core, the shells and test helpers"
 	@echo "make speedups  recompile the Avro core with mypyc (optional; make run/test do it when its sources change)"
 	@echo "make seed   load sample_data/ into the registry (DB=, FORCE=1 to seed a non-empty one)"
@@ -71,7 +71,7 @@ test: $(STAMP) $(SPEEDUPS)
 	@$(PYTEST) $(PYTEST_ARGS); rc=$$?; \
 		if [ $$rc -eq 5 ]; then echo "==> no tests collected"; exit 0; fi; exit $$rc
 
-# Markers (tests/needs.py): java, browser, server (a `serve` child), postgres, slow; `make check` leaves them to
+# Markers (tests/needs.py): java, browser, server (a `serve` child), postgres, cluster (TLS brokers), slow; `make check` leaves them to
 # `make test`. Two workers (pytest-xdist), one per core; a module stays on one worker (loadfile), so its module
 # fixtures are built once. Test files live in memory (/dev/shm, where there is one): every registry write
 # fsyncs, which a disk makes the slowest part of the loop. A test that hangs fails after 120 s.
@@ -79,7 +79,7 @@ CHECK_TMP := $(if $(wildcard /dev/shm),/dev/shm/pse-check-$(shell id -u),$(shell
 check: $(STAMP) $(SPEEDUPS)
 	@mkdir -p $(CHECK_TMP)
 	@TMPDIR=$(CHECK_TMP) $(PYTEST) -q -n 2 --dist loadfile --timeout 120 --basetemp=$(CHECK_TMP)/pytest \
-		-m "not java and not browser and not slow and not server and not postgres" $(PYTEST_ARGS)
+		-m "not java and not browser and not slow and not server and not postgres and not cluster" $(PYTEST_ARGS)
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

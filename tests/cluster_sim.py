@@ -29,6 +29,7 @@ from urllib.parse import parse_qsl, unquote, urlencode
 import trustme
 import uvicorn
 
+import needs
 from registry import Registry
 
 Scope = MutableMapping[str, Any]
@@ -390,6 +391,8 @@ ISSUER_HOST: Final = "127.0.0.4"
 def simulated_cluster(registry: Registry, folder: Path, *, auth: str = "none") -> Iterator[SimulatedCluster]:
     """Three TLS brokers and an issuer over `registry`, serving until the block ends."""
     from server import create_app
+
+    needs.require("cluster")
 
     if auth not in AUTH_MODES:
         raise ValueError(f"auth must be one of {AUTH_MODES}, got {auth!r}")

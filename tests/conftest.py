@@ -26,7 +26,13 @@ from schemas import TOPIC  # noqa: E402
 os.environ[CACHE_ENV_VAR] = tempfile.mkdtemp(prefix="schema-explorer-index-cache-")
 
 # Folders whose every test needs the same thing; other tests carry their markers themselves.
-_FOLDER_MARKERS = {"spark": ("java",), "e2e": ("browser", "server"), "contract": ("server",), "notebook": ("slow",)}
+_FOLDER_MARKERS = {
+    "cluster": ("cluster",),
+    "spark": ("java",),
+    "e2e": ("browser", "server"),
+    "contract": ("server",),
+    "notebook": ("slow",),
+}
 
 
 def pytest_configure(config: pytest.Config) -> None:

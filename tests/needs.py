@@ -2,8 +2,9 @@
 `schema-explorer serve` child on loopback), `postgres` (a throwaway PostgreSQL server), `prometheus` (Debian's
 Prometheus) and `slow` (seconds each: storms, crash rounds, a notebook kernel).
 
-`make check` leaves out `java`, `browser` and `slow`. So that a marker cannot be forgotten, the helpers that start
-a server, a SparkSession or a browser call `require()`: a test that uses one without its marker fails, naming it.
+`make check` leaves out `java`, `browser`, `cluster` and `slow`. So that a marker cannot be forgotten, the helpers
+that start a server, a SparkSession, a browser or a simulated cluster call `require()`: a test that uses one without
+its marker fails, naming it.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ MARKERS = {
     "server": "starts `schema-explorer serve` or `ui` as a child process on loopback",
     "postgres": "starts a throwaway PostgreSQL server (Debian's postgresql package; tests/postgres.py)",
     "prometheus": "starts Debian's `prometheus` on loopback to scrape a live server (tests/server/test_prometheus.py)",
+    "cluster": "plays a Pulsar cluster of TLS brokers on loopback (tests/cluster_sim.py); left out of `make check`",
     "slow": "takes seconds: storms, crash rounds, hostile clients, a notebook kernel; left out of `make check`",
 }
 

@@ -22,7 +22,7 @@ from app import session
 from cluster_sim import ADMIN_TOKEN, SimulatedCluster, simulated_cluster
 from registry import CACHE_ENV_VAR, Registry
 
-pytestmark = pytest.mark.server
+pytestmark = [pytest.mark.server, pytest.mark.cluster]
 
 MakeApp = Callable[..., AppTest]
 PLUGIN = "org.apache.pulsar.client.impl.auth."
