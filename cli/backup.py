@@ -162,24 +162,31 @@ def run_import(args: argparse.Namespace) -> int:
 
 
 def _import_new_file(records: Iterator[dict[str, Any]], target: Path) -> None:
-    """A new file appears under its name only when complete: load beside it, then rename."""
+    """A new file appears under its name only when complete, and never over a file that appeared meanwhile:
+    load it in a private directory beside the target (no other process can take its name there), then link it
+    in, which fails where `os.replace` would silently overwrite a registry another command created."""
+    import shutil
+
     from registry import Registry, registry_from_records
 
-    handle, temp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".importing", dir=target.parent)
-    os.close(handle)
-    temp = Path(temp_name)
-    temp.unlink()
+    folder = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".importing", dir=target.parent))
     try:
+        temp = folder / target.name
         reg = Registry.open(str(temp), create=True)
         try:
             registry_from_records(records, into=reg)
         finally:
             close_registry(reg)
         _settle(temp)
-        os.replace(temp, target)
+        try:
+            os.link(temp, target)
+        except FileExistsError:
+            raise UserError(
+                f"{shown(target)} appeared while the snapshot was imported (another command made it); "
+                "nothing was imported into it: import again into a new file"
+            ) from None
     finally:
-        for suffix in ("", "-wal", "-shm"):
-            Path(f"{temp}{suffix}").unlink(missing_ok=True)
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def _settle(path: Path) -> None:

@@ -4,7 +4,9 @@ whole, exit 1 naming the line, and the target registry is unchanged; a new targe
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -121,3 +123,22 @@ def test_a_format_1_file_without_an_end_line_still_reads(tmp_path: Path) -> None
     old = tmp_path / "old.jsonl"
     old.write_text('{"kind":"snapshot","format":1}\n{"kind":"tenant","name":"t"}\n', encoding="utf-8")
     assert [r["kind"] for r in read_snapshot_records(old)] == ["snapshot", "tenant"]
+
+
+def test_a_new_target_that_appears_during_the_import_is_never_overwritten(backup: Path, tmp_path: Path) -> None:
+    """Two commands at once: while this import loads, another command creates the same file. The import refuses
+    naming the file (a UserError: exit 2) rather than replace it, and leaves no temporary file behind."""
+    import cli.backup
+
+    target = tmp_path / "new.db"
+
+    def records_then_a_rival() -> Iterator[dict[str, Any]]:
+        yield from read_snapshot_records(backup)
+        with Registry.open(target, create=True) as rival:
+            rival.create_tenant("rival")
+
+    with pytest.raises(cli.backup.UserError, match="appeared while the snapshot was imported"):
+        cli.backup._import_new_file(records_then_a_rival(), target)
+    with Registry.open(target) as reg:
+        assert reg.tenants() == ["rival"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["backup.jsonl", "new.db", "source.db"]
