@@ -1,7 +1,7 @@
 """Comparing two registries (docs/guide/compare.md): drift per topic, policy differences,
 replication hazards from one into the other, and the plan to converge."""
 
-from ._compare import compare_registries, drift_diff
+from ._compare import assemble, compare_namespaces, compare_registries, compare_topics, drift_diff
 from ._propose import propose_plan
 from ._values import (
     Comparison,
@@ -9,6 +9,7 @@ from ._values import (
     HazardReason,
     PlanStep,
     PolicyDifference,
+    TopicComparison,
     TopicDrift,
     TopicPlan,
     TopicState,
@@ -20,10 +21,14 @@ __all__ = [
     "HazardReason",
     "PlanStep",
     "PolicyDifference",
+    "TopicComparison",
     "TopicDrift",
     "TopicPlan",
     "TopicState",
+    "assemble",
+    "compare_namespaces",
     "compare_registries",
+    "compare_topics",
     "drift_diff",
     "propose_plan",
 ]

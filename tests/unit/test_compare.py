@@ -225,3 +225,19 @@ def test_the_diff_of_a_diverged_version(pair: tuple[Registry, Registry]) -> None
     assert {(c.kind, c.path.rsplit("/", 1)[-1]) for c in diff.changes} >= {("FIELD_ADDED", "referrer")}
     assert "campaign" in diff.old_text and "referrer" in diff.new_text
     assert drift_diff(a, b, "initech/analytics/page-views", 99) is None
+
+
+def test_a_comparison_assembled_from_parts_is_the_whole_one(pair: tuple[Registry, Registry]) -> None:
+    """`audit drift` computes each topic's answers in batches, in any order, and the namespaces apart: put back
+    together they are `compare_registries`'s answer; `same` topics left out are still counted."""
+    from registry.compare import assemble, compare_namespaces, compare_topics
+
+    a, b = pair
+    whole = compare_registries(a, b)
+    parts = compare_topics(a, b)
+    assert assemble(a.location, b.location, compare_namespaces(a, b), reversed(parts)) == whole
+    drifted = [p for p in parts if p.drift is None or p.drift.state is not TopicState.SAME or p.policies or p.hazard]
+    same = len(parts) - len(drifted)  # price-changes is `same` but its own policy differs: kept
+    counted = assemble(a.location, b.location, compare_namespaces(a, b), drifted, unlisted_same=same)
+    assert counted.summary == whole.summary and counted.as_json() == whole.as_json()
+    assert counted.summary["same"] > 0
