@@ -3,6 +3,7 @@ replication hazards from one into the other, and the plan to converge."""
 
 from ._compare import assemble, compare_namespaces, compare_registries, compare_topics, drift_diff
 from ._propose import propose_plan
+from ._sides import parquet_side
 from ._values import (
     Comparison,
     Hazard,
@@ -30,5 +31,6 @@ __all__ = [
     "compare_registries",
     "compare_topics",
     "drift_diff",
+    "parquet_side",
     "propose_plan",
 ]
