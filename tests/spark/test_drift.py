@@ -101,7 +101,7 @@ def test_no_drift_exits_0(cli_spark: Any, pair: tuple[Path, Path], capsys: pytes
     ("side", "message"),
     [
         ("{missing}", "--to: --db '{missing}': no registry file there"),
-        ("{empty}", "--to: --parquet '{empty}': no registry table"),
+        ("{empty}", "--to: --parquet '{empty}': not a Parquet export: no registry table"),
         ("{bad}", "--to: {bad}, line 1: not JSON"),
     ],
     ids=["a missing file", "a folder that is not an export", "a snapshot that is not JSON lines"],
