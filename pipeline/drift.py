@@ -147,7 +147,7 @@ def run_drift(
         paired = both.repartition(shuffle, "key").sortWithinPartitions(F.col("key"), F.col("side"))
         rows = paired.mapInArrow(pair_mapper(shared, include_same), ddl(OUTPUT)).collect()
     shared.unpersist()
-    notes = _check_reads([r for r in rows if r["kind"] == "read"], (source, target), planned)
+    notes = check_reads([r for r in rows if r["kind"] == "read"], (source, target), planned)
     problems = [r for r in rows if r["kind"] == "problem"]
     if problems:
         shown = "; ".join(
@@ -160,7 +160,7 @@ def run_drift(
     return Drift(found, notes)
 
 
-def _check_reads(reads: list[Any], sources: tuple[Source, Source], planned: list[Any]) -> list[str]:
+def check_reads(reads: list[Any], sources: tuple[Source, Source], planned: list[Any]) -> list[str]:
     """Fail on a part of either side not wholly read (or a snapshot whose end line counts other records than
     were read); notes on the state each side was read at."""
     failed = [r for r in reads if r["read_error"] is not None]

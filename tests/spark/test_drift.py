@@ -116,3 +116,39 @@ def test_bad_sides_stop_before_spark(
     err = capsys.readouterr().err
     assert message.format(**paths) in err
     assert len(err.strip().splitlines()) == 1 and "Traceback" not in err and "SparkContext" not in err
+
+
+def test_a_topic_that_does_not_load_is_an_error_and_hides_no_other(sample_source: Any) -> None:
+    """Fail closed, per key: a topic whose records do not load (or could not be read) is a problem row, which
+    stops the run; the batch's other topics are still compared, as `same` here."""
+    from pipeline.drift import Pair, compared, head_records
+
+    keys = ["acme/orders/order-created", "acme/orders/order-status-changed", "initech/hr/employee-records"]
+    good, bad, unread = sample_source.key_bundles(keys)
+    broken = [dict(r, type="NOPE") if r["kind"] == "version" else r for r in bad.records]
+    head = head_records(sample_source.header, list(sample_source.namespace_records.values()))
+    sides = ((sample_source.header, head), (sample_source.header, head))
+    batch = {
+        good.key: Pair(records=[list(good.records), list(good.records)]),
+        bad.key: Pair(records=[list(bad.records), broken]),
+        unread.key: Pair(records=[list(unread.records), list(unread.records)], problem="B: 1 version row not read"),
+    }
+    rows, same = compared(batch, sides, include_same=False)
+    assert same == 1 and [r["kind"] for r in rows] == ["problem", "problem"]
+    assert {r["key"] for r in rows} == {bad.key, unread.key}
+    assert "NOPE" in next(r["problem"] for r in rows if r["key"] == bad.key)
+
+
+def test_a_part_not_wholly_read_stops_the_comparison(sample_source: Any) -> None:
+    from pipeline._source import Planned, SourceError
+    from pipeline.drift import check_reads
+
+    read = {"kind": "read", "read_part": 3, "read_low": "acme/", "read_high": "globex/", "read_state": None}
+    reads = [{**read, "side": 0, "read_error": None, "read_records": 10}]
+    reads.append({**read, "side": 1, "read_error": "OperationalError: disk I/O error", "read_records": 4})
+    with pytest.raises(SourceError, match=r"1 part\(s\) were not wholly read.*B part 3 \(acme/\.\.globex/\): Oper"):
+        check_reads(reads, (sample_source, sample_source), [Planned(), Planned()])
+    reads[1]["read_error"] = None
+    with pytest.raises(SourceError, match="its end line counts 20 records but 4 were read"):
+        check_reads(reads, (sample_source, sample_source), [Planned(), Planned(records=20)])
+    assert len(check_reads(reads, (sample_source, sample_source), [Planned(), Planned()])) == 2
