@@ -137,7 +137,9 @@ def run_drift(
     shared = spark.sparkContext.broadcast((source.header, heads[0], target.header, heads[1]))
     shuffle = partitions or spark.sparkContext.defaultParallelism * 2
     with ExitStack() as stack:
+        stack.callback(shared.unpersist)
         planned = [stack.enter_context(s.pinned()) for s in (source, target)]
+        # Only a registry held by the driver (RecordsSource: tests, notebooks) stages files here: no --out.
         work = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="drift-")))
         frames: list[DataFrame] = []
         for side, (s, plan) in enumerate(zip((source, target), planned, strict=True)):
@@ -146,7 +148,6 @@ def run_drift(
         both = frames[0].unionByName(frames[1])
         paired = both.repartition(shuffle, "key").sortWithinPartitions(F.col("key"), F.col("side"))
         rows = paired.mapInArrow(pair_mapper(shared, include_same), ddl(OUTPUT)).collect()
-    shared.unpersist()
     notes = check_reads([r for r in rows if r["kind"] == "read"], (source, target), planned)
     problems = [r for r in rows if r["kind"] == "problem"]
     if problems:
