@@ -152,3 +152,30 @@ def test_a_part_not_wholly_read_stops_the_comparison(sample_source: Any) -> None
     with pytest.raises(SourceError, match="its end line counts 20 records but 4 were read"):
         check_reads(reads, (sample_source, sample_source), [Planned(), Planned(records=20)])
     assert len(check_reads(reads, (sample_source, sample_source), [Planned(), Planned()])) == 2
+
+
+@pytest.mark.server
+def test_b_served_admin_only_answers_as_compare_over_it(
+    spark: Any, pair: tuple[Path, Path], expected: Comparison, tmp_path: Path
+) -> None:
+    """B as a broker shows it (`serve --admin-only`), read by namespace from the executors: the same states,
+    hazards and plan as `compare` against the same URL, and as the registry files give."""
+    import shutil
+
+    from pipeline._open import load_source
+    from pipeline.drift import run_drift
+    from serving import served
+
+    served_b = tmp_path / "b.db"
+    shutil.copy(pair[1], served_b)
+    with served(served_b, log_dir=tmp_path, admin_only=True) as url:
+        found = run_drift(spark, load_source(db=str(pair[0])), load_source(url=url), include_same=True).comparison
+        a, b = open_registry(pair[0], read_only=True), open_registry(url, read_only=True)
+        try:
+            over_url = compare_registries(a, b)
+        finally:
+            a.close()
+            b.close()
+    assert _answers(found, include_same=True) == _answers(over_url, include_same=True)
+    assert {t.topic: str(t.state) for t in found.drifted} == STATES
+    assert {h.topic: str(h.reason) for h in found.hazards} == HAZARDS and found.plan == expected.plan
