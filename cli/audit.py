@@ -4,6 +4,7 @@
         [--tenant T | --namespace T/NS] [--max-versions N] [--master URL]
     schema-explorer audit policy-impact ... --out DIR --strategy S [--namespace T/NS]
     schema-explorer audit data ... --out DIR --messages DIR [--reader FILE --topic T]
+    schema-explorer audit drift --from A --to B [...]   (compare on Spark: cli/audit_drift.py)
 
 Every input is checked before Spark starts (the source reachable, a registry, in a format the tasks read; only
 its header and bounds are read on the driver), so a bad path, a malformed snapshot or a foreign Parquet table
@@ -20,6 +21,7 @@ import sys
 import time
 from typing import Any
 
+from . import audit_drift
 from ._common import (
     EXIT_OK,
     EXIT_REFUSED,
@@ -31,7 +33,7 @@ from ._common import (
     whole_number,
 )
 
-JOBS = ("compat-matrix", "policy-impact", "data")
+JOBS = ("compat-matrix", "policy-impact", "data", "drift")
 
 
 def add_commands(commands: argparse._SubParsersAction[Any]) -> None:
@@ -64,6 +66,7 @@ def add_commands(commands: argparse._SubParsersAction[Any]) -> None:
     data.add_argument("--topic", metavar="T", help="the topic the candidate reader is for")
     for parser in (matrix, impact, data):
         parser.set_defaults(handler=run_audit)
+    audit_drift.add_command(jobs)  # its own options (--from, --to) and handler: cli/audit_drift.py
     audit.set_defaults(handler=lambda args: _no_job(audit))
 
 

@@ -35,7 +35,8 @@ if TYPE_CHECKING:
 
 LOCATION_HELP = (
     "a registry: a file path, sqlite:///PATH, postgresql://..., a storage location, an export file (`export`'s "
-    "JSON lines), or the http(s) URL of a Pulsar admin API (a broker or `schema-explorer serve`)"
+    "JSON lines), a Parquet export folder (`export --format parquet`), or the http(s) URL of a Pulsar admin API "
+    "(a broker or `schema-explorer serve`)"
 )
 
 
@@ -93,6 +94,8 @@ def open_location(option: str, location: str, token: str | None, line: str | Non
         return reg if writes else reg.read_only()
     if token:
         raise UserError(f"{option}-token only applies when {option} is an http(s) URL")
+    if Path(location).expanduser().is_dir():
+        return _parquet_side(option, location, writes=writes)
     target = resolve_db(location)
     if _is_snapshot(target):
         if writes:
@@ -104,6 +107,19 @@ def open_location(option: str, location: str, token: str | None, line: str | Non
         return registry.open(target, read_only=not writes, pulsar_version=line)
     except RegistryNotFoundError:
         raise UserError(f"{option}: no registry in {shown(target)}") from None
+
+
+def _parquet_side(option: str, location: str, *, writes: bool) -> SchemaRegistry:
+    """A folder: a Parquet export (`export --format parquet`), read-only; a clear error for any other folder."""
+    from registry import RegistryError
+    from registry.compare import parquet_side
+
+    if writes:
+        raise UserError(f"{option} {location!r} is a folder: --propose needs a registry to open proposals in")
+    try:
+        return parquet_side(location)
+    except RegistryError as exc:
+        raise UserError(f"{option} {location!r}: {exc}") from None
 
 
 def _is_snapshot(target: Path | str) -> bool:

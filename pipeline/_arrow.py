@@ -13,6 +13,7 @@ _DDL = {
     pa.int64(): "bigint",
     pa.bool_(): "boolean",
     pa.float64(): "double",
+    pa.binary(): "binary",
 }
 
 
@@ -21,7 +22,7 @@ def schema(*fields: tuple[str, pa.DataType]) -> pa.Schema:
 
 
 def ddl(arrow_schema: pa.Schema) -> str:
-    """The Spark DDL of an Arrow schema (string, bigint, boolean, double, array<bigint>)."""
+    """The Spark DDL of an Arrow schema (string, bigint, boolean, double, binary, array<bigint>)."""
     return ", ".join(f"`{f.name}` {_ddl_type(f.type)}" for f in arrow_schema)
 
 

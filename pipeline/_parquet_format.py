@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -30,75 +30,9 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-FORMAT = 1
+from registry.parquet import FORMAT, PARTITIONED, TABLES  # the tables' one definition
+
 ROWS_PER_GROUP = 10_000
-PARTITIONED = {"namespaces": ("tenant",), "topics": ("tenant", "namespace"), "versions": ("tenant", "namespace"),
-               "clients": ("tenant", "namespace")}  # fmt: skip
-TABLES: dict[str, pa.Schema] = {
-    "registry": pa.schema(
-        [
-            ("format", pa.int64()),
-            ("pulsar_version", pa.string()),
-            ("broker", pa.string()),
-            ("change_token", pa.int64()),
-            ("exported_at", pa.int64()),
-            ("source", pa.string()),
-        ]  # fmt: skip
-    ),
-    "tenants": pa.schema([("tenant", pa.string())]),
-    "namespaces": pa.schema(
-        [
-            ("namespace", pa.string()),
-            ("compatibility", pa.string()),
-            ("auto_update_strategy", pa.string()),
-            ("allow_auto_update", pa.bool_()),
-            ("allow_auto_update_with_replicator", pa.bool_()),
-            ("validation_enforced", pa.bool_()),
-        ]  # fmt: skip
-    ),
-    "topics": pa.schema(
-        [
-            ("topic", pa.string()),
-            ("schema_id", pa.string()),
-            ("compatibility", pa.string()),
-            ("validation_enforced", pa.bool_()),
-        ]  # fmt: skip
-    ),
-    "versions": pa.schema(
-        [
-            ("schema_id", pa.string()),
-            ("version", pa.int64()),
-            ("type", pa.string()),
-            ("deleted", pa.bool_()),
-            ("timestamp", pa.int64()),
-            ("user", pa.string()),
-            ("properties", pa.map_(pa.string(), pa.string())),
-            ("schema", pa.binary()),
-        ]  # fmt: skip
-    ),
-    "clients": pa.schema(
-        [
-            ("topic", pa.string()),
-            ("role", pa.string()),
-            ("name", pa.string()),
-            ("subscription", pa.string()),
-            ("schema_type", pa.string()),
-            ("version", pa.int64()),
-            ("connected_at", pa.int64()),
-            ("replicator", pa.bool_()),
-        ]  # fmt: skip
-    ),
-    "audit": pa.schema(
-        [
-            ("at", pa.int64()),
-            ("user", pa.string()),
-            ("action", pa.string()),
-            ("target", pa.string()),
-            ("detail", pa.string()),
-            ("outcome", pa.string()),
-        ]  # fmt: skip
-    ),
-}
 # Spark's ExternalCatalogUtils.escapePathName: these characters are written as %XX in partition folder names.
 _ESCAPED = set("\"#%'*/:=?\\\x7f{[]^") | {chr(c) for c in range(1, 32)}
 
@@ -235,7 +169,3 @@ def write_export(
     for table in tables.values():
         table.finish()
     return {name: table.count for name, table in tables.items()}
-
-
-def table_files(folder: Path, name: str) -> Iterator[Path]:
-    yield from sorted((folder / name).rglob("*.parquet"))

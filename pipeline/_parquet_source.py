@@ -13,7 +13,6 @@ An export is a file set that does not change: its state is the registry's change
 
 from __future__ import annotations
 
-import base64
 import json
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -24,18 +23,26 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from registry import KeyRange, TopicBundle, TopicName
+from registry import KeyRange, RegistryError, TopicBundle, TopicName
+from registry.parquet import (
+    PARTITIONED,
+    TABLES,
+    check_parquet_export,
+    export_header,
+    namespace_record,
+    parquet_record,
+    partitioned_rows,
+    table_files,
+)
 
 from ._arrow import batches, ddl
 from ._assemble import KEYS_PER_PARTITION, PARSED, assembled
-from ._parquet_format import FORMAT, PARTITIONED, TABLES, table_files
 from ._source import Planned, Source, SourceError, bundle_of
 from ._tasks import Job, Read, read_part
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
-READ_TABLES = ("registry", "namespaces", "topics", "versions", "clients")
 _SPARK_TYPES = {pa.string(): "string", pa.int64(): "bigint", pa.bool_(): "boolean", pa.binary(): "binary"}
 
 
@@ -63,41 +70,15 @@ class ParquetSource(Source):
     @classmethod
     def open(cls, folder: Path) -> ParquetSource:
         folder = folder.expanduser().resolve()
-        where = f"--parquet {str(folder)!r}"
-        if not folder.exists():
-            raise SourceError(f"{where}: no such folder")
-        if not folder.is_dir():
-            raise SourceError(f"{where} is a file; give the folder `schema-explorer export --format parquet` wrote")
-        for name in READ_TABLES:
-            files = list(table_files(folder, name))
-            if not files:
-                raise SourceError(
-                    f"{where}: no {name} table (no Parquet file under {folder / name}); write one with "
-                    "`schema-explorer export --format parquet DIR`"
-                )
-            try:
-                found = pq.read_schema(files[0])
-            except (OSError, pa.ArrowException) as exc:
-                raise SourceError(f"{where}: {files[0]} is not a Parquet file ({exc})") from None
-            for field in TABLES[name]:
-                index = found.get_field_index(field.name)
-                if index < 0 or not found.field(index).type.equals(field.type):
-                    got = "missing" if index < 0 else str(found.field(index).type)
-                    raise SourceError(
-                        f"{where}: the {name} table is not an export of this tool: column {field.name!r} is {got}, "
-                        f"expected {field.type}"
-                    )
-        row = pq.read_table(next(table_files(folder, "registry"))).to_pylist()
-        if len(row) != 1 or row[0]["format"] != FORMAT:
-            raise SourceError(f"{where}: the registry table must hold one row of format {FORMAT}")
-        registry = row[0]
-        header = {"kind": "snapshot", "format": 2, "broker": json.loads(registry["broker"] or "{}")}
-        if registry["pulsar_version"]:
-            header["pulsar_version"] = registry["pulsar_version"]
+        try:
+            registry = check_parquet_export(folder)
+        except RegistryError as exc:
+            raise SourceError(f"--parquet {str(folder)!r}: {exc}") from None
         namespaces = {}
-        for record in pq.read_table(folder / "namespaces", partitioning="hive").to_pylist():
-            name = f"{record.pop('tenant')}/{record.pop('namespace')}"
-            namespaces[name] = {"kind": "namespace", "name": name, "policy": record}
+        header = export_header(registry)
+        for row in partitioned_rows(folder, "namespaces"):
+            record = namespace_record(row)
+            namespaces[record["name"]] = record
         topics = sum(pq.ParquetFile(f).metadata.num_rows for f in table_files(folder, "topics"))
         return cls(
             header=header,
@@ -157,7 +138,7 @@ class ParquetSource(Source):
                     continue
                 table = ds.dataset(folder, format="parquet").to_table()
                 for row in table.to_pylist():
-                    record = to_record(name, tenant, local, row)
+                    record = parquet_record(name, tenant, local, row)
                     if _key_of(record) == key:
                         found.setdefault(key, []).append(record)
         return [bundle_of(k, found[k], self.namespace_records) for k in sorted(found)]
@@ -182,40 +163,6 @@ def scope_names(scope: KeyRange) -> tuple[str | None, str | None]:
     return None, None
 
 
-def _text_or_base64(data: bytes) -> dict[str, str]:
-    """The stored bytes as a snapshot writes them: text when they are UTF-8, else base64."""
-    try:
-        text = data.decode("utf-8")
-        if text.encode("utf-8") == data:
-            return {"schema": text}
-    except UnicodeDecodeError:
-        pass
-    return {"schema_base64": base64.b64encode(data).decode("ascii")}
-
-
-def to_record(table: str, tenant: str, namespace: str, row: dict[str, Any]) -> dict[str, Any]:
-    """A row of the topics, versions or clients table as the snapshot record it came from."""
-    if table == "topics":
-        policy = None
-        if row["compatibility"] is not None or row["validation_enforced"] is not None:
-            policy = {"compatibility": row["compatibility"], "validation_enforced": row["validation_enforced"]}
-        return {"kind": "topic", "name": row["topic"], "namespace": f"{tenant}/{namespace}", "policy": policy}
-    if table == "versions":
-        properties = row["properties"] or []
-        return {
-            "kind": "version",
-            "topic": row["schema_id"],
-            "version": row["version"],
-            "type": row["type"],
-            "deleted": row["deleted"],
-            "timestamp": row["timestamp"],
-            "user": row["user"],
-            "properties": dict(properties.items() if isinstance(properties, dict) else properties),
-            **_text_or_base64(bytes(row["schema"] or b"")),
-        }
-    return {"kind": "client", **{k: row[k] for k in TABLES["clients"].names}}
-
-
 def _key_of(record: dict[str, Any]) -> str:
     return TopicName.parse(record["name"] if record["kind"] == "topic" else record["topic"]).schema_id
 
@@ -235,7 +182,7 @@ def rows_mapper(table: str, number: int, scope: KeyRange) -> Any:
                 out = []
                 for row in batch.to_pylist():
                     try:
-                        record = to_record(table, row["tenant"], row["namespace"], row)
+                        record = parquet_record(table, row["tenant"], row["namespace"], row)
                         key = _key_of(record)
                         text = json.dumps(record, separators=(",", ":"), ensure_ascii=False)
                     except Exception as exc:  # noqa: BLE001 - a row that cannot be read is counted, with its reason

@@ -13,7 +13,6 @@ later versions are not judged.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable, Sequence
 from contextlib import suppress
 
 from .._admission import admit_producer
@@ -161,29 +160,23 @@ def schemaless_producers(source: Side) -> set[str]:
     return found
 
 
-def plans_and_hazards(
-    drifts: Sequence[TopicDrift], source: Side, target: Side
-) -> tuple[tuple[TopicPlan, ...], tuple[Hazard, ...]]:
-    """The plan of every topic replication touches or cannot converge, and the hazards, topic by topic
-    (`drifts` holds every topic, `same` ones included: a schema-less producer is a hazard on any of them)."""
-    plans: list[TopicPlan] = []
-    hazards: list[Hazard] = []
-    schemaless = schemaless_producers(source)
-    for drift in drifts:
-        schema_id = TopicName.parse(drift.topic).schema_id
-        state: RegistryState | None = None
-        if drift.state in _REPLICATED or drift.state in _NOT_BY_REGISTERING:
-            plan, state = plan_topic(drift, source, target)
-            plans.append(plan)
-            found = step_hazard(plan, state) if state is not None else None
-            if found is not None:
-                hazards.append(found)
-                continue
-        if schema_id in schemaless and drift.state is not TopicState.ONLY_IN_TO and _enforced(target, drift.topic):
-            found = schemaless_hazard(drift.topic, state or copy_of(target, TopicName.parse(drift.topic)))
-            if found is not None:
-                hazards.append(found)
-    return tuple(plans), tuple(_unique(hazards))
+def topic_plan_and_hazard(
+    drift: TopicDrift, source: Side, target: Side, schemaless: set[str]
+) -> tuple[TopicPlan | None, Hazard | None]:
+    """One topic's plan (None when replication neither touches it nor can converge it) and its hazard, the
+    first that stalls it (a `same` topic too: a schema-less producer is a hazard on any of them). `schemaless`
+    holds the schema ids of A's schema-less producers (`schemaless_producers`, read once per comparison)."""
+    plan: TopicPlan | None = None
+    state: RegistryState | None = None
+    if drift.state in _REPLICATED or drift.state in _NOT_BY_REGISTERING:
+        plan, state = plan_topic(drift, source, target)
+        found = step_hazard(plan, state) if state is not None else None
+        if found is not None:
+            return plan, found
+    schema_id = TopicName.parse(drift.topic).schema_id
+    if schema_id in schemaless and drift.state is not TopicState.ONLY_IN_TO and _enforced(target, drift.topic):
+        return plan, schemaless_hazard(drift.topic, state or copy_of(target, TopicName.parse(drift.topic)))
+    return plan, None
 
 
 def _enforced(target: Side, topic: str) -> bool:
@@ -191,7 +184,3 @@ def _enforced(target: Side, topic: str) -> bool:
     with suppress(NotFoundError):
         return bool(target.handle.effective_policy(topic).validation_enforced.value)
     return False
-
-
-def _unique(hazards: Iterable[Hazard]) -> list[Hazard]:
-    return list({(h.topic, h.reason): h for h in hazards}.values())

@@ -39,24 +39,27 @@ def _level(policy: NamespacePolicy) -> PolicySource:
     return PolicySource.NAMESPACE if policy != NamespacePolicy() else PolicySource.BROKER_DEFAULT
 
 
-def policy_differences(source: Side, target: Side, topics: list[str]) -> Iterator[PolicyDifference]:
-    """The namespaces' differences, then those of the `topics` (schema ids) both sides list."""
+def namespace_differences(source: Side, target: Side) -> Iterator[PolicyDifference]:
+    """The differences of the namespaces both sides hold, in namespace order."""
     for namespace in sorted(set(source.namespaces) & set(target.namespaces)):
         a, b = namespace_values(source.handle, namespace), namespace_values(target.handle, namespace)
         if a is None or b is None:
             continue
         yield from _differences(namespace, a, b)
-    for schema_id in topics:
-        a_name, b_name = source.names.get(schema_id), target.names.get(schema_id)
-        if a_name is None or b_name is None:
-            continue
-        a_own, b_own = source.own_policy(a_name), target.own_policy(b_name)
-        if a_own == TopicPolicy() and b_own == TopicPolicy():
-            continue
-        a_values, b_values = _topic_values(source.handle, a_name), _topic_values(target.handle, b_name)
-        for diff in _differences(a_name, a_values, b_values):
-            if PolicySource.TOPIC in (diff.from_source, diff.to_source):
-                yield diff
+
+
+def topic_differences(source: Side, target: Side, schema_id: str) -> Iterator[PolicyDifference]:
+    """The differences of one topic (a schema id) both sides list, where either sets its own policy."""
+    a_name, b_name = source.names.get(schema_id), target.names.get(schema_id)
+    if a_name is None or b_name is None:
+        return
+    a_own, b_own = source.own_policy(a_name), target.own_policy(b_name)
+    if a_own == TopicPolicy() and b_own == TopicPolicy():
+        return
+    a_values, b_values = _topic_values(source.handle, a_name), _topic_values(target.handle, b_name)
+    for diff in _differences(a_name, a_values, b_values):
+        if PolicySource.TOPIC in (diff.from_source, diff.to_source):
+            yield diff
 
 
 def _topic_values(handle: SchemaRegistry, topic: str) -> dict[str, Effective[Any]]:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import suppress
+from pathlib import Path
 from typing import TypeVar
 
 from .._errors import NotFoundError, TopicPoliciesDisabledError
@@ -71,6 +72,14 @@ class Side:
         if self.prints is None:
             return None
         return visible(self.prints.get(schema_id, []))
+
+
+def parquet_side(folder: str | Path) -> SchemaRegistry:
+    """A Parquet export folder (`export --format parquet`) as a side: read whole, read-only (registry.parquet).
+    InvalidArgumentError naming what is missing when the folder is not an export."""
+    from ..parquet import import_parquet_export
+
+    return import_parquet_export(folder).read_only()
 
 
 E = TypeVar("E", SchemaVersion, Fingerprint)

@@ -114,6 +114,19 @@ class TopicPlan:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class TopicComparison:
+    """What a comparison answers for one topic (a schema id): its drift (None when neither side has a schema
+    history for it), the policy differences of its own policies, its plan and its hazard. A comparison run in
+    parts (`schema-explorer audit drift`) computes these per batch of topics and assembles them."""
+
+    schema_id: str
+    drift: TopicDrift | None
+    policies: tuple[PolicyDifference, ...] = ()
+    plan: TopicPlan | None = None
+    hazard: Hazard | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Comparison:
     """Registry A (`source`) against registry B (`target`): every topic's state (`same` ones included),
     the policy differences, the replication hazards from A into B and the plan to converge."""
@@ -124,6 +137,7 @@ class Comparison:
     policies: tuple[PolicyDifference, ...]
     hazards: tuple[Hazard, ...]
     plan: tuple[TopicPlan, ...]
+    unlisted_same: int = 0  # `same` topics counted but not in `topics` (a comparison run in parts keeps few)
 
     @property
     def drifted(self) -> tuple[TopicDrift, ...]:
@@ -138,6 +152,7 @@ class Comparison:
     def summary(self) -> dict[str, int]:
         """How many topics are in each state (every state named), policy differences and hazards."""
         counts = Counter(t.state for t in self.topics)
+        counts[TopicState.SAME] += self.unlisted_same
         found = {state.value: counts.get(state, 0) for state in TopicState}
         return {**found, "policies": len(self.policies), "hazards": len(self.hazards)}
 

@@ -115,6 +115,25 @@ def test_an_export_file_compares_as_its_registry(built: tuple[Path, Path], cli: 
     assert code == 2 and "is an export file" in err
 
 
+def test_a_parquet_export_folder_compares_as_its_registry(built: tuple[Path, Path], cli: Cli, tmp_path: Path) -> None:
+    """Either side may be a Parquet export folder (`export --format parquet`), read-only; a folder that is not
+    one is refused in one line naming what is missing."""
+    export_a, export_b = tmp_path / "a-export", tmp_path / "b-export"
+    assert cli("export", "--format", "parquet", "--db", str(built[0]), str(export_a))[0] == 0
+    assert cli("export", "--format", "parquet", "--db", str(built[1]), str(export_b))[0] == 0
+    wanted = json.loads(cli("compare", "--from", str(built[0]), "--to", str(built[1]), "--json", "--plan", "--all")[1])
+    for a, b in ((export_a, built[1]), (built[0], export_b), (export_a, export_b)):
+        code, out, err = cli("compare", "--from", str(a), "--to", str(b), "--json", "--plan", "--all")
+        assert (code, err) == (1, "")
+        assert {**json.loads(out), "from": "", "to": ""} == {**wanted, "from": "", "to": ""}
+    code, _, err = cli("compare", "--from", str(built[0]), "--to", str(export_b), "--propose")
+    assert code == 2 and "is a folder: --propose needs a registry" in err
+    (tmp_path / "empty").mkdir()
+    code, out, err = cli("compare", "--from", str(built[0]), "--to", str(tmp_path / "empty"))
+    assert (code, out) == (2, "") and len(err.strip().splitlines()) == 1
+    assert f"--to '{tmp_path / 'empty'}': not a Parquet export: no registry table" in err
+
+
 @pytest.mark.server
 def test_propose_into_b_served_opens_them_there(built: tuple[Path, Path], cli: Cli, tmp_path: Path) -> None:
     served_b = tmp_path / "b.db"

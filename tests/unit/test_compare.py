@@ -225,3 +225,51 @@ def test_the_diff_of_a_diverged_version(pair: tuple[Registry, Registry]) -> None
     assert {(c.kind, c.path.rsplit("/", 1)[-1]) for c in diff.changes} >= {("FIELD_ADDED", "referrer")}
     assert "campaign" in diff.old_text and "referrer" in diff.new_text
     assert drift_diff(a, b, "initech/analytics/page-views", 99) is None
+
+
+def test_a_comparison_assembled_from_parts_is_the_whole_one(pair: tuple[Registry, Registry]) -> None:
+    """`audit drift` computes each topic's answers in batches, in any order, and the namespaces apart: put back
+    together they are `compare_registries`'s answer; `same` topics left out are still counted."""
+    from registry.compare import assemble, compare_namespaces, compare_topics
+
+    a, b = pair
+    whole = compare_registries(a, b)
+    parts = compare_topics(a, b)
+    assert assemble(a.location, b.location, compare_namespaces(a, b), reversed(parts)) == whole
+    drifted = [p for p in parts if p.drift is None or p.drift.state is not TopicState.SAME or p.policies or p.hazard]
+    same = len(parts) - len(drifted)  # price-changes is `same` but its own policy differs: kept
+    counted = assemble(a.location, b.location, compare_namespaces(a, b), drifted, unlisted_same=same)
+    assert counted.summary == whole.summary and counted.as_json() == whole.as_json()
+    assert counted.summary["same"] > 0
+
+
+def test_a_parquet_export_is_a_side_and_a_folder_that_is_not_one_is_refused(
+    pair: tuple[Registry, Registry], tmp_path: Path
+) -> None:
+    """`export --format parquet` read back whole (registry.parquet) compares as the registry it came from,
+    bytes that are not UTF-8 included; any other folder is refused naming what is missing or foreign."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from pipeline._parquet_export import export_parquet
+    from registry import InvalidArgumentError
+    from registry.compare import parquet_side
+
+    a, b = pair
+    a.register("acme/orders/raw-bytes", SchemaInfo(type=SchemaType.BYTES, schema=b"\xff\xfe", properties={}))
+    export_parquet(a, None, str(tmp_path / "a"))
+    side = parquet_side(tmp_path / "a")
+    assert side.get("acme/orders/raw-bytes").data == b"\xff\xfe"
+    whole, read_back = compare_registries(a, b), compare_registries(side, b)
+    assert read_back.as_json(include_same=True) | {"from": ""} == whole.as_json(include_same=True) | {"from": ""}
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(InvalidArgumentError, match="not a Parquet export: no registry table"):
+        parquet_side(tmp_path / "empty")
+    with pytest.raises(InvalidArgumentError, match="no such folder"):
+        parquet_side(tmp_path / "missing")
+    pq.write_table(pa.table({"topic": ["t"], "schema_id": [1]}), tmp_path / "foreign.parquet")
+    for part in (tmp_path / "a" / "versions").rglob("*.parquet"):
+        part.unlink()
+    (tmp_path / "foreign.parquet").rename(tmp_path / "a" / "versions" / "part-00000.parquet")
+    with pytest.raises(InvalidArgumentError, match="column 'schema_id' is int64, expected string"):
+        parquet_side(tmp_path / "a")
