@@ -16,7 +16,6 @@ line) is on `Registry` alone.
 from __future__ import annotations
 
 import abc
-from collections.abc import Sequence
 from types import TracebackType
 from typing import Any, Self
 
@@ -42,8 +41,7 @@ from .explain._upgrade import UpgradePlan
 from .explain._whatif import PolicyImpact, WhatIf
 from .policy._rules import UNSET
 from .proposals._handle import Proposals
-from .proposals._model import Actor
-from .webhooks._model import Webhook
+from .webhooks._handle import Webhooks
 
 
 class SchemaRegistry(abc.ABC):
@@ -315,21 +313,11 @@ class SchemaRegistry(abc.ABC):
 
     # --- notifications (registry/webhooks/) -------------------------------------------------------------------
 
+    @property
     @abc.abstractmethod
-    def webhooks(self) -> list[Webhook]:
-        """The registry's webhooks, each with its last delivery, never with its secret (`has_secret` says
-        whether one is set). A plain broker keeps none: NotSupportedError."""
-
-    @abc.abstractmethod
-    def add_webhook(
-        self, url: str, *, events: Sequence[str] = ("*",), secret: str | None = None, actor: Actor
-    ) -> Webhook:
-        """Tell `url` (http or https) of the `events` (names or globs such as `proposal.*`) after each write
-        commits, each body signed with `secret` when one is given (an admin)."""
-
-    @abc.abstractmethod
-    def remove_webhook(self, webhook_id: int, *, actor: Actor) -> Webhook:
-        """Stop telling a webhook (an admin); returns it as it was."""
+    def webhooks(self) -> Webhooks:
+        """The registry's webhooks (registry/webhooks/_handle.py): list, add, remove. A plain broker keeps
+        none: each call is NotSupportedError."""
 
     # --- a plain broker's search index (remote/_broker_index.py) ------------------------------------------
 

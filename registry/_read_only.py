@@ -38,6 +38,7 @@ from .policy._rules import UNSET
 from .proposals._handle import Proposals
 from .proposals._model import Actor, Comment, Proposal, ProposalReview, ProposalState, ReviewRules
 from .proposals._revisions import RevisionDiff
+from .webhooks._handle import Webhooks
 from .webhooks._model import Webhook
 
 
@@ -140,22 +141,15 @@ class ReadOnlyRegistry(SchemaRegistry):
     def create_topic(self, topic: str, *, user: str = "") -> bool:
         _refused("create_topic")
 
-    def add_webhook(
-        self, url: str, *, events: Sequence[str] = ("*",), secret: str | None = None, actor: Actor
-    ) -> Webhook:
-        _refused("add_webhook")
-
-    def remove_webhook(self, webhook_id: int, *, actor: Actor) -> Webhook:
-        _refused("remove_webhook")
-
     # --- reads: answered by the wrapped handle ----------------------------------------------------------------
 
     @property
     def proposals(self) -> ReadOnlyProposals:
         return ReadOnlyProposals(self._inner.proposals)
 
-    def webhooks(self) -> list[Webhook]:
-        return self._inner.webhooks()
+    @property
+    def webhooks(self) -> ReadOnlyWebhooks:
+        return ReadOnlyWebhooks(self._inner.webhooks)
 
     def check(
         self, topic: str, info: SchemaInfo, strategy: CompatibilityStrategy | str | None = None
@@ -332,3 +326,21 @@ class ReadOnlyProposals(Proposals):
 
     def set_rules(self, namespace: str, rules: ReviewRules, *, actor: Actor) -> ReviewRules:
         _refused("proposals.set_rules")
+
+
+class ReadOnlyWebhooks(Webhooks):
+    """The webhooks of a read-only handle: listed by the wrapped handle's, never added or removed."""
+
+    __slots__ = ("_inner",)
+
+    def __init__(self, inner: Webhooks) -> None:
+        self._inner = inner
+
+    def list(self) -> builtins.list[Webhook]:
+        return self._inner.list()
+
+    def add(self, url: str, *, events: Sequence[str] = ("*",), secret: str | None = None, actor: Actor) -> Webhook:
+        _refused("webhooks.add")
+
+    def remove(self, webhook_id: int, *, actor: Actor) -> Webhook:
+        _refused("webhooks.remove")

@@ -13,7 +13,7 @@ from __future__ import annotations
 import contextlib
 import os
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -55,7 +55,6 @@ from .policy._rules import (
 )
 from .proposals._desk import ProposalDesk
 from .proposals._facade import EmbeddedProposals
-from .proposals._model import Actor
 from .proposals._permissions import Step, proposals_required
 from .proposals._records import rules as stored_rules
 from .storage._base import LocalStorage
@@ -64,7 +63,6 @@ from .storage._memory import MemoryStorage
 from .storage._read_cache import ReadCache
 from .storage._sqlite import SqliteStorage
 from .webhooks._desk import WebhookDesk
-from .webhooks._model import Webhook
 from .webhooks._notices import Notices
 
 
@@ -426,16 +424,9 @@ class Registry(BackedRegistry):
     def proposals(self) -> EmbeddedProposals:
         return self._proposals
 
-    def webhooks(self) -> list[Webhook]:
-        return self._webhooks.webhooks()
-
-    def add_webhook(
-        self, url: str, *, events: Sequence[str] = ("*",), secret: str | None = None, actor: Actor
-    ) -> Webhook:
-        return self._webhooks.add(url, events, secret, actor)
-
-    def remove_webhook(self, webhook_id: int, *, actor: Actor) -> Webhook:
-        return self._webhooks.remove(webhook_id, actor)
+    @property
+    def webhooks(self) -> WebhookDesk:
+        return self._webhooks
 
     # --- audit trail and transactions ---------------------------------------------------------------------
 

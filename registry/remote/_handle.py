@@ -114,7 +114,7 @@ _EMBEDDED_ONLY: Final[Mapping[str, str]] = {
 }
 
 
-class RemoteRegistry(RemoteWebhooks, ServerAnswers):
+class RemoteRegistry(ServerAnswers):
     """`registry.open("http://host:port")`: the facade over a Pulsar admin v2 endpoint (module docstring)."""
 
     def __init__(
@@ -160,7 +160,7 @@ class RemoteRegistry(RemoteWebhooks, ServerAnswers):
             raise
         self._client = client
         self._explorer = explorer
-        self._proposal_api = None if explorer is None else ProposalsApi(client)
+        api = None if explorer is None else ProposalsApi(client)  # proposals and webhooks: serve keeps them
         # The server's answers are this handle's only when both answer as the same Pulsar line and settings.
         self._ask_server = (
             explorer is not None and broker is None and reported is not None and _same_line(reported, chosen.name)
@@ -183,14 +183,20 @@ class RemoteRegistry(RemoteWebhooks, ServerAnswers):
             )
         )
         super().__init__(state, location=client.url, line_source=source, index=self._index)
-        self._proposals = RemoteProposals(self._proposal_api, client.url, self._wrote)
+        self._proposals = RemoteProposals(api, client.url, self._wrote)
+        self._webhooks = RemoteWebhooks(api, client.url, self._wrote)
 
     @property
     def proposals(self) -> RemoteProposals:
         return self._proposals
 
+    @property
+    def webhooks(self) -> RemoteWebhooks:
+        return self._webhooks
+
     def _wrote(self) -> None:
-        """A write through this handle (a proposal step): its caches key on its own writes too."""
+        """A write through this handle (a proposal step, a webhook added or removed): its caches key on its
+        own writes too."""
         self._own_writes += 1
 
     @property
