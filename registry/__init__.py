@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 from ._audit import AuditAction, AuditEntry, AuditOutcome
 from ._cache_budget import CACHE_BYTES_ENV, FAST_READ_BYTES
 from ._cache_usage import CacheUsage
-from ._catalog import INDEX_WORKERS, IndexState, IndexStatus, TopicPage, TopicQuery, TopicSummary
+from ._catalog import INDEX_WORKERS, BrokerIndex, IndexState, IndexStatus, TopicPage, TopicQuery, TopicSummary
 from ._changes import Advisory, AdvisoryCode, Change, ChangeKind, Effect, SchemaDiff, Severity
 from ._compatibility import PairVerdict, pair_verdict
 from ._errors import (
@@ -186,6 +186,7 @@ __all__ = [
     "AuthError",
     "AutoUpdateStrategy",
     "BrokerConfig",
+    "BrokerIndex",
     "Change",
     "ChangeKind",
     "ChangeOrder",

@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from ._cache_budget import bounded
-from ._catalog import IndexStatus, TopicPage, TopicQuery, TopicSummary
+from ._catalog import BrokerIndex, TopicPage, TopicQuery, TopicSummary
 from ._catalog_cache import CatalogCache, IndexedCatalog
 from ._changes import SchemaDiff
 from ._errors import PolicyError, TenantNotFoundError, TopicNotFoundError
@@ -234,11 +234,6 @@ class BackedRegistry(SchemaRegistry):
 
     # --- a plain broker's search index (remote/_broker_index.py) ------------------------------------------
 
-    def index_status(self) -> IndexStatus | None:
-        return None
-
-    def refresh_index(self) -> IndexStatus | None:
-        return None
-
-    def cancel_index(self) -> IndexStatus | None:
+    @property
+    def broker_index(self) -> BrokerIndex | None:
         return None

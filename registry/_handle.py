@@ -20,7 +20,7 @@ from types import TracebackType
 from typing import Any, Self
 
 from ._audit import AuditEntry
-from ._catalog import IndexStatus, TopicPage, TopicQuery, TopicSummary
+from ._catalog import BrokerIndex, TopicPage, TopicQuery, TopicSummary
 from ._changes import SchemaDiff
 from ._model import (
     BrokerConfig,
@@ -321,15 +321,8 @@ class SchemaRegistry(abc.ABC):
 
     # --- a plain broker's search index (remote/_broker_index.py) ------------------------------------------
 
+    @property
     @abc.abstractmethod
-    def index_status(self) -> IndexStatus | None:
-        """Where the background search index of a plain broker stands; None when this registry searches
-        without one (embedded, or `schema-explorer serve`, which searches itself)."""
-
-    @abc.abstractmethod
-    def refresh_index(self) -> IndexStatus | None:
-        """Start reading the broker again in the background (a no-op while a run goes on); None as above."""
-
-    @abc.abstractmethod
-    def cancel_index(self) -> IndexStatus | None:
-        """Stop the running index: what it read stays cached, and the next refresh resumes; None as above."""
+    def broker_index(self) -> BrokerIndex | None:
+        """The background search index of a plain broker (status, refresh, cancel); None when this registry
+        searches without one (embedded, or `schema-explorer serve`, which searches itself)."""

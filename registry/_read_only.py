@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, NoReturn
 
 from ._audit import AuditEntry
-from ._catalog import IndexStatus, TopicPage, TopicQuery, TopicSummary
+from ._catalog import BrokerIndex, TopicPage, TopicQuery, TopicSummary
 from ._changes import SchemaDiff
 from ._errors import ReadOnlyError
 from ._handle import SchemaRegistry
@@ -239,14 +239,9 @@ class ReadOnlyRegistry(SchemaRegistry):
     def topic_summary(self, topic: str) -> TopicSummary:
         return self._inner.topic_summary(topic)
 
-    def index_status(self) -> IndexStatus | None:
-        return self._inner.index_status()
-
-    def refresh_index(self) -> IndexStatus | None:
-        return self._inner.refresh_index()
-
-    def cancel_index(self) -> IndexStatus | None:
-        return self._inner.cancel_index()
+    @property
+    def broker_index(self) -> BrokerIndex | None:
+        return self._inner.broker_index
 
 
 class ReadOnlyProposals(Proposals):

@@ -84,7 +84,7 @@ from ._backend import (
     string_list,
     wire_strategy,
 )
-from ._broker_index import BrokerIndex, cache_path
+from ._broker_index import CachedBrokerIndex, cache_path
 from ._connection import Connection
 from ._explorer_api import ExplorerApi, namespace_policy_path, offers_explorer, topic_policy_path
 from ._pacing import Concurrency
@@ -172,7 +172,7 @@ class RemoteRegistry(ServerAnswers):
         self._index = (
             None
             if explorer is not None
-            else BrokerIndex(
+            else CachedBrokerIndex(
                 storage,
                 # a listing with system topics is another index: never answered from one without them
                 cache_path(client.url, f"{client.identity}\0system-topics" if system_topics else client.identity),
