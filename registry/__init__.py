@@ -109,6 +109,7 @@ from .explain._upgrade import (
     strategy_order,
 )
 from .explain._whatif import PolicyImpact, RefusedClient, TopicImpact, WhatIf
+from .policy._changes import NamespacePolicyChange, TopicPolicyChange, policy_change
 from .policy._rules import namespace_allow_auto_update, namespace_validation_enforced
 from .proposals._model import (
     Actor,
@@ -174,6 +175,7 @@ __all__ = [
     "PulsarLine",
     "answering_as",
     "line_for_broker",
+    "policy_change",
     "pulsar_line",
     "FAST_READ_BYTES",
     "CacheUsage",
@@ -212,6 +214,7 @@ __all__ = [
     "NamespaceName",
     "NamespaceNotFoundError",
     "NamespacePolicy",
+    "NamespacePolicyChange",
     "NotFoundError",
     "PairVerdict",
     "ProtobufNativeSchema",
@@ -323,6 +326,7 @@ __all__ = [
     "TopicPoliciesDisabledError",
     "TopicPage",
     "TopicPolicy",
+    "TopicPolicyChange",
     "TopicQuery",
     "TopicSummary",
     "UpgradeOrder",

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import abc
 from types import TracebackType
-from typing import Any, Self
+from typing import Self
 
 from ._audit import AuditEntry
 from ._catalog import BrokerIndex, TopicPage, TopicQuery, TopicSummary
@@ -39,7 +39,8 @@ from ._pulsar_version import PulsarLine
 from .explain._preview import PolicyPreview
 from .explain._upgrade import UpgradePlan
 from .explain._whatif import PolicyImpact, WhatIf
-from .policy._rules import UNSET
+from .policy._changes import NamespacePolicyChange, P, PolicyChange, TopicPolicyChange
+from .policy._rules import UNSET, AutoUpdateChange, ClearableFlagChange, FlagChange, StrategyChange
 from .proposals._handle import Proposals
 from .webhooks._handle import Webhooks
 
@@ -145,37 +146,51 @@ class SchemaRegistry(abc.ABC):
     # --- policies and creation ----------------------------------------------------------------------------
 
     @abc.abstractmethod
+    def set_policy(self, target: str, change: PolicyChange[P], *, expected: P | None = None, user: str = "") -> P:
+        """Change a namespace's ("tenant/ns": a NamespacePolicyChange, §2.2) or a topic's (a TopicPolicyChange,
+        §7.3) schema policies: the fields the change sets, the others stay as they are. With `expected` (the
+        policy the caller previewed the change against), nothing is saved and PolicyChangedError is raised when
+        the stored policy is no longer that one: another write got there first. The policy stored after."""
+
     def set_namespace_policy(
         self,
         namespace: str,
         *,
-        compatibility: Any = UNSET,
-        auto_update_strategy: Any = UNSET,
-        allow_auto_update: Any = UNSET,
-        allow_auto_update_with_replicator: Any = UNSET,
-        validation_enforced: Any = UNSET,
+        compatibility: StrategyChange = UNSET,
+        auto_update_strategy: AutoUpdateChange = UNSET,
+        allow_auto_update: ClearableFlagChange = UNSET,
+        allow_auto_update_with_replicator: FlagChange = UNSET,
+        validation_enforced: FlagChange = UNSET,
         expected: NamespacePolicy | None = None,
         user: str = "",
     ) -> NamespacePolicy:
         """Change the given fields of a namespace's schema policies (§2.2); omitted fields stay as they are.
 
         `compatibility=UNDEFINED` clears the strategy; `auto_update_strategy=None` and `allow_auto_update=None`
-        clear theirs (fall back to the next level). With `expected` (the policy the caller previewed the change
-        against), nothing is saved and PolicyChangedError is raised when the stored policy is no longer that
-        one: another write got there first."""
+        clear theirs (fall back to the next level). `expected` as for `set_policy`, which this calls with a
+        NamespacePolicyChange of the same fields."""
+        change = NamespacePolicyChange(
+            compatibility=compatibility,
+            auto_update_strategy=auto_update_strategy,
+            allow_auto_update=allow_auto_update,
+            allow_auto_update_with_replicator=allow_auto_update_with_replicator,
+            validation_enforced=validation_enforced,
+        )
+        return self.set_policy(namespace, change, expected=expected, user=user)
 
-    @abc.abstractmethod
     def set_topic_policy(
         self,
         topic: str,
         *,
-        compatibility: Any = UNSET,
-        validation_enforced: Any = UNSET,
+        compatibility: StrategyChange = UNSET,
+        validation_enforced: ClearableFlagChange = UNSET,
         expected: TopicPolicy | None = None,
         user: str = "",
     ) -> TopicPolicy:
         """Topic-level schema policies (§7.3); None or UNDEFINED removes the strategy. `expected` as for
-        `set_namespace_policy`."""
+        `set_policy`, which this calls with a TopicPolicyChange of the same fields."""
+        change = TopicPolicyChange(compatibility=compatibility, validation_enforced=validation_enforced)
+        return self.set_policy(topic, change, expected=expected, user=user)
 
     @abc.abstractmethod
     def create_tenant(self, tenant: str, *, user: str = "") -> bool:
@@ -261,28 +276,42 @@ class SchemaRegistry(abc.ABC):
         could no longer subscribe. Topics with their own strategy are reported as overridden."""
 
     @abc.abstractmethod
+    def preview_policy(self, target: str, change: NamespacePolicyChange | TopicPolicyChange) -> PolicyPreview:
+        """What `set_policy` with the same change would change and refuse, writing nothing: per topic it reaches,
+        the values in force now and then, the live registrations the proposed strategy would refuse, the
+        recorded clients that could no longer connect, and the topics it does not reach
+        (registry/explain/_preview.py). Values are checked as saving checks them; `PolicyPreview.before` is the
+        policy to pass back as `expected` when saving."""
+
     def preview_namespace_policy(
         self,
         namespace: str,
         *,
-        compatibility: Any = UNSET,
-        auto_update_strategy: Any = UNSET,
-        allow_auto_update: Any = UNSET,
-        allow_auto_update_with_replicator: Any = UNSET,
-        validation_enforced: Any = UNSET,
+        compatibility: StrategyChange = UNSET,
+        auto_update_strategy: AutoUpdateChange = UNSET,
+        allow_auto_update: ClearableFlagChange = UNSET,
+        allow_auto_update_with_replicator: FlagChange = UNSET,
+        validation_enforced: FlagChange = UNSET,
     ) -> PolicyPreview:
-        """What `set_namespace_policy` with the same arguments would change and refuse, writing nothing: per
-        topic of the namespace, the values in force now and then, the live registrations the proposed strategy
-        would refuse, the recorded clients that could no longer connect, and the topics it does not reach
-        (registry/explain/_preview.py). Values are checked as saving checks them; `PolicyPreview.before` is the
-        policy to pass back as `expected` when saving."""
+        """What `set_namespace_policy` with the same arguments would change and refuse, writing nothing (see
+        preview_policy)."""
+        change = NamespacePolicyChange(
+            compatibility=compatibility,
+            auto_update_strategy=auto_update_strategy,
+            allow_auto_update=allow_auto_update,
+            allow_auto_update_with_replicator=allow_auto_update_with_replicator,
+            validation_enforced=validation_enforced,
+        )
+        return self.preview_policy(namespace, change)
 
-    @abc.abstractmethod
     def preview_topic_policy(
-        self, topic: str, *, compatibility: Any = UNSET, validation_enforced: Any = UNSET
+        self, topic: str, *, compatibility: StrategyChange = UNSET, validation_enforced: ClearableFlagChange = UNSET
     ) -> PolicyPreview:
         """What `set_topic_policy` with the same arguments would change and refuse on that topic, writing
-        nothing (see preview_namespace_policy)."""
+        nothing (see preview_policy)."""
+        return self.preview_policy(
+            topic, TopicPolicyChange(compatibility=compatibility, validation_enforced=validation_enforced)
+        )
 
     # --- catalog ----------------------------------------------------------------------------------------
 

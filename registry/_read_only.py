@@ -9,8 +9,8 @@ through its public reads.
 from __future__ import annotations
 
 import builtins
-from collections.abc import Mapping, Sequence
-from typing import Any, NoReturn
+from collections.abc import Sequence
+from typing import NoReturn
 
 from ._audit import AuditEntry
 from ._catalog import BrokerIndex, TopicPage, TopicQuery, TopicSummary
@@ -34,7 +34,7 @@ from ._pulsar_version import PulsarLine
 from .explain._preview import PolicyPreview
 from .explain._upgrade import UpgradePlan
 from .explain._whatif import PolicyImpact, WhatIf
-from .policy._rules import UNSET
+from .policy._changes import NamespacePolicyChange, P, PolicyChange, TopicPolicyChange
 from .proposals._handle import Proposals
 from .proposals._model import Actor, Comment, Proposal, ProposalReview, ProposalState, ReviewRules
 from .proposals._revisions import RevisionDiff
@@ -107,30 +107,8 @@ class ReadOnlyRegistry(SchemaRegistry):
     def delete(self, topic: str, *, force: bool = False, user: str = "") -> int | None:
         _refused("delete")
 
-    def set_namespace_policy(
-        self,
-        namespace: str,
-        *,
-        compatibility: Any = UNSET,
-        auto_update_strategy: Any = UNSET,
-        allow_auto_update: Any = UNSET,
-        allow_auto_update_with_replicator: Any = UNSET,
-        validation_enforced: Any = UNSET,
-        expected: NamespacePolicy | None = None,
-        user: str = "",
-    ) -> NamespacePolicy:
-        _refused("set_namespace_policy")
-
-    def set_topic_policy(
-        self,
-        topic: str,
-        *,
-        compatibility: Any = UNSET,
-        validation_enforced: Any = UNSET,
-        expected: TopicPolicy | None = None,
-        user: str = "",
-    ) -> TopicPolicy:
-        _refused("set_topic_policy")
+    def set_policy(self, target: str, change: PolicyChange[P], *, expected: P | None = None, user: str = "") -> P:
+        _refused("set_policy")
 
     def create_tenant(self, tenant: str, *, user: str = "") -> bool:
         _refused("create_tenant")
@@ -204,31 +182,8 @@ class ReadOnlyRegistry(SchemaRegistry):
     def policy_impact(self, namespace: str, strategy: CompatibilityStrategy | str) -> PolicyImpact:
         return self._inner.policy_impact(namespace, strategy)
 
-    def preview_namespace_policy(
-        self,
-        namespace: str,
-        *,
-        compatibility: Any = UNSET,
-        auto_update_strategy: Any = UNSET,
-        allow_auto_update: Any = UNSET,
-        allow_auto_update_with_replicator: Any = UNSET,
-        validation_enforced: Any = UNSET,
-    ) -> PolicyPreview:
-        return self._inner.preview_namespace_policy(
-            namespace,
-            compatibility=compatibility,
-            auto_update_strategy=auto_update_strategy,
-            allow_auto_update=allow_auto_update,
-            allow_auto_update_with_replicator=allow_auto_update_with_replicator,
-            validation_enforced=validation_enforced,
-        )
-
-    def preview_topic_policy(
-        self, topic: str, *, compatibility: Any = UNSET, validation_enforced: Any = UNSET
-    ) -> PolicyPreview:
-        return self._inner.preview_topic_policy(
-            topic, compatibility=compatibility, validation_enforced=validation_enforced
-        )
+    def preview_policy(self, target: str, change: NamespacePolicyChange | TopicPolicyChange) -> PolicyPreview:
+        return self._inner.preview_policy(target, change)
 
     def change_token(self) -> int:
         return self._inner.change_token()
@@ -258,7 +213,13 @@ class ReadOnlyProposals(Proposals):
         _refused("proposals.propose_schema")
 
     def propose_policy(
-        self, target: str, changes: Mapping[str, Any], *, title: str, description: str = "", actor: Actor
+        self,
+        target: str,
+        change: NamespacePolicyChange | TopicPolicyChange,
+        *,
+        title: str,
+        description: str = "",
+        actor: Actor,
     ) -> Proposal:
         _refused("proposals.propose_policy")
 
@@ -291,7 +252,7 @@ class ReadOnlyProposals(Proposals):
         proposal_id: int,
         *,
         schema: SchemaInfo | None = None,
-        policy: Mapping[str, Any] | None = None,
+        policy: NamespacePolicyChange | TopicPolicyChange | None = None,
         actor: Actor,
     ) -> Proposal:
         _refused("proposals.revise")

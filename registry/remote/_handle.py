@@ -61,7 +61,8 @@ from .._schema_data import checked_info, to_schema_data
 from .._state import RegistryState
 from .._types import SchemaData
 from .._wire import to_json
-from ..policy._rules import UNSET, policy_topic, require_expected
+from ..policy._changes import NamespacePolicyChange, PolicyChange, TopicPolicyChange
+from ..policy._rules import policy_topic, require_expected
 from ._admin_client import (
     ADMIN,
     DEFAULT_ATTEMPTS,
@@ -323,17 +324,8 @@ class RemoteRegistry(ServerAnswers):
 
     # --- policies: validated like the embedded facade, then sent (§7.2, §7.3) ------------------------------
 
-    def set_namespace_policy(
-        self,
-        namespace: str,
-        *,
-        compatibility: Any = UNSET,
-        auto_update_strategy: Any = UNSET,
-        allow_auto_update: Any = UNSET,
-        allow_auto_update_with_replicator: Any = UNSET,
-        validation_enforced: Any = UNSET,
-        expected: NamespacePolicy | None = None,
-        user: str = "",
+    def _set_namespace_policy(
+        self, namespace: str, change: NamespacePolicyChange, expected: NamespacePolicy | None, user: str
     ) -> NamespacePolicy:
         """Over `serve`, one write of every changed field with `expected` compared in the same transaction, as
         embedded (server/_policy_writes.py). Over a broker, one admin call per changed field (Pulsar has no call
@@ -341,15 +333,8 @@ class RemoteRegistry(ServerAnswers):
         the calls: Pulsar's admin API has no compare-and-set of policies, so a write landing between that read
         and the calls is not seen. `user` is ignored here and below: the server knows the caller from the token."""
         ns = NamespaceName.parse(namespace)
-        fields = dict(
-            compatibility=compatibility,
-            auto_update_strategy=auto_update_strategy,
-            allow_auto_update=allow_auto_update,
-            allow_auto_update_with_replicator=allow_auto_update_with_replicator,
-            validation_enforced=validation_enforced,
-        )
         if self._explorer is not None:  # serve: one write, compared atomically, as embedded
-            return self._policy_write(NamespacePolicy, namespace_policy_path(ns), fields, expected, str(ns))
+            return self._policy_write(NamespacePolicy, namespace_policy_path(ns), change, expected, str(ns))
         if expected is not None:
             require_expected(expected, self.namespace_policy(str(ns)), str(ns))
 
@@ -357,7 +342,7 @@ class RemoteRegistry(ServerAnswers):
             current = self.namespace_policy(str(ns)).allow_auto_update
             return self.broker.allow_auto_update if current is None else current
 
-        for method, path, body, params in namespace_calls(ns, fields, allow_in_force, self._client.url):
+        for method, path, body, params in namespace_calls(ns, change, allow_in_force, self._client.url):
             response = self._write(method, path, body=body, params=params)
             if body is None and response.status_code == 400:
                 raise PolicyError(
@@ -367,24 +352,17 @@ class RemoteRegistry(ServerAnswers):
             raise_for(response, f"setting a schema policy of {ns}", url=self._client.url)
         return self.namespace_policy(str(ns))
 
-    def set_topic_policy(
-        self,
-        topic: str,
-        *,
-        compatibility: Any = UNSET,
-        validation_enforced: Any = UNSET,
-        expected: TopicPolicy | None = None,
-        user: str = "",
+    def _set_topic_policy(
+        self, topic: str, change: TopicPolicyChange, expected: TopicPolicy | None, user: str
     ) -> TopicPolicy:
         """§7.3: PUT/DELETE schemaCompatibilityStrategy, POST/DELETE schemaValidationEnforced. Over `serve` and
         over a broker as `set_namespace_policy` says (atomic over `serve`, read-then-write over a broker)."""
         name = policy_topic(topic, self.broker)
-        fields = dict(compatibility=compatibility, validation_enforced=validation_enforced)
         if self._explorer is not None:  # serve: one write, compared atomically, as embedded
-            return self._policy_write(TopicPolicy, topic_policy_path(name), fields, expected, str(name))
+            return self._policy_write(TopicPolicy, topic_policy_path(name), change, expected, str(name))
         if expected is not None:
             require_expected(expected, self.topic_policy(str(name)), str(name))
-        for method, path, body, params in topic_calls(name, fields):
+        for method, path, body, params in topic_calls(name, change):
             response = self._write(method, path, body=body, params=params)
             if response.status_code == 405 and path.endswith("/schemaValidationEnforced"):
                 raise PolicyError(
@@ -454,11 +432,15 @@ class RemoteRegistry(ServerAnswers):
     # --- internals ----------------------------------------------------------------------------------------
 
     def _policy_write(
-        self, kind: type[P], path: tuple[str, Mapping[str, str]], fields: Mapping[str, Any], expected: P | None, of: str
+        self,
+        kind: type[P],
+        path: tuple[str, Mapping[str, str]],
+        change: PolicyChange[P],
+        expected: P | None,
+        of: str,
     ) -> P:
-        """PUT the changed `fields` and `expected` to serve's schema-policy route; the policy it stored."""
-        changes = {key: value for key, value in fields.items() if value is not UNSET}
-        body = {"changes": to_json(changes), "expected": None if expected is None else to_json(expected)}
+        """PUT the fields `change` sets and `expected` to serve's schema-policy route; the policy it stored."""
+        body = {"changes": to_json(change.as_mapping()), "expected": None if expected is None else to_json(expected)}
         response = self._write("PUT", path[0], body=body, params=path[1])
         assert self._explorer is not None
         return self._explorer.answer(kind, response, f"setting the schema policies of {of}")

@@ -62,9 +62,10 @@ EMBEDDED_ONLY = {
 
 
 def test_the_read_only_handle_implements_the_whole_contract_itself() -> None:
-    """Every member of the contract is defined on ReadOnlyRegistry itself (nothing inherited, no __getattr__):
-    a member added to SchemaRegistry is abstract here until someone decides whether it reads or writes."""
-    contract = _public(SchemaRegistry)
+    """Every abstract member of the contract is defined on ReadOnlyRegistry itself (nothing inherited, no
+    __getattr__): a member added to SchemaRegistry is abstract here until someone decides whether it reads or
+    writes. The concrete ones (set_namespace_policy, the previews, ...) are built on those."""
+    contract = set(SchemaRegistry.__abstractmethods__)
     assert not ReadOnlyRegistry.__abstractmethods__
     assert contract <= set(vars(ReadOnlyRegistry)), contract - set(vars(ReadOnlyRegistry))
     assert "__getattr__" not in vars(ReadOnlyRegistry)
