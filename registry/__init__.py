@@ -78,7 +78,15 @@ from ._model import (
 from ._names import NamespaceName, TopicName
 from ._open import open as open
 from ._paths import default_db_path, remote_url
-from ._pulsar_version import DEFAULT_LINE, PULSAR_LINES, PulsarLine, answering_as, line_for_broker, pulsar_line
+from ._pulsar_version import (
+    DEFAULT_LINE,
+    PULSAR_LINES,
+    PulsarChoice,
+    PulsarLine,
+    answering_as,
+    line_for_broker,
+    pulsar_line,
+)
 from ._read_only import ReadOnlyRegistry
 from ._record_pitfalls import record_advisories
 from ._records import RecordError
@@ -172,6 +180,7 @@ __all__ = [
     "DEFAULT_LINE",
     "ERROR_HEADER",
     "PULSAR_LINES",
+    "PulsarChoice",
     "PulsarLine",
     "answering_as",
     "line_for_broker",

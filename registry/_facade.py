@@ -14,7 +14,7 @@ from __future__ import annotations
 import abc
 
 from ._cache_budget import bounded
-from ._catalog import BrokerIndex, TopicPage, TopicQuery, TopicSummary
+from ._catalog import TopicPage, TopicQuery, TopicSummary
 from ._catalog_cache import CatalogCache, IndexedCatalog
 from ._changes import SchemaDiff
 from ._errors import InvalidArgumentError, PolicyError, TenantNotFoundError, TopicNotFoundError
@@ -32,7 +32,7 @@ from ._model import (
     TopicPolicy,
 )
 from ._names import NamespaceName, TopicName, parse_tenant
-from ._pulsar_version import PulsarLine
+from ._pulsar_version import PulsarChoice
 from ._read_only import ReadOnlyRegistry
 from ._schema_data import checked_info
 from ._state import RegistryState
@@ -62,16 +62,8 @@ class BackedRegistry(SchemaRegistry):
     # --- which Pulsar, which backend -------------------------------------------------------------------------
 
     @property
-    def pulsar_line(self) -> PulsarLine:
-        return self._state.line
-
-    @property
-    def pulsar_version(self) -> str:
-        return self._state.line.name
-
-    @property
-    def pulsar_version_source(self) -> str:
-        return self._line_source
+    def pulsar(self) -> PulsarChoice:
+        return PulsarChoice(self._state.line, self._line_source)
 
     @property
     def broker(self) -> BrokerConfig:
@@ -80,10 +72,6 @@ class BackedRegistry(SchemaRegistry):
     @property
     def location(self) -> str:
         return self._location
-
-    @property
-    def is_read_only(self) -> bool:
-        return False
 
     def read_only(self) -> ReadOnlyRegistry:
         return ReadOnlyRegistry(self)
@@ -130,10 +118,6 @@ class BackedRegistry(SchemaRegistry):
         name = TopicName.parse(topic)
         with self._state.snapshot():
             return self._state.effective_policy(name)
-
-    @property
-    def requests_sent(self) -> int:
-        return 0
 
     @property
     def records_clients(self) -> bool:
@@ -231,9 +215,3 @@ class BackedRegistry(SchemaRegistry):
         name = TopicName.parse(topic)
         with self._state.snapshot():
             return self._catalog.summary(name)
-
-    # --- a plain broker's search index (remote/_broker_index.py) ------------------------------------------
-
-    @property
-    def broker_index(self) -> BrokerIndex | None:
-        return None

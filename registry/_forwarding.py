@@ -26,7 +26,7 @@ from ._model import (
     SchemaVersion,
     TopicPolicy,
 )
-from ._pulsar_version import PulsarLine
+from ._pulsar_version import PulsarChoice
 from .explain._preview import PolicyPreview
 from .explain._upgrade import UpgradePlan
 from .explain._whatif import PolicyImpact, WhatIf
@@ -51,16 +51,8 @@ class ForwardingRegistry(SchemaRegistry):
     # --- which Pulsar, which backend -------------------------------------------------------------------------
 
     @property
-    def pulsar_line(self) -> PulsarLine:
-        return self._inner.pulsar_line
-
-    @property
-    def pulsar_version(self) -> str:
-        return self._inner.pulsar_version
-
-    @property
-    def pulsar_version_source(self) -> str:
-        return self._inner.pulsar_version_source
+    def pulsar(self) -> PulsarChoice:
+        return self._inner.pulsar
 
     @property
     def broker(self) -> BrokerConfig:

@@ -35,7 +35,7 @@ from ._model import (
     SchemaVersion,
     TopicPolicy,
 )
-from ._pulsar_version import PulsarLine
+from ._pulsar_version import PulsarChoice, PulsarLine
 from .explain._preview import PolicyPreview
 from .explain._upgrade import UpgradePlan
 from .explain._whatif import PolicyImpact, WhatIf
@@ -54,19 +54,25 @@ class SchemaRegistry(abc.ABC):
 
     @property
     @abc.abstractmethod
-    def pulsar_line(self) -> PulsarLine:
-        """The Pulsar release line whose rules this handle answers with (docs/guide/fidelity.md "Which Pulsar")."""
+    def pulsar(self) -> PulsarChoice:
+        """The Pulsar release line whose rules this handle answers with (docs/guide/fidelity.md "Which Pulsar"),
+        and where it comes from; the three members below read it."""
 
     @property
-    @abc.abstractmethod
+    def pulsar_line(self) -> PulsarLine:
+        """The Pulsar release line whose rules this handle answers with."""
+        return self.pulsar.line
+
+    @property
     def pulsar_version(self) -> str:
         """The name of that line ("3.0", "4.0", "master")."""
+        return self.pulsar.line.name
 
     @property
-    @abc.abstractmethod
     def pulsar_version_source(self) -> str:
         """Where the line comes from: asked when opened, stored with the registry, the default, or (remote)
         what the broker reports."""
+        return self.pulsar.source
 
     @property
     @abc.abstractmethod
@@ -80,9 +86,10 @@ class SchemaRegistry(abc.ABC):
         endpoint's URL."""
 
     @property
-    @abc.abstractmethod
     def is_read_only(self) -> bool:
-        """True when every write of this handle raises ReadOnlyError before touching anything."""
+        """True when every write of this handle raises ReadOnlyError before touching anything: a handle is one
+        only when it is a ReadOnlyRegistry (_read_only.py), which says so, or forwards to one."""
+        return False
 
     @abc.abstractmethod
     def read_only(self) -> SchemaRegistry:
@@ -90,10 +97,11 @@ class SchemaRegistry(abc.ABC):
         app's --read-only holds only such a handle, so no page can write)."""
 
     @property
-    @abc.abstractmethod
     def requests_sent(self) -> int:
-        """HTTP requests this handle has sent (retries included): 0 for an embedded registry. What benchmarks
-        and tests count to hold a remote registry to its request budget."""
+        """HTTP requests this handle has sent (retries included). What benchmarks and tests count to hold a
+        remote registry to its request budget: a handle that sends none (an embedded registry) answers 0, a
+        remote one counts its own."""
+        return 0
 
     @property
     @abc.abstractmethod
@@ -351,7 +359,8 @@ class SchemaRegistry(abc.ABC):
     # --- a plain broker's search index (remote/_broker_index.py) ------------------------------------------
 
     @property
-    @abc.abstractmethod
     def broker_index(self) -> BrokerIndex | None:
-        """The background search index of a plain broker (status, refresh, cancel); None when this registry
-        searches without one (embedded, or `schema-explorer serve`, which searches itself)."""
+        """The background search index of a plain broker (status, refresh, cancel), a capability only a handle
+        on a plain broker has (remote/_broker_index.py), so this is None unless that handle says otherwise:
+        embedded registries and `schema-explorer serve` search without one."""
+        return None
