@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 from ._audit import AuditAction, AuditEntry, AuditOutcome
 from ._cache_budget import CACHE_BYTES_ENV, FAST_READ_BYTES
 from ._cache_usage import CacheUsage
-from ._catalog import INDEX_WORKERS, IndexState, IndexStatus, TopicPage, TopicQuery, TopicSummary
+from ._catalog import INDEX_WORKERS, BrokerIndex, IndexState, IndexStatus, TopicPage, TopicQuery, TopicSummary
 from ._changes import Advisory, AdvisoryCode, Change, ChangeKind, Effect, SchemaDiff, Severity
 from ._compatibility import PairVerdict, pair_verdict
 from ._errors import (
@@ -78,7 +78,15 @@ from ._model import (
 from ._names import NamespaceName, TopicName
 from ._open import open as open
 from ._paths import default_db_path, remote_url
-from ._pulsar_version import DEFAULT_LINE, PULSAR_LINES, PulsarLine, answering_as, line_for_broker, pulsar_line
+from ._pulsar_version import (
+    DEFAULT_LINE,
+    PULSAR_LINES,
+    PulsarChoice,
+    PulsarLine,
+    answering_as,
+    line_for_broker,
+    pulsar_line,
+)
 from ._read_only import ReadOnlyRegistry
 from ._record_pitfalls import record_advisories
 from ._records import RecordError
@@ -109,7 +117,9 @@ from .explain._upgrade import (
     strategy_order,
 )
 from .explain._whatif import PolicyImpact, RefusedClient, TopicImpact, WhatIf
+from .policy._changes import NamespacePolicyChange, TopicPolicyChange, policy_change
 from .policy._rules import namespace_allow_auto_update, namespace_validation_enforced
+from .proposals._handle import Proposals
 from .proposals._model import (
     Actor,
     Approval,
@@ -143,6 +153,7 @@ from .storage._postgres import PostgresStorage
 from .storage._ranges import KeyRange, RangeRead, RangeReader, ReadState, TopicBundle, namespace_bundles
 from .storage._snapshot_values import SnapshotError
 from .storage._sqlite import SqliteStorage
+from .webhooks._handle import Webhooks
 from .webhooks._model import Webhook, WebhookDelivery
 
 if TYPE_CHECKING:
@@ -171,9 +182,11 @@ __all__ = [
     "DEFAULT_LINE",
     "ERROR_HEADER",
     "PULSAR_LINES",
+    "PulsarChoice",
     "PulsarLine",
     "answering_as",
     "line_for_broker",
+    "policy_change",
     "pulsar_line",
     "FAST_READ_BYTES",
     "CacheUsage",
@@ -186,6 +199,7 @@ __all__ = [
     "AuthError",
     "AutoUpdateStrategy",
     "BrokerConfig",
+    "BrokerIndex",
     "Change",
     "ChangeKind",
     "ChangeOrder",
@@ -211,6 +225,7 @@ __all__ = [
     "NamespaceName",
     "NamespaceNotFoundError",
     "NamespacePolicy",
+    "NamespacePolicyChange",
     "NotFoundError",
     "PairVerdict",
     "ProtobufNativeSchema",
@@ -238,6 +253,7 @@ __all__ = [
     "Approval",
     "Comment",
     "Proposal",
+    "Proposals",
     "ProposalKind",
     "ProposalReview",
     "RevisionDiff",
@@ -317,11 +333,13 @@ __all__ = [
     "TopicPreview",
     "TopicName",
     "Webhook",
+    "Webhooks",
     "WebhookDelivery",
     "TopicNotFoundError",
     "TopicPoliciesDisabledError",
     "TopicPage",
     "TopicPolicy",
+    "TopicPolicyChange",
     "TopicQuery",
     "TopicSummary",
     "UpgradeOrder",

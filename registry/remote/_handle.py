@@ -61,7 +61,8 @@ from .._schema_data import checked_info, to_schema_data
 from .._state import RegistryState
 from .._types import SchemaData
 from .._wire import to_json
-from ..policy._rules import UNSET, policy_topic, require_expected
+from ..policy._changes import NamespacePolicyChange, PolicyChange, TopicPolicyChange
+from ..policy._rules import policy_topic, require_expected
 from ._admin_client import (
     ADMIN,
     DEFAULT_ATTEMPTS,
@@ -84,7 +85,7 @@ from ._backend import (
     string_list,
     wire_strategy,
 )
-from ._broker_index import BrokerIndex, cache_path
+from ._broker_index import CachedBrokerIndex, cache_path
 from ._connection import Connection
 from ._explorer_api import ExplorerApi, namespace_policy_path, offers_explorer, topic_policy_path
 from ._pacing import Concurrency
@@ -114,7 +115,7 @@ _EMBEDDED_ONLY: Final[Mapping[str, str]] = {
 }
 
 
-class RemoteRegistry(RemoteProposals, RemoteWebhooks, ServerAnswers):
+class RemoteRegistry(ServerAnswers):
     """`registry.open("http://host:port")`: the facade over a Pulsar admin v2 endpoint (module docstring)."""
 
     def __init__(
@@ -160,7 +161,7 @@ class RemoteRegistry(RemoteProposals, RemoteWebhooks, ServerAnswers):
             raise
         self._client = client
         self._explorer = explorer
-        self._proposal_api = None if explorer is None else ProposalsApi(client)
+        api = None if explorer is None else ProposalsApi(client)  # proposals and webhooks: serve keeps them
         # The server's answers are this handle's only when both answer as the same Pulsar line and settings.
         self._ask_server = (
             explorer is not None and broker is None and reported is not None and _same_line(reported, chosen.name)
@@ -172,7 +173,7 @@ class RemoteRegistry(RemoteProposals, RemoteWebhooks, ServerAnswers):
         self._index = (
             None
             if explorer is not None
-            else BrokerIndex(
+            else CachedBrokerIndex(
                 storage,
                 # a listing with system topics is another index: never answered from one without them
                 cache_path(client.url, f"{client.identity}\0system-topics" if system_topics else client.identity),
@@ -183,6 +184,21 @@ class RemoteRegistry(RemoteProposals, RemoteWebhooks, ServerAnswers):
             )
         )
         super().__init__(state, location=client.url, line_source=source, index=self._index)
+        self._proposals = RemoteProposals(api, client.url, self._wrote)
+        self._webhooks = RemoteWebhooks(api, client.url, self._wrote)
+
+    @property
+    def proposals(self) -> RemoteProposals:
+        return self._proposals
+
+    @property
+    def webhooks(self) -> RemoteWebhooks:
+        return self._webhooks
+
+    def _wrote(self) -> None:
+        """A write through this handle (a proposal step, a webhook added or removed): its caches key on its
+        own writes too."""
+        self._own_writes += 1
 
     @property
     def records_clients(self) -> bool:
@@ -308,17 +324,8 @@ class RemoteRegistry(RemoteProposals, RemoteWebhooks, ServerAnswers):
 
     # --- policies: validated like the embedded facade, then sent (§7.2, §7.3) ------------------------------
 
-    def set_namespace_policy(
-        self,
-        namespace: str,
-        *,
-        compatibility: Any = UNSET,
-        auto_update_strategy: Any = UNSET,
-        allow_auto_update: Any = UNSET,
-        allow_auto_update_with_replicator: Any = UNSET,
-        validation_enforced: Any = UNSET,
-        expected: NamespacePolicy | None = None,
-        user: str = "",
+    def _set_namespace_policy(
+        self, namespace: str, change: NamespacePolicyChange, expected: NamespacePolicy | None, user: str
     ) -> NamespacePolicy:
         """Over `serve`, one write of every changed field with `expected` compared in the same transaction, as
         embedded (server/_policy_writes.py). Over a broker, one admin call per changed field (Pulsar has no call
@@ -326,15 +333,8 @@ class RemoteRegistry(RemoteProposals, RemoteWebhooks, ServerAnswers):
         the calls: Pulsar's admin API has no compare-and-set of policies, so a write landing between that read
         and the calls is not seen. `user` is ignored here and below: the server knows the caller from the token."""
         ns = NamespaceName.parse(namespace)
-        fields = dict(
-            compatibility=compatibility,
-            auto_update_strategy=auto_update_strategy,
-            allow_auto_update=allow_auto_update,
-            allow_auto_update_with_replicator=allow_auto_update_with_replicator,
-            validation_enforced=validation_enforced,
-        )
         if self._explorer is not None:  # serve: one write, compared atomically, as embedded
-            return self._policy_write(NamespacePolicy, namespace_policy_path(ns), fields, expected, str(ns))
+            return self._policy_write(NamespacePolicy, namespace_policy_path(ns), change, expected, str(ns))
         if expected is not None:
             require_expected(expected, self.namespace_policy(str(ns)), str(ns))
 
@@ -342,7 +342,7 @@ class RemoteRegistry(RemoteProposals, RemoteWebhooks, ServerAnswers):
             current = self.namespace_policy(str(ns)).allow_auto_update
             return self.broker.allow_auto_update if current is None else current
 
-        for method, path, body, params in namespace_calls(ns, fields, allow_in_force, self._client.url):
+        for method, path, body, params in namespace_calls(ns, change, allow_in_force, self._client.url):
             response = self._write(method, path, body=body, params=params)
             if body is None and response.status_code == 400:
                 raise PolicyError(
@@ -352,24 +352,17 @@ class RemoteRegistry(RemoteProposals, RemoteWebhooks, ServerAnswers):
             raise_for(response, f"setting a schema policy of {ns}", url=self._client.url)
         return self.namespace_policy(str(ns))
 
-    def set_topic_policy(
-        self,
-        topic: str,
-        *,
-        compatibility: Any = UNSET,
-        validation_enforced: Any = UNSET,
-        expected: TopicPolicy | None = None,
-        user: str = "",
+    def _set_topic_policy(
+        self, topic: str, change: TopicPolicyChange, expected: TopicPolicy | None, user: str
     ) -> TopicPolicy:
         """§7.3: PUT/DELETE schemaCompatibilityStrategy, POST/DELETE schemaValidationEnforced. Over `serve` and
         over a broker as `set_namespace_policy` says (atomic over `serve`, read-then-write over a broker)."""
         name = policy_topic(topic, self.broker)
-        fields = dict(compatibility=compatibility, validation_enforced=validation_enforced)
         if self._explorer is not None:  # serve: one write, compared atomically, as embedded
-            return self._policy_write(TopicPolicy, topic_policy_path(name), fields, expected, str(name))
+            return self._policy_write(TopicPolicy, topic_policy_path(name), change, expected, str(name))
         if expected is not None:
             require_expected(expected, self.topic_policy(str(name)), str(name))
-        for method, path, body, params in topic_calls(name, fields):
+        for method, path, body, params in topic_calls(name, change):
             response = self._write(method, path, body=body, params=params)
             if response.status_code == 405 and path.endswith("/schemaValidationEnforced"):
                 raise PolicyError(
@@ -439,11 +432,15 @@ class RemoteRegistry(RemoteProposals, RemoteWebhooks, ServerAnswers):
     # --- internals ----------------------------------------------------------------------------------------
 
     def _policy_write(
-        self, kind: type[P], path: tuple[str, Mapping[str, str]], fields: Mapping[str, Any], expected: P | None, of: str
+        self,
+        kind: type[P],
+        path: tuple[str, Mapping[str, str]],
+        change: PolicyChange[P],
+        expected: P | None,
+        of: str,
     ) -> P:
-        """PUT the changed `fields` and `expected` to serve's schema-policy route; the policy it stored."""
-        changes = {key: value for key, value in fields.items() if value is not UNSET}
-        body = {"changes": to_json(changes), "expected": None if expected is None else to_json(expected)}
+        """PUT the fields `change` sets and `expected` to serve's schema-policy route; the policy it stored."""
+        body = {"changes": to_json(change.as_mapping()), "expected": None if expected is None else to_json(expected)}
         response = self._write("PUT", path[0], body=body, params=path[1])
         assert self._explorer is not None
         return self._explorer.answer(kind, response, f"setting the schema policies of {of}")
