@@ -12,7 +12,7 @@ see), goes on to the full stack, which answers it as before: errors, limits, COR
 code path.
 
 SQLite reads on the event loop do not wait for writers (WAL: readers see the last commit), so they are
-safe to run there; writes run on one writer thread (`_admin.written`).
+safe to run there; writes run on one writer thread (`_deps.written`).
 """
 
 from __future__ import annotations
