@@ -206,13 +206,13 @@ def resolve_db(raw: str | None) -> Path | str:
     """`--db`: the absolute path of a registry file (resolve_db_path), or, for a location that names another
     storage (memory:, postgresql://, package.module:factory, a registered scheme), that location as given."""
     if raw is not None and raw.strip():
-        from registry import RegistryError, parse_location
+        from registry import LocationKind, RegistryError, parse_location
 
         try:
             location = parse_location(raw)
         except RegistryError as exc:
             raise UserError(f"--db: {exc}") from None
-        if location.kind != "sqlite":
+        if location.kind is not LocationKind.SQLITE:
             return raw.strip()
         raw = location.target
     return resolve_db_path(raw)

@@ -79,7 +79,7 @@ def _bundles(
 ) -> Iterator[tuple[Iterator[TopicBundle], int | None]]:
     """Every bundle in key order and the change token of the state they come from (None where the registry
     has no single one: an admin API)."""
-    if location is not None and parse_location(location).kind in ("sqlite", "postgresql"):
+    if location is not None and parse_location(location).kind.sql:
         with RangeReader(location) as reader, reader.reading() as read:
             yield read.bundles(KeyRange()), read.token
         return

@@ -28,7 +28,7 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 import pyarrow as pa
 
-from registry import KeyRange, RangeReader, ReadState, TopicBundle, parse_location, snapshot_records
+from registry import KeyRange, LocationKind, RangeReader, ReadState, TopicBundle, parse_location, snapshot_records
 from registry import open as open_registry
 
 from ._arrow import ddl
@@ -58,7 +58,7 @@ class SqlSource(Source):
     @classmethod
     def open(cls, db: str, *, pulsar_version: str | None = None) -> SqlSource:
         where = parse_location(db)
-        postgres = where.kind == "postgresql"
+        postgres = where.kind is LocationKind.POSTGRESQL
         target = db if postgres else str(Path(where.target).expanduser().resolve())
         password = None
         if postgres:

@@ -48,6 +48,8 @@ from ._history import version_number
 from ._identity import name_clash, person_key, same_person
 from ._key_value import KEY_VALUE_ENCODINGS, KEY_VALUE_PART_TYPES, decode_key_value
 from ._limits import Limits, SchemaTooLargeError, current_limits, limited, set_limits
+from ._location import ENTRY_POINT_GROUP as STORAGE_ENTRY_POINT_GROUP
+from ._location import Location, LocationKind, locate, names_remote, parse_location, remote_url
 from ._model import (
     JUDGED_HEADER,
     STORED_HEADER,
@@ -77,7 +79,7 @@ from ._model import (
 )
 from ._names import NamespaceName, TopicName
 from ._open import open as open
-from ._paths import default_db_path, remote_url
+from ._paths import default_db_path
 from ._pulsar_version import DEFAULT_LINE, PULSAR_LINES, PulsarLine, answering_as, line_for_broker, pulsar_line
 from ._read_only import ReadOnlyRegistry
 from ._record_pitfalls import record_advisories
@@ -136,8 +138,6 @@ from .remote._connection import ConnectionSummary, describe_connection, pulsarct
 from .storage._base import LocalStorage as StorageBackend
 from .storage._base import StaleHistoryError
 from .storage._forwarding import ForwardingStorage
-from .storage._locations import ENTRY_POINT_GROUP as STORAGE_ENTRY_POINT_GROUP
-from .storage._locations import StorageLocation, parse_location
 from .storage._memory import MemoryStorage
 from .storage._postgres import PostgresStorage
 from .storage._ranges import KeyRange, RangeRead, RangeReader, ReadState, TopicBundle, namespace_bundles
@@ -288,7 +288,8 @@ __all__ = [
     "SqliteStorage",
     "StaleHistoryError",
     "STORAGE_ENTRY_POINT_GROUP",
-    "StorageLocation",
+    "Location",
+    "LocationKind",
     "parse_location",
     "ProtoCompileError",
     "compile_proto",
@@ -332,6 +333,8 @@ __all__ = [
     "current_limits",
     "default_db_path",
     "remote_url",
+    "locate",
+    "names_remote",
     "ConnectionSummary",
     "describe_connection",
     "pulsarctl_contexts",
