@@ -14,7 +14,6 @@ from dataclasses import dataclass
 
 from registry import (
     Actor,
-    AllowedSteps,
     NotFoundError,
     NotSupportedError,
     Proposal,
@@ -23,10 +22,9 @@ from registry import (
     ReviewRules,
     SchemaRegistry,
     Step,
-    allowed_steps,
-    apply_readiness,
-    counted_approvals,
 )
+from registry.proposals._permissions import AllowedSteps, allowed_steps, counted_approvals
+from registry.proposals._readiness import apply_readiness
 
 OPEN_LIMIT = 200  # the open proposals a page looks through for the one it warns about
 

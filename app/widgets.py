@@ -10,18 +10,11 @@ import streamlit as st
 from app import connection, search_index, session
 from app.render import code_span, escape_markdown, show_error
 from app.roles import RolesFileError
-from registry import (
-    PULSAR_LINES,
-    Registry,
-    RegistryError,
-    ReviewRules,
-    SchemaRegistry,
-    Step,
-    allowed_steps,
-    describe_connection,
-    names_remote,
-    pulsarctl_contexts,
-)
+from registry import Registry, RegistryError, ReviewRules, SchemaRegistry, Step
+from registry._location import names_remote
+from registry._pulsar_version import PULSAR_LINES
+from registry.proposals._permissions import allowed_steps
+from registry.remote._connection import describe_connection, pulsarctl_contexts
 
 EMBEDDED, REMOTE = "Embedded file", "Remote admin URL"
 
@@ -202,7 +195,8 @@ def _switched(failed: RegistryError | None) -> RegistryError | None:
 def _registry_exists(target: str) -> bool:
     """Is there a registry at this embedded location (a file, or a database that holds one)? Errors other
     than "none there" count as yes: connecting shows them."""
-    from registry import LocationKind, RegistryNotFoundError, parse_location
+    from registry import RegistryNotFoundError
+    from registry._location import LocationKind, parse_location
 
     try:
         location = parse_location(target)

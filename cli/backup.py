@@ -122,7 +122,9 @@ def _export_parquet(args: argparse.Namespace) -> int:
 
 
 def run_import(args: argparse.Namespace) -> int:
-    from registry import Registry, SnapshotError, iter_snapshot_records, registry_from_records
+    from registry import Registry
+    from registry._snapshot import iter_snapshot_records, registry_from_records
+    from registry.storage._snapshot_values import SnapshotError
 
     source = "stdin" if args.input == "-" else args.input
     if args.input != "-" and not Path(args.input).expanduser().exists():
@@ -163,7 +165,8 @@ def run_import(args: argparse.Namespace) -> int:
 
 def _import_new_file(records: Iterator[dict[str, Any]], target: Path) -> None:
     """A new file appears under its name only when complete: load beside it, then rename."""
-    from registry import Registry, registry_from_records
+    from registry import Registry
+    from registry._snapshot import registry_from_records
 
     handle, temp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".importing", dir=target.parent)
     os.close(handle)

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from registry import LocationKind, RegistryError, parse_location, pulsar_line
+from registry import RegistryError
+from registry._location import LocationKind, parse_location
+from registry._pulsar_version import pulsar_line
 
 from ._source import Source, SourceError
 

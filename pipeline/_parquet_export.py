@@ -18,17 +18,10 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from registry import (
-    KeyRange,
-    RangeReader,
-    RegistryError,
-    SchemaRegistry,
-    TopicBundle,
-    audit_records,
-    namespace_bundles,
-    parse_location,
-    snapshot_head,
-)
+from registry import RegistryError, SchemaRegistry
+from registry._location import parse_location
+from registry._snapshot import audit_records, snapshot_head
+from registry.storage._ranges import KeyRange, RangeReader, TopicBundle, namespace_bundles
 
 from ._parquet_format import write_export
 

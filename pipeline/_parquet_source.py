@@ -24,7 +24,8 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from registry import KeyRange, TopicBundle, TopicName
+from registry import TopicName
+from registry.storage._ranges import KeyRange, TopicBundle
 
 from ._arrow import batches, ddl
 from ._assemble import KEYS_PER_PARTITION, PARSED, assembled

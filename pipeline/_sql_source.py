@@ -28,8 +28,10 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 import pyarrow as pa
 
-from registry import KeyRange, LocationKind, RangeReader, ReadState, TopicBundle, parse_location, snapshot_records
 from registry import open as open_registry
+from registry._location import LocationKind, parse_location
+from registry._snapshot import snapshot_records
+from registry.storage._ranges import KeyRange, RangeReader, ReadState, TopicBundle
 
 from ._arrow import ddl
 from ._source import Planned, Source, SourceError

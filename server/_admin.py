@@ -13,8 +13,6 @@ from fastapi.responses import PlainTextResponse
 from pydantic import StrictBool
 
 from registry import (
-    JUDGED_HEADER,
-    STORED_HEADER,
     AutoUpdateStrategy,
     ClientRole,
     CompatibilityStrategy,
@@ -24,10 +22,10 @@ from registry import (
     Role,
     Step,
     StorageError,
-    namespace_allow_auto_update,
-    namespace_validation_enforced,
-    version_number,
 )
+from registry._history import version_number
+from registry._model import JUDGED_HEADER, STORED_HEADER
+from registry.policy._rules import namespace_allow_auto_update, namespace_validation_enforced
 
 from . import _auth as auth
 from . import _pulsar_stats as pulsar_stats

@@ -24,7 +24,9 @@ from fastapi import FastAPI
 from pydantic import TypeAdapter
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from registry import FAST_READ_BYTES, CacheUsage, CompatibilityStrategy, Registry
+from registry import CompatibilityStrategy, Registry
+from registry._cache_budget import FAST_READ_BYTES
+from registry._cache_usage import CacheUsage
 
 from ._admin_wire import GetAllVersionsSchemaResponse, GetSchemaResponse
 from ._explorer_wire import TopicSummary

@@ -26,7 +26,8 @@ import logging
 import os
 from dataclasses import dataclass
 
-from registry import LocationKind, Registry, parse_location
+from registry import Registry
+from registry._location import LocationKind, parse_location
 
 from ._request_id import current_request_id, new_request_id
 

@@ -19,17 +19,8 @@ from typing import Annotated, Any, TypeVar
 
 from fastapi import APIRouter, Body, Path, Query, Request, Response
 
-from registry import (
-    Actor,
-    InvalidArgumentError,
-    NamespaceName,
-    ReviewRules,
-    Role,
-    Step,
-    TopicName,
-    require_satisfiable,
-    to_json,
-)
+from registry import Actor, InvalidArgumentError, NamespaceName, ReviewRules, Role, Step, TopicName, to_json
+from registry.proposals._rules import require_satisfiable
 
 from . import _auth as auth
 from ._deps import Reg, actor_of, written

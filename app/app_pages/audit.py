@@ -22,7 +22,9 @@ from app import audit_runs, connection, links, selection, session
 from app.render import code_span, escape_markdown, when
 from app.review import ALARM_SHADE, shaded
 from pipeline.progress import read_run_record
-from registry import STRATEGIES, CompatibilityStrategy, LocationKind, RegistryError, default_db_path, parse_location
+from registry import STRATEGIES, CompatibilityStrategy, RegistryError
+from registry._location import LocationKind, parse_location
+from registry._paths import default_db_path
 from registry.views.charts import compatibility_heatmap
 
 ENV_VAR = "SCHEMA_EXPLORER_AUDIT_DIR"

@@ -2,7 +2,8 @@
 approves and applies exactly as approved (docs/architecture.md). `_model.py` the values, `_permissions.py`
 who may do what, `_rules.py` what each step makes of a proposal, `_review.py` what a reviewer sees, `_desk.py`
 the steps, `_records.py` their storage records, `_facade.py` the calls an embedded registry offers, `_words.py`
-the words the app and the CLI show its state in. The public names are exported by `registry`.
+the words the app and the CLI show its state in. What a user needs is exported by `registry`, the rest
+imported from its module.
 
 A regular package (this file), not a namespace one: Spark executors import the project from a zip
 (pipeline/_spark.py `code_archive`), and zipimport finds no package without its `__init__.py`.

@@ -11,20 +11,9 @@ from pathlib import Path
 import pytest
 
 from proposal_world import ALICE, BOB, CAROL, NS, OPS, TOPIC, avro, proposal_registry
-from registry import (
-    CompatibilityStrategy,
-    Registry,
-    ReviewRules,
-    SchemaInfo,
-    SchemaType,
-    applied_text,
-    approvals_text,
-    from_json,
-    refusal_word,
-    refusals_text,
-    to_json,
-)
+from registry import CompatibilityStrategy, Registry, ReviewRules, SchemaInfo, SchemaType, from_json, to_json
 from registry import Proposal as ProposalValue
+from registry.proposals._words import applied_text, approvals_text, refusal_word, refusals_text
 
 S = CompatibilityStrategy
 

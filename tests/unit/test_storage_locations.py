@@ -17,7 +17,6 @@ import registry
 from cli.main import main
 from registry import (
     CompatibilityStrategy,
-    LocationKind,
     Registry,
     RegistryNotFoundError,
     SchemaInfo,
@@ -25,11 +24,9 @@ from registry import (
     StorageError,
     export_snapshot,
     import_snapshot,
-    locate,
-    names_remote,
-    parse_location,
     seed_sample_data,
 )
+from registry._location import LocationKind, locate, names_remote, parse_location
 
 CONNECTED_AT = r'"connected_at":\d+'
 SCHEMA = '{"type":"record","name":"R","fields":[{"name":"a","type":"string"}]}'
