@@ -14,21 +14,12 @@ from pathlib import PurePosixPath
 import streamlit as st
 from google.protobuf import descriptor_pb2
 
-from registry import (
-    KEY_VALUE_ENCODINGS,
-    KEY_VALUE_PART_TYPES,
-    ProtoCompileError,
-    RegistryError,
-    SchemaInfo,
-    SchemaType,
-    SchemaVersion,
-    compile_uploads,
-    current_limits,
-    declared_messages,
-    key_value_parts,
-    key_value_schema_info,
-    to_protobuf_native_data,
-)
+from registry import RegistryError, SchemaInfo, SchemaType, SchemaVersion
+from registry._key_value import KEY_VALUE_ENCODINGS, KEY_VALUE_PART_TYPES
+from registry._limits import current_limits
+from registry._schema_data import key_value_parts, key_value_schema_info
+from registry.protobuf._native import to_protobuf_native_data
+from registry.protobuf._protoc import ProtoCompileError, compile_uploads, declared_messages
 
 TEXT, PROTO, KEY_VALUE, PRIMITIVE = "Avro / JSON text", ".proto files", "KEY_VALUE", "Primitive"
 MODES = (TEXT, PROTO, KEY_VALUE, PRIMITIVE)

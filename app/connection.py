@@ -18,7 +18,9 @@ from dataclasses import dataclass, replace
 
 import streamlit as st
 
-from registry import RegistryError, default_db_path, parse_location
+from registry import RegistryError
+from registry._location import names_remote, parse_location
+from registry._paths import default_db_path
 
 CONNECTION = "connection"  # st.session_state key of the session's Connection
 READ_ONLY = "read_only"  # the sidebar toggle's key
@@ -41,7 +43,7 @@ class Connection:
 
     @property
     def is_remote(self) -> bool:
-        return self.is_cluster or self.target.startswith(("http://", "https://"))
+        return self.is_cluster or names_remote(self.target)
 
     @property
     def is_cluster(self) -> bool:

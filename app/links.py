@@ -35,7 +35,9 @@ from streamlit.delta_generator import DeltaGenerator
 
 from app import connection, session
 from app.render import code_span, error_message, escape_markdown
-from registry import PULSAR_LINES, RegistryError, SchemaRegistry, TopicName
+from registry import RegistryError, SchemaRegistry, TopicName
+from registry._location import names_remote
+from registry._pulsar_version import PULSAR_LINES
 
 _SEEN = "link_seen"  # session key: the query parameters this session has already opened or written
 _CURRENT = "link_current"  # session key: the parameters `opened()` returned in this run
@@ -173,7 +175,7 @@ def follow_connection() -> None:
     st.session_state[_REGISTRY_SEEN] = target
     if target == connection.connection().target:
         return
-    remote = target.startswith(("http://", "https://"))
+    remote = names_remote(target)
     if not remote and not Path(target).expanduser().exists():
         bad_value(REGISTRY, target, "no registry file there (create one from the sidebar's Connection)")
         return

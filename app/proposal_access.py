@@ -14,7 +14,6 @@ from dataclasses import dataclass
 
 from registry import (
     Actor,
-    AllowedSteps,
     NotFoundError,
     NotSupportedError,
     Proposal,
@@ -22,11 +21,9 @@ from registry import (
     ProposalState,
     ReviewRules,
     SchemaRegistry,
-    Step,
-    allowed_steps,
-    apply_readiness,
-    counted_approvals,
 )
+from registry.proposals._permissions import AllowedSteps, Step, allowed_steps, counted_approvals
+from registry.proposals._readiness import apply_readiness
 
 OPEN_LIMIT = 200  # the open proposals a page looks through for the one it warns about
 

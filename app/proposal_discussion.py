@@ -14,7 +14,9 @@ import streamlit as st
 from app import session
 from app.proposal_steps import DISCUSSION, run_step, show_outcome, warn
 from app.render import escape_markdown, when
-from registry import Actor, Comment, Proposal, ProposalReview, SchemaRegistry, comment_paths
+from registry import Actor, Proposal, ProposalReview, SchemaRegistry
+from registry.proposals._model import Comment
+from registry.proposals._pointer import comment_paths
 
 WHOLE = "(the whole proposal)"
 TEXT, PATH = "prop_comment_text", "prop_comment_path"  # the comment box's widget keys

@@ -25,15 +25,9 @@ from app.review import (
     show_verdict,
     show_wrapped,
 )
-from registry import (
-    Proposal,
-    ProposalKind,
-    ProposalReview,
-    ReviewedProblem,
-    applied_text,
-    refusal_word,
-    refusals_text,
-)
+from registry import Proposal, ProposalKind, ProposalReview
+from registry.proposals._model import ReviewedProblem
+from registry.proposals._words import applied_text, refusal_word, refusals_text
 from registry.views.tables import strategy_frame
 
 INTRODUCED, ALREADY_THERE = "introduced", "already there"

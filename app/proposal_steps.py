@@ -23,7 +23,6 @@ from app.render import escape_markdown, show_error, when
 from app.roles import RolesFileError
 from registry import (
     Actor,
-    ApplyReadiness,
     Proposal,
     ProposalReview,
     ProposalState,
@@ -33,14 +32,12 @@ from registry import (
     Role,
     SchemaRegistry,
     StaleProposalError,
-    apply_readiness,
-    approvals_text,
-    counted_approvals,
-    judged_under,
-    may_review,
-    rules_note,
-    same_person,
 )
+from registry._identity import same_person
+from registry.proposals._permissions import counted_approvals, may_review
+from registry.proposals._readiness import ApplyReadiness, apply_readiness
+from registry.proposals._rules import judged_under
+from registry.proposals._words import approvals_text, rules_note
 
 T = TypeVar("T")
 REJECT_REASON = "prop_reject_reason"

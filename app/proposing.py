@@ -19,7 +19,8 @@ import streamlit as st
 
 from app import answers, session
 from app.render import escape_markdown, show_error
-from registry import Actor, AllowedSteps, Proposal, ProposalsRequiredError, RegistryError, Step
+from registry import Actor, Proposal, ProposalsRequiredError, RegistryError
+from registry.proposals._permissions import AllowedSteps, Step
 
 PROPOSAL_PAGE = "app_pages/proposal.py"
 SHOWN_OPEN = 5  # open proposals named by link in a warning; the rest are counted

@@ -39,8 +39,8 @@ from registry import (
     StorageError,
     TenantNotFoundError,
     TopicNotFoundError,
-    schema_text,
 )
+from registry.explain._diff import schema_text
 
 # What to do next, by error class; the first match in this order wins (subclasses before their bases).
 WHAT_TO_DO: tuple[tuple[type[BaseException], str], ...] = (

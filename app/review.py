@@ -17,14 +17,9 @@ import streamlit as st
 from pandas.io.formats.style import Styler
 
 from app.render import escape_markdown
-from registry import (
-    Admission,
-    CompatibilityResult,
-    Effect,
-    PolicyPreview,
-    SchemaDiff,
-    WhatIf,
-)
+from registry import CompatibilityResult, PolicyPreview, SchemaDiff, WhatIf
+from registry._changes import Effect
+from registry._model import Admission
 from registry.explain.text_diff import COARSE_NOTE, LineDiff, line_diff
 from registry.views.tables import (
     advisories_frame,

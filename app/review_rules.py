@@ -16,17 +16,9 @@ from app import answers, session
 from app.proposing import sentence
 from app.render import escape_markdown, show_error
 from app.roles import Roles
-from registry import (
-    NotFoundError,
-    NotSupportedError,
-    RegistryError,
-    ReviewRules,
-    Role,
-    SchemaRegistry,
-    Step,
-    allowed_steps,
-    require_satisfiable,
-)
+from registry import NotFoundError, NotSupportedError, RegistryError, ReviewRules, Role, SchemaRegistry
+from registry.proposals._permissions import Step, allowed_steps
+from registry.proposals._rules import require_satisfiable
 
 ANSWER = "rules"  # where Save review rules keeps its answer (app/answers.py): the message, or the error
 MAX_APPROVALS = 5  # the core's bound (registry/proposals/_rules.py), stated here for the widget

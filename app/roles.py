@@ -28,7 +28,8 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-from registry import Role, name_clash, person_key
+from registry import Role
+from registry._identity import name_clash, person_key
 
 ROLES_ENV = "SCHEMA_EXPLORER_ROLES"  # the roles file's path (`ui --roles FILE` sets it for the server)
 MAX_BYTES = 1_048_576  # a roles file larger than this is refused: it names people, not data

@@ -22,7 +22,8 @@ import streamlit as st
 
 from app import session
 from app.render import code_span, escape_markdown, show_error
-from registry import IndexState, IndexStatus, RegistryError, SchemaRegistry
+from registry import RegistryError, SchemaRegistry
+from registry._catalog import IndexState, IndexStatus
 
 POLL_S = 1.0  # how often a running index's progress is redrawn
 _STOPPING = "index_stopping"  # session key: Cancel was clicked and the run has not ended yet (its URL)

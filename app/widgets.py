@@ -10,17 +10,11 @@ import streamlit as st
 from app import connection, search_index, session
 from app.render import code_span, escape_markdown, show_error
 from app.roles import RolesFileError
-from registry import (
-    PULSAR_LINES,
-    Registry,
-    RegistryError,
-    ReviewRules,
-    SchemaRegistry,
-    Step,
-    allowed_steps,
-    describe_connection,
-    pulsarctl_contexts,
-)
+from registry import Registry, RegistryError, ReviewRules, SchemaRegistry
+from registry._location import names_remote
+from registry._pulsar_version import PULSAR_LINES
+from registry.proposals._permissions import Step, allowed_steps
+from registry.remote._connection import describe_connection, pulsarctl_contexts
 
 EMBEDDED, REMOTE = "Embedded file", "Remote admin URL"
 
@@ -132,7 +126,7 @@ def _connection_form(conn: connection.Connection) -> None:
             if target == conn.shown:
                 target = conn.target  # the form shows a database location without its password
             st.session_state.pop(PENDING, None)
-            if kind == REMOTE and not target.startswith(("http://", "https://")):
+            if kind == REMOTE and not names_remote(target):
                 st.warning("A remote admin URL starts with http:// or https://.")
             elif kind == EMBEDDED and target and not _registry_exists(target):
                 # Never make an empty registry silently: checking against it would answer from no history.
@@ -201,11 +195,13 @@ def _switched(failed: RegistryError | None) -> RegistryError | None:
 def _registry_exists(target: str) -> bool:
     """Is there a registry at this embedded location (a file, or a database that holds one)? Errors other
     than "none there" count as yes: connecting shows them."""
-    from registry import RegistryNotFoundError, parse_location
+    from registry import RegistryNotFoundError
+    from registry._location import LocationKind, parse_location
 
     try:
-        if parse_location(target).kind == "sqlite":
-            return Path(target).expanduser().exists()
+        location = parse_location(target)
+        if location.kind is LocationKind.SQLITE:
+            return Path(location.target).expanduser().exists()
         Registry.open(target).close()
     except RegistryNotFoundError:
         return False

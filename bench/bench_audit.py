@@ -63,7 +63,7 @@ TARGET = 0.60
 def fastavro_rate(snapshot: Path, archive: Path, limit: int = 200_000) -> tuple[float, int, float]:
     """Messages/s of fastavro's decode-and-resolve (writer -> latest version) in one process: per second of
     wall-clock time, how many it decoded, and per CPU-second (the same unless the machine is shared)."""
-    from registry import read_snapshot_records
+    from registry._snapshot import read_snapshot_records
 
     schemas: dict[str, dict[int, str]] = {}
     for record in read_snapshot_records(snapshot):

@@ -29,7 +29,8 @@ sys.path.insert(0, str(ROOT))
 
 import registry  # noqa: E402
 from bench.gen_registry import load_registry, topic_schema  # noqa: E402
-from registry import Registry, SchemaInfo, SchemaType, TopicState, compare_registries  # noqa: E402
+from registry import Registry, SchemaInfo, SchemaType  # noqa: E402
+from registry.compare import TopicState, compare_registries  # noqa: E402
 
 KINDS = (TopicState.TO_BEHIND, TopicState.TO_AHEAD, TopicState.DELETED_IN_TO, TopicState.DIVERGED)
 

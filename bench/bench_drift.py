@@ -25,7 +25,7 @@ sys.path.insert(0, str(ROOT))
 
 import registry  # noqa: E402
 from bench.bench_compare import build  # noqa: E402
-from registry import compare_registries  # noqa: E402
+from registry.compare import compare_registries  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -23,8 +23,8 @@ from pathlib import Path
 _ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(_ROOT)]
 
-from registry import SchemaType, current_limits  # noqa: E402
-from registry._limits import check_schema_input  # noqa: E402
+from registry import SchemaType  # noqa: E402
+from registry._limits import check_schema_input, current_limits  # noqa: E402
 
 TARGET_RATIO = 2.0
 

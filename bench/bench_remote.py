@@ -43,7 +43,8 @@ for path in (ROOT, ROOT / "bench"):
 from bench_browse import SEARCHES, _free_port, generate  # noqa: E402
 
 import registry  # noqa: E402
-from registry import CACHE_ENV_VAR, Registry, TopicQuery  # noqa: E402
+from registry import Registry, TopicQuery  # noqa: E402
+from registry.remote._broker_index import CACHE_ENV_VAR  # noqa: E402
 
 PAGE = 50
 

@@ -184,7 +184,8 @@ def synthetic_records(topics: int, versions: int, tenants: int) -> Iterator[dict
 def load_registry(location: str, topics: int, versions: int, tenants: int) -> None:
     """The synthetic registry straight into an empty SQLite file or PostgreSQL database, streamed through the
     import's bulk path (COPY on PostgreSQL), never held in memory: what `schema-explorer import` does."""
-    from registry import Registry, registry_from_records
+    from registry import Registry
+    from registry._snapshot import registry_from_records
 
     reg = Registry.open(location, create=True)
     try:
@@ -210,7 +211,7 @@ def write_archive(snapshot: Path, out: Path, messages: int, archive_topics: int,
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from registry import read_snapshot_records
+    from registry._snapshot import read_snapshot_records
 
     rng = random.Random(seed)
     histories: dict[str, list[tuple[int, str]]] = {}
@@ -365,7 +366,9 @@ def sample_message(entry: Any, rng: random.Random) -> tuple[bytes, str | None]:
     """A random message of a schema version as the Java client writes it: (payload, message key or None).
     KEY_VALUE: INLINE puts both parts in the payload, SEPARATED the key's bytes in the key (base64)."""
     from pipeline._payload import encode_inline
-    from registry import SchemaData, SchemaType, decode_key_value
+    from registry import SchemaType
+    from registry._key_value import decode_key_value
+    from registry._types import SchemaData
 
     schema = SchemaData(entry.type, entry.data, entry.properties)
     if schema.type is not SchemaType.KEY_VALUE:

@@ -177,7 +177,8 @@ def refuse_connection_options(args: argparse.Namespace, command: str) -> None:
 
 def pulsar_version(args: argparse.Namespace) -> str | None:
     """`--pulsar-version` checked (a usage error naming the known lines), or None when not given."""
-    from registry import RegistryError, pulsar_line
+    from registry import RegistryError
+    from registry._pulsar_version import pulsar_line
 
     raw = getattr(args, "pulsar_version", None)
     if raw is None:
@@ -191,7 +192,8 @@ def pulsar_version(args: argparse.Namespace) -> str | None:
 def check_url(text: str) -> str:
     """`--url` as given, if it is an http:// or https:// URL (scheme in any case, whitespace around dropped);
     anything else is a usage error naming the value, so a mistyped URL never becomes a local file."""
-    from registry import RegistryError, remote_url
+    from registry import RegistryError
+    from registry._location import remote_url
 
     try:
         url = remote_url(text)
@@ -206,13 +208,14 @@ def resolve_db(raw: str | None) -> Path | str:
     """`--db`: the absolute path of a registry file (resolve_db_path), or, for a location that names another
     storage (memory:, postgresql://, package.module:factory, a registered scheme), that location as given."""
     if raw is not None and raw.strip():
-        from registry import RegistryError, parse_location
+        from registry import RegistryError
+        from registry._location import LocationKind, parse_location
 
         try:
             location = parse_location(raw)
         except RegistryError as exc:
             raise UserError(f"--db: {exc}") from None
-        if location.kind != "sqlite":
+        if location.kind is not LocationKind.SQLITE:
             return raw.strip()
         raw = location.target
     return resolve_db_path(raw)
@@ -222,7 +225,7 @@ def shown(target: Path | str) -> str:
     """A registry target as messages show it (a PostgreSQL password never printed)."""
     if isinstance(target, Path):
         return str(target)
-    from registry import parse_location
+    from registry._location import parse_location
 
     return parse_location(target).shown
 
@@ -230,7 +233,7 @@ def shown(target: Path | str) -> str:
 def resolve_db_path(raw: str | None) -> Path:
     """The absolute database path to use; the default per-user file's folder is created if needed."""
     if raw is None:
-        from registry import default_db_path
+        from registry._paths import default_db_path
 
         path = Path(default_db_path()).expanduser().resolve()
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -443,7 +446,7 @@ def record_pitfalls(args: argparse.Namespace) -> tuple[Any, ...]:
     """The advisories of the `--record` class (none without one)."""
     if not getattr(args, "record", None):
         return ()
-    from registry import record_advisories
+    from registry._record_pitfalls import record_advisories
 
     found: tuple[Any, ...] = _from_record(
         record_advisories, args.record, _schema_type(args.type) if args.type else None
@@ -454,7 +457,7 @@ def record_pitfalls(args: argparse.Namespace) -> tuple[Any, ...]:
 def _from_record(read: Any, spec: str, kind: Any) -> Any:
     """`read(spec, kind)` with the current folder on the import path (as `uvicorn app:app` has it); a class
     that cannot be loaded is a usage error naming it."""
-    from registry import RecordError
+    from registry._records import RecordError
 
     if os.getcwd() not in sys.path:
         sys.path.insert(0, os.getcwd())
@@ -489,7 +492,7 @@ def _properties(pairs: list[str]) -> dict[str, str]:
 def _read_input(file: str) -> bytes:
     """The schema file (or stdin), read no further than the input limit: a 10 GB file or an endless pipe is
     refused after reading the limit, never loaded whole."""
-    from registry import current_limits
+    from registry._limits import current_limits
 
     schema_limit = current_limits().max_schema_bytes
     cap = 2 * schema_limit + 65_536  # a pulsar-admin payload holds the schema as an escaped JSON string
@@ -539,7 +542,7 @@ def _protobuf_native(args: argparse.Namespace, data: bytes, suffix: str) -> str:
     from google.protobuf import descriptor_pb2
     from google.protobuf.message import DecodeError
 
-    from registry import to_protobuf_native_data
+    from registry.protobuf._native import to_protobuf_native_data
 
     if suffix in _DESCRIPTOR_SETS:
         file_set = descriptor_pb2.FileDescriptorSet()
@@ -559,7 +562,7 @@ def _protobuf_native(args: argparse.Namespace, data: bytes, suffix: str) -> str:
 def _compile_proto(args: argparse.Namespace, data: bytes) -> tuple[Any, str]:
     import tempfile
 
-    from registry import ProtoCompileError, compile_proto
+    from registry.protobuf._protoc import ProtoCompileError, compile_proto
 
     with tempfile.TemporaryDirectory(prefix="schema-explorer-") as tmp:
         if args.file == "-":
@@ -585,7 +588,7 @@ def _compile_proto(args: argparse.Namespace, data: bytes) -> tuple[Any, str]:
 
 def _root_file_of(file_set: Any, message: str | None) -> str:
     """In a descriptor set, the file declaring `message` (default: the last file, protoc's root)."""
-    from registry import declared_messages
+    from registry.protobuf._protoc import declared_messages
 
     if message:
         for file in file_set.file:
@@ -597,7 +600,7 @@ def _root_file_of(file_set: Any, message: str | None) -> str:
 
 
 def _root_message(file_set: Any, root_file: str, wanted: str | None) -> str:
-    from registry import declared_messages
+    from registry.protobuf._protoc import declared_messages
 
     file = next(f for f in file_set.file if f.name == root_file)
     names = declared_messages(file)

@@ -22,12 +22,11 @@ from registry import (
     PolicyPreview,
     Problem,
     ProposalReview,
-    PulsarLine,
     SchemaDiff,
     WhatIf,
-    refusal_word,
-    refusals_text,
 )
+from registry._pulsar_version import PulsarLine
+from registry.proposals._words import refusal_word, refusals_text
 
 from ._common import for_terminal
 

@@ -15,7 +15,8 @@ from contextlib import contextmanager
 from datetime import UTC, datetime
 from typing import Any
 
-from registry import policies_json, schema_response, to_json
+from registry import to_json
+from registry._wire import policies_json, schema_response
 from registry.explain.text_diff import line_diff
 
 from ._common import (

@@ -89,7 +89,8 @@ def side_source(option: str, location: str, given: str | None, token: str | None
     when it is none, or when a token is `given` for a side that is not a URL."""
     from pipeline._open import load_source
     from pipeline._source import SourceError
-    from registry import RegistryError, remote_url
+    from registry import RegistryError
+    from registry._location import remote_url
 
     from ._common import resolve_db
 
@@ -133,7 +134,7 @@ def _one_password(source: Source, target: Source) -> None:
 
 def _token(args: argparse.Namespace) -> str | None:
     """The one token the executors read (their environment holds one): a URL side's, or both sides' alike."""
-    from registry import remote_url
+    from registry._location import remote_url
 
     tokens = set()
     for location, given in ((args.source, args.from_token), (args.target, args.to_token)):

@@ -122,7 +122,9 @@ def _export_parquet(args: argparse.Namespace) -> int:
 
 
 def run_import(args: argparse.Namespace) -> int:
-    from registry import Registry, SnapshotError, iter_snapshot_records, registry_from_records
+    from registry import Registry
+    from registry._snapshot import iter_snapshot_records, registry_from_records
+    from registry.storage._snapshot_values import SnapshotError
 
     source = "stdin" if args.input == "-" else args.input
     if args.input != "-" and not Path(args.input).expanduser().exists():
@@ -167,7 +169,8 @@ def _import_new_file(records: Iterator[dict[str, Any]], target: Path) -> None:
     in, which fails where `os.replace` would silently overwrite a registry another command created."""
     import shutil
 
-    from registry import Registry, registry_from_records
+    from registry import Registry
+    from registry._snapshot import registry_from_records
 
     folder = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".importing", dir=target.parent))
     try:

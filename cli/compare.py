@@ -30,8 +30,8 @@ from ._common import (
 from ._markdown import code, text
 
 if TYPE_CHECKING:
-    from registry import Comparison, SchemaRegistry
-    from registry.compare import TopicPlan
+    from registry import SchemaRegistry
+    from registry.compare import Comparison, TopicPlan
 
 LOCATION_HELP = (
     "a registry: a file path, sqlite:///PATH, postgresql://..., a storage location, an export file (`export`'s "
@@ -80,7 +80,8 @@ def open_location(option: str, location: str, token: str | None, line: str | Non
     """The registry `location` names: remote for an http(s) URL (with `token`), else embedded, never created
     (a registry made on the spot would compare as empty); read-only unless `writes`."""
     import registry
-    from registry import RegistryError, RegistryNotFoundError, remote_url
+    from registry import RegistryError, RegistryNotFoundError
+    from registry._location import remote_url
 
     if not location.strip():
         raise UserError(f"{option} must name a registry")
@@ -131,7 +132,7 @@ def _is_snapshot(target: Path | str) -> bool:
 
 
 def run_compare(args: argparse.Namespace) -> int:
-    from registry import compare_registries
+    from registry.compare import compare_registries
 
     line = pulsar_version(args)
     if args.as_name is not None and not args.propose:
@@ -165,7 +166,8 @@ def propose(
     args: argparse.Namespace, target: SchemaRegistry, source: SchemaRegistry, found: Comparison
 ) -> list[dict[str, Any]]:
     """The plan's proposals in B (registry.propose_plan), as the person `--as` names (a file) or the token does."""
-    from registry import propose_plan, remote_url
+    from registry._location import remote_url
+    from registry.compare import propose_plan
 
     from ._common import acting_person
 

@@ -280,7 +280,8 @@ def cluster_source(args: argparse.Namespace, client_conf: str | None, context: s
     """The app's arguments for a client.conf (its absolute path) or a pulsarctl context (its name), read and
     checked here first so that a missing file, an unknown context or an unsupported auth plugin stops `ui` with
     one line. Only the path or the name reaches the app's command line: the app reads the file itself."""
-    from registry import RegistryError, describe_connection
+    from registry import RegistryError
+    from registry.remote._connection import describe_connection
 
     if args.token:
         raise UserError("--token only applies with --url (a client.conf or context carries its own credentials)")

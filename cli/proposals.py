@@ -21,27 +21,22 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from registry import (
-    Admission,
     CompatibilityResult,
     PolicyPreview,
     Proposal,
     ProposalKind,
     ProposalReview,
     ProposalState,
-    PulsarLine,
-    ReviewedProblem,
     ReviewRules,
     SchemaRegistry,
     WhatIf,
-    applied_text,
-    approvals_text,
-    policy_change,
-    pulsar_line,
-    refusal_word,
-    refusals_text,
-    rules_note,
     to_json,
 )
+from registry._model import Admission
+from registry._pulsar_version import PulsarLine, pulsar_line
+from registry.policy._changes import policy_change
+from registry.proposals._model import ReviewedProblem
+from registry.proposals._words import applied_text, approvals_text, refusal_word, refusals_text, rules_note
 
 from ._common import (
     EXIT_OK,

@@ -16,7 +16,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from registry import BrokerIndex
+    from registry._catalog import BrokerIndex
 
 from ._common import EXIT_OK, EXIT_REFUSED, PROG, add_source_arguments, close_registry, open_source, whole_number
 

@@ -142,7 +142,7 @@ def add_commands(commands: argparse._SubParsersAction[Any]) -> None:
 def run_token_new(args: argparse.Namespace) -> int:
     import json
 
-    from registry import name_clash
+    from registry._identity import name_clash
     from server import new_token
 
     if (args.name is None) != (args.role is None):
@@ -168,7 +168,8 @@ def is_loopback(host: str) -> bool:
 
 
 def run_serve(args: argparse.Namespace) -> int:
-    from registry import Registry, parse_location, seed_sample_data
+    from registry import Registry, seed_sample_data
+    from registry._location import parse_location
     from server import (
         ServerLimits,
         StorageTimer,

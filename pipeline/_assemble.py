@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
-from registry import TopicBundle
+from registry.storage._ranges import TopicBundle
 
 from ._arrow import batches, ddl, schema
 from ._source import bundle_of

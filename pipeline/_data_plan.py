@@ -12,14 +12,11 @@ from typing import Any
 
 import fastavro
 
-from registry import (
-    RegistryError,
-    SchemaData,
-    SchemaType,
-    decode_key_value,
-    pair_verdict,
-    parse_protobuf_native,
-)
+from registry import RegistryError, SchemaType
+from registry._compatibility import pair_verdict
+from registry._key_value import decode_key_value
+from registry._types import SchemaData
+from registry.protobuf._native import parse_protobuf_native
 
 from ._payload import charset, primitive_kind
 

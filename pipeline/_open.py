@@ -5,7 +5,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from registry import RegistryError, parse_location, pulsar_line
+from registry import RegistryError
+from registry._location import LocationKind, parse_location
+from registry._pulsar_version import pulsar_line
 
 from ._source import Source, SourceError
 
@@ -45,9 +47,9 @@ def load_source(
         else:
             assert db is not None
             location = parse_location(db)
-            if location.kind == "memory":
+            if location.kind is LocationKind.MEMORY:
                 raise SourceError(f"--db {db!r}: a memory: registry lives in one process; executors cannot read it")
-            if location.kind in ("sqlite", "postgresql"):
+            if location.kind.sql:
                 from ._sql_source import SqlSource
 
                 source = SqlSource.open(db, pulsar_version=line)

@@ -18,17 +18,10 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from registry import (
-    KeyRange,
-    RangeReader,
-    RegistryError,
-    SchemaRegistry,
-    TopicBundle,
-    audit_records,
-    namespace_bundles,
-    parse_location,
-    snapshot_head,
-)
+from registry import RegistryError, SchemaRegistry
+from registry._location import parse_location
+from registry._snapshot import audit_records, snapshot_head
+from registry.storage._ranges import KeyRange, RangeReader, TopicBundle, namespace_bundles
 
 from ._parquet_format import write_export
 
@@ -79,7 +72,7 @@ def _bundles(
 ) -> Iterator[tuple[Iterator[TopicBundle], int | None]]:
     """Every bundle in key order and the change token of the state they come from (None where the registry
     has no single one: an admin API)."""
-    if location is not None and parse_location(location).kind in ("sqlite", "postgresql"):
+    if location is not None and parse_location(location).kind.sql:
         with RangeReader(location) as reader, reader.reading() as read:
             yield read.bundles(KeyRange()), read.token
         return

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from registry import KeyRange, RegistryError, TopicBundle, TopicName
+from registry import RegistryError, TopicName
 from registry.parquet import (
     PARTITIONED,
     TABLES,
@@ -34,6 +34,7 @@ from registry.parquet import (
     partitioned_rows,
     table_files,
 )
+from registry.storage._ranges import KeyRange, TopicBundle
 
 from ._arrow import batches, ddl
 from ._assemble import KEYS_PER_PARTITION, PARSED, assembled

@@ -24,8 +24,10 @@ from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
-from registry import KeyRange, TopicBundle, namespace_bundles, remote_url, snapshot_records
 from registry import open as open_registry
+from registry._location import remote_url
+from registry._snapshot import snapshot_records
+from registry.storage._ranges import KeyRange, TopicBundle, namespace_bundles
 
 from ._arrow import ddl
 from ._source import Planned, Source

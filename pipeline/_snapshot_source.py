@@ -24,7 +24,9 @@ from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
-from registry import KeyRange, RegistryError, TopicBundle, TopicName, pulsar_line
+from registry import RegistryError, TopicName
+from registry._pulsar_version import pulsar_line
+from registry.storage._ranges import KeyRange, TopicBundle
 
 from ._arrow import batches, ddl
 from ._assemble import KEYS_PER_PARTITION, PARSED, assembled

@@ -23,15 +23,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from registry import (
-    KeyRange,
-    Registry,
-    RegistryError,
-    TopicBundle,
-    TopicName,
-    read_snapshot_records,
-    registry_from_records,
-)
+from registry import Registry, RegistryError, TopicName
+from registry._snapshot import read_snapshot_records, registry_from_records
+from registry.storage._ranges import KeyRange, TopicBundle
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -210,7 +204,7 @@ class RecordsSource(Source):
 
 def records_source(reg: Registry | Any, label: str) -> RecordsSource:
     """The reader this replaced, for a registry in this process: every record read now, on the driver."""
-    from registry import snapshot_records
+    from registry._snapshot import snapshot_records
 
     return RecordsSource.from_records(list(snapshot_records(reg)), label)
 

@@ -28,8 +28,10 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 import pyarrow as pa
 
-from registry import KeyRange, RangeReader, ReadState, TopicBundle, parse_location, snapshot_records
 from registry import open as open_registry
+from registry._location import LocationKind, parse_location
+from registry._snapshot import snapshot_records
+from registry.storage._ranges import KeyRange, RangeReader, ReadState, TopicBundle
 
 from ._arrow import ddl
 from ._source import Planned, Source, SourceError
@@ -58,7 +60,7 @@ class SqlSource(Source):
     @classmethod
     def open(cls, db: str, *, pulsar_version: str | None = None) -> SqlSource:
         where = parse_location(db)
-        postgres = where.kind == "postgresql"
+        postgres = where.kind is LocationKind.POSTGRESQL
         target = db if postgres else str(Path(where.target).expanduser().resolve())
         password = None
         if postgres:

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
-from registry import TopicBundle
+from registry.storage._ranges import TopicBundle
 
 from ._arrow import ddl
 from ._tasks import BUNDLES_PER_BATCH, Job, Read, judged, read_part

@@ -17,7 +17,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from registry import TopicBundle
+from registry.storage._ranges import TopicBundle
 
 from ._arrow import batches
 

@@ -23,8 +23,11 @@ from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
-from registry import RegistryError, SchemaData, TopicBundle, answering_as
-from registry import pair_verdict as core_pair_verdict
+from registry import RegistryError
+from registry._compatibility import pair_verdict as core_pair_verdict
+from registry._pulsar_version import answering_as
+from registry._types import SchemaData
+from registry.storage._ranges import TopicBundle
 
 from ._arrow import schema
 from ._source import batch_registry, topics_of

@@ -56,11 +56,9 @@ from typing import Any
 
 import pyarrow as pa
 
-from registry import (
-    SchemaData,
-    TopicName,
-    answering_as,
-)
+from registry import TopicName
+from registry._pulsar_version import answering_as
+from registry._types import SchemaData
 
 from ._arrow import batches, schema
 from ._data_decode import PartitionAudit

@@ -33,17 +33,11 @@ from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
-from registry import (
-    Comparison,
-    KeyRange,
-    Registry,
-    RegistryError,
-    TopicBundle,
-    TopicState,
-    snapshot_head,
-)
+from registry import Registry, RegistryError
 from registry import open as open_registry
-from registry.compare import TopicComparison, assemble, compare_namespaces, compare_topics
+from registry._snapshot import snapshot_head
+from registry.compare import Comparison, TopicComparison, TopicState, assemble, compare_namespaces, compare_topics
+from registry.storage._ranges import KeyRange, TopicBundle
 
 from ._arrow import batches, ddl, schema
 from ._registry_source import TOKEN_ENV, RegistrySource

@@ -17,17 +17,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from registry import (
-    CompatibilityStrategy,
-    InvalidSchemaError,
-    KeyRange,
-    RegistryError,
-    SchemaInfo,
-    SchemaType,
-    TopicName,
-    answering_as,
-    to_schema_data,
-)
+from registry import CompatibilityStrategy, InvalidSchemaError, RegistryError, SchemaInfo, SchemaType, TopicName
+from registry._pulsar_version import answering_as
+from registry._schema_data import to_schema_data
+from registry.storage._ranges import KeyRange
 
 from . import compat_matrix, data_audit, policy_impact
 from ._archive import Archive, read_archive

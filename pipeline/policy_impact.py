@@ -16,7 +16,8 @@ from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
-from registry import CompatibilityStrategy, RegistryError, TopicBundle
+from registry import CompatibilityStrategy, RegistryError
+from registry.storage._ranges import TopicBundle
 
 from ._arrow import schema
 

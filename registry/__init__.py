@@ -1,18 +1,18 @@
 """Pulsar Schema Explorer's core: an embedded schema registry that answers exactly as a Pulsar broker does.
 
 No UI, web or Spark imports here: the app, server, pipeline and notebooks are thin shells over this facade.
+
+`__all__` is what a user of the library needs: `registry.open` and the one handle type, the values it takes
+and answers with, the explanations, proposals and their people, and the error tree. Everything else the core
+offers is imported from the module that defines it (`from registry._catalog import IndexStatus`), as the
+project's own shells do; the public subpackages `registry.compare`, `registry.webhooks`, `registry.views` and
+`registry.storage.conformance` keep their own `__all__`.
 """
 
-from typing import TYPE_CHECKING, Any
-
 from ._audit import AuditAction, AuditEntry, AuditOutcome
-from ._cache_budget import CACHE_BYTES_ENV, FAST_READ_BYTES
-from ._cache_usage import CacheUsage
-from ._catalog import INDEX_WORKERS, BrokerIndex, IndexState, IndexStatus, TopicPage, TopicQuery, TopicSummary
-from ._changes import Advisory, AdvisoryCode, Change, ChangeKind, Effect, SchemaDiff, Severity
-from ._compatibility import PairVerdict, pair_verdict
+from ._catalog import TopicPage, TopicQuery, TopicSummary
+from ._changes import Advisory, AdvisoryCode, Change, ChangeKind, SchemaDiff, Severity
 from ._errors import (
-    ERROR_HEADER,
     ApprovalsMissingError,
     AuthError,
     IncompatibleSchemaError,
@@ -44,25 +44,15 @@ from ._errors import (
     TopicPoliciesDisabledError,
 )
 from ._handle import SchemaRegistry
-from ._history import version_number
-from ._identity import name_clash, person_key, same_person
-from ._key_value import KEY_VALUE_ENCODINGS, KEY_VALUE_PART_TYPES, decode_key_value
-from ._limits import Limits, SchemaTooLargeError, current_limits, limited, set_limits
 from ._model import (
-    JUDGED_HEADER,
-    STORED_HEADER,
     STRATEGIES,
-    STRATEGY_FACTS,
-    Admission,
     AutoUpdateStrategy,
     BrokerConfig,
-    ClientRecord,
     ClientRole,
     CompatibilityResult,
     CompatibilityStrategy,
     ConnectedClient,
     Direction,
-    Effective,
     EffectivePolicy,
     NamespacePolicy,
     PolicySource,
@@ -71,313 +61,130 @@ from ._model import (
     RuleCode,
     SchemaInfo,
     SchemaVersion,
-    StrategyFacts,
     TopicPolicy,
     UpgradeOrder,
 )
 from ._names import NamespaceName, TopicName
 from ._open import open as open
-from ._paths import default_db_path, remote_url
-from ._pulsar_version import (
-    DEFAULT_LINE,
-    PULSAR_LINES,
-    PulsarChoice,
-    PulsarLine,
-    answering_as,
-    line_for_broker,
-    pulsar_line,
-)
-from ._read_only import ReadOnlyRegistry
-from ._record_pitfalls import record_advisories
-from ._records import RecordError
 from ._registry import Registry
-from ._schema_data import key_value_parts, key_value_schema_info, to_schema_data
-from ._seed import SeedReport, seed_sample_data
-from ._snapshot import (
-    audit_records,
-    export_snapshot,
-    import_snapshot,
-    iter_snapshot_records,
-    read_snapshot_records,
-    registry_from_records,
-    snapshot_head,
-    snapshot_records,
-)
-from ._types import SchemaData, SchemaType
-from ._wire import from_json, policies_json, schema_response, to_json
-from .compare import Comparison, HazardReason, TopicState, compare_registries, drift_diff, propose_plan
-from .explain._diff import schema_text
-from .explain._preview import PolicyPreview, TopicPreview
-from .explain._upgrade import (
-    STRATEGY_UPGRADE_ORDER,
-    ChangeOrder,
-    UpgradePlan,
-    UpgradeStep,
-    change_order,
-    strategy_order,
-)
-from .explain._whatif import PolicyImpact, RefusedClient, TopicImpact, WhatIf
-from .policy._changes import NamespacePolicyChange, TopicPolicyChange, policy_change
-from .policy._rules import namespace_allow_auto_update, namespace_validation_enforced
+from ._seed import seed_sample_data
+from ._snapshot import export_snapshot, import_snapshot
+from ._types import SchemaType
+from ._wire import from_json, to_json
+from .explain._preview import PolicyPreview
+from .explain._upgrade import UpgradePlan
+from .explain._whatif import PolicyImpact, WhatIf
+from .policy._changes import NamespacePolicyChange, TopicPolicyChange
 from .proposals._handle import Proposals
-from .proposals._model import (
-    Actor,
-    Approval,
-    Comment,
-    Proposal,
-    ProposalKind,
-    ProposalReview,
-    ProposalState,
-    ReviewedProblem,
-    ReviewRules,
-    Revision,
-    Role,
-)
-from .proposals._permissions import AllowedSteps, Step, allowed_steps, apply_role, counted_approvals, may_review
-from .proposals._pointer import comment_paths
-from .proposals._readiness import ApplyReadiness, apply_readiness
-from .proposals._revisions import RevisionDiff
-from .proposals._rules import judged_under, require_satisfiable
-from .proposals._words import applied_text, approvals_text, refusal_word, refusals_text, rules_note
-from .protobuf._native import ProtobufNativeSchema, parse_protobuf_native, to_protobuf_native_data
-from .protobuf._protoc import ProtoCompileError, compile_proto, compile_uploads, declared_messages
-from .remote._broker_index import CACHE_ENV_VAR
-from .remote._connection import ConnectionSummary, describe_connection, pulsarctl_contexts
+from .proposals._model import Actor, Proposal, ProposalKind, ProposalReview, ProposalState, ReviewRules, Role
 from .storage._base import LocalStorage as StorageBackend
-from .storage._base import StaleHistoryError
 from .storage._forwarding import ForwardingStorage
-from .storage._locations import ENTRY_POINT_GROUP as STORAGE_ENTRY_POINT_GROUP
-from .storage._locations import StorageLocation, parse_location
 from .storage._memory import MemoryStorage
 from .storage._postgres import PostgresStorage
-from .storage._ranges import KeyRange, RangeRead, RangeReader, ReadState, TopicBundle, namespace_bundles
-from .storage._snapshot_values import SnapshotError
 from .storage._sqlite import SqliteStorage
 from .webhooks._handle import Webhooks
-from .webhooks._model import Webhook, WebhookDelivery
-
-if TYPE_CHECKING:
-    from .remote._handle import RemoteRegistry
-
-
-def __getattr__(name: str) -> Any:
-    """`RemoteRegistry` is imported on first use, so `import registry` does not pay for httpx."""
-    if name == "RemoteRegistry":
-        from .remote._handle import RemoteRegistry
-
-        return RemoteRegistry
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
+from .webhooks._model import Webhook
 
 # `open` is public (`registry.open(location)`) but left out of `from registry import *`, where it would hide
-# the builtin `open`.
+# the builtin `open`. tests/unit/test_public_api.py holds this list to at most 90 names.
 __all__ = [
-    "Comparison",
-    "HazardReason",
-    "TopicState",
-    "compare_registries",
-    "drift_diff",
-    "propose_plan",
-    "CACHE_BYTES_ENV",
-    "DEFAULT_LINE",
-    "ERROR_HEADER",
-    "PULSAR_LINES",
-    "PulsarChoice",
-    "PulsarLine",
-    "answering_as",
-    "line_for_broker",
-    "policy_change",
-    "pulsar_line",
-    "FAST_READ_BYTES",
-    "CacheUsage",
-    "Admission",
-    "Advisory",
-    "AdvisoryCode",
-    "AuditAction",
-    "AuditEntry",
-    "AuditOutcome",
-    "AuthError",
+    # the handle and opening one (besides `open`)
+    "Registry",
+    "SchemaRegistry",
+    "Proposals",
+    "Webhooks",
+    # what a schema, a version and a verdict are
+    "STRATEGIES",
     "AutoUpdateStrategy",
-    "BrokerConfig",
-    "BrokerIndex",
-    "Change",
-    "ChangeKind",
-    "ChangeOrder",
-    "ClientRecord",
-    "ConnectedClient",
-    "ClientRole",
-    "CACHE_ENV_VAR",
-    "INDEX_WORKERS",
-    "IndexState",
-    "IndexStatus",
     "CompatibilityResult",
     "CompatibilityStrategy",
     "Direction",
-    "Effect",
-    "Effective",
+    "NamespaceName",
+    "Problem",
+    "Registration",
+    "RuleCode",
+    "SchemaInfo",
+    "SchemaType",
+    "SchemaVersion",
+    "TopicName",
+    "UpgradeOrder",
+    # policies, the broker and its clients
+    "BrokerConfig",
+    "ClientRole",
+    "ConnectedClient",
     "EffectivePolicy",
+    "NamespacePolicy",
+    "PolicySource",
+    "TopicPolicy",
+    "NamespacePolicyChange",
+    "TopicPolicyChange",
+    # explanations
+    "Advisory",
+    "AdvisoryCode",
+    "Change",
+    "ChangeKind",
+    "PolicyImpact",
+    "PolicyPreview",
+    "SchemaDiff",
+    "Severity",
+    "UpgradePlan",
+    "WhatIf",
+    # the catalog and the audit trail
+    "AuditAction",
+    "AuditEntry",
+    "AuditOutcome",
+    "TopicPage",
+    "TopicQuery",
+    "TopicSummary",
+    # proposals, the people who make them, and webhooks
+    "Actor",
+    "Proposal",
+    "ProposalKind",
+    "ProposalReview",
+    "ProposalState",
+    "ReviewRules",
+    "Role",
+    "Webhook",
+    # one JSON form, snapshots, sample data
+    "export_snapshot",
+    "from_json",
+    "import_snapshot",
+    "seed_sample_data",
+    "to_json",
+    # a storage of one's own, around a built-in one (docs/guide/operating.md)
+    "ForwardingStorage",
+    "MemoryStorage",
+    "PostgresStorage",
+    "SqliteStorage",
+    "StorageBackend",
+    # the error tree (registry/_errors.py)
+    "ApprovalsMissingError",
+    "AuthError",
     "IncompatibleSchemaError",
     "InvalidArgumentError",
     "InvalidNameError",
     "InvalidSchemaError",
     "InvalidVersionError",
-    "Limits",
-    "NamespaceName",
     "NamespaceNotFoundError",
-    "NamespacePolicy",
-    "NamespacePolicyChange",
     "NotFoundError",
-    "PairVerdict",
-    "ProtobufNativeSchema",
-    "PoisonedHistoryError",
+    "NotSupportedError",
     "PartitionPolicyError",
+    "PermissionDeniedError",
+    "PoisonedHistoryError",
+    "PolicyChangedError",
     "PolicyError",
-    "PolicyImpact",
-    "PolicyPreview",
-    "PolicySource",
+    "ProposalError",
+    "ProposalNotFoundError",
+    "ProposalsRequiredError",
     "ReadOnlyError",
-    "ReadOnlyRegistry",
-    "Problem",
-    "RefusedClient",
-    "Registry",
+    "RebaseConflictError",
     "RegistryError",
     "RegistryNotFoundError",
-    "RemoteRegistry",
-    "SchemaRegistry",
-    "version_number",
-    "Registration",
-    "JUDGED_HEADER",
-    "STORED_HEADER",
-    "PolicyChangedError",
-    "Actor",
-    "Approval",
-    "Comment",
-    "Proposal",
-    "Proposals",
-    "ProposalKind",
-    "ProposalReview",
-    "RevisionDiff",
-    "ProposalState",
-    "ReviewedProblem",
-    "ReviewRules",
-    "Revision",
-    "Role",
-    "NotSupportedError",
-    "PermissionDeniedError",
-    "ProposalsRequiredError",
-    "ProposalNotFoundError",
-    "ProposalError",
-    "ApprovalsMissingError",
     "RevisionChangedError",
-    "RebaseConflictError",
-    "StaleProposalError",
-    "may_review",
-    "counted_approvals",
-    "approvals_text",
-    "applied_text",
-    "refusals_text",
-    "refusal_word",
-    "rules_note",
-    "apply_role",
-    "comment_paths",
-    "name_clash",
-    "person_key",
-    "same_person",
-    "ApplyReadiness",
-    "apply_readiness",
-    "judged_under",
-    "require_satisfiable",
-    "allowed_steps",
-    "AllowedSteps",
-    "Step",
-    "RecordError",
-    "record_advisories",
-    "STRATEGY_FACTS",
-    "StrategyFacts",
-    "KEY_VALUE_ENCODINGS",
-    "KEY_VALUE_PART_TYPES",
-    "decode_key_value",
-    "StorageBackend",
-    "ForwardingStorage",
-    "MemoryStorage",
-    "PostgresStorage",
-    "SqliteStorage",
-    "StaleHistoryError",
-    "STORAGE_ENTRY_POINT_GROUP",
-    "StorageLocation",
-    "parse_location",
-    "ProtoCompileError",
-    "compile_proto",
-    "compile_uploads",
-    "declared_messages",
-    "policies_json",
-    "schema_response",
-    "from_json",
-    "to_json",
-    "RuleCode",
-    "STRATEGIES",
-    "STRATEGY_UPGRADE_ORDER",
-    "SchemaDiff",
-    "SchemaData",
-    "SchemaInfo",
     "SchemaNotFoundError",
-    "SchemaTooLargeError",
-    "SchemaType",
-    "SchemaVersion",
-    "SeedReport",
-    "Severity",
-    "SnapshotError",
+    "StaleProposalError",
     "StorageError",
     "TenantNotFoundError",
-    "TopicImpact",
-    "TopicPreview",
-    "TopicName",
-    "Webhook",
-    "Webhooks",
-    "WebhookDelivery",
     "TopicNotFoundError",
     "TopicPoliciesDisabledError",
-    "TopicPage",
-    "TopicPolicy",
-    "TopicPolicyChange",
-    "TopicQuery",
-    "TopicSummary",
-    "UpgradeOrder",
-    "UpgradePlan",
-    "UpgradeStep",
-    "WhatIf",
-    "change_order",
-    "current_limits",
-    "default_db_path",
-    "remote_url",
-    "ConnectionSummary",
-    "describe_connection",
-    "pulsarctl_contexts",
-    "export_snapshot",
-    "import_snapshot",
-    "key_value_parts",
-    "namespace_allow_auto_update",
-    "namespace_validation_enforced",
-    "key_value_schema_info",
-    "limited",
-    "pair_verdict",
-    "parse_protobuf_native",
-    "iter_snapshot_records",
-    "KeyRange",
-    "RangeRead",
-    "RangeReader",
-    "ReadState",
-    "TopicBundle",
-    "namespace_bundles",
-    "read_snapshot_records",
-    "audit_records",
-    "snapshot_head",
-    "registry_from_records",
-    "snapshot_records",
-    "to_schema_data",
-    "schema_text",
-    "seed_sample_data",
-    "set_limits",
-    "strategy_order",
-    "to_protobuf_native_data",
 ]

@@ -1,7 +1,7 @@
 """`registry.open(location)`: one way to open every kind of registry, as one handle type.
 
 A location names an embedded registry (a file path or `sqlite:///path`, `memory:`, `postgresql://...`,
-`package.module:factory`, or a scheme a package registers: storage/_locations.py) or a remote one (an http(s)
+`package.module:factory`, or a scheme a package registers: _location.py) or a remote one (an http(s)
 URL of a Pulsar admin API: a broker's web service or `schema-explorer serve`). Either way the caller holds a
 `SchemaRegistry` and never needs to know which (_handle.py).
 """
@@ -12,8 +12,8 @@ import os
 
 from ._errors import InvalidArgumentError, StorageError
 from ._handle import SchemaRegistry
+from ._location import remote_url
 from ._model import BrokerConfig
-from ._paths import remote_url
 from ._registry import Registry
 
 

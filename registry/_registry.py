@@ -24,6 +24,7 @@ from ._cache_usage import CacheUsage, cache_usage
 from ._errors import InvalidArgumentError, InvalidNameError, RegistryNotFoundError, StorageError
 from ._facade import BackedRegistry
 from ._history import version_number
+from ._location import LocationKind, locate
 from ._model import (
     Admission,
     BrokerConfig,
@@ -37,7 +38,6 @@ from ._model import (
     TopicPolicy,
 )
 from ._names import NamespaceName, TopicName, parse_tenant
-from ._paths import remote_url
 from ._pulsar_version import PULSAR_LINES, PULSAR_VERSION_SETTING, PulsarLine, pulsar_line
 from ._schema_data import checked_info, to_schema_data
 from ._state import RegistryState
@@ -51,7 +51,7 @@ from .proposals._facade import EmbeddedProposals
 from .proposals._permissions import Step, proposals_required
 from .proposals._records import rules as stored_rules
 from .storage._base import LocalStorage
-from .storage._locations import open_plugin, parse_location
+from .storage._locations import open_plugin
 from .storage._memory import MemoryStorage
 from .storage._read_cache import ReadCache
 from .storage._sqlite import SqliteStorage
@@ -99,7 +99,7 @@ class Registry(BackedRegistry):
         pulsar_version: str | None = None,
         wrap: Callable[[LocalStorage], LocalStorage] | None = None,
     ) -> Registry:
-        """Open the embedded registry a location names (storage/_locations.py): a file path or
+        """Open the embedded registry a location names (_location.py): a file path or
         `sqlite:///path`, `memory:`, `postgresql://...`, `package.module:factory` or a scheme a package registers
         as a storage. An http(s) URL names a remote registry, which `registry.open` opens (StorageError here: a
         caller that needs what only an embedded registry does, such as `serve`, must not get a remote one).
@@ -115,20 +115,20 @@ class Registry(BackedRegistry):
         `wrap` puts a storage of one's own around the one the location names (`ForwardingStorage`: timing,
         logging, mirroring); `serve` times its storage for /metrics this way."""
         text = os.fspath(target)
-        if remote_url(text) is not None:
+        location = locate(text)
+        if location.kind is LocationKind.REMOTE:
             raise StorageError(
                 f"{text} is a remote admin API, not an embedded registry: open it with registry.open(url)"
             )
-        location = parse_location(text)
         chosen = pulsar_line(pulsar_version).name if pulsar_version else None  # a bad name opens nothing
         storage: LocalStorage
-        if location.kind == "sqlite":
+        if location.kind is LocationKind.SQLITE:
             path = _registry_file(location.target, create=create)
             created = not path.exists()
             storage, shown = SqliteStorage(path), str(path)
-        elif location.kind == "memory":
+        elif location.kind is LocationKind.MEMORY:
             storage, shown, created = MemoryStorage(), location.shown, True
-        elif location.kind == "postgresql":
+        elif location.kind is LocationKind.POSTGRESQL:
             from .storage._postgres import PostgresStorage  # psycopg is only imported for a postgresql:// location
 
             storage, shown = PostgresStorage(location.target, create=create), location.shown

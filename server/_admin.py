@@ -5,28 +5,27 @@ Routes translate: path → topic name, wire model → facade call → wire model
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from enum import Enum
-from typing import Annotated, Any, TypeVar
+from typing import Annotated, Any
 
-from fastapi import APIRouter, Body, Depends, Query, Request, Response
+from fastapi import APIRouter, Body, Query, Request, Response
 from fastapi.responses import PlainTextResponse
 from pydantic import StrictBool
 
 from registry import (
-    JUDGED_HEADER,
-    STORED_HEADER,
     AutoUpdateStrategy,
     ClientRole,
     CompatibilityStrategy,
     ConnectedClient,
+    IncompatibleSchemaError,
     Registry,
     Role,
-    Step,
-    namespace_allow_auto_update,
-    namespace_validation_enforced,
-    version_number,
+    StorageError,
 )
+from registry._history import version_number
+from registry._model import JUDGED_HEADER, STORED_HEADER
+from registry.policy._rules import namespace_allow_auto_update, namespace_validation_enforced
+from registry.proposals._permissions import Step
 
 from . import _auth as auth
 from . import _pulsar_stats as pulsar_stats
@@ -42,40 +41,13 @@ from ._admin_wire import (
     SchemaMetadata,
     TenantInfo,
 )
+from ._deps import Reg, caller, json_answer, written
 from ._errors import ApiError
 from ._fast_reads import all_schemas, latest_schema, namespace_strategy, schema_topic
-from ._writer import GroupWriter
 
 DOMAINS = ("persistent", "non-persistent")
 NO_CONTENT: dict[str, Any] = {"status_code": 204, "response_class": Response}
-T = TypeVar("T")
 
-# Every write of this process goes through one writer thread, in arrival order, and the writes that queue up
-# while it commits commit together (_writer.py: group commit). Reads (on the event loop or the threadpool)
-# never queue behind writes.
-WRITER = GroupWriter()
-
-
-async def written(registry: Registry, call: Callable[..., T], /, *args: Any, **kwargs: Any) -> T:
-    """`call(*args, **kwargs, user=<the caller>)` on the writer thread, answered once its batch has committed
-    in `registry`; its exception, if any, is raised here.
-
-    Every call is a facade write (or a helper passing `user` on to one), so the audit trail names who made it."""
-    kwargs.setdefault("user", auth.CALLER.get())
-    return await WRITER.write(registry, call, *args, **kwargs)
-
-
-def json_answer(body: bytes) -> Response:
-    """A 200 with JSON bytes serialised once (no response-model validation of an already valid answer)."""
-    return Response(content=body, media_type="application/json")
-
-
-async def registry_of(request: Request) -> Registry:
-    registry: Registry = request.app.state.registry
-    return registry
-
-
-Reg = Annotated[Registry, Depends(registry_of)]
 # Pulsar's resources take these bodies as Java objects (enums) or primitives (booleans) through Jackson: a JSON
 # null is a null strategy (clears it, like "UNDEFINED") and, for a primitive boolean, false.
 Strategy = Annotated[CompatibilityStrategy | None, Body(examples=["BACKWARD"])]
@@ -136,6 +108,7 @@ async def get_schema_metadata(tenant: str, namespace: str, topic: str, registry:
 
 @router.delete(SCHEMAS + "/schema", tags=["schemas"], **auth.tenant_admin(Step.DELETE).route_options(404, 412))
 async def delete_schema(
+    request: Request,
     tenant: str,
     namespace: str,
     topic: str,
@@ -143,19 +116,32 @@ async def delete_schema(
     force: Annotated[bool, Query(description="drop the whole history; numbering restarts at 0")] = False,
 ) -> LongSchemaVersion:
     """Soft delete appends a tombstone and returns its version; `force=true` drops the history and returns -1."""
-    version = await written(registry, registry.delete, schema_topic(tenant, namespace, topic), force=force)
+    version = await written(
+        request, registry.delete, schema_topic(tenant, namespace, topic), force=force, user=caller()
+    )
     return LongSchemaVersion(version=-1 if version is None else version)
 
 
 @router.post(SCHEMAS + "/schema", tags=["schemas"], **PRODUCE.route_options(400, 404, 409, 412, 422))
 async def post_schema(
-    tenant: str, namespace: str, topic: str, payload: PostSchemaPayload, registry: Reg, response: Response
+    request: Request,
+    tenant: str,
+    namespace: str,
+    topic: str,
+    payload: PostSchemaPayload,
+    registry: Reg,
+    response: Response,
 ) -> PostSchemaResponse:
     """Register (§3.3): an identical live version is returned as is; else checked with the topic's
     strategy and stored. 409 incompatible, 422 invalid schema data. Ignores allow-auto-update, like Pulsar.
     The `X-Registry-Stored` header says which it was ("true": stored; "false": an identical live version)."""
-    # Through _pulsar_stats, which notes for Pulsar's metrics what the registration did (stored, duplicate, refused).
-    done = await pulsar_stats.register(written, registry, schema_topic(tenant, namespace, topic), payload.to_info())
+    name = schema_topic(tenant, namespace, topic)
+    try:
+        done = await written(request, registry.register, name, payload.to_info(), user=caller())
+    except (IncompatibleSchemaError, StorageError) as exc:
+        pulsar_stats.note_refused_registration(name, exc)  # for Pulsar's metrics, from the write's error
+        raise
+    pulsar_stats.note_registration(name, done)  # for Pulsar's metrics, from the write's answer
     response.headers[STORED_HEADER] = "true" if done.stored else "false"
     if done.judged_under is not None:
         response.headers[JUDGED_HEADER] = done.judged_under.value
@@ -215,10 +201,12 @@ async def get_namespace_strategy(tenant: str, namespace: str, registry: Reg) -> 
     **NO_CONTENT,
     **auth.namespace_policy("SCHEMA_COMPATIBILITY_STRATEGY").route_options(400, 404, 412),
 )
-async def put_namespace_strategy(tenant: str, namespace: str, strategy: Strategy, registry: Reg) -> None:
+async def put_namespace_strategy(
+    request: Request, tenant: str, namespace: str, strategy: Strategy, registry: Reg
+) -> None:
     """Set the namespace strategy; "UNDEFINED" or null clears it."""
     value = CompatibilityStrategy.UNDEFINED if strategy is None else strategy
-    await written(registry, registry.set_namespace_policy, f"{tenant}/{namespace}", compatibility=value)
+    await written(request, registry.set_namespace_policy, f"{tenant}/{namespace}", compatibility=value, user=caller())
 
 
 @router.get(
@@ -240,6 +228,7 @@ async def get_namespace_auto_update(tenant: str, namespace: str, registry: Reg) 
     **auth.namespace_policy("SCHEMA_COMPATIBILITY_STRATEGY").route_options(400, 404, 412),
 )
 async def put_namespace_auto_update(
+    request: Request,
     tenant: str,
     namespace: str,
     strategy: Annotated[AutoUpdateStrategy | None, Body(examples=["AutoUpdateDisabled"])],
@@ -247,7 +236,9 @@ async def put_namespace_auto_update(
 ) -> None:
     """Set the deprecated auto-update strategy (AutoUpdateDisabled maps to ALWAYS_INCOMPATIBLE); null clears
     it, as Pulsar stores the null it reads."""
-    await written(registry, registry.set_namespace_policy, f"{tenant}/{namespace}", auto_update_strategy=strategy)
+    await written(
+        request, registry.set_namespace_policy, f"{tenant}/{namespace}", auto_update_strategy=strategy, user=caller()
+    )
 
 
 @router.get(NAMESPACE + "/isAllowAutoUpdateSchema", tags=["namespace policies"], **NS_READ)
@@ -263,6 +254,7 @@ async def get_allow_auto_update(tenant: str, namespace: str, registry: Reg) -> b
     **auth.namespace_policy("SCHEMA_COMPATIBILITY_STRATEGY").route_options(400, 404, 412),
 )
 async def post_allow_auto_update(
+    request: Request,
     tenant: str,
     namespace: str,
     allowed: Flag,
@@ -274,7 +266,7 @@ async def post_allow_auto_update(
     changes: dict[str, Any] = {"allow_auto_update": bool(allowed)}
     if allowAutoUpdateSchemaWithReplicator is not None:
         changes["allow_auto_update_with_replicator"] = allowAutoUpdateSchemaWithReplicator
-    await written(registry, registry.set_namespace_policy, f"{tenant}/{namespace}", **changes)
+    await written(request, registry.set_namespace_policy, f"{tenant}/{namespace}", **changes, user=caller())
 
 
 @router.get(NAMESPACE + "/schemaValidationEnforced", tags=["namespace policies"], **NS_READ)
@@ -290,9 +282,17 @@ async def get_namespace_validation(tenant: str, namespace: str, registry: Reg, a
     **NO_CONTENT,
     **auth.namespace_policy("SCHEMA_COMPATIBILITY_STRATEGY").route_options(400, 404, 412),
 )
-async def post_namespace_validation(tenant: str, namespace: str, enforced: Flag, registry: Reg) -> None:
+async def post_namespace_validation(
+    request: Request, tenant: str, namespace: str, enforced: Flag, registry: Reg
+) -> None:
     """Refuse schema-less producers on topics that have a schema. Null is false (a primitive boolean in Pulsar)."""
-    await written(registry, registry.set_namespace_policy, f"{tenant}/{namespace}", validation_enforced=bool(enforced))
+    await written(
+        request,
+        registry.set_namespace_policy,
+        f"{tenant}/{namespace}",
+        validation_enforced=bool(enforced),
+        user=caller(),
+    )
 
 
 # --- §7.3 topic policies, listing and creation ------------------------------------------------------------
@@ -331,9 +331,9 @@ def _add_topic_routes(domain: str) -> None:
         **NO_CONTENT,
         **auth.namespace_operation("CREATE_TOPIC").route_options(404, 409, 412),
     )
-    async def create_topic(tenant: str, namespace: str, topic: str, registry: Reg) -> None:
+    async def create_topic(request: Request, tenant: str, namespace: str, topic: str, registry: Reg) -> None:
         """Create a non-partitioned topic; 409 when it exists."""
-        if not await written(registry, registry.create_topic, f"{domain}://{tenant}/{namespace}/{topic}"):
+        if not await written(request, registry.create_topic, f"{domain}://{tenant}/{namespace}/{topic}", user=caller()):
             raise ApiError(409, "This topic already exists")
 
     @router.get(topic_path + "/stats", tags=tags, name=f"get_{domain}_topic_stats", **auth.READ.route_options(404, 412))
@@ -363,14 +363,28 @@ def _add_topic_routes(domain: str) -> None:
         return Response(status_code=204) if value is None else value
 
     @router.put(topic_path + "/schemaCompatibilityStrategy", tags=policy_tags, **NO_CONTENT, **write)
-    async def put_topic_strategy(tenant: str, namespace: str, topic: str, strategy: Strategy, registry: Reg) -> None:
+    async def put_topic_strategy(
+        request: Request, tenant: str, namespace: str, topic: str, strategy: Strategy, registry: Reg
+    ) -> None:
         """Set the topic's strategy; "UNDEFINED" or null removes it."""
-        await written(registry, _set_topic_policy, registry, domain, tenant, namespace, topic, compatibility=strategy)
+        await written(
+            request,
+            _set_topic_policy,
+            registry,
+            domain,
+            tenant,
+            namespace,
+            topic,
+            compatibility=strategy,
+            user=caller(),
+        )
 
     @router.delete(topic_path + "/schemaCompatibilityStrategy", tags=policy_tags, **NO_CONTENT, **write)
-    async def delete_topic_strategy(tenant: str, namespace: str, topic: str, registry: Reg) -> None:
+    async def delete_topic_strategy(request: Request, tenant: str, namespace: str, topic: str, registry: Reg) -> None:
         """Remove the topic's strategy: the namespace's (or broker's) applies again."""
-        await written(registry, _set_topic_policy, registry, domain, tenant, namespace, topic, compatibility=None)
+        await written(
+            request, _set_topic_policy, registry, domain, tenant, namespace, topic, compatibility=None, user=caller()
+        )
 
     @router.get(
         topic_path + "/schemaValidationEnforced",
@@ -389,10 +403,12 @@ def _add_topic_routes(domain: str) -> None:
         return applied and registry.effective_policy(name).validation_enforced.value
 
     @router.post(topic_path + "/schemaValidationEnforced", tags=policy_tags, **NO_CONTENT, **write)
-    async def post_topic_validation(tenant: str, namespace: str, topic: str, enforced: Flag, registry: Reg) -> None:
+    async def post_topic_validation(
+        request: Request, tenant: str, namespace: str, topic: str, enforced: Flag, registry: Reg
+    ) -> None:
         """Set the topic's flag. Null is false (a primitive boolean in Pulsar): it does not remove the policy."""
         changes = {"validation_enforced": bool(enforced)}
-        await written(registry, _set_topic_policy, registry, domain, tenant, namespace, topic, **changes)
+        await written(request, _set_topic_policy, registry, domain, tenant, namespace, topic, **changes, user=caller())
 
 
 for _domain in DOMAINS:
@@ -412,9 +428,9 @@ async def get_tenant(tenant: str, registry: Reg) -> TenantInfo:
 
 
 @router.put("/tenants/{tenant}", tags=["tenants"], **NO_CONTENT, **auth.super_user().route_options(409, 412))
-async def create_tenant(tenant: str, registry: Reg) -> None:
+async def create_tenant(request: Request, tenant: str, registry: Reg) -> None:
     """Create a tenant; 409 when it exists. A TenantInfo body is accepted and ignored (no clusters here)."""
-    if not await written(registry, registry.create_tenant, tenant):
+    if not await written(request, registry.create_tenant, tenant, user=caller()):
         raise ApiError(409, "Tenant already exists")
 
 
@@ -431,10 +447,10 @@ async def get_namespace(tenant: str, namespace: str, registry: Reg) -> Policies:
 
 
 @router.put(NAMESPACE, tags=["namespaces"], **NO_CONTENT, **auth.tenant_admin().route_options(404, 409, 412))
-async def create_namespace(tenant: str, namespace: str, registry: Reg) -> None:
+async def create_namespace(request: Request, tenant: str, namespace: str, registry: Reg) -> None:
     """Create a namespace with default policies; 404 for an unknown tenant, 409 when it exists. A Policies
     body is accepted and ignored: set schema policies with their own endpoints."""
-    if not await written(registry, registry.create_namespace, f"{tenant}/{namespace}"):
+    if not await written(request, registry.create_namespace, f"{tenant}/{namespace}", user=caller()):
         raise ApiError(409, "Namespace already exists")
 
 

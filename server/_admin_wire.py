@@ -4,15 +4,8 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from registry import (
-    InvalidSchemaError,
-    NamespacePolicy,
-    SchemaInfo,
-    SchemaType,
-    SchemaVersion,
-    policies_json,
-    schema_response,
-)
+from registry import InvalidSchemaError, NamespacePolicy, SchemaInfo, SchemaType, SchemaVersion
+from registry._wire import policies_json, schema_response
 
 AVRO_EXAMPLE = (
     '{"type":"record","name":"Order","namespace":"acme","fields":[{"name":"id","type":"string"},'

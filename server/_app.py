@@ -10,7 +10,6 @@ from fastapi.middleware.cors import CORSMiddleware
 from registry import Registry
 
 from . import _admin, _audit_routes, _explorer, _policy_writes, _proposals, _webhooks
-from ._admin import WRITER
 from ._auth import Tokens
 from ._errors import install_error_handlers
 from ._fast_reads import FastReads
@@ -21,6 +20,7 @@ from ._metrics import CountingThrottle
 from ._observe import Observed, Observer
 from ._proposal_tally import ProposalTally
 from ._storage_timing import StorageTimer
+from ._writer import GroupWriter
 
 DESCRIPTION = """
 Pulsar Schema Explorer's REST backend over an embedded, Pulsar-faithful schema registry.
@@ -83,6 +83,10 @@ def create_app(
         ],
     )
     app.state.registry = registry
+    # Every write of this app goes through one writer thread, in arrival order, and the writes that queue up while
+    # it commits commit together (server/_writer.py: group commit; server/_deps.py `written`). Reads (on the
+    # event loop or the threadpool) never queue behind writes.
+    app.state.writer = GroupWriter()
     app.state.admin_only = admin_only
     app.state.tokens = tokens
     app.state.gate = Gate(tokens, allowed_hosts)
@@ -104,9 +108,7 @@ def create_app(
     app.state.observer, app.state.metrics, app.state.pulsar_stats = observer, observer.metrics, observer.pulsar
     app.state.gate.throttle = CountingThrottle(observer.metrics)
     backend = app.state.ready_probe.kind
-    WRITER.on_batch = lambda seconds: observer.metrics.storage_operation(
-        "batch", backend, seconds
-    )  # one writer: the latest app's
+    app.state.writer.on_batch = lambda seconds: observer.metrics.storage_operation("batch", backend, seconds)
     if storage_timer is not None:
         storage_timer.observe = observer.metrics.storage_operation
     app.add_middleware(Observed)  # last, so outermost: request ids, probes, metrics and the access log

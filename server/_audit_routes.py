@@ -13,7 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from registry import AuditAction, AuditOutcome, Role
 
 from . import _auth as auth
-from ._admin import Reg
+from ._deps import Reg
 
 router = APIRouter(prefix="/explorer/v1", tags=["explorer"])
 READ = auth.explorer(Role.VIEWER, "reading the audit trail")

@@ -44,7 +44,10 @@ from typing import Any
 
 from fastapi import Depends, Request
 
-from registry import ERROR_HEADER, Role, Step, name_clash, person_key
+from registry import Role
+from registry._errors import ERROR_HEADER
+from registry._identity import name_clash, person_key
+from registry.proposals._permissions import Step
 
 from ._errors import ApiError, error_responses
 

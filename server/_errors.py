@@ -17,7 +17,6 @@ from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from registry import (
-    ERROR_HEADER,
     ApprovalsMissingError,
     AuthError,
     IncompatibleSchemaError,
@@ -38,6 +37,7 @@ from registry import (
     StorageError,
     TopicPoliciesDisabledError,
 )
+from registry._errors import ERROR_HEADER
 
 from ._logs import shown
 from ._request_id import CONTEXT, new_request_id

@@ -17,8 +17,8 @@ from registry import (
 )
 
 from . import _auth as auth
-from ._admin import Reg, json_answer
 from ._admin_wire import PostSchemaPayload
+from ._deps import Reg, json_answer
 from ._explorer_wire import (
     Client,
     DiffRequest,

@@ -15,7 +15,6 @@ from registry import (
     ClientRole,
     CompatibilityStrategy,
     Direction,
-    Effect,
     PolicySource,
     RuleCode,
     SchemaType,
@@ -23,6 +22,7 @@ from registry import (
     UpgradeOrder,
     to_json,
 )
+from registry._changes import Effect
 
 from ._admin_wire import AVRO_EXAMPLE, PostSchemaPayload
 

@@ -12,7 +12,7 @@ see), goes on to the full stack, which answers it as before: errors, limits, COR
 code path.
 
 SQLite reads on the event loop do not wait for writers (WAL: readers see the last commit), so they are
-safe to run there; writes run on one writer thread (`_admin.written`).
+safe to run there; writes run on one writer thread (`_deps.written`).
 """
 
 from __future__ import annotations
@@ -24,7 +24,9 @@ from fastapi import FastAPI
 from pydantic import TypeAdapter
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from registry import FAST_READ_BYTES, CacheUsage, CompatibilityStrategy, Registry
+from registry import CompatibilityStrategy, Registry
+from registry._cache_budget import FAST_READ_BYTES
+from registry._cache_usage import CacheUsage
 
 from ._admin_wire import GetAllVersionsSchemaResponse, GetSchemaResponse
 from ._explorer_wire import TopicSummary

@@ -26,7 +26,8 @@ import logging
 import os
 from dataclasses import dataclass
 
-from registry import Registry, parse_location
+from registry import Registry
+from registry._location import LocationKind, parse_location
 
 from ._request_id import current_request_id, new_request_id
 
@@ -94,7 +95,7 @@ class ReadyProbe:
 
     def _probe(self) -> None:
         """A real read of the storage: raises when it cannot answer."""
-        if self._kind == "sqlite":
+        if self._kind == LocationKind.SQLITE:
             path = parse_location(self._registry.location).target
             if not os.access(path, os.R_OK):
                 raise FileNotFoundError(f"the registry file {path} is missing or not readable")

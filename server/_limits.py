@@ -34,7 +34,7 @@ from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from registry import SchemaTooLargeError
+from registry._limits import SchemaTooLargeError
 
 ENV_PREFIX = "SCHEMA_EXPLORER_"
 

@@ -57,6 +57,7 @@ from registry import Registry
 from registry.webhooks import DELIVERIES, Deliveries
 
 from ._auth import BEARER_CHALLENGE, bearer_grant
+from ._deps import writer_of
 from ._gate import Gate, Refusal, Throttle, client_address
 from ._metric_types import CounterVec, HistogramVec
 from ._proposal_tally import ProposalTally
@@ -185,7 +186,6 @@ class Gauges(Collector):
 
 
 def _gauges(state: object, registry: Registry) -> Iterator[Metric]:
-    from ._admin import WRITER
     from ._fast_reads import _BODIES
 
     open_connections = GaugeMetricFamily(PREFIX + "open_connections", "Connections open now")
@@ -203,10 +203,11 @@ def _gauges(state: object, registry: Registry) -> Iterator[Metric]:
     yield used
     yield budget
     queue = GaugeMetricFamily(PREFIX + "writer_queue_depth", "Writes waiting for the writer thread")
-    queue.add_metric([], float(WRITER.queued()))
+    writer = writer_of(state)
+    queue.add_metric([], float(writer.queued()))
     yield queue
     batches = GaugeMetricFamily(PREFIX + "writer_batches", "Batches the writer thread committed")
-    batches.add_metric([], float(WRITER.batches))
+    batches.add_metric([], float(writer.batches))
     yield batches
     yield from _index(registry)
     info = GaugeMetricFamily(PREFIX + "info", "This server", labels=("pulsar_version", "storage"))

@@ -28,7 +28,7 @@ import time
 from fastapi import FastAPI
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from registry import ERROR_HEADER
+from registry._errors import ERROR_HEADER
 
 from ._auth import GRANT_KEY
 from ._errors import UNEXPECTED, failure_text, log_failure

@@ -16,22 +16,14 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, Query
+from fastapi import APIRouter, Query, Request
 from pydantic import BaseModel, ConfigDict
 
-from registry import (
-    InvalidArgumentError,
-    NamespaceName,
-    NamespacePolicy,
-    Step,
-    TopicName,
-    TopicPolicy,
-    from_json,
-    to_json,
-)
+from registry import InvalidArgumentError, NamespaceName, NamespacePolicy, TopicName, TopicPolicy, from_json, to_json
+from registry.proposals._permissions import Step
 
 from . import _auth as auth
-from ._admin import Reg, written
+from ._deps import Reg, caller, written
 
 router = APIRouter(prefix="/explorer/v1", tags=["policies"])
 WRITE = auth.explorer(Step.SET_POLICY.role, "setting schema policies")
@@ -68,18 +60,21 @@ def _changes(write: PolicyWrite, allowed: frozenset[str], level: str) -> dict[st
 
 
 @router.put("/namespaces/{tenant}/{namespace}/schema-policy", **WRITE.route_options(400, 404, 409, 412))
-async def set_namespace_policy(tenant: str, namespace: str, write: PolicyWrite, registry: Reg) -> dict[str, Any]:
+async def set_namespace_policy(
+    request: Request, tenant: str, namespace: str, write: PolicyWrite, registry: Reg
+) -> dict[str, Any]:
     """Change the namespace's schema policies in one write; answers the policy stored."""
     name = str(NamespaceName.parse(f"{tenant}/{namespace}"))
     changes = _changes(write, NAMESPACE_FIELDS, "namespace")
     expected = None if write.expected is None else from_json(NamespacePolicy, write.expected)
-    stored = await written(registry, registry.set_namespace_policy, name, **changes, expected=expected)
+    stored = await written(request, registry.set_namespace_policy, name, **changes, expected=expected, user=caller())
     answer: dict[str, Any] = to_json(stored)
     return answer
 
 
 @router.put("/topics/{tenant}/{namespace}/{topic}/schema-policy", **WRITE.route_options(400, 404, 405, 409, 412))
 async def set_topic_policy(
+    request: Request,
     tenant: str,
     namespace: str,
     topic: str,
@@ -91,6 +86,6 @@ async def set_topic_policy(
     name = str(TopicName.parse(f"{domain}://{tenant}/{namespace}/{topic}"))
     changes = _changes(write, TOPIC_FIELDS, "topic")
     expected = None if write.expected is None else from_json(TopicPolicy, write.expected)
-    stored = await written(registry, registry.set_topic_policy, name, **changes, expected=expected)
+    stored = await written(request, registry.set_topic_policy, name, **changes, expected=expected, user=caller())
     answer: dict[str, Any] = to_json(stored)
     return answer

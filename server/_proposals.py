@@ -19,22 +19,14 @@ from typing import Annotated, Any, TypeVar
 
 from fastapi import APIRouter, Body, Path, Query, Request, Response
 
-from registry import (
-    Actor,
-    InvalidArgumentError,
-    NamespaceName,
-    ReviewRules,
-    Role,
-    Step,
-    TopicName,
-    policy_change,
-    require_satisfiable,
-    to_json,
-)
+from registry import Actor, InvalidArgumentError, NamespaceName, ReviewRules, Role, TopicName, to_json
 from registry import Proposal as CoreProposal
+from registry.policy._changes import policy_change
+from registry.proposals._permissions import Step
+from registry.proposals._rules import require_satisfiable
 
 from . import _auth as auth
-from ._admin import WRITER, Reg
+from ._deps import Reg, actor_of, written
 from ._proposals_wire import (
     AppliedProposal,
     ApplyRequest,
@@ -68,19 +60,12 @@ T = TypeVar("T")
 EXPORT_MAX = 1_000_000  # a snapshot export asks for every proposal
 
 
-def actor_of(request: Request) -> Actor:
-    """The person the token names, with its role; without tokens, `anonymous` with every right."""
-    if request.app.state.tokens is None:
-        return Actor("anonymous", Role.ADMIN)
-    grant: auth.Grant = request.scope["state"][auth.GRANT_KEY]
-    return Actor(grant.name, grant.role)
-
-
 async def _written(request: Request, call: Callable[..., T], *args: Any, **kwargs: Any) -> T:
-    """A proposal step on the writer thread, answered once its batch has committed (as every write here); the
-    counts /metrics shows are read again (server/_proposal_tally.py)."""
+    """A proposal step through the server's writer (server/_deps.py `written`); after it, whatever its outcome (a
+    refused approve or apply still marks a stale proposal), the counts /metrics shows are read again
+    (server/_proposal_tally.py)."""
     try:
-        return await WRITER.write(request.app.state.registry, call, *args, **kwargs)
+        return await written(request, call, *args, **kwargs)
     finally:
         request.app.state.proposal_tally.changed()
 

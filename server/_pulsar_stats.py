@@ -63,7 +63,7 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -76,7 +76,6 @@ from registry import (
     Registration,
     Registry,
     RegistryError,
-    SchemaInfo,
     StorageError,
 )
 
@@ -313,29 +312,26 @@ def namespace_of(topic: str) -> str:
     return found.group(1) if found else "unknown"
 
 
-# --- the two routes that only the core's answer can tell about ---------------------------------------------
+# --- the two routes only the core's answer can tell about: noted by the routes, after the call ------------
 
 
-Write = Callable[..., Awaitable[Registration]]
+def note_registration(topic: str, done: Registration) -> None:
+    """Note what a POST .../schema did, from the core's answer, for the metrics.
+
+    Pulsar counts a check when a live version existed (the first schema of a history is not judged) and a
+    duplicate is neither checked nor stored: the answer says both, so nothing is read again here."""
+    note(Outcome(namespace_of(topic), done.stored, checked=done.judged_under is not None, strategy=done.judged_under))
 
 
-async def register(write: Write, registry: Registry, topic: str, info: SchemaInfo) -> Registration:
-    """Register through `write` (the server's writer, `_admin.written`) and note the outcome for the metrics."""
+def note_refused_registration(topic: str, error: IncompatibleSchemaError | StorageError) -> None:
+    """Note a POST .../schema the core refused as incompatible, or whose storage failed, for the metrics."""
     namespace = namespace_of(topic)
-    try:
-        done = await write(registry, registry.register, topic, info)
-    except IncompatibleSchemaError as exc:
-        result: CompatibilityResult | None = getattr(exc, "result", None)
+    if isinstance(error, IncompatibleSchemaError):
+        result: CompatibilityResult | None = getattr(error, "result", None)
         strategy = None if result is None else result.strategy
         note(Outcome(namespace, stored=False, checked=True, strategy=strategy, compatible=False))
-        raise
-    except StorageError:
+    else:
         note(Outcome(namespace, stored=False, checked=False, strategy=None, storage_failed=True))
-        raise
-    # Pulsar counts a check when a live version existed (the first schema of a history is not judged) and a
-    # duplicate is neither checked nor stored: the core's answer says both, so nothing is read again here.
-    note(Outcome(namespace, done.stored, checked=done.judged_under is not None, strategy=done.judged_under))
-    return done
 
 
 def note_check(topic: str, result: CompatibilityResult) -> None:

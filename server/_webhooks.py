@@ -12,13 +12,12 @@ from typing import Annotated
 from fastapi import APIRouter, Path, Request
 from pydantic import BaseModel, ConfigDict, Field
 
-from registry import Step
 from registry import Webhook as CoreWebhook
+from registry.proposals._permissions import Step
 
 from . import _auth as auth
-from ._admin import WRITER, Reg
+from ._deps import Reg, actor_of, written
 from ._explorer_wire import Wire
-from ._proposals import actor_of
 
 router = APIRouter(prefix="/explorer/v1", tags=["webhooks"])
 ADMIN = replace(auth.explorer(Step.MANAGE_WEBHOOKS.role, "managing webhooks"), error="PermissionDeniedError")
@@ -65,8 +64,8 @@ def webhooks(registry: Reg) -> WebhookList:
 @router.post("/webhooks", status_code=201, **ADMIN.route_options(403))
 async def add_webhook(request: Request, body: WebhookRequest, registry: Reg) -> Webhook:
     """Tell a URL of the events after each write commits: a JSON body with a `text` line chat services show."""
-    made: CoreWebhook = await WRITER.write(
-        registry, registry.webhooks.add, body.url, events=body.events, secret=body.secret, actor=actor_of(request)
+    made: CoreWebhook = await written(
+        request, registry.webhooks.add, body.url, events=body.events, secret=body.secret, actor=actor_of(request)
     )
     return Webhook.of(made)
 
@@ -74,5 +73,5 @@ async def add_webhook(request: Request, body: WebhookRequest, registry: Reg) -> 
 @router.delete("/webhooks/{webhook_id}", **ADMIN.route_options(404))
 async def remove_webhook(request: Request, webhook_id: WebhookId, registry: Reg) -> Webhook:
     """Stop telling a webhook; answers it as it was."""
-    gone: CoreWebhook = await WRITER.write(registry, registry.webhooks.remove, webhook_id, actor=actor_of(request))
+    gone: CoreWebhook = await written(request, registry.webhooks.remove, webhook_id, actor=actor_of(request))
     return Webhook.of(gone)

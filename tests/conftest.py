@@ -18,7 +18,8 @@ for _p in (str(_TESTS.parent), str(_TESTS)):
         sys.path.insert(0, _p)
 
 import needs  # noqa: E402
-from registry import CACHE_ENV_VAR, BrokerConfig, Registry  # noqa: E402
+from registry import BrokerConfig, Registry  # noqa: E402
+from registry.remote._broker_index import CACHE_ENV_VAR  # noqa: E402
 from schemas import TOPIC  # noqa: E402
 
 # A plain broker's search index is cached under the user's data directory: never the tester's own, and never

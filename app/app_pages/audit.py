@@ -22,7 +22,9 @@ from app import audit_runs, connection, links, selection, session
 from app.render import code_span, escape_markdown, when
 from app.review import ALARM_SHADE, shaded
 from pipeline.progress import read_run_record
-from registry import STRATEGIES, CompatibilityStrategy, RegistryError, default_db_path, parse_location
+from registry import STRATEGIES, CompatibilityStrategy, RegistryError
+from registry._location import LocationKind, parse_location
+from registry._paths import default_db_path
 from registry.views.charts import compatibility_heatmap
 
 ENV_VAR = "SCHEMA_EXPLORER_AUDIT_DIR"
@@ -80,9 +82,10 @@ def _source_args() -> tuple[list[str], str | None, str]:
         return ["--context", conn.context, *line], None, conn.shown
     if conn.is_remote:
         return ["--url", conn.target, *line], conn.token, conn.target
-    if parse_location(conn.target).kind != "sqlite":  # PostgreSQL, memory: or a storage of the user's own
+    location = parse_location(conn.target)
+    if location.kind is not LocationKind.SQLITE:  # PostgreSQL, memory: or a storage of the user's own
         return ["--db", conn.target, *line], None, conn.shown
-    path = str(Path(conn.target).expanduser().resolve())
+    path = str(Path(location.target).expanduser().resolve())
     return ["--db", path, *line], None, path
 
 

@@ -17,16 +17,9 @@ import streamlit as st
 from app import links, session
 from app.render import escape_markdown, show_error
 from app.review import show_diff
-from registry import (
-    Comparison,
-    RegistryError,
-    SchemaRegistry,
-    TopicState,
-    compare_registries,
-    drift_diff,
-    propose_plan,
-)
+from registry import RegistryError, SchemaRegistry
 from registry import open as open_registry
+from registry.compare import Comparison, TopicState, compare_registries, drift_diff, propose_plan
 
 ALL = "(all)"
 DIRECTIONS = {

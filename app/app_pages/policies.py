@@ -39,11 +39,11 @@ from registry import (
     ProposalKind,
     RegistryError,
     SchemaRegistry,
-    Step,
     TopicName,
     TopicPolicy,
     TopicPolicyChange,
 )
+from registry.proposals._permissions import Step
 
 UNDEFINED = CompatibilityStrategy.UNDEFINED
 STRATEGY_CHOICES = (UNDEFINED, *STRATEGIES)

@@ -27,8 +27,8 @@ from registry import (
     RegistryError,
     ReviewRules,
     SchemaRegistry,
-    applied_text,
 )
+from registry.proposals._words import applied_text
 
 LAST = "proposal_last_id"  # session key: the proposal this session last opened (a visit without `id=` shows it)
 STATE_COLOUR = {

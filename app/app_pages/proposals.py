@@ -26,9 +26,9 @@ from registry import (
     ReviewRules,
     SchemaNotFoundError,
     SchemaRegistry,
-    approvals_text,
-    same_person,
 )
+from registry._identity import same_person
+from registry.proposals._words import approvals_text
 
 FILTERS = {
     "open": "Open",

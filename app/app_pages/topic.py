@@ -15,10 +15,8 @@ from app.proposing import show_rule, write_button
 from app.render import escape_markdown, show_error, show_schema, when
 from app.topic_page import topic_page
 from registry import (
-    AllowedSteps,
     ClientRole,
     ConnectedClient,
-    Effective,
     NotFoundError,
     NotSupportedError,
     Proposal,
@@ -27,9 +25,10 @@ from registry import (
     RegistryError,
     SchemaRegistry,
     SchemaVersion,
-    Step,
     TopicName,
 )
+from registry._model import Effective
+from registry.proposals._permissions import AllowedSteps, Step
 from registry.views.charts import version_timeline
 from registry.views.tables import clients_frame, connected_frame, history_frame
 

@@ -36,9 +36,9 @@ from registry import (
     SchemaNotFoundError,
     SchemaRegistry,
     SchemaVersion,
-    Step,
     TopicName,
 )
+from registry.proposals._permissions import Step
 from registry.views.charts import strategy_matrix_chart
 from registry.views.tables import strategy_frame
 

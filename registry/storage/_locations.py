@@ -1,36 +1,24 @@
-"""Where a registry lives, named by one string, as Pulsar names its schema storage by a class name
-(`schemaRegistryStorageClassName`, a `SchemaStorageFactory`).
-
-- a path, or `sqlite:///path` (relative) / `sqlite:////abs/path` (SQLAlchemy's spelling): the SQLite file;
-- `memory:`: a registry in memory, gone with the process;
-- `postgresql://user@host:port/db?sslmode=...` (or `postgres://`): PostgreSQL (storage/_postgres.py);
-- `http://` / `https://`: a remote admin endpoint (not a storage: Registry.open handles it first);
-- `package.module:factory`: a storage of the user's own, `factory(location, create=...)`;
-- `name://...` where `name` is an entry point of the group `pulsar_schema_explorer.storage`: a storage a
-  third-party package registers; its factory is called the same way with the whole location.
+"""Opening a storage of the user's own by location: a `package.module:factory` or a scheme a package registers
+as an entry point of the group `pulsar_schema_explorer.storage`, as Pulsar plugs in a `SchemaStorageFactory`
+(`schemaRegistryStorageClassName`). Which kind a location is, is registry/_location.py's.
 
 A factory returns an object with every method of the public storage protocol (`StorageBackend`,
-registry/storage/README.md); one that lacks any is refused by name. A location that names nothing known, a
-module that does not import, a missing factory or a factory that fails is one StorageError naming it.
+registry/storage/README.md); one that lacks any is refused by name. A module that does not import, a missing
+factory or a factory that fails is one StorageError naming it.
 """
 
 from __future__ import annotations
 
 import importlib
-import re
 from collections.abc import Callable
-from dataclasses import dataclass
 from importlib.metadata import entry_points
 from typing import Any, cast
-from urllib.parse import urlsplit, urlunsplit
 
 from .._catalog import CatalogStorage
 from .._errors import RegistryError, StorageError
+from .._location import ENTRY_POINT_GROUP, Location, LocationKind
 from ._base import AuditLog, ChangeTracking, IndexedHistory, LocalStorage, Storage, Transactional
 
-ENTRY_POINT_GROUP = "pulsar_schema_explorer.storage"
-_SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*)://")
-_FACTORY = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*):([A-Za-z_][A-Za-z0-9_]*)$")
 REQUIRED_METHODS = tuple(
     name
     for protocol in (Storage, IndexedHistory, Transactional, AuditLog, ChangeTracking, CatalogStorage)
@@ -41,79 +29,10 @@ REQUIRED_METHODS = tuple(
 against it."""
 
 
-@dataclass(frozen=True, slots=True)
-class StorageLocation:
-    """A parsed registry location: `kind` is sqlite, memory, postgresql, factory or plugin; `target` the file
-    path, the connection string, `module:factory`, or the whole location for a plugin."""
-
-    kind: str
-    target: str
-    scheme: str = ""
-
-    @property
-    def shown(self) -> str:
-        """The location as messages show it: a PostgreSQL password is never printed."""
-        if self.kind == "postgresql":
-            from ._postgres import shown_location
-
-            return shown_location(self.target)
-        if self.kind == "memory":
-            return "memory:"
-        if self.kind == "plugin":
-            parts = urlsplit(self.target)
-            if parts.password is not None:  # scheme://user:secret@host/... shows as scheme://user@host/...
-                host = parts.netloc.rsplit("@", 1)[1]
-                return urlunsplit(parts._replace(netloc=f"{parts.username}@{host}"))
-        return self.target
-
-
-def is_storage_scheme(scheme: str) -> bool:
-    """Does `scheme://` name a storage (built in, or a registered entry point)?"""
-    if scheme in ("sqlite", "postgresql", "postgres"):
-        return True
-    return any(ep.name == scheme for ep in entry_points(group=ENTRY_POINT_GROUP))
-
-
-def parse_location(text: str) -> StorageLocation:
-    """Which storage `text` names (module docstring); StorageError for an empty location or an unknown
-    scheme. http(s) URLs are not storages: Registry.open takes them before asking here."""
-    location = text.strip()
-    if not location:
-        raise StorageError("no registry location given (an empty path)")
-    if location in ("memory:", "memory://"):
-        return StorageLocation("memory", "")
-    match = _SCHEME.match(location)
-    if match is not None:
-        scheme = match.group(1).lower()
-        rest = location[match.end() :]
-        if scheme == "sqlite":
-            if not rest.startswith("/") or rest == "/":
-                raise StorageError(
-                    f"registry location {location!r}: write sqlite:///relative/path or sqlite:////absolute/path"
-                )
-            return StorageLocation("sqlite", rest[1:], scheme)
-        if scheme in ("postgresql", "postgres"):
-            return StorageLocation("postgresql", location, scheme)
-        if scheme in ("http", "https"):
-            raise StorageError(f"{location!r} is a remote registry, not a storage (Registry.open opens it)")
-        plugins = {ep.name: ep for ep in entry_points(group=ENTRY_POINT_GROUP)}
-        if scheme in plugins:
-            return StorageLocation("plugin", location, scheme)
-        known = ", ".join([f"{s}://" for s in ("sqlite", "postgresql", "http", "https")] + sorted(plugins))
-        raise StorageError(
-            f"unsupported registry location {location!r}: no storage is registered for {scheme}:// "
-            f"(known: memory:, {known}; a storage of your own: package.module:factory, or an entry point in "
-            f"the group {ENTRY_POINT_GROUP})"
-        )
-    if _FACTORY.match(location):
-        return StorageLocation("factory", location)
-    return StorageLocation("sqlite", location)
-
-
-def open_plugin(location: StorageLocation, *, create: bool) -> LocalStorage:
+def open_plugin(location: Location, *, create: bool) -> LocalStorage:
     """The storage a `module:factory` location or a registered entry point makes, checked against the
     protocol; StorageError naming what failed."""
-    if location.kind == "factory":
+    if location.kind is LocationKind.FACTORY:
         module_name, _, attribute = location.target.partition(":")
         try:
             module = importlib.import_module(module_name)

@@ -20,6 +20,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from .._errors import StorageError
+from .._location import postgres_shown
 from .._types import AVRO_PARSED_TYPES
 from ._sql import Params, Row, SqlDialect, SqlStorage
 
@@ -99,21 +100,6 @@ def _for_psycopg(sql: str) -> str:
     return _NAMED.sub(r"%(\1)s", sql.replace("%", "%%").replace("?", "%s"))
 
 
-def shown_location(dsn: str) -> str:
-    """The location without its password, for messages (`postgresql://user@host:port/db?sslmode=...`)."""
-    from psycopg.conninfo import conninfo_to_dict
-
-    try:
-        parts = conninfo_to_dict(dsn)
-    except Exception:  # noqa: BLE001 - a DSN libpq cannot parse: show only its scheme
-        return "postgresql://(unparseable location)"
-    user = f"{parts['user']}@" if parts.get("user") else ""
-    host = parts.get("host") or "localhost"
-    port = f":{parts['port']}" if parts.get("port") else ""
-    db = parts.get("dbname") or ""
-    return f"postgresql://{user}{host}{port}/{db}"
-
-
 class PostgresDialect(SqlDialect):
     """Connections from a pool: a thread holds one for the length of its transaction, reads borrow one."""
 
@@ -129,7 +115,7 @@ class PostgresDialect(SqlDialect):
         self._errors: type[Exception] = psycopg.Error
         self._sql_module = sql
         self._unique: type[Exception] = psycopg.errors.UniqueViolation
-        self.location = shown_location(dsn)
+        self.location = postgres_shown(dsn)
         self.what = f"the registry database {self.location}"
         self.where = f"the database {self.location}"
         self._sql: dict[str, str] = {}

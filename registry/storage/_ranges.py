@@ -206,10 +206,10 @@ class RangeReader:
     same location and reads `reading(state).bundles(range)`. Never creates or changes anything."""
 
     def __init__(self, location: str) -> None:
-        from ._locations import parse_location
+        from .._location import LocationKind, parse_location
 
         where = parse_location(location)
-        if where.kind == "sqlite":
+        if where.kind is LocationKind.SQLITE:
             from ._sqlite import SqliteDialect
 
             path = Path(where.target).expanduser()
@@ -218,7 +218,7 @@ class RangeReader:
                     f"no registry file at {str(path)!r} (it must be on a path this process sees)"
                 )
             self._dialect: SqlDialect = SqliteDialect(path, read_only=True)
-        elif where.kind == "postgresql":
+        elif where.kind is LocationKind.POSTGRESQL:
             from ._postgres import PostgresDialect
 
             self._dialect = PostgresDialect(where.target, pool_size=2)
@@ -233,7 +233,7 @@ class RangeReader:
         except BaseException:
             self._dialect.close()
             raise
-        if found is None or found > self._dialect.format or found < 3 and where.kind == "sqlite":
+        if found is None or found > self._dialect.format or found < 3 and where.kind is LocationKind.SQLITE:
             self._dialect.close()
             if found is None:
                 raise RegistryNotFoundError(f"no registry in {self._dialect.where}")

@@ -1,6 +1,6 @@
 """Presentation of the core's values: HTML for Jupyter, pandas tables, altair charts and notebook helpers.
 
-The views depend on the core's public API and the core never imports them, so `import registry` stays free of
+The views use the core's public names only and the core never imports them, so `import registry` stays free of
 pandas, altair and IPython. Importing `registry.views` inside IPython (or `%load_ext registry.views`) registers
 an HTML view for each of the core's values with IPython's display formatter: a `CompatibilityResult`, a
 `WhatIf` or a `SchemaDiff` left at the end of a cell shows as a table. `registry.views.notebook` (imported as

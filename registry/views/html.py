@@ -16,15 +16,10 @@ from typing import Any
 
 from registry import (
     STRATEGIES,
-    STRATEGY_UPGRADE_ORDER,
-    Admission,
     Advisory,
     Change,
-    ClientRecord,
     CompatibilityResult,
     CompatibilityStrategy,
-    Effect,
-    Effective,
     EffectivePolicy,
     PolicyImpact,
     Problem,
@@ -33,8 +28,11 @@ from registry import (
     Severity,
     UpgradePlan,
     WhatIf,
-    schema_text,
 )
+from registry._changes import Effect
+from registry._model import Admission, ClientRecord, Effective
+from registry.explain._diff import schema_text
+from registry.explain._upgrade import STRATEGY_UPGRADE_ORDER
 from registry.explain.text_diff import line_diff
 
 GREEN = "#2f9e5f"

@@ -42,13 +42,13 @@ from registry import (
     StorageError,
     TopicQuery,
     TopicSummary,
-    default_db_path,
     export_snapshot,
     import_snapshot,
-    remote_url,
     seed_sample_data,
 )
 from registry import open as open_handle
+from registry._location import remote_url
+from registry._paths import default_db_path
 
 from .charts import OFFLINE_RENDERER, compatibility_heatmap, strategy_matrix_chart, version_timeline
 from .html import history_html

@@ -13,16 +13,13 @@ import pandas as pd
 
 from registry import (
     STRATEGIES,
-    STRATEGY_UPGRADE_ORDER,
     Advisory,
-    ClientRecord,
     CompatibilityResult,
     ConnectedClient,
     PolicyImpact,
     PolicyPreview,
     Problem,
     Registry,
-    SchemaData,
     SchemaDiff,
     SchemaVersion,
     TopicName,
@@ -30,10 +27,13 @@ from registry import (
     TopicSummary,
     UpgradePlan,
     WhatIf,
-    answering_as,
-    pair_verdict,
     to_json,
 )
+from registry._compatibility import pair_verdict
+from registry._model import ClientRecord
+from registry._pulsar_version import answering_as
+from registry._types import SchemaData
+from registry.explain._upgrade import STRATEGY_UPGRADE_ORDER
 
 __all__ = [
     "COMPAT_MATRIX_COLUMNS",

@@ -20,7 +20,8 @@ from streamlit.testing.v1 import AppTest
 
 from app import session
 from cluster_sim import ADMIN_TOKEN, SimulatedCluster, simulated_cluster
-from registry import CACHE_ENV_VAR, Registry
+from registry import Registry
+from registry.remote._broker_index import CACHE_ENV_VAR
 
 pytestmark = [pytest.mark.server, pytest.mark.cluster]
 

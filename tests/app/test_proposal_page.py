@@ -26,7 +26,8 @@ from proposal_helpers import (
     with_field,
 )
 
-from registry import NamespacePolicyChange, ProposalState, Registry, ReviewRules, comment_paths
+from registry import NamespacePolicyChange, ProposalState, Registry, ReviewRules
+from registry.proposals._pointer import comment_paths
 
 SCRIPT = "<script>window.__pwned = 1</script>"
 

@@ -18,8 +18,8 @@ from streamlit.testing.v1 import AppTest
 
 import registry
 from app import session
-from registry import CACHE_ENV_VAR, IndexState, IndexStatus
-from registry.remote._broker_index import CachedBrokerIndex
+from registry._catalog import IndexState, IndexStatus
+from registry.remote._broker_index import CACHE_ENV_VAR, CachedBrokerIndex
 from serving import served
 
 pytestmark = pytest.mark.server

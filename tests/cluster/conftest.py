@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from cluster_sim import SimulatedCluster, simulated_cluster
-from registry import CACHE_ENV_VAR, Registry
+from registry import Registry
+from registry.remote._broker_index import CACHE_ENV_VAR
 from serving import seeded
 
 MakeCluster = Callable[..., SimulatedCluster]

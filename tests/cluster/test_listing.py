@@ -7,7 +7,9 @@ from __future__ import annotations
 import pytest
 
 from cluster_sim import ADMIN_TOKEN, READER_TOKEN, SimulatedCluster
-from registry import CACHE_ENV_VAR, AuthError, IndexState, NotFoundError, Registry, TopicPolicy, TopicQuery
+from registry import AuthError, NotFoundError, Registry, TopicPolicy, TopicQuery
+from registry._catalog import IndexState
+from registry.remote._broker_index import CACHE_ENV_VAR
 from registry.remote._handle import RemoteRegistry
 from serving import seeded
 

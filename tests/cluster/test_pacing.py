@@ -7,7 +7,8 @@ from __future__ import annotations
 import pytest
 
 from cluster_sim import Pacing
-from registry import INDEX_WORKERS, IndexState, SchemaInfo, SchemaType, StorageError, TopicQuery
+from registry import SchemaInfo, SchemaType, StorageError, TopicQuery
+from registry._catalog import INDEX_WORKERS, IndexState
 from registry.remote._handle import RemoteRegistry
 
 

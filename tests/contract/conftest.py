@@ -16,7 +16,8 @@ from pathlib import Path
 import pytest
 
 import registry
-from registry import CACHE_ENV_VAR, Registry
+from registry import Registry
+from registry.remote._broker_index import CACHE_ENV_VAR
 from serving import seeded, served
 
 KINDS = ("serve", "admin-only")

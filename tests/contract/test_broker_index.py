@@ -19,17 +19,9 @@ import pytest
 
 import registry
 from cli.main import main
-from registry import (
-    CACHE_ENV_VAR,
-    INDEX_WORKERS,
-    IndexState,
-    Registry,
-    SchemaInfo,
-    SchemaType,
-    StorageError,
-    TopicQuery,
-)
-from registry.remote._broker_index import cache_path
+from registry import Registry, SchemaInfo, SchemaType, StorageError, TopicQuery
+from registry._catalog import INDEX_WORKERS, IndexState
+from registry.remote._broker_index import CACHE_ENV_VAR, cache_path
 from serving import seeded, served
 
 BIG = 600  # topics in the registry a cancel is tried on

@@ -19,7 +19,6 @@ import pytest
 import registry
 from registry import (
     STRATEGIES,
-    ClientRecord,
     ClientRole,
     CompatibilityStrategy,
     IncompatibleSchemaError,
@@ -35,6 +34,7 @@ from registry import (
     TopicQuery,
     to_json,
 )
+from registry._model import ClientRecord
 
 ORDERS = "persistent://acme/orders/order-created"
 RETURNS_NS = "acme/orders"

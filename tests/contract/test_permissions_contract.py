@@ -14,7 +14,8 @@ import httpx
 import pytest
 
 import registry
-from registry import Actor, Registry, ReviewRules, Role, SchemaInfo, SchemaRegistry, SchemaType, Step, to_json
+from registry import Actor, Registry, ReviewRules, Role, SchemaInfo, SchemaRegistry, SchemaType, to_json
+from registry.proposals._permissions import Step
 from serving import served
 
 NS = "acme/guarded"

@@ -11,8 +11,9 @@ from typing import Any
 import pytest
 
 from cli.main import main
-from registry import Registry, SchemaInfo, SchemaType, SnapshotError, seed_sample_data
+from registry import Registry, SchemaInfo, SchemaType, seed_sample_data
 from registry._snapshot import read_snapshot_records, registry_from_records
+from registry.storage._snapshot_values import SnapshotError
 
 
 @pytest.fixture

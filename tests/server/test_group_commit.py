@@ -22,7 +22,7 @@ from fastapi import FastAPI
 
 from registry import AuditOutcome, Registry, SchemaInfo, SchemaType
 from server import create_app, parse_tokens
-from server._admin import WRITER, written
+from server._writer import GroupWriter
 from serving import LOCAL
 
 pytestmark = pytest.mark.timeout(60)
@@ -64,6 +64,7 @@ async def _in_one_batch(app: FastAPI, sends: list[Send]) -> list[Any]:
     """Hold the writer thread, queue `sends` behind it in this order, then release it. Their outcomes (a
     response, or the exception a write raised), in order."""
     registry: Registry = app.state.registry
+    writer: GroupWriter = app.state.writer
     entered, release = threading.Event(), threading.Event()
 
     def hold(*, user: str) -> None:
@@ -71,24 +72,26 @@ async def _in_one_batch(app: FastAPI, sends: list[Send]) -> list[Any]:
         release.wait(30)
 
     async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url=LOCAL) as client:
-        holder = asyncio.ensure_future(written(registry, hold))
+        holder = asyncio.ensure_future(writer.write(registry, hold, user="holder"))
         await _until(entered.is_set)
         pending = []
         for queued, send in enumerate(sends, start=1):
             pending.append(asyncio.ensure_future(send(client)))
-            await _until(lambda: WRITER.queued() == queued)  # noqa: B023 (awaited here, in this iteration)
+            await _until(lambda: writer.queued() == queued)  # noqa: B023 (awaited here, in this iteration)
         release.set()
         await holder
         return await asyncio.gather(*pending, return_exceptions=True)
 
 
 @contextmanager
-def _counting(registry: Registry) -> Iterator[dict[str, int]]:
-    """The registry file's commits and the writer's batches made inside the block."""
-    token, batches = registry.change_token(), WRITER.batches
+def _counting(app: FastAPI) -> Iterator[dict[str, int]]:
+    """The app's registry file's commits and its writer's batches made inside the block."""
+    registry: Registry = app.state.registry
+    writer: GroupWriter = app.state.writer
+    token, batches = registry.change_token(), writer.batches
     counts: dict[str, int] = {}
     yield counts
-    counts.update(commits=registry.change_token() - token, batches=WRITER.batches - batches)
+    counts.update(commits=registry.change_token() - token, batches=writer.batches - batches)
 
 
 @pytest.fixture
@@ -103,7 +106,7 @@ def registry(db_dir: Path) -> Iterator[Registry]:
 def test_queued_registrations_commit_together_each_with_its_version_and_caller(registry: Registry) -> None:
     app = create_app(registry, tokens=parse_tokens(json.dumps(dict.fromkeys(TOKENS, "producer")), "test"))
     sends = [_post(f"topic-{i}", _record(0), token=TOKENS[i % 2]) for i in range(20)]
-    with _counting(registry) as counts:
+    with _counting(app) as counts:
         answers = asyncio.run(_in_one_batch(app, sends))
     assert [_version(a) for a in answers] == [0] * 20
     assert counts == {"commits": 1, "batches": 2}, "the holder's batch, then one for all 20"
@@ -115,7 +118,7 @@ def test_queued_registrations_commit_together_each_with_its_version_and_caller(r
 
 def test_writes_of_one_batch_keep_their_arrival_order(registry: Registry) -> None:
     app = create_app(registry)
-    with _counting(registry) as counts:
+    with _counting(app) as counts:
         answers = asyncio.run(_in_one_batch(app, [_post("ordered", _record(n)) for n in range(4)]))
     assert [_version(a) for a in answers] == [0, 1, 2, 3]
     assert [len(json.loads(v.schema)["fields"]) for v in registry.history(_topic("ordered"))] == [1, 2, 3, 4]
@@ -129,7 +132,7 @@ def test_a_refused_write_is_answered_alone_and_the_others_of_its_batch_land(regi
         "type": "AVRO",
         "schema": '{"type": "record", "name": "Event", "fields": [{"name": "id", "type": "string"}]}',
     }
-    with _counting(registry) as counts:
+    with _counting(app) as counts:
         before, refused, after = asyncio.run(
             _in_one_batch(app, [_post("a", _record(0)), _post("taken", breaking), _post("b", _record(0))])
         )
@@ -149,8 +152,12 @@ def test_a_write_that_fails_with_a_bug_undoes_only_itself(registry: Registry) ->
         registry.register(_topic("buggy"), SchemaInfo(SchemaType.AVRO, _record(0)["schema"]), user=user)
         raise RuntimeError("a bug after the write")
 
-    sends = [_post("a", _record(0)), lambda _: written(registry, buggy), _post("b", _record(0))]
-    with _counting(registry) as counts:
+    sends = [
+        _post("a", _record(0)),
+        lambda _: app.state.writer.write(registry, buggy, user="anonymous"),
+        _post("b", _record(0)),
+    ]
+    with _counting(app) as counts:
         first, bug, last = asyncio.run(_in_one_batch(app, sends))
     assert (first.status_code, last.status_code) == (200, 200)
     assert isinstance(bug, RuntimeError) and str(bug) == "a bug after the write"
@@ -171,7 +178,7 @@ def test_a_batch_whose_commit_fails_fails_every_write_and_keeps_none(registry: R
     )
     other.commit()
     sends = [_post(name, _record(0)) for name in ("a", "b", "c")]
-    with _counting(registry) as counts:
+    with _counting(app) as counts:
         answers = asyncio.run(_in_one_batch(app, sends))
     assert [a.status_code for a in answers] == [503] * 3
     for answer in answers:  # SQLite's words and the file's path stay in the log; the client gets a request id

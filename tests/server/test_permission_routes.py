@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from registry import Registry, Step
+from registry import Registry
+from registry.proposals._permissions import Step
 from server import create_app
 
 # Each write route and the core's step it stands for.

@@ -13,8 +13,9 @@ import pytest
 
 from cli.main import main
 from drift import HAZARDS, POLICIES, STATES, build_files
-from registry import Comparison, compare_registries, export_snapshot
+from registry import export_snapshot
 from registry import open as open_registry
+from registry.compare import Comparison, compare_registries
 
 
 @pytest.fixture(scope="module")

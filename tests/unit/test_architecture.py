@@ -1,6 +1,7 @@
 """The architecture's rules that code can check (architecture.md, "One core, thin shells"): the shells use the
-core's public API only, and every public name is documented. bench/ and tools/ measure and compile the core's
-internals, like tests, so they are not shells here."""
+core's public names only, notebooks the library's public API, and every name `registry` exports is
+documented. bench/ and tools/ measure and compile the core's internals, like tests, so they are not shells
+here."""
 
 from __future__ import annotations
 
@@ -18,11 +19,15 @@ ROOT = Path(__file__).resolve().parents[2]
 SHELLS = ("app", "cli", "server", "pipeline")
 
 
-def _sources() -> Iterator[tuple[str, str]]:
-    """(where, Python source) of every shell module and every notebook code cell."""
+def _shell_sources() -> Iterator[tuple[str, str]]:
+    """(where, Python source) of every shell module."""
     for shell in SHELLS:
         for path in sorted((ROOT / shell).rglob("*.py")):
             yield str(path.relative_to(ROOT)), path.read_text(encoding="utf-8")
+
+
+def _notebook_sources() -> Iterator[tuple[str, str]]:
+    """(where, Python source) of every notebook code cell."""
     for path in sorted((ROOT / "notebooks").glob("*.ipynb")):
         cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
         for number, cell in enumerate(cells):
@@ -32,33 +37,57 @@ def _sources() -> Iterator[tuple[str, str]]:
                 yield f"{path.relative_to(ROOT)} cell {number}", "\n".join(lines)
 
 
-def _private_core_imports(source: str) -> list[str]:
+def _private_core_imports(source: str, *, modules_too: bool) -> list[str]:
+    """The private core names `source` imports: a name starting with `_` (`from registry._state import _live`,
+    `from registry import _seed`) or a private module whole (`import registry._model`), and with `modules_too`
+    any import from a private module (`from registry.storage._snapshot import x`)."""
     found = []
     for node in ast.walk(ast.parse(source)):
         if isinstance(node, ast.Import):
             modules = [alias.name for alias in node.names]
             names: list[str] = []
+            whole = True
         elif isinstance(node, ast.ImportFrom) and node.level == 0:
             modules = [node.module or ""]
-            names = [alias.name for alias in node.names] if node.module == "registry" else []
+            names = [alias.name for alias in node.names] if modules[0].split(".")[0] == "registry" else []
+            whole = False
         else:
             continue
         for module in modules:
             parts = module.split(".")
-            if parts[0] == "registry" and any(part.startswith("_") for part in parts[1:]):
+            if parts[0] == "registry" and any(part.startswith("_") for part in parts[1:]) and (modules_too or whole):
                 found.append(module)
-        found += [f"registry.{name}" for name in names if name.startswith("_")]
+        found += [f"{modules[0]}.{name}" for name in names if name.startswith("_")]
     return found
 
 
 def test_the_scan_finds_a_private_import() -> None:
-    code = "import registry._model\nfrom registry.storage._snapshot import x\nfrom registry import _seed, Registry\n"
-    assert _private_core_imports(code) == ["registry._model", "registry.storage._snapshot", "registry._seed"]
+    code = "import registry._model\nfrom registry.storage._snapshot import x, _y\nfrom registry import _seed, open\n"
+    assert _private_core_imports(code, modules_too=True) == [
+        "registry._model",
+        "registry.storage._snapshot",
+        "registry.storage._snapshot._y",
+        "registry._seed",
+    ]
+    assert _private_core_imports(code, modules_too=False) == [
+        "registry._model",
+        "registry.storage._snapshot._y",
+        "registry._seed",
+    ]
 
 
-@pytest.mark.parametrize(("where", "source"), list(_sources()), ids=lambda v: v if "\n" not in v else "")
+@pytest.mark.parametrize(("where", "source"), list(_shell_sources()), ids=lambda v: v if "\n" not in v else "")
 def test_no_shell_imports_a_private_core_name(where: str, source: str) -> None:
-    assert _private_core_imports(source) == [], f"{where} imports private core names; make them public"
+    """The project's shells import what `registry` exports, and the core's other public names from the module
+    that defines them (`from registry._catalog import IndexStatus`): never a name starting with `_`, nor a
+    private module whole."""
+    assert _private_core_imports(source, modules_too=False) == [], f"{where} imports private core names"
+
+
+@pytest.mark.parametrize(("where", "source"), list(_notebook_sources()), ids=lambda v: v if "\n" not in v else "")
+def test_the_notebooks_use_the_librarys_public_api_only(where: str, source: str) -> None:
+    """A notebook is what a user of the library writes: `registry`'s names and its public subpackages."""
+    assert _private_core_imports(source, modules_too=True) == [], f"{where} imports from private core modules"
 
 
 @pytest.mark.parametrize("name", sorted(set(registry.__all__)))

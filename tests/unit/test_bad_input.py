@@ -304,7 +304,7 @@ def test_every_bad_input_error_is_a_registry_error() -> None:
 
 @pytest.mark.parametrize("side", ["key", "value"])
 def test_a_key_value_part_that_is_not_json_is_an_invalid_schema_naming_the_part(side: str) -> None:
-    from registry import key_value_schema_info
+    from registry._schema_data import key_value_schema_info
 
     bad, good = SchemaInfo(type=SchemaType.AVRO, schema="{not json"), SchemaInfo(type=SchemaType.STRING)
     parts = (bad, good) if side == "key" else (good, bad)

@@ -11,18 +11,9 @@ from typing import Any
 
 import pytest
 
-from registry import (
-    Registry,
-    SchemaInfo,
-    SchemaType,
-    SnapshotError,
-    TopicQuery,
-    export_snapshot,
-    import_snapshot,
-    iter_snapshot_records,
-    registry_from_records,
-    seed_sample_data,
-)
+from registry import Registry, SchemaInfo, SchemaType, TopicQuery, export_snapshot, import_snapshot, seed_sample_data
+from registry._snapshot import iter_snapshot_records, registry_from_records
+from registry.storage._snapshot_values import SnapshotError
 
 
 @pytest.fixture(scope="module")

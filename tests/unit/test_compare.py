@@ -12,21 +12,17 @@ import pytest
 from drift import FORMATTED, HAZARDS, POLICIES, SAFE, STATES, build_pair, record, with_field
 from registry import (
     ClientRole,
-    Comparison,
     CompatibilityStrategy,
-    HazardReason,
     MemoryStorage,
     Registry,
     SchemaInfo,
     SchemaType,
     SchemaVersion,
     TopicPolicy,
-    TopicState,
-    compare_registries,
-    drift_diff,
-    registry_from_records,
     seed_sample_data,
 )
+from registry._snapshot import registry_from_records
+from registry.compare import Comparison, HazardReason, TopicState, compare_registries, drift_diff
 
 
 @pytest.fixture

@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from registry import StorageError, describe_connection, pulsarctl_contexts
+from registry import StorageError
+from registry.remote._connection import describe_connection, pulsarctl_contexts
 
 PLUGIN = "org.apache.pulsar.client.impl.auth."
 SECRETS = ("tok-secret", "pw-secret", "client-secret-x")

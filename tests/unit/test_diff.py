@@ -17,15 +17,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from registry import (
-    ChangeKind,
-    CompatibilityStrategy,
-    Effect,
-    Registry,
-    SchemaDiff,
-    SchemaInfo,
-    SchemaType,
-)
+from registry import ChangeKind, CompatibilityStrategy, Registry, SchemaDiff, SchemaInfo, SchemaType
+from registry._changes import Effect
 from schemas import BAR, FOO, KV_NS, TOPIC, field, kv, primitive, record, record_dict, seed
 
 CS = CompatibilityStrategy

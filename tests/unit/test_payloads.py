@@ -15,7 +15,8 @@ import pytest
 from pipeline import data_audit
 from pipeline._data_decode import PartitionAudit
 from pipeline._payload import PayloadError, decode_primitive, encode_inline, encode_primitive, split_inline
-from registry import CompatibilityStrategy, Registry, SchemaInfo, SchemaType, key_value_schema_info
+from registry import CompatibilityStrategy, Registry, SchemaInfo, SchemaType
+from registry._schema_data import key_value_schema_info
 
 NS = "acme/kv"
 RECORD = {"type": "record", "name": "Order", "fields": [{"name": "id", "type": "string"},

@@ -18,11 +18,10 @@ from registry import (
     ProposalsRequiredError,
     Registry,
     ReviewRules,
-    Step,
-    allowed_steps,
     export_snapshot,
     import_snapshot,
 )
+from registry.proposals._permissions import Step, allowed_steps
 
 DIRECT = (Step.REGISTER, Step.DELETE, Step.SET_POLICY, Step.PROPOSE, Step.EDIT_RULES, Step.ADMINISTER)
 

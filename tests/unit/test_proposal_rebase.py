@@ -23,11 +23,10 @@ from registry import (
     SchemaInfo,
     SchemaType,
     StaleProposalError,
-    parse_protobuf_native,
-    to_protobuf_native_data,
 )
 from registry._schema_data import to_schema_data
 from registry.proposals._rebase import merge_schemas
+from registry.protobuf._native import parse_protobuf_native, to_protobuf_native_data
 from schemas import PB_INT32, PB_INT64, PB_STRING, kv, protobuf_native
 
 NS = "acme/shop"

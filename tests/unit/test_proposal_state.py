@@ -23,8 +23,8 @@ from registry import (
     ReviewRules,
     Role,
     StaleProposalError,
-    apply_readiness,
 )
+from registry.proposals._readiness import apply_readiness
 
 
 @pytest.fixture

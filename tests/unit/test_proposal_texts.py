@@ -23,13 +23,11 @@ from registry import (
     Role,
     SchemaInfo,
     SchemaType,
-    comment_paths,
-    key_value_schema_info,
-    name_clash,
-    person_key,
-    same_person,
 )
+from registry._identity import name_clash, person_key, same_person
+from registry._schema_data import key_value_schema_info
 from registry._text import blank
+from registry.proposals._pointer import comment_paths
 from schemas import PB_INT64, pn_test
 
 # What shows nothing: zero-width space and word joiner, BOM, the Hangul fillers, the Mongolian vowel separator,

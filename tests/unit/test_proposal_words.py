@@ -18,14 +18,11 @@ from registry import (
     ReviewRules,
     SchemaInfo,
     SchemaType,
-    applied_text,
-    approvals_text,
     from_json,
-    refusal_word,
-    refusals_text,
     to_json,
 )
 from registry import Proposal as ProposalValue
+from registry.proposals._words import applied_text, approvals_text, refusal_word, refusals_text
 
 S = CompatibilityStrategy
 

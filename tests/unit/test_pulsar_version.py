@@ -21,9 +21,8 @@ from registry import (
     SchemaInfo,
     SchemaType,
     TopicName,
-    line_for_broker,
-    pulsar_line,
 )
+from registry._pulsar_version import line_for_broker, pulsar_line
 
 TOPIC = "persistent://t/n/orders"
 LINES = ("3.0", "4.0", "master")
@@ -268,7 +267,8 @@ def test_a_snapshot_carries_the_line_and_a_restore_answers_as_it(tmp_path: Path)
 
 
 def test_a_snapshot_without_a_line_or_with_an_unknown_one(tmp_path: Path) -> None:
-    from registry import SnapshotError, export_snapshot, import_snapshot
+    from registry import export_snapshot, import_snapshot
+    from registry.storage._snapshot_values import SnapshotError
 
     with Registry.open(tmp_path / "r.db", create=True, pulsar_version="4.0") as reg:
         export_snapshot(reg, tmp_path / "s.jsonl")

@@ -11,18 +11,9 @@ from typing import Any
 
 import pytest
 
-from registry import (
-    KeyRange,
-    RangeReader,
-    Registry,
-    RegistryNotFoundError,
-    SchemaInfo,
-    SchemaType,
-    StorageError,
-    TopicName,
-    seed_sample_data,
-    snapshot_records,
-)
+from registry import Registry, RegistryNotFoundError, SchemaInfo, SchemaType, StorageError, TopicName, seed_sample_data
+from registry._snapshot import snapshot_records
+from registry.storage._ranges import KeyRange, RangeReader
 
 
 def _seeded(location: str) -> str:

@@ -11,17 +11,10 @@ from pathlib import Path
 import pytest
 
 import registry
-from registry import (
-    ReadOnlyError,
-    ReadOnlyRegistry,
-    Registry,
-    RegistryError,
-    RemoteRegistry,
-    SchemaInfo,
-    SchemaRegistry,
-    SchemaType,
-)
+from registry import ReadOnlyError, Registry, RegistryError, SchemaInfo, SchemaRegistry, SchemaType
 from registry._forwarding import ForwardingRegistry
+from registry._read_only import ReadOnlyRegistry
+from registry.remote._handle import RemoteRegistry
 
 TOPIC = "persistent://acme/orders/o"
 

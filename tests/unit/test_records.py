@@ -32,15 +32,13 @@ from registry import (  # noqa: E402
     AdvisoryCode,
     CompatibilityStrategy,
     InvalidSchemaError,
-    RecordError,
     Registry,
     RuleCode,
     SchemaInfo,
     SchemaType,
-    record_advisories,
 )
-from registry._record_pitfalls import _walk  # noqa: E402
-from registry._records import client_version  # noqa: E402
+from registry._record_pitfalls import _walk, record_advisories  # noqa: E402
+from registry._records import RecordError, client_version  # noqa: E402
 
 TOPIC = "persistent://acme/orders/records"
 

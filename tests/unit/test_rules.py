@@ -8,7 +8,6 @@ from collections.abc import Callable
 import pytest
 
 from registry import (
-    Admission,
     AutoUpdateStrategy,
     ClientRole,
     CompatibilityStrategy,
@@ -25,6 +24,7 @@ from registry import (
     SchemaNotFoundError,
     SchemaType,
 )
+from registry._model import Admission
 from schemas import (
     BAR,
     FOO,
@@ -1412,7 +1412,8 @@ class TestPoisonedHistory:
 @pytest.mark.parametrize("namespace_flag", [None, True, False])
 def test_namespace_allow_auto_update_in_force(broker_flag: bool, namespace_flag: bool | None) -> None:
     """GET isAllowAutoUpdateSchema (§2.2): the namespace's value when set, else the broker's."""
-    from registry import BrokerConfig, NamespacePolicy, namespace_allow_auto_update
+    from registry import BrokerConfig, NamespacePolicy
+    from registry.policy._rules import namespace_allow_auto_update
 
     found = namespace_allow_auto_update(
         NamespacePolicy(allow_auto_update=namespace_flag), BrokerConfig(allow_auto_update=broker_flag)
@@ -1426,7 +1427,8 @@ def test_namespace_allow_auto_update_in_force(broker_flag: bool, namespace_flag:
 @pytest.mark.parametrize("namespace_flag", [True, False])
 def test_namespace_validation_enforced_applied(broker_flag: bool, namespace_flag: bool) -> None:
     """GET schemaValidationEnforced?applied=true (§7.2): the namespace flag OR the broker's."""
-    from registry import BrokerConfig, NamespacePolicy, namespace_validation_enforced
+    from registry import BrokerConfig, NamespacePolicy
+    from registry.policy._rules import namespace_validation_enforced
 
     found = namespace_validation_enforced(
         NamespacePolicy(validation_enforced=namespace_flag), BrokerConfig(validation_enforced=broker_flag)

@@ -14,13 +14,13 @@ from registry import (
     Registry,
     SchemaInfo,
     SchemaType,
-    SnapshotError,
     StorageError,
     export_snapshot,
     import_snapshot,
     seed_sample_data,
 )
 from registry._snapshot import dumps_records, read_snapshot_records, registry_from_records
+from registry.storage._snapshot_values import SnapshotError
 
 
 def _text(reg: Registry) -> str:

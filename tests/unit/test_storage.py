@@ -11,15 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from registry import (
-    CompatibilityStrategy,
-    Registry,
-    RegistryNotFoundError,
-    SchemaInfo,
-    SchemaType,
-    StorageError,
-    remote_url,
-)
+from registry import CompatibilityStrategy, Registry, RegistryNotFoundError, SchemaInfo, SchemaType, StorageError
+from registry._location import remote_url
 
 TOPIC = "persistent://acme/race/orders"
 PROCESSES, PUTS = 4, 15

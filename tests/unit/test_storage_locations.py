@@ -24,9 +24,9 @@ from registry import (
     StorageError,
     export_snapshot,
     import_snapshot,
-    parse_location,
     seed_sample_data,
 )
+from registry._location import LocationKind, locate, names_remote, parse_location
 
 CONNECTED_AT = r'"connected_at":\d+'
 SCHEMA = '{"type":"record","name":"R","fields":[{"name":"a","type":"string"}]}'
@@ -73,6 +73,34 @@ def test_locations_name_their_storage(text: str, kind: str, target: str) -> None
 def test_bad_locations_are_refused_by_name(text: str, message: str) -> None:
     with pytest.raises(StorageError, match=message):
         parse_location(text)
+
+
+@pytest.mark.parametrize(
+    ("text", "url"), [("http://h:8080", "http://h:8080"), ("  HTTPS://h/admin ", "https://h/admin")]
+)
+def test_a_url_locates_a_remote_registry_and_is_no_storage(text: str, url: str) -> None:
+    location = locate(text)
+    assert (location.kind, location.target, location.shown) == (LocationKind.REMOTE, url, url)
+    assert names_remote(text)
+    with pytest.raises(StorageError, match="is a remote registry, not a storage"):
+        parse_location(text)
+
+
+@pytest.mark.parametrize("text", ["registry.db", "sqlite:///r.db", "memory:", "postgres://h/db", "my_pkg.store:make"])
+def test_a_storage_locates_as_it_parses(text: str) -> None:
+    assert locate(text) == parse_location(text)
+    assert not names_remote(text)
+    assert locate(text).kind.sql is (locate(text).kind in (LocationKind.SQLITE, LocationKind.POSTGRESQL))
+
+
+@pytest.mark.parametrize("text", ["", "ftp://x", "htp://host", "file:///etc/passwd"])
+def test_only_an_http_url_names_a_remote_registry_and_asking_never_raises(text: str) -> None:
+    assert not names_remote(text)
+
+
+def test_locating_an_unknown_scheme_refuses_it_as_a_bad_url() -> None:
+    with pytest.raises(StorageError, match="only http:// and https:// URLs name a remote registry"):
+        locate("ftp://x")
 
 
 @pytest.fixture

@@ -41,7 +41,7 @@ def test_strict_registry_refuses_a_policy_on_an_unknown_namespace() -> None:
 
 @pytest.mark.parametrize("encoding", ["INLINE", "SEPARATED"])
 def test_key_value_parts_inverts_key_value_schema_info(encoding: str) -> None:
-    from registry import key_value_parts, key_value_schema_info
+    from registry._schema_data import key_value_parts, key_value_schema_info
 
     key = SchemaInfo(type=SchemaType.AVRO, schema='{"type":"record","name":"K","fields":[]}', properties={"a": "1"})
     value = SchemaInfo(type=SchemaType.INT64)
@@ -50,7 +50,8 @@ def test_key_value_parts_inverts_key_value_schema_info(encoding: str) -> None:
 
 
 def test_key_value_parts_of_another_type_names_it() -> None:
-    from registry import InvalidSchemaError, key_value_parts
+    from registry import InvalidSchemaError
+    from registry._schema_data import key_value_parts
 
     with pytest.raises(InvalidSchemaError, match="not a KEY_VALUE schema: AVRO"):
         key_value_parts(SchemaInfo(type=SchemaType.AVRO, schema='"string"'))
@@ -58,7 +59,9 @@ def test_key_value_parts_of_another_type_names_it() -> None:
 
 @pytest.mark.parametrize("kind", [SchemaType.KEY_VALUE, SchemaType.AUTO_CONSUME, SchemaType.PROTOBUF_NATIVE])
 def test_a_key_value_part_of_a_type_it_cannot_take_is_refused(kind: SchemaType) -> None:
-    from registry import KEY_VALUE_PART_TYPES, InvalidSchemaError, key_value_schema_info
+    from registry import InvalidSchemaError
+    from registry._key_value import KEY_VALUE_PART_TYPES
+    from registry._schema_data import key_value_schema_info
 
     assert kind not in KEY_VALUE_PART_TYPES
     with pytest.raises(InvalidSchemaError, match=f"a KEY_VALUE value part cannot be {kind}; it can be one of AVRO"):

@@ -11,22 +11,12 @@ from typing import Any
 
 import pytest
 
-from registry import (
-    STRATEGIES,
-    STRATEGY_UPGRADE_ORDER,
-    ClientRecord,
-    ClientRole,
-    CompatibilityStrategy,
-    Registry,
-    SchemaInfo,
-    UpgradeOrder,
-    UpgradePlan,
-    change_order,
-    strategy_order,
-)
+from registry import STRATEGIES, ClientRole, CompatibilityStrategy, Registry, SchemaInfo, UpgradeOrder, UpgradePlan
 from registry._compatibility import can_read
+from registry._model import ClientRecord
 from registry._schema_data import to_schema_data
 from registry._types import SchemaData
+from registry.explain._upgrade import STRATEGY_UPGRADE_ORDER, change_order, strategy_order
 from schemas import avro_info, field, record
 
 CS = CompatibilityStrategy
