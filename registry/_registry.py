@@ -58,6 +58,7 @@ from .proposals._facade import EmbeddedProposals
 from .proposals._model import Actor
 from .proposals._permissions import Step, proposals_required
 from .proposals._records import rules as stored_rules
+from .proposals._targets import EmbeddedTarget
 from .storage._base import LocalStorage
 from .storage._locations import open_plugin, parse_location
 from .storage._memory import MemoryStorage
@@ -92,7 +93,7 @@ class Registry(EmbeddedProposals, BackedRegistry):
         self._writes = LocalWrites(storage, state, stamp)
         self._notices = Notices(storage, stamp)
         self._auditor = Auditor(storage, stamp, self._count_write, self._notices)
-        self._desk = ProposalDesk(storage, state, self._writes, self._auditor, stamp)
+        self._desk = ProposalDesk(storage, state, EmbeddedTarget(storage, state, self._writes), self._auditor, stamp)
         self._webhooks = WebhookDesk(storage, self._auditor, stamp)
 
     # --- opening ----------------------------------------------------------------------------------------
