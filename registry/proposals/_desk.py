@@ -301,8 +301,8 @@ class ProposalDesk:
             note.version = applied.version if applied.stored else None
             rules = self._rules_of(proposal)
             done = _rules.applied(proposal, rules, actor, self._clock(), current, reason, applied.version)
-            if applied.interleaved is not None:
-                done = replace(done, applied_note=_interleaved_text(proposal, applied.interleaved))
+            if applied.interleaved:
+                done = replace(done, applied_note=f"applied, but another write interleaved ({applied.interleaved})")
             done = self._stored(done)
             note.detail = _applied_text(done, current, reason)
         return done
@@ -449,13 +449,6 @@ def _stale_text(proposal: Proposal, current: ProposalReview) -> str:
         since = ", ".join(map(str, current.changed_since)) or "a delete"
         changed = f"it was made against {_base(proposal)}, and since then: {since}"
     return f"proposal #{proposal.id} is stale, nothing was applied: {changed}. Rebase it and have it reviewed again"
-
-
-def _interleaved_text(proposal: Proposal, version: int) -> str:
-    """What the proposal and its audit line say when a write around the explorer landed during the apply."""
-    if proposal.kind is ProposalKind.POLICY:
-        return "applied, but another write interleaved (the policy read back is not the one applied)"
-    return f"applied, but another write interleaved (version {version})"
 
 
 def _applied_text(proposal: Proposal, current: ProposalReview, reason: str) -> str:

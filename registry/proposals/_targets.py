@@ -30,12 +30,12 @@ from ._model import Actor, Proposal
 @dataclass(frozen=True, slots=True)
 class Applied:
     """What an apply wrote: the schema version stored or found (None for a policy), whether anything was stored,
-    and, where another write came between the base check and the read-back, the version (or, for a policy, -1)
-    it left in force: the proposal and its audit line say "applied, but another write interleaved"."""
+    and, where the read-back found another write than this one ("version 7"), what it found: the proposal and its
+    audit line then say "applied, but another write interleaved (version 7)"."""
 
     version: int | None
     stored: bool
-    interleaved: int | None = None
+    interleaved: str = ""
 
 
 class ApplyTarget(Protocol):
