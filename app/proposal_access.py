@@ -69,7 +69,7 @@ def steps(proposal: Proposal, rules: ReviewRules, actor: Actor | None, *, read_o
 def rules_of(reg: SchemaRegistry, namespace: str) -> ReviewRules:
     """The namespace's review rules; the defaults where the registry keeps none (a plain broker)."""
     try:
-        return reg.review_rules(namespace)
+        return reg.proposals.rules(namespace)
     except (NotSupportedError, NotFoundError):
         return ReviewRules()
 
@@ -85,10 +85,10 @@ def open_proposals(reg: SchemaRegistry, target: str, *, kind: ProposalKind, name
     `namespace` names it): a direct write there now would make them stale or overtake them."""
     try:
         if namespace:
-            found = reg.proposals(namespace=namespace, limit=OPEN_LIMIT)
+            found = reg.proposals.list(namespace=namespace, limit=OPEN_LIMIT)
             found = [p for p in found if p.target == namespace]
         else:
-            found = reg.proposals(topic=target, limit=OPEN_LIMIT)
+            found = reg.proposals.list(topic=target, limit=OPEN_LIMIT)
     except (NotSupportedError, NotFoundError):
         return []
     return [p for p in found if p.kind is kind and not p.state.final]

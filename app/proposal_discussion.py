@@ -74,7 +74,7 @@ def _send(reg: SchemaRegistry, proposal_id: int, actor: Actor) -> None:
         return
     run_step(
         proposal_id,
-        lambda: reg.comment_on_proposal(proposal_id, text, path=where, actor=actor),
+        lambda: reg.proposals.comment(proposal_id, text, path=where, actor=actor),
         "Comment added." if not where else f"Comment added on {where}.",
         where=DISCUSSION,
     )

@@ -30,7 +30,7 @@ def revision_diff(reg: SchemaRegistry, proposal: Proposal) -> None:
         older = st.selectbox("From", numbers, index=len(numbers) - 2, key=FROM, format_func=label.__getitem__)
         newer = st.selectbox("To", numbers, index=len(numbers) - 1, key=TO, format_func=label.__getitem__)
     try:
-        found = reg.proposal_diff(proposal.id, from_revision=older, to_revision=newer)
+        found = reg.proposals.diff(proposal.id, from_revision=older, to_revision=newer)
     except RegistryError as exc:
         show_error(exc)
         return
@@ -70,7 +70,7 @@ def push_revision(reg: SchemaRegistry, proposal: Proposal, actor: Actor) -> None
             pid = proposal.id
             run_step(
                 pid,
-                lambda: reg.revise_proposal(pid, schema=info, actor=actor),
+                lambda: reg.proposals.revise(pid, schema=info, actor=actor),
                 lambda done: f"#{pid} now has revision {done.revision.number}: its approvals start over.",
                 where=REVISIONS,
             )

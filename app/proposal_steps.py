@@ -175,7 +175,7 @@ def _buttons(
                 on_click=run_step,
                 args=(
                     pid,
-                    lambda: reg.approve_proposal(pid, actor=actor, revision=number),
+                    lambda: reg.proposals.approve(pid, actor=actor, revision=number),
                     f"You approved revision {number} of #{pid}.",
                 ),
             )
@@ -187,7 +187,7 @@ def _buttons(
                 icon=":material/publish:",
                 help="Applies exactly this revision, checked again against the registry as it is at the click.",
                 on_click=run_step,
-                args=(pid, lambda: reg.apply_proposal(pid, actor=actor, revision=number), applied_text),
+                args=(pid, lambda: reg.proposals.apply(pid, actor=actor, revision=number), applied_text),
             )
         if steps.reject:
             with st.popover("Reject…", icon=":material/block:"), st.form("prop_reject_form", border=False):
@@ -201,7 +201,7 @@ def _buttons(
                         pid,
                         REJECT_REASON,
                         "Nothing was rejected: write why first (the author sees it).",
-                        lambda reason: reg.reject_proposal(pid, reason, actor=actor),
+                        lambda reason: reg.proposals.reject(pid, reason, actor=actor),
                         f"#{pid} was rejected.",
                     ),
                 )
@@ -212,7 +212,7 @@ def _buttons(
                     "Withdraw the proposal",
                     key="prop_withdraw",
                     on_click=run_step,
-                    args=(pid, lambda: reg.withdraw_proposal(pid, actor=actor), f"#{pid} was withdrawn."),
+                    args=(pid, lambda: reg.proposals.withdraw(pid, actor=actor), f"#{pid} was withdrawn."),
                 )
         if override:
             with st.popover("Apply without the approvals…", icon=":material/gavel:"):
@@ -231,7 +231,7 @@ def _buttons(
                             pid,
                             OVERRIDE_REASON,
                             "Nothing was applied: write the reason first (the proposal and the audit trail keep it).",
-                            lambda reason: reg.apply_proposal(
+                            lambda reason: reg.proposals.apply(
                                 pid, actor=actor, override_reason=reason, revision=number
                             ),
                             lambda done: applied_text(done) + " Applied without the approvals; the reason is kept.",
@@ -263,7 +263,7 @@ def rebase_button(reg: SchemaRegistry, proposal: Proposal, actor: Actor) -> None
         on_click=run_step,
         args=(
             pid,
-            lambda: reg.rebase_proposal(pid, actor=actor),
+            lambda: reg.proposals.rebase(pid, actor=actor),
             f"#{pid} was rebased onto the latest version: its change replayed on it, a new revision to be reviewed "
             "again (Revisions shows what changed).",
         ),

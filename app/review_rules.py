@@ -43,7 +43,7 @@ def rules_section(reg: SchemaRegistry, namespace: str, *, read_only: bool) -> No
         "approvals a schema change proposal in this namespace needs before it is applied, and who may give them."
     )
     try:
-        rules = reg.review_rules(namespace)
+        rules = reg.proposals.rules(namespace)
     except (NotSupportedError, NotFoundError) as exc:  # a plain broker, or a `serve` from before proposals
         st.info(escape_markdown(f"This registry keeps no review rules: {exc}"), icon=":material/info:")
         return
@@ -100,7 +100,7 @@ def rules_section(reg: SchemaRegistry, namespace: str, *, read_only: bool) -> No
             )
             try:
                 require_satisfiable(wanted, namespace, _may_approve())  # the core knows no roles; the app does
-                saved = reg.set_review_rules(namespace, wanted, actor=actor)
+                saved = reg.proposals.set_rules(namespace, wanted, actor=actor)
             except RegistryError as exc:
                 answers.give(ANSWER, namespace, exc)
             else:

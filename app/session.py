@@ -10,7 +10,7 @@ Writes are attributed (`user()`) to the person signed in through Streamlit's aut
 the trusted header named by `--user-header NAME` (SCHEMA_EXPLORER_USER_HEADER; set by a reverse proxy), else to
 the operating-system user who started the app, marked "(os user)".
 
-    reg.approve_proposal(n, actor=session.actor())  # proposals ask for an Actor: that name with its role,
+    reg.proposals.approve(n, actor=session.actor())  # proposals ask for an Actor: that name with its role,
                                                     # from the roles file (`ui --roles FILE`) or the defaults
                                                     # (app/roles.py); None when user() is None
 """

@@ -149,7 +149,7 @@ def run_check_proposal(args: argparse.Namespace, form: str) -> int:
     info = read_schema_info(args) if has_schema(args) else None
     pitfalls = record_pitfalls(args) if info is not None else ()
     with registry_for(args) as reg:
-        proposal = reg.proposal(args.proposal)
+        proposal = reg.proposals.get(args.proposal)
         url = None if url_base is None else f"{url_base}/proposal?id={proposal.id}"
         if proposal.kind is ProposalKind.POLICY:
             if info is not None or args.topic:

@@ -187,7 +187,7 @@ def run_propose(args: argparse.Namespace) -> int:
         target = args.namespace or args.topic
         changes = policy_changes(args, namespace=args.namespace is not None)
         with registry_for(args) as reg:
-            made = reg.propose_policy(target, changes, title=title, description=args.description, actor=actor)
+            made = reg.proposals.propose_policy(target, changes, title=title, description=args.description, actor=actor)
             return _print_made(args, reg, made, "created")
     if args.namespace is not None:
         raise UserError(
@@ -197,7 +197,7 @@ def run_propose(args: argparse.Namespace) -> int:
     info = read_schema_info(args)
     pitfalls = record_pitfalls(args)
     with registry_for(args) as reg:
-        made = reg.propose_schema(args.topic, info, title=title, description=args.description, actor=actor)
+        made = reg.proposals.propose_schema(args.topic, info, title=title, description=args.description, actor=actor)
         code = _print_made(args, reg, made, "created")
     if not args.json:
         say_pitfalls(pitfalls)  # what a --record class generates that is worth a fix, as `check` shows it
@@ -206,8 +206,8 @@ def run_propose(args: argparse.Namespace) -> int:
 
 def run_list(args: argparse.Namespace) -> int:
     with registry_for(args) as reg:
-        found = reg.proposals(state=args.state, namespace=args.namespace, topic=args.topic, limit=args.limit)
-        rules = {space: reg.review_rules(space) for space in {p.namespace for p in found}} if not args.json else {}
+        found = reg.proposals.list(state=args.state, namespace=args.namespace, topic=args.topic, limit=args.limit)
+        rules = {space: reg.proposals.rules(space) for space in {p.namespace for p in found}} if not args.json else {}
     if args.json:
         print_json({"proposals": to_json(found)})
         return EXIT_OK
@@ -237,8 +237,8 @@ def run_list(args: argparse.Namespace) -> int:
 
 def run_show(args: argparse.Namespace) -> int:
     with registry_for(args) as reg:
-        proposal = reg.proposal(args.id)
-        rules = reg.review_rules(proposal.namespace)
+        proposal = reg.proposals.get(args.id)
+        rules = reg.proposals.rules(proposal.namespace)
         review, frozen = current_review(reg, proposal)
         line = line_named(review.line)
     if args.json:
@@ -254,7 +254,7 @@ def run_show(args: argparse.Namespace) -> int:
 def run_comment(args: argparse.Namespace) -> int:
     actor = acting_person(args)
     with registry_for(args) as reg:
-        made = reg.comment_on_proposal(args.id, args.text, path=args.path, actor=actor)
+        made = reg.proposals.comment(args.id, args.text, path=args.path, actor=actor)
     if args.json:
         print_json(to_json(made))
     else:
@@ -266,8 +266,8 @@ def run_comment(args: argparse.Namespace) -> int:
 def run_approve(args: argparse.Namespace) -> int:
     actor = acting_person(args)
     with registry_for(args) as reg:
-        done = reg.approve_proposal(args.id, actor=actor, revision=args.revision)
-        rules = reg.review_rules(done.namespace)
+        done = reg.proposals.approve(args.id, actor=actor, revision=args.revision)
+        rules = reg.proposals.rules(done.namespace)
     return _print_step(args, done, f"approved: approvals {approvals_text(done, rules)}")
 
 
@@ -276,14 +276,14 @@ def run_reject(args: argparse.Namespace) -> int:
         raise UserError("--reason must not be empty: say why the proposal is rejected")
     actor = acting_person(args)
     with registry_for(args) as reg:
-        done = reg.reject_proposal(args.id, args.reason, actor=actor)
+        done = reg.proposals.reject(args.id, args.reason, actor=actor)
     return _print_step(args, done, f"rejected: {done.reason}")
 
 
 def run_withdraw(args: argparse.Namespace) -> int:
     actor = acting_person(args)
     with registry_for(args) as reg:
-        done = reg.withdraw_proposal(args.id, actor=actor)
+        done = reg.proposals.withdraw(args.id, actor=actor)
     return _print_step(args, done, "withdrawn")
 
 
@@ -299,23 +299,23 @@ def run_revise(args: argparse.Namespace) -> int:
         )
     info = read_schema_info(args) if schema_given else None  # a bad file is refused before anything is read
     with registry_for(args) as reg:
-        current = reg.proposal(args.id)
+        current = reg.proposals.get(args.id)
         if current.kind is ProposalKind.SCHEMA and info is None:
             raise UserError(f"proposal #{args.id} proposes a schema: revise it with --file, --record or --type")
         if current.kind is ProposalKind.POLICY and info is not None:
             raise UserError(f"proposal #{args.id} changes a policy: revise it with --compatibility and the like")
         if info is not None:
-            done = reg.revise_proposal(args.id, schema=info, actor=actor)
+            done = reg.proposals.revise(args.id, schema=info, actor=actor)
         else:
             changes = policy_changes(args, namespace=current.target == current.namespace)
-            done = reg.revise_proposal(args.id, policy=changes, actor=actor)
+            done = reg.proposals.revise(args.id, policy=changes, actor=actor)
         return _print_made(args, reg, done, f"revised (revision {done.revision.number}; approvals cleared)")
 
 
 def run_rebase(args: argparse.Namespace) -> int:
     actor = acting_person(args)
     with registry_for(args) as reg:
-        done = reg.rebase_proposal(args.id, actor=actor)
+        done = reg.proposals.rebase(args.id, actor=actor)
         return _print_made(args, reg, done, f"rebased (revision {done.revision.number}; approvals cleared)")
 
 
@@ -328,11 +328,11 @@ def run_apply(args: argparse.Namespace) -> int:
     actor = acting_person(args)
     with registry_for(args) as reg:
         try:
-            done = reg.apply_proposal(args.id, actor=actor, override_reason=reason, revision=args.revision)
+            done = reg.proposals.apply(args.id, actor=actor, override_reason=reason, revision=args.revision)
         except IncompatibleSchemaError as exc:
             if exc.result is None:
                 raise
-            proposal = reg.proposal(args.id)
+            proposal = reg.proposals.get(args.id)
             if not args.json:
                 say(render_result(proposal.target, exc.result))
             else:
@@ -370,7 +370,7 @@ def run_rules(args: argparse.Namespace) -> int:
         raise UserError("--reviewer must name someone (it is empty)")
     actor = acting_person(args) if args.set else None
     with registry_for(args) as reg:
-        rules = reg.review_rules(args.namespace)
+        rules = reg.proposals.rules(args.namespace)
         if args.set:
             wanted = ReviewRules(
                 required_approvals=rules.required_approvals
@@ -379,7 +379,7 @@ def run_rules(args: argparse.Namespace) -> int:
                 reviewers=() if args.any_reviewer else tuple(args.reviewer) or rules.reviewers,
                 require_proposals=rules.require_proposals if args.require_proposals is None else args.require_proposals,
             )
-            rules = reg.set_review_rules(args.namespace, wanted, actor=actor)
+            rules = reg.proposals.set_rules(args.namespace, wanted, actor=actor)
     if args.json:
         print_json({"namespace": args.namespace.strip(), **to_json(rules)})
         return EXIT_OK
@@ -395,7 +395,7 @@ def current_review(reg: SchemaRegistry, proposal: Proposal) -> tuple[ProposalRev
     the latest version past its base. Every other proposal is reviewed now."""
     if proposal.state is ProposalState.APPLIED and proposal.applied_review is not None:
         return proposal.applied_review, True
-    return reg.review_proposal(proposal.id), False
+    return reg.proposals.review(proposal.id), False
 
 
 # --- rendering for people -----------------------------------------------------------------------------------
@@ -611,7 +611,7 @@ def _print_made(args: argparse.Namespace, reg: SchemaRegistry, proposal: Proposa
     if args.json:
         print_json(to_json(proposal))
         return EXIT_OK
-    review = reg.review_proposal(proposal.id)
+    review = reg.proposals.review(proposal.id)
     base = base_text(proposal)
     say(f"proposal #{proposal.id} {verb}: {proposal.title}")
     say(

@@ -16,7 +16,7 @@ line) is on `Registry` alone.
 from __future__ import annotations
 
 import abc
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from types import TracebackType
 from typing import Any, Self
 
@@ -41,8 +41,8 @@ from .explain._preview import PolicyPreview
 from .explain._upgrade import UpgradePlan
 from .explain._whatif import PolicyImpact, WhatIf
 from .policy._rules import UNSET
-from .proposals._model import Actor, Comment, Proposal, ProposalReview, ProposalState, ReviewRules
-from .proposals._revisions import RevisionDiff
+from .proposals._handle import Proposals
+from .proposals._model import Actor
 from .webhooks._model import Webhook
 
 
@@ -307,108 +307,11 @@ class SchemaRegistry(abc.ABC):
 
     # --- schema change proposals (registry/proposals/) -------------------------------------------------------
 
+    @property
     @abc.abstractmethod
-    def propose_schema(
-        self, topic: str, info: SchemaInfo, *, title: str, description: str = "", actor: Actor
-    ) -> Proposal:
-        """A proposal to register `info` on `topic`, pinned to the topic's latest live version (its base; None
-        for a topic without one). Needs a producer. Nothing is registered until the proposal is applied."""
-
-    @abc.abstractmethod
-    def propose_policy(
-        self, target: str, changes: Mapping[str, Any], *, title: str, description: str = "", actor: Actor
-    ) -> Proposal:
-        """A proposal to change a namespace's ("tenant/ns") or a topic's schema policies (`changes`: the
-        keyword arguments `set_namespace_policy` / `set_topic_policy` take), pinned to the policy stored now."""
-
-    @abc.abstractmethod
-    def proposal(self, proposal_id: int) -> Proposal:
-        """One proposal with its revisions, approvals and comments; ProposalNotFoundError when there is none."""
-
-    @abc.abstractmethod
-    def proposals(
-        self,
-        *,
-        state: ProposalState | str | None = None,
-        namespace: str | None = None,
-        topic: str | None = None,
-        limit: int = 500,
-    ) -> list[Proposal]:
-        """Proposals, newest first (at most `limit`), filtered by state, namespace or topic."""
-
-    @abc.abstractmethod
-    def proposal_counts(self) -> dict[ProposalState, int]:
-        """How many proposals are in each state, every state named (0 included): one read, for a listing's
-        tabs and the server's `schema_explorer_proposals` gauge."""
-
-    @abc.abstractmethod
-    def review_proposal(self, proposal_id: int) -> ProposalReview:
-        """The review of the proposal's current revision, computed now from the registry as it is: the verdict
-        under the strategy in force and all 8, each problem introduced or already there, advisories, admission
-        and the upgrade order (a policy proposal: its preview), and whether it is stale."""
-
-    @abc.abstractmethod
-    def proposal_diff(
-        self, proposal_id: int, *, from_revision: int | None = None, to_revision: int | None = None
-    ) -> RevisionDiff:
-        """What changed between two revisions of a proposal (None: the one before `to_revision`, and the current
-        one): a schema proposal's semantic and textual diff, a policy proposal's values set differently. A
-        revision the proposal does not have is InvalidArgumentError."""
-
-    @abc.abstractmethod
-    def revise_proposal(
-        self,
-        proposal_id: int,
-        *,
-        schema: SchemaInfo | None = None,
-        policy: Mapping[str, Any] | None = None,
-        actor: Actor,
-    ) -> Proposal:
-        """A new revision (by its author), pinned to the latest version or policy as it is now; its approvals
-        are cleared."""
-
-    @abc.abstractmethod
-    def rebase_proposal(self, proposal_id: int, *, actor: Actor) -> Proposal:
-        """A new revision against the latest version (or policy): what a stale proposal needs before it can be
-        reviewed and applied again. A schema proposal's change from its base is replayed on the latest version
-        (records, enums, unions and Protobuf messages field by field), so what others stored since stays; where
-        both changed the same part differently, RebaseConflictError names it and nothing is written."""
-
-    @abc.abstractmethod
-    def comment_on_proposal(self, proposal_id: int, text: str, *, path: str = "", actor: Actor) -> Comment:
-        """A comment (anyone who may read), optionally on one field path of the diff."""
-
-    @abc.abstractmethod
-    def approve_proposal(self, proposal_id: int, *, actor: Actor, revision: int | None = None) -> Proposal:
-        """An approval of the current revision: a producer or admin among the namespace's reviewers, never the
-        author; approving twice counts once. `revision`, the one the person reviewed: when the proposal has a
-        newer one, RevisionChangedError and nothing is written (a screen or a script approves what it showed)."""
-
-    @abc.abstractmethod
-    def reject_proposal(self, proposal_id: int, reason: str, *, actor: Actor) -> Proposal:
-        """Reject, with a reason (a reviewer, or an admin)."""
-
-    @abc.abstractmethod
-    def withdraw_proposal(self, proposal_id: int, *, actor: Actor) -> Proposal:
-        """Withdraw (the author, or an admin)."""
-
-    @abc.abstractmethod
-    def apply_proposal(
-        self, proposal_id: int, *, actor: Actor, override_reason: str | None = None, revision: int | None = None
-    ) -> Proposal:
-        """Apply exactly the approved revision (`revision`, when given, must still be the current one, as for
-        `approve_proposal`), only while its base is still the latest (else the proposal
-        becomes stale: StaleProposalError, nothing applied). Needs the role the direct change needs (a producer
-        for a schema, an admin for a policy) on top of the approvals; an admin may apply without them only with
-        `override_reason`. The registration is judged under the strategy in force at apply."""
-
-    @abc.abstractmethod
-    def review_rules(self, namespace: str) -> ReviewRules:
-        """A namespace's review rules (an explorer setting, never a Pulsar policy; default: one approval)."""
-
-    @abc.abstractmethod
-    def set_review_rules(self, namespace: str, rules: ReviewRules, *, actor: Actor) -> ReviewRules:
-        """Set them (an admin), `require_proposals` included."""
+    def proposals(self) -> Proposals:
+        """The registry's schema change proposals (registry/proposals/_handle.py): propose, review, approve,
+        apply. A plain broker keeps none: each call is NotSupportedError, before any request."""
 
     # --- notifications (registry/webhooks/) -------------------------------------------------------------------
 

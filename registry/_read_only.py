@@ -8,6 +8,7 @@ through its public reads.
 
 from __future__ import annotations
 
+import builtins
 from collections.abc import Mapping, Sequence
 from typing import Any, NoReturn
 
@@ -34,6 +35,7 @@ from .explain._preview import PolicyPreview
 from .explain._upgrade import UpgradePlan
 from .explain._whatif import PolicyImpact, WhatIf
 from .policy._rules import UNSET
+from .proposals._handle import Proposals
 from .proposals._model import Actor, Comment, Proposal, ProposalReview, ProposalState, ReviewRules
 from .proposals._revisions import RevisionDiff
 from .webhooks._model import Webhook
@@ -138,49 +140,6 @@ class ReadOnlyRegistry(SchemaRegistry):
     def create_topic(self, topic: str, *, user: str = "") -> bool:
         _refused("create_topic")
 
-    def propose_schema(
-        self, topic: str, info: SchemaInfo, *, title: str, description: str = "", actor: Actor
-    ) -> Proposal:
-        _refused("propose_schema")
-
-    def propose_policy(
-        self, target: str, changes: Mapping[str, Any], *, title: str, description: str = "", actor: Actor
-    ) -> Proposal:
-        _refused("propose_policy")
-
-    def revise_proposal(
-        self,
-        proposal_id: int,
-        *,
-        schema: SchemaInfo | None = None,
-        policy: Mapping[str, Any] | None = None,
-        actor: Actor,
-    ) -> Proposal:
-        _refused("revise_proposal")
-
-    def rebase_proposal(self, proposal_id: int, *, actor: Actor) -> Proposal:
-        _refused("rebase_proposal")
-
-    def comment_on_proposal(self, proposal_id: int, text: str, *, path: str = "", actor: Actor) -> Comment:
-        _refused("comment_on_proposal")
-
-    def approve_proposal(self, proposal_id: int, *, actor: Actor, revision: int | None = None) -> Proposal:
-        _refused("approve_proposal")
-
-    def reject_proposal(self, proposal_id: int, reason: str, *, actor: Actor) -> Proposal:
-        _refused("reject_proposal")
-
-    def withdraw_proposal(self, proposal_id: int, *, actor: Actor) -> Proposal:
-        _refused("withdraw_proposal")
-
-    def apply_proposal(
-        self, proposal_id: int, *, actor: Actor, override_reason: str | None = None, revision: int | None = None
-    ) -> Proposal:
-        _refused("apply_proposal")
-
-    def set_review_rules(self, namespace: str, rules: ReviewRules, *, actor: Actor) -> ReviewRules:
-        _refused("set_review_rules")
-
     def add_webhook(
         self, url: str, *, events: Sequence[str] = ("*",), secret: str | None = None, actor: Actor
     ) -> Webhook:
@@ -191,35 +150,12 @@ class ReadOnlyRegistry(SchemaRegistry):
 
     # --- reads: answered by the wrapped handle ----------------------------------------------------------------
 
-    def proposal(self, proposal_id: int) -> Proposal:
-        return self._inner.proposal(proposal_id)
+    @property
+    def proposals(self) -> ReadOnlyProposals:
+        return ReadOnlyProposals(self._inner.proposals)
 
     def webhooks(self) -> list[Webhook]:
         return self._inner.webhooks()
-
-    def proposals(
-        self,
-        *,
-        state: ProposalState | str | None = None,
-        namespace: str | None = None,
-        topic: str | None = None,
-        limit: int = 500,
-    ) -> list[Proposal]:
-        return self._inner.proposals(state=state, namespace=namespace, topic=topic, limit=limit)
-
-    def proposal_counts(self) -> dict[ProposalState, int]:
-        return self._inner.proposal_counts()
-
-    def review_proposal(self, proposal_id: int) -> ProposalReview:
-        return self._inner.review_proposal(proposal_id)
-
-    def proposal_diff(
-        self, proposal_id: int, *, from_revision: int | None = None, to_revision: int | None = None
-    ) -> RevisionDiff:
-        return self._inner.proposal_diff(proposal_id, from_revision=from_revision, to_revision=to_revision)
-
-    def review_rules(self, namespace: str) -> ReviewRules:
-        return self._inner.review_rules(namespace)
 
     def check(
         self, topic: str, info: SchemaInfo, strategy: CompatibilityStrategy | str | None = None
@@ -317,3 +253,82 @@ class ReadOnlyRegistry(SchemaRegistry):
 
     def cancel_index(self) -> IndexStatus | None:
         return self._inner.cancel_index()
+
+
+class ReadOnlyProposals(Proposals):
+    """The proposals of a read-only handle: the reads answered by the wrapped handle's, every step refused."""
+
+    __slots__ = ("_inner",)
+
+    def __init__(self, inner: Proposals) -> None:
+        self._inner = inner
+
+    def propose_schema(
+        self, topic: str, info: SchemaInfo, *, title: str, description: str = "", actor: Actor
+    ) -> Proposal:
+        _refused("proposals.propose_schema")
+
+    def propose_policy(
+        self, target: str, changes: Mapping[str, Any], *, title: str, description: str = "", actor: Actor
+    ) -> Proposal:
+        _refused("proposals.propose_policy")
+
+    def get(self, proposal_id: int) -> Proposal:
+        return self._inner.get(proposal_id)
+
+    def list(
+        self,
+        *,
+        state: ProposalState | str | None = None,
+        namespace: str | None = None,
+        topic: str | None = None,
+        limit: int = 500,
+    ) -> builtins.list[Proposal]:
+        return self._inner.list(state=state, namespace=namespace, topic=topic, limit=limit)
+
+    def counts(self) -> dict[ProposalState, int]:
+        return self._inner.counts()
+
+    def review(self, proposal_id: int) -> ProposalReview:
+        return self._inner.review(proposal_id)
+
+    def diff(
+        self, proposal_id: int, *, from_revision: int | None = None, to_revision: int | None = None
+    ) -> RevisionDiff:
+        return self._inner.diff(proposal_id, from_revision=from_revision, to_revision=to_revision)
+
+    def revise(
+        self,
+        proposal_id: int,
+        *,
+        schema: SchemaInfo | None = None,
+        policy: Mapping[str, Any] | None = None,
+        actor: Actor,
+    ) -> Proposal:
+        _refused("proposals.revise")
+
+    def rebase(self, proposal_id: int, *, actor: Actor) -> Proposal:
+        _refused("proposals.rebase")
+
+    def comment(self, proposal_id: int, text: str, *, path: str = "", actor: Actor) -> Comment:
+        _refused("proposals.comment")
+
+    def approve(self, proposal_id: int, *, actor: Actor, revision: int | None = None) -> Proposal:
+        _refused("proposals.approve")
+
+    def reject(self, proposal_id: int, reason: str, *, actor: Actor) -> Proposal:
+        _refused("proposals.reject")
+
+    def withdraw(self, proposal_id: int, *, actor: Actor) -> Proposal:
+        _refused("proposals.withdraw")
+
+    def apply(
+        self, proposal_id: int, *, actor: Actor, override_reason: str | None = None, revision: int | None = None
+    ) -> Proposal:
+        _refused("proposals.apply")
+
+    def rules(self, namespace: str) -> ReviewRules:
+        return self._inner.rules(namespace)
+
+    def set_rules(self, namespace: str, rules: ReviewRules, *, actor: Actor) -> ReviewRules:
+        _refused("proposals.set_rules")

@@ -69,7 +69,7 @@ from .webhooks._model import Webhook
 from .webhooks._notices import Notices
 
 
-class Registry(EmbeddedProposals, BackedRegistry):
+class Registry(BackedRegistry):
     """A Pulsar-faithful schema registry over a local storage (embedded SQLite by default, or memory)."""
 
     def __init__(
@@ -93,7 +93,8 @@ class Registry(EmbeddedProposals, BackedRegistry):
         self._writes = LocalWrites(storage, state, stamp)
         self._notices = Notices(storage, stamp)
         self._auditor = Auditor(storage, stamp, self._count_write, self._notices)
-        self._desk = ProposalDesk(storage, state, EmbeddedTarget(storage, state, self._writes), self._auditor, stamp)
+        desk = ProposalDesk(storage, state, EmbeddedTarget(storage, state, self._writes), self._auditor, stamp)
+        self._proposals = EmbeddedProposals(desk, state)
         self._webhooks = WebhookDesk(storage, self._auditor, stamp)
 
     # --- opening ----------------------------------------------------------------------------------------
@@ -421,7 +422,11 @@ class Registry(EmbeddedProposals, BackedRegistry):
             note.outcome, note.detail = created(was_created, "topic")
         return was_created
 
-    # --- notifications ------------------------------------------------------------------------------------
+    # --- proposals and notifications ----------------------------------------------------------------------
+
+    @property
+    def proposals(self) -> EmbeddedProposals:
+        return self._proposals
 
     def webhooks(self) -> list[Webhook]:
         return self._webhooks.webhooks()

@@ -160,10 +160,10 @@ def _proposal_records(registry: SchemaRegistry, namespaces: list[str]) -> Iterat
     comments). A broker keeps none: its snapshot has none."""
     try:
         for ns in namespaces:
-            rules = registry.review_rules(ns)
+            rules = registry.proposals.rules(ns)
             if rules != ReviewRules():
                 yield {"kind": "review_rules", "namespace": ns, **to_json(rules)}
-        for proposal in reversed(registry.proposals(limit=_EVERY_PROPOSAL)):
+        for proposal in reversed(registry.proposals.list(limit=_EVERY_PROPOSAL)):
             yield {"kind": "proposal", **to_json(proposal)}
     except NotSupportedError:
         return

@@ -58,7 +58,7 @@ class ProposalTally:
     def _read(self) -> None:
         while True:
             try:
-                counts: dict[ProposalState, int] | None = self._registry.proposal_counts()
+                counts: dict[ProposalState, int] | None = self._registry.proposals.counts()
                 error = ""
             except Exception as exc:  # noqa: BLE001 - any failure drops the family; the log says why
                 counts, error = None, f"{type(exc).__name__}: {exc}"

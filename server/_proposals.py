@@ -101,7 +101,7 @@ async def propose(request: Request, body: ProposeRequest, registry: Reg) -> Prop
         target = body.namespace if body.namespace is not None else str(body.topic)
         made = await _written(
             request,
-            registry.propose_policy,
+            registry.proposals.propose_policy,
             target,
             body.policy,
             title=body.title,
@@ -113,7 +113,7 @@ async def propose(request: Request, body: ProposeRequest, registry: Reg) -> Prop
             raise InvalidArgumentError("a schema proposal names its `topic` and the `schema` (or give a `policy`)")
         made = await _written(
             request,
-            registry.propose_schema,
+            registry.proposals.propose_schema,
             body.topic,
             body.schema_.to_info(),
             title=body.title,
@@ -132,7 +132,7 @@ def list_proposals(
     limit: Annotated[int, Query(ge=1, le=EXPORT_MAX)] = 500,
 ) -> ProposalList:
     """Proposals, newest first."""
-    found = registry.proposals(
+    found = registry.proposals.list(
         state=state,
         namespace=None if namespace is None else str(NamespaceName.parse(namespace)),
         topic=None if topic is None else str(TopicName.parse(topic).base),
@@ -144,7 +144,7 @@ def list_proposals(
 @router.get("/proposal-counts", **READ.route_options())
 def proposal_counts(registry: Reg) -> ProposalCounts:
     """How many proposals are in each state (every state named, 0 included)."""
-    return ProposalCounts(counts={str(state): n for state, n in registry.proposal_counts().items()})
+    return ProposalCounts(counts={str(state): n for state, n in registry.proposals.counts().items()})
 
 
 @router.get(ONE, **READ.route_options(404))
@@ -152,8 +152,8 @@ def show_proposal(proposal_id: ProposalId, registry: Reg) -> ProposalWithReview:
     """The proposal with its revisions, approvals and comments, and the review of its current revision computed
     now: the verdict under the strategy in force and all 8, each problem introduced or already there,
     advisories, admission, the upgrade order, the Pulsar line, and whether it is stale."""
-    proposal = registry.proposal(proposal_id)
-    review = registry.review_proposal(proposal.id)
+    proposal = registry.proposals.get(proposal_id)
+    review = registry.proposals.review(proposal.id)
     return ProposalWithReview.model_validate({**proposal_json(proposal), "review": to_json(review)})
 
 
@@ -168,14 +168,14 @@ def revision_diff(
     sides candidates), a policy proposal's values set differently. Defaults: the previous and the current
     revision, what a reviewer who saw the previous one needs after a revise or rebase. 400 names a revision the
     proposal does not have."""
-    return RevisionDiff.of(registry.proposal_diff(proposal_id, from_revision=from_, to_revision=to))
+    return RevisionDiff.of(registry.proposals.diff(proposal_id, from_revision=from_, to_revision=to))
 
 
 @router.post(ONE + "/revisions", **WRITE.route_options(403, 404, 409, 422))
 async def revise(request: Request, proposal_id: ProposalId, body: ReviseRequest, registry: Reg) -> Proposal:
     """A new revision (the author): its approvals are cleared."""
     schema = None if body.schema_ is None else body.schema_.to_info()
-    call = registry.revise_proposal
+    call = registry.proposals.revise
     done = await _written(request, call, proposal_id, schema=schema, policy=body.policy, actor=actor_of(request))
     return Proposal.of(done)
 
@@ -185,14 +185,14 @@ async def rebase(request: Request, proposal_id: ProposalId, registry: Reg) -> Pr
     """A new revision against the latest version (what a stale proposal needs): the change from its base replayed
     on it, so what was stored since stays. 409 when both changed the same field differently, naming each such
     field; nothing is written then."""
-    done = await _written(request, registry.rebase_proposal, proposal_id, actor=actor_of(request))
+    done = await _written(request, registry.proposals.rebase, proposal_id, actor=actor_of(request))
     return Proposal.of(done)
 
 
 @router.post(ONE + "/comments", status_code=201, **COMMENT.route_options(404))
 async def comment(request: Request, proposal_id: ProposalId, body: CommentRequest, registry: Reg) -> Comment:
     """A comment, optionally on one field path of the diff."""
-    call = registry.comment_on_proposal
+    call = registry.proposals.comment
     made = await _written(request, call, proposal_id, body.text, path=body.path, actor=actor_of(request))
     return Comment.of(made)
 
@@ -204,7 +204,7 @@ async def approve(
     """Approve the current revision (never the author's own; twice counts once); with `revision`, only while it
     is the current one."""
     revision = None if body is None else body.revision
-    call = registry.approve_proposal
+    call = registry.proposals.approve
     done = await _written(request, call, proposal_id, actor=actor_of(request), revision=revision)
     return Proposal.of(done)
 
@@ -212,7 +212,7 @@ async def approve(
 @router.post(ONE + "/reject", **WRITE.route_options(403, 404, 409))
 async def reject(request: Request, proposal_id: ProposalId, body: RejectRequest, registry: Reg) -> Proposal:
     """Reject, with a reason."""
-    call = registry.reject_proposal
+    call = registry.proposals.reject
     done = await _written(request, call, proposal_id, body.reason, actor=actor_of(request))
     return Proposal.of(done)
 
@@ -220,7 +220,7 @@ async def reject(request: Request, proposal_id: ProposalId, body: RejectRequest,
 @router.post(ONE + "/withdraw", **WRITE.route_options(403, 404, 409))
 async def withdraw(request: Request, proposal_id: ProposalId, registry: Reg) -> Proposal:
     """Withdraw (the author, or an admin)."""
-    done = await _written(request, registry.withdraw_proposal, proposal_id, actor=actor_of(request))
+    done = await _written(request, registry.proposals.withdraw, proposal_id, actor=actor_of(request))
     return Proposal.of(done)
 
 
@@ -236,7 +236,7 @@ async def apply(
     """Apply exactly the approved revision, only while its base is still the latest (else 409 and the proposal
     is stale). The registration is judged under the strategy in force now. The stored version is in `version`
     (also `applied_version`, and the `X-Registry-Version` header)."""
-    call = registry.apply_proposal
+    call = registry.proposals.apply
     done = await _written(
         request,
         call,
@@ -253,7 +253,7 @@ async def apply(
 @router.get(RULES, **READ.route_options(404, 412))
 def review_rules(tenant: str, namespace: str, registry: Reg) -> ReviewRulesWire:
     """A namespace's review rules: an explorer setting, never a Pulsar policy."""
-    return ReviewRulesWire.of(registry.review_rules(f"{tenant}/{namespace}"))
+    return ReviewRulesWire.of(registry.proposals.rules(f"{tenant}/{namespace}"))
 
 
 @router.put(RULES, **ADMIN.route_options(404, 412))
@@ -270,13 +270,13 @@ async def set_review_rules(
         # On the writer thread, so the value kept is the one stored when this write is made.
         required = body.require_proposals
         if required is None:
-            required = registry.review_rules(namespace_name).require_proposals
+            required = registry.proposals.rules(namespace_name).require_proposals
         rules = ReviewRules(
             required_approvals=body.required_approvals, reviewers=tuple(body.reviewers), require_proposals=required
         )
         if tokens is not None:  # the server knows who may approve: reviewers named must be able to
             require_satisfiable(rules, namespace_name, tokens.may_approve)
-        return registry.set_review_rules(namespace_name, rules, actor=actor)
+        return registry.proposals.set_rules(namespace_name, rules, actor=actor)
 
     done = await _written(request, set_rules, actor_of(request))
     return ReviewRulesWire.of(done)

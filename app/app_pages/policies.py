@@ -146,7 +146,7 @@ def _confirm(
             st.rerun()
         propose_popover(
             key.replace("_save", ""),
-            lambda title, description, actor: reg.propose_policy(
+            lambda title, description, actor: reg.proposals.propose_policy(
                 target, values, title=title, description=description, actor=actor
             ),
             allowed=allowed,

@@ -167,7 +167,7 @@ def _review(reg: SchemaRegistry, proposal: Proposal) -> tuple[ProposalReview | N
     if proposal.state is ProposalState.APPLIED and proposal.applied_review is not None:
         return proposal.applied_review, True
     try:
-        return reg.review_proposal(proposal.id), False
+        return reg.proposals.review(proposal.id), False
     except RegistryError as exc:
         show_error(exc)
         return None, False
@@ -175,7 +175,7 @@ def _review(reg: SchemaRegistry, proposal: Proposal) -> tuple[ProposalReview | N
 
 def render(reg: SchemaRegistry, proposal_id: int) -> None:
     try:
-        proposal = reg.proposal(proposal_id)
+        proposal = reg.proposals.get(proposal_id)
     except ProposalNotFoundError:
         share = links.title_row(f"Proposal #{proposal_id}")
         with share:
@@ -219,7 +219,7 @@ def render(reg: SchemaRegistry, proposal_id: int) -> None:
 
 def _rules(reg: SchemaRegistry, proposal: Proposal) -> ReviewRules | None:
     try:
-        return reg.review_rules(proposal.namespace)
+        return reg.proposals.rules(proposal.namespace)
     except RegistryError as exc:
         show_error(exc)
         return None

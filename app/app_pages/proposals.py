@@ -155,8 +155,8 @@ def render(reg: SchemaRegistry, share: DeltaGenerator) -> None:
     if which in ("mine", "waiting") and actor is None:
         st.info("This session has no name (no user header), so nothing is yours or waiting for you.")
         return
-    items = reg.proposals(namespace=ns, limit=LIMIT)
-    rules = {space: reg.review_rules(space) for space in {p.namespace for p in items}}
+    items = reg.proposals.list(namespace=ns, limit=LIMIT)
+    rules = {space: reg.proposals.rules(space) for space in {p.namespace for p in items}}
     kept = shown(reg, items, which, actor, rules)
     if actor is not None:
         st.caption(escape_markdown(f"You are {actor.name} ({actor.role})."))

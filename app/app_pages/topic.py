@@ -44,7 +44,7 @@ def applied_proposals(reg: SchemaRegistry, topic: str) -> dict[int, Proposal]:
     (a plain broker; a `serve` of a release before them answers 404); another failure is said in one line, and
     the page goes on without the links."""
     try:
-        applied = reg.proposals(topic=topic, state=ProposalState.APPLIED)
+        applied = reg.proposals.list(topic=topic, state=ProposalState.APPLIED)
     except (NotSupportedError, NotFoundError):
         return {}
     except RegistryError as exc:

@@ -143,7 +143,7 @@ def render(
             _register(reg, topic, info, on_write)
         propose_popover(
             "whatif",
-            lambda title, description, actor: reg.propose_schema(
+            lambda title, description, actor: reg.proposals.propose_schema(
                 topic, info, title=title, description=description, actor=actor
             ),
             allowed=allowed,

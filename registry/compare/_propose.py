@@ -20,7 +20,7 @@ def _propose(source: SchemaRegistry, target: SchemaRegistry, plan: TopicPlan, ac
     version = source.get(plan.topic, first.version)
     rest = ", ".join(str(step.version) for step in plan.steps[1:])
     more = f" Then versions {rest} of A, one proposal each, after this one is applied." if rest else ""
-    return target.propose_schema(
+    return target.proposals.propose_schema(
         plan.topic,
         version.info,
         title=f"Replicate version {first.version} of {plan.topic} from {source.location}",

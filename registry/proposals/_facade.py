@@ -1,22 +1,36 @@
-"""The proposal calls of an embedded registry (`Registry` inherits them): each hands over to its `ProposalDesk`
-(registry/proposals/_desk.py), under the registry's memory bound and Pulsar line where a candidate is judged."""
+"""The proposals of an embedded registry (`Registry.proposals`): each call hands over to the registry's
+`ProposalDesk` (registry/proposals/_desk.py), under the registry's memory bound and Pulsar line where a
+candidate is judged."""
 
 from __future__ import annotations
 
+import builtins
 from collections.abc import Mapping
 from typing import Any
 
 from .._cache_budget import bounded
 from .._model import SchemaInfo
+from .._pulsar_version import PulsarLine
+from .._state import RegistryState
 from ._desk import ProposalDesk
+from ._handle import Proposals
 from ._model import Actor, Comment, Proposal, ProposalReview, ProposalState, ReviewRules
 from ._revisions import RevisionDiff
 
 
-class EmbeddedProposals:
+class EmbeddedProposals(Proposals):
     """Schema change proposals over the registry's own storage."""
 
-    _desk: ProposalDesk
+    __slots__ = ("_desk", "_state")
+
+    def __init__(self, desk: ProposalDesk, state: RegistryState) -> None:
+        self._desk = desk
+        self._state = state
+
+    @property
+    def pulsar_line(self) -> PulsarLine:
+        """The line the registry answers as now (`bounded` judges candidates by it)."""
+        return self._state.line
 
     @bounded
     def propose_schema(
@@ -29,33 +43,33 @@ class EmbeddedProposals:
     ) -> Proposal:
         return self._desk.propose_policy(target, changes, title, description, actor)
 
-    def proposal(self, proposal_id: int) -> Proposal:
+    def get(self, proposal_id: int) -> Proposal:
         return self._desk.proposal(proposal_id)
 
-    def proposals(
+    def list(
         self,
         *,
         state: ProposalState | str | None = None,
         namespace: str | None = None,
         topic: str | None = None,
         limit: int = 500,
-    ) -> list[Proposal]:
+    ) -> builtins.list[Proposal]:
         return self._desk.proposals(state, namespace, topic, limit)
 
-    def proposal_counts(self) -> dict[ProposalState, int]:
+    def counts(self) -> dict[ProposalState, int]:
         return self._desk.counts()
 
     @bounded
-    def review_proposal(self, proposal_id: int) -> ProposalReview:
+    def review(self, proposal_id: int) -> ProposalReview:
         return self._desk.review(proposal_id)
 
-    def proposal_diff(
+    def diff(
         self, proposal_id: int, *, from_revision: int | None = None, to_revision: int | None = None
     ) -> RevisionDiff:
         return self._desk.revision_diff(proposal_id, from_revision, to_revision)
 
     @bounded
-    def revise_proposal(
+    def revise(
         self,
         proposal_id: int,
         *,
@@ -66,29 +80,29 @@ class EmbeddedProposals:
         return self._desk.revise(proposal_id, schema, policy, actor)
 
     @bounded
-    def rebase_proposal(self, proposal_id: int, *, actor: Actor) -> Proposal:
+    def rebase(self, proposal_id: int, *, actor: Actor) -> Proposal:
         return self._desk.rebase(proposal_id, actor)
 
-    def comment_on_proposal(self, proposal_id: int, text: str, *, path: str = "", actor: Actor) -> Comment:
+    def comment(self, proposal_id: int, text: str, *, path: str = "", actor: Actor) -> Comment:
         return self._desk.comment(proposal_id, text, path, actor)
 
-    def approve_proposal(self, proposal_id: int, *, actor: Actor, revision: int | None = None) -> Proposal:
+    def approve(self, proposal_id: int, *, actor: Actor, revision: int | None = None) -> Proposal:
         return self._desk.approve(proposal_id, actor, revision)
 
-    def reject_proposal(self, proposal_id: int, reason: str, *, actor: Actor) -> Proposal:
+    def reject(self, proposal_id: int, reason: str, *, actor: Actor) -> Proposal:
         return self._desk.reject(proposal_id, reason, actor)
 
-    def withdraw_proposal(self, proposal_id: int, *, actor: Actor) -> Proposal:
+    def withdraw(self, proposal_id: int, *, actor: Actor) -> Proposal:
         return self._desk.withdraw(proposal_id, actor)
 
     @bounded
-    def apply_proposal(
+    def apply(
         self, proposal_id: int, *, actor: Actor, override_reason: str | None = None, revision: int | None = None
     ) -> Proposal:
         return self._desk.apply(proposal_id, actor, override_reason, revision)
 
-    def review_rules(self, namespace: str) -> ReviewRules:
+    def rules(self, namespace: str) -> ReviewRules:
         return self._desk.rules(namespace)
 
-    def set_review_rules(self, namespace: str, rules: ReviewRules, *, actor: Actor) -> ReviewRules:
+    def set_rules(self, namespace: str, rules: ReviewRules, *, actor: Actor) -> ReviewRules:
         return self._desk.set_rules(namespace, rules, actor)

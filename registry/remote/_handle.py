@@ -114,7 +114,7 @@ _EMBEDDED_ONLY: Final[Mapping[str, str]] = {
 }
 
 
-class RemoteRegistry(RemoteProposals, RemoteWebhooks, ServerAnswers):
+class RemoteRegistry(RemoteWebhooks, ServerAnswers):
     """`registry.open("http://host:port")`: the facade over a Pulsar admin v2 endpoint (module docstring)."""
 
     def __init__(
@@ -183,6 +183,15 @@ class RemoteRegistry(RemoteProposals, RemoteWebhooks, ServerAnswers):
             )
         )
         super().__init__(state, location=client.url, line_source=source, index=self._index)
+        self._proposals = RemoteProposals(self._proposal_api, client.url, self._wrote)
+
+    @property
+    def proposals(self) -> RemoteProposals:
+        return self._proposals
+
+    def _wrote(self) -> None:
+        """A write through this handle (a proposal step): its caches key on its own writes too."""
+        self._own_writes += 1
 
     @property
     def records_clients(self) -> bool:

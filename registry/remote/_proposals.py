@@ -8,7 +8,8 @@ broker keeps no proposals: asking one is NotSupportedError, before any request.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import builtins
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeVar
 from urllib.parse import quote
 
@@ -19,6 +20,7 @@ from .._model import SchemaInfo
 from .._names import NamespaceName
 from .._schema_data import checked_info
 from .._wire import from_json, to_json
+from ..proposals._handle import Proposals
 from ..proposals._model import Actor, Comment, Proposal, ProposalReview, ProposalState, ReviewRules
 from ..proposals._revisions import RevisionDiff
 from ._admin_client import AdminClient, clip, payload, raise_for
@@ -174,21 +176,26 @@ def _rules_path(namespace: str) -> str:
     return f"{EXPLORER}/namespaces/{quote(ns.tenant, safe='')}/{quote(ns.namespace, safe='')}/review-rules"
 
 
-class RemoteProposals:
-    """The proposal calls of a remote registry (`RemoteRegistry` inherits them): answered by `serve`, refused
-    at once for a plain broker."""
+class RemoteProposals(Proposals):
+    """The proposals of a remote registry (`RemoteRegistry.proposals`): answered by `serve`, refused at once
+    for a plain broker."""
 
-    _client: AdminClient
-    _proposal_api: ProposalsApi | None
-    _own_writes: int
+    __slots__ = ("_api", "_url", "_wrote")
+
+    def __init__(self, api: ProposalsApi | None, url: str, wrote: Callable[[], None]) -> None:
+        """`api` None: a plain broker; `wrote` tells the handle a step changed the server (its caches key on
+        its own writes too)."""
+        self._api = api
+        self._url = url
+        self._wrote = wrote
 
     def _proposals(self) -> ProposalsApi:
-        if self._proposal_api is None:
+        if self._api is None:
             raise NotSupportedError(
-                f"{self._client.url} is a Pulsar broker, which keeps no proposals: propose and review in "
+                f"{self._url} is a Pulsar broker, which keeps no proposals: propose and review in "
                 "schema-explorer serve, or in an embedded registry"
             )
-        return self._proposal_api
+        return self._api
 
     def propose_schema(
         self, topic: str, info: SchemaInfo, *, title: str, description: str = "", actor: Actor
@@ -200,31 +207,31 @@ class RemoteProposals:
     ) -> Proposal:
         return self._after_write(self._proposals().propose_policy(target, changes, title, description))
 
-    def proposal(self, proposal_id: int) -> Proposal:
+    def get(self, proposal_id: int) -> Proposal:
         return self._proposals().proposal(proposal_id)
 
-    def proposals(
+    def list(
         self,
         *,
         state: ProposalState | str | None = None,
         namespace: str | None = None,
         topic: str | None = None,
         limit: int = 500,
-    ) -> list[Proposal]:
+    ) -> builtins.list[Proposal]:
         return self._proposals().proposals(state, namespace, topic, limit)
 
-    def proposal_counts(self) -> dict[ProposalState, int]:
+    def counts(self) -> dict[ProposalState, int]:
         return self._proposals().counts()
 
-    def review_proposal(self, proposal_id: int) -> ProposalReview:
+    def review(self, proposal_id: int) -> ProposalReview:
         return self._proposals().review(proposal_id)
 
-    def proposal_diff(
+    def diff(
         self, proposal_id: int, *, from_revision: int | None = None, to_revision: int | None = None
     ) -> RevisionDiff:
         return self._proposals().diff(proposal_id, from_revision, to_revision)
 
-    def revise_proposal(
+    def revise(
         self,
         proposal_id: int,
         *,
@@ -235,33 +242,33 @@ class RemoteProposals:
         checked = None if schema is None else checked_info(schema)
         return self._after_write(self._proposals().revise(proposal_id, checked, policy))
 
-    def rebase_proposal(self, proposal_id: int, *, actor: Actor) -> Proposal:
+    def rebase(self, proposal_id: int, *, actor: Actor) -> Proposal:
         return self._after_write(self._proposals().rebase(proposal_id))
 
-    def comment_on_proposal(self, proposal_id: int, text: str, *, path: str = "", actor: Actor) -> Comment:
+    def comment(self, proposal_id: int, text: str, *, path: str = "", actor: Actor) -> Comment:
         return self._after_write(self._proposals().comment(proposal_id, text, path))
 
-    def approve_proposal(self, proposal_id: int, *, actor: Actor, revision: int | None = None) -> Proposal:
+    def approve(self, proposal_id: int, *, actor: Actor, revision: int | None = None) -> Proposal:
         return self._after_write(self._proposals().approve(proposal_id, revision))
 
-    def reject_proposal(self, proposal_id: int, reason: str, *, actor: Actor) -> Proposal:
+    def reject(self, proposal_id: int, reason: str, *, actor: Actor) -> Proposal:
         return self._after_write(self._proposals().reject(proposal_id, reason))
 
-    def withdraw_proposal(self, proposal_id: int, *, actor: Actor) -> Proposal:
+    def withdraw(self, proposal_id: int, *, actor: Actor) -> Proposal:
         return self._after_write(self._proposals().withdraw(proposal_id))
 
-    def apply_proposal(
+    def apply(
         self, proposal_id: int, *, actor: Actor, override_reason: str | None = None, revision: int | None = None
     ) -> Proposal:
         return self._after_write(self._proposals().apply(proposal_id, override_reason, revision))
 
-    def review_rules(self, namespace: str) -> ReviewRules:
+    def rules(self, namespace: str) -> ReviewRules:
         return self._proposals().rules(namespace)
 
-    def set_review_rules(self, namespace: str, rules: ReviewRules, *, actor: Actor) -> ReviewRules:
+    def set_rules(self, namespace: str, rules: ReviewRules, *, actor: Actor) -> ReviewRules:
         return self._after_write(self._proposals().set_rules(namespace, rules))
 
     def _after_write(self, answer: W) -> W:
         """A proposal step changed the server: this handle's caches key on its own writes too."""
-        self._own_writes += 1
+        self._wrote()
         return answer

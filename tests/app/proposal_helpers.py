@@ -45,7 +45,7 @@ def with_field(db: Path, name: str, *, required: bool = False, topic: str = TOPI
 
 def propose(db: Path, *, title: str = "Add a gift note", description: str = "", field: str = "giftNote") -> int:
     with Registry.open(db) as reg:
-        made = reg.propose_schema(
+        made = reg.proposals.propose_schema(
             TOPIC, with_field(db, field), title=title, description=description, actor=actor(ALICE)
         )
     return made.id

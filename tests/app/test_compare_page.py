@@ -56,7 +56,7 @@ def test_propose_into_the_connected_registry_only_for_the_safe_topics(built: tup
     b = tmp_path / "b.db"
     shutil.copy(built[1], b)
     with Registry.open(b) as reg:
-        before = {p.id for p in reg.proposals()}
+        before = {p.id for p in reg.proposals.list()}
     at = page_test("compare", b)
     at.session_state["compare_to"] = str(built[0])
     at.session_state["compare_direction"] = "into"
@@ -66,5 +66,5 @@ def test_propose_into_the_connected_registry_only_for_the_safe_topics(built: tup
     assert not at.exception
     assert "Opened proposal(s)" in texts(at)
     with Registry.open(b) as reg:
-        made = [p for p in reg.proposals() if p.id not in before]
+        made = [p for p in reg.proposals.list() if p.id not in before]
     assert {p.target for p in made} == SAFE

@@ -28,7 +28,7 @@ def test_an_address_in_markdown_is_a_code_span_and_the_rest_stays_escaped() -> N
 def test_the_proposal_page_names_people_as_code_spans(db: Path) -> None:
     pid = propose(db)
     with Registry.open(db) as reg:
-        reg.approve_proposal(pid, actor=actor(BOB))
+        reg.proposals.approve(pid, actor=actor(BOB))
     shown = texts(proposal_page(db, pid, OPS))
     assert f"proposed by **`{ALICE}`**" in shown
     assert f"1 of 1 \\(`{BOB}`\\)" in shown  # the approvals line, "1 of 1 (bob)" as markdown

@@ -35,7 +35,7 @@ def help_of(at: AppTest, key: str) -> str:
 
 def require_proposals(db: Path) -> None:
     with Registry.open(db) as reg:
-        reg.set_review_rules(NS, ReviewRules(required_approvals=1, require_proposals=True), actor=actor(OPS))
+        reg.proposals.set_rules(NS, ReviewRules(required_approvals=1, require_proposals=True), actor=actor(OPS))
 
 
 def test_a_viewer_has_no_enabled_write_on_whatif(db: Path) -> None:
@@ -93,12 +93,12 @@ def test_an_admin_sets_require_proposals_in_the_review_rules_form(db: Path) -> N
     assert not admin.exception
     assert "changes go through proposals" in said(admin)
     with Registry.open(db) as reg:
-        assert reg.review_rules(NS).require_proposals
+        assert reg.proposals.rules(NS).require_proposals
     again = app_page("policies", db, OPS, namespace=NS).run()  # another edit keeps it unless unticked
     again.number_input(key=f"rules_approvals_{NS}").set_value(2)
     again.button(key=f"FormSubmitter:rules_form_{NS}-Save review rules").click().run()
     with Registry.open(db) as reg:
-        assert reg.review_rules(NS) == ReviewRules(required_approvals=2, require_proposals=True)
+        assert reg.proposals.rules(NS) == ReviewRules(required_approvals=2, require_proposals=True)
 
 
 def test_open_proposals_on_the_same_target_are_named_before_a_direct_write(db: Path) -> None:
@@ -107,7 +107,7 @@ def test_open_proposals_on_the_same_target_are_named_before_a_direct_write(db: P
     assert f"#{pid} 'Add a gift note' (open)" in said(at)
     assert "A direct write here makes them stale" in said(at)
     with Registry.open(db) as reg:
-        reg.propose_policy(NS, {"compatibility": "FULL"}, title="Full", actor=actor(ALICE))
+        reg.proposals.propose_policy(NS, {"compatibility": "FULL"}, title="Full", actor=actor(ALICE))
     policies = app_page("policies", db, OPS, namespace=NS).run()
     assert "proposal(s) not yet applied change the policies of acme/orders" in said(policies)
     assert "'Full' (open)" in said(policies)
@@ -118,7 +118,7 @@ def test_a_revision_someone_wrote_is_not_waiting_for_their_review(db: Path) -> N
 
     pid = propose(db)
     with Registry.open(db) as reg:
-        revised = reg.revise_proposal(pid, schema=with_field(db, "memo"), actor=actor(OPS))
+        revised = reg.proposals.revise(pid, schema=with_field(db, "memo"), actor=actor(OPS))
     rules = ReviewRules()
     assert not waiting_for(revised, rules, actor(OPS)) and waiting_for(revised, rules, actor(BOB))
     assert not steps(revised, rules, actor(OPS), read_only=False, stale=False).approve

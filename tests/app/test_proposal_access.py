@@ -21,7 +21,7 @@ def reg(db: Path) -> Iterator[Registry]:
 
 @pytest.fixture
 def made(reg: Registry, db: Path) -> Proposal:
-    return reg.propose_schema(TOPIC, with_field(db, "note"), title="Note", actor=actor(ALICE))
+    return reg.proposals.propose_schema(TOPIC, with_field(db, "note"), title="Note", actor=actor(ALICE))
 
 
 RULES = ReviewRules()
@@ -40,7 +40,7 @@ def test_the_author_under_another_spelling_is_the_author(reg: Registry, made: Pr
             comment=True, withdraw=True, revise=True
         )
         assert not waiting_for(made, RULES, other)
-    approved = reg.approve_proposal(made.id, actor=actor(BOB))
+    approved = reg.proposals.approve(made.id, actor=actor(BOB))
     assert not waiting_for(approved, ReviewRules(required_approvals=2), Actor(BOB.upper(), Role.PRODUCER))
     assert still_needed(approved, ReviewRules(required_approvals=2, reviewers=(BOB, ALICE.upper(), CAROL))) == (
         f"1 more approval, from the reviewers of {NS}: {CAROL}"
@@ -51,7 +51,7 @@ def test_a_producer_may_approve_and_reject_and_apply_only_once_approved(reg: Reg
     assert steps(made, RULES, actor(BOB), read_only=False, stale=False) == Steps(
         comment=True, approve=True, reject=True
     )
-    approved = reg.approve_proposal(made.id, actor=actor(CAROL))
+    approved = reg.proposals.approve(made.id, actor=actor(CAROL))
     assert steps(approved, RULES, actor(BOB), read_only=False, stale=False).apply
     assert not steps(approved, RULES, actor(CAROL), read_only=False, stale=False).approve  # approved already
 
@@ -75,7 +75,7 @@ def test_a_stale_proposal_is_rebased_not_approved_or_applied(made: Proposal) -> 
 
 
 def test_a_final_proposal_only_takes_comments(reg: Registry, made: Proposal) -> None:
-    withdrawn = reg.withdraw_proposal(made.id, actor=actor(ALICE))
+    withdrawn = reg.proposals.withdraw(made.id, actor=actor(ALICE))
     assert steps(withdrawn, RULES, actor(OPS), read_only=False, stale=False) == Steps(comment=True)
 
 

@@ -33,7 +33,7 @@ SCRIPT = "<script>window.__pwned = 1</script>"
 
 def gift_note_pointer(reg: Registry, pid: int) -> str:
     """The pointer the comment picker offers for the proposal's added field."""
-    offered = comment_paths(reg.proposal(pid), reg.review_proposal(pid))
+    offered = comment_paths(reg.proposals.get(pid), reg.proposals.review(pid))
     return next(pointer for pointer, label in offered.items() if label.endswith("giftNote"))
 
 
@@ -46,7 +46,7 @@ def test_the_page_shows_the_proposal_its_review_and_its_comments_as_text(db: Pat
     pid = propose(db, title=f"Gift note {SCRIPT}", description=f"For the **warehouse**.\n{SCRIPT}")
     with Registry.open(db) as reg:
         pointer = gift_note_pointer(reg, pid)
-        reg.comment_on_proposal(pid, f"Looks fine {SCRIPT} **bold**", path=pointer, actor=actor(BOB))
+        reg.proposals.comment(pid, f"Looks fine {SCRIPT} **bold**", path=pointer, actor=actor(BOB))
     at = proposal_page(db, pid, BOB)
     assert not at.exception and not at.error
     shown = said(at)
@@ -66,7 +66,9 @@ def test_the_page_shows_the_proposal_its_review_and_its_comments_as_text(db: Pat
 
 def test_a_problem_is_marked_introduced(db: Path) -> None:
     with Registry.open(db) as reg:
-        made = reg.propose_schema(TOPIC, with_field(db, "tier", required=True), title="Tier", actor=actor(ALICE))
+        made = reg.proposals.propose_schema(
+            TOPIC, with_field(db, "tier", required=True), title="Tier", actor=actor(ALICE)
+        )
     at = proposal_page(db, made.id, BOB)
     assert not at.exception
     assert "Applying would be refused under BACKWARD" in said(at)
@@ -110,7 +112,7 @@ def test_a_reviewer_approves_then_the_author_applies_and_the_version_is_stored(d
     assert any(link.label == "Open version 14 on the Topic page" for link in author.page_link)
     with Registry.open(db) as reg:
         assert reg.get(TOPIC).version == 14 and reg.get(TOPIC).user == ALICE
-        assert reg.proposal(pid).state is ProposalState.APPLIED
+        assert reg.proposals.get(pid).state is ProposalState.APPLIED
 
 
 def test_a_viewer_may_only_comment(db: Path) -> None:
@@ -128,7 +130,7 @@ def test_a_viewer_may_only_comment(db: Path) -> None:
     at.button(key="FormSubmitter:prop_comment_form-Comment").click().run()
     assert not at.exception and not at.error
     with Registry.open(db) as reg:
-        comments = reg.proposal(pid).comments
+        comments = reg.proposals.get(pid).comments
     assert [(c.user, c.text, c.path) for c in comments] == [(VICTOR, f"What about {SCRIPT}?", pointer)]
     assert f"What about {SCRIPT}?" in [t.value for t in at.text]
 
@@ -139,7 +141,7 @@ def test_a_path_stored_before_paths_were_checked_shows_as_text_never_markdown(db
     pid = propose(db)
     with Registry.open(db) as reg:
         pointer = gift_note_pointer(reg, pid)
-        reg.comment_on_proposal(pid, "see", path=pointer, actor=actor(BOB))
+        reg.proposals.comment(pid, "see", path=pointer, actor=actor(BOB))
     planted = "x\n\n![x](https://evil.example/x.png) [click](https://evil.example)"
     with sqlite3.connect(db) as conn:
         (doc,) = conn.execute("SELECT doc FROM proposals WHERE id = ?", (pid,)).fetchone()
@@ -160,7 +162,7 @@ def test_an_empty_comment_stores_nothing_and_says_so(db: Path) -> None:
     at.button(key="FormSubmitter:prop_comment_form-Comment").click().run()
     assert "empty comment is not kept" in said(at)
     with Registry.open(db) as reg:
-        assert reg.proposal(pid).comments == ()
+        assert reg.proposals.get(pid).comments == ()
 
 
 def test_a_read_only_session_reads_but_can_do_nothing(db: Path) -> None:
@@ -175,7 +177,7 @@ def test_a_refusal_shows_the_cores_message(db: Path) -> None:
     pid = propose(db)
     at = proposal_page(db, pid, BOB)
     with Registry.open(db) as reg:  # meanwhile, in another tab
-        reg.withdraw_proposal(pid, actor=actor(ALICE))
+        reg.proposals.withdraw(pid, actor=actor(ALICE))
     at.button(key="prop_approve").click().run()
     assert not at.exception
     assert f"proposal #{pid} is withdrawn: it cannot be approved any more" in said(at)
@@ -184,7 +186,7 @@ def test_a_refusal_shows_the_cores_message(db: Path) -> None:
 
 def test_reviewers_named_by_the_rules_are_the_only_ones_who_may_approve(db: Path) -> None:
     with Registry.open(db) as reg:
-        reg.set_review_rules(NS, ReviewRules(required_approvals=2, reviewers=(BOB, CAROL)), actor=actor(OPS))
+        reg.proposals.set_rules(NS, ReviewRules(required_approvals=2, reviewers=(BOB, CAROL)), actor=actor(OPS))
     pid = propose(db)
     ops = proposal_page(db, pid, OPS)
     assert "Approve" not in button_labels(ops)
@@ -202,14 +204,14 @@ def test_an_admin_applies_without_approvals_only_with_a_reason(db: Path) -> None
     at.button(key="prop_apply_override").click().run()  # no reason typed yet: nothing is applied, and it says so
     assert "Nothing was applied: write the reason first" in said(at)
     with Registry.open(db) as reg:
-        assert reg.proposal(pid).state is ProposalState.OPEN
+        assert reg.proposals.get(pid).state is ProposalState.OPEN
     # The reason and the click are submitted together (a form), as one click after typing in a browser.
     at.text_area(key="prop_override_reason").set_value("Hotfix for the warehouse outage")
     at.button(key="prop_apply_override").click().run()
     assert not at.exception and not at.error
     assert "Applied without its approvals. Reason: Hotfix for the warehouse outage" in said(at)
     with Registry.open(db) as reg:
-        assert reg.proposal(pid).applied_version == 14
+        assert reg.proposals.get(pid).applied_version == 14
 
 
 def test_a_producer_never_gets_the_override(db: Path) -> None:
@@ -241,7 +243,7 @@ def test_a_rejection_needs_a_reason_and_shows_it(db: Path) -> None:
     at.button(key="prop_reject").click().run()  # no reason typed yet: nothing is rejected, and it says so
     assert "Nothing was rejected: write why first" in said(at)
     with Registry.open(db) as reg:
-        assert reg.proposal(pid).state is ProposalState.OPEN
+        assert reg.proposals.get(pid).state is ProposalState.OPEN
     at.text_area(key="prop_reject_reason").set_value("Use the notes topic instead")
     at.button(key="prop_reject").click().run()
     assert "Rejected: Use the notes topic instead" in said(at)
@@ -250,7 +252,7 @@ def test_a_rejection_needs_a_reason_and_shows_it(db: Path) -> None:
 
 def test_a_policy_proposal_shows_its_preview(db: Path) -> None:
     with Registry.open(db) as reg:
-        made = reg.propose_policy(
+        made = reg.proposals.propose_policy(
             "initech/hr", {"compatibility": "FULL_TRANSITIVE"}, title="Stricter HR", actor=actor(ALICE)
         )
     at = proposal_page(db, made.id, BOB)
@@ -266,13 +268,13 @@ def test_an_approval_is_for_the_revision_on_screen(db: Path) -> None:
     pid = propose(db)
     at = proposal_page(db, pid, BOB)
     with Registry.open(db) as reg:  # alice pushes a new revision while bob reads the first
-        reg.revise_proposal(pid, schema=with_field(db, "otherNote"), actor=actor(ALICE))
+        reg.proposals.revise(pid, schema=with_field(db, "otherNote"), actor=actor(ALICE))
     at.button(key="prop_approve").click().run()
     assert not at.exception
     assert f"Nothing was done: proposal #{pid} is at revision 2, newer than revision 1 (the one reviewed)" in said(at)
     assert "revision 2 of 2" in said(at)
     with Registry.open(db) as reg:
-        assert reg.proposal(pid).approvals == ()
+        assert reg.proposals.get(pid).approvals == ()
 
 
 def test_without_an_id_the_page_points_to_the_list(db: Path) -> None:
@@ -284,8 +286,10 @@ def test_without_an_id_the_page_points_to_the_list(db: Path) -> None:
 
 def test_an_admin_applies_a_policy_proposal_once_approved(db: Path) -> None:
     with Registry.open(db) as reg:
-        made = reg.propose_policy("initech/hr", {"compatibility": "FULL"}, title="Full HR", actor=actor(ALICE))
-        reg.approve_proposal(made.id, actor=actor(BOB))
+        made = reg.proposals.propose_policy(
+            "initech/hr", {"compatibility": "FULL"}, title="Full HR", actor=actor(ALICE)
+        )
+        reg.proposals.approve(made.id, actor=actor(BOB))
     at = proposal_page(db, made.id, OPS)
     at.button(key="prop_apply").click().run()
     assert not at.exception and not at.error

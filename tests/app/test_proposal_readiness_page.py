@@ -36,8 +36,10 @@ def roles(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
 
 def test_an_approved_candidate_pulsar_refuses_offers_no_apply_and_says_why(db: Path) -> None:
     with Registry.open(db) as reg:
-        made = reg.propose_schema(TOPIC, with_field(db, "tier", required=True), title="Tier", actor=actor(ALICE))
-        reg.approve_proposal(made.id, actor=actor(BOB))
+        made = reg.proposals.propose_schema(
+            TOPIC, with_field(db, "tier", required=True), title="Tier", actor=actor(ALICE)
+        )
+        reg.proposals.approve(made.id, actor=actor(BOB))
     for who in (ALICE, OPS):
         at = proposal_page(db, made.id, who)
         assert not at.exception
@@ -51,10 +53,10 @@ def test_an_approved_candidate_pulsar_refuses_offers_no_apply_and_says_why(db: P
 def test_raising_the_required_approvals_takes_the_apply_away(db: Path) -> None:
     pid = propose(db)
     with Registry.open(db) as reg:
-        reg.approve_proposal(pid, actor=actor(BOB))
+        reg.proposals.approve(pid, actor=actor(BOB))
     assert "Apply" in button_labels(proposal_page(db, pid, ALICE))
     with Registry.open(db) as reg:
-        reg.set_review_rules(NS, ReviewRules(required_approvals=2), actor=actor(OPS))
+        reg.proposals.set_rules(NS, ReviewRules(required_approvals=2), actor=actor(OPS))
     at = proposal_page(db, pid, ALICE)
     shown = said(at)
     assert f"1 of 2 ({BOB})" in shown and SUFFICE not in shown
@@ -65,16 +67,16 @@ def test_raising_the_required_approvals_takes_the_apply_away(db: Path) -> None:
 def test_an_applied_proposal_shows_the_rules_it_was_applied_under(db: Path) -> None:
     pid = propose(db)
     with Registry.open(db) as reg:
-        reg.approve_proposal(pid, actor=actor(BOB))
-        reg.apply_proposal(pid, actor=actor(ALICE))
-        reg.set_review_rules(NS, ReviewRules(required_approvals=2), actor=actor(OPS))
+        reg.proposals.approve(pid, actor=actor(BOB))
+        reg.proposals.apply(pid, actor=actor(ALICE))
+        reg.proposals.set_rules(NS, ReviewRules(required_approvals=2), actor=actor(OPS))
     shown = said(proposal_page(db, pid, ALICE))
     assert f"1 of 1 ({BOB}) under the rules it was applied under" in shown and "1 of 2" not in shown
 
 
 def test_a_viewer_named_as_reviewer_is_never_still_needed(db: Path) -> None:
     with Registry.open(db) as reg:
-        reg.set_review_rules(NS, ReviewRules(required_approvals=1, reviewers=(VICTOR, BOB)), actor=actor(OPS))
+        reg.proposals.set_rules(NS, ReviewRules(required_approvals=1, reviewers=(VICTOR, BOB)), actor=actor(OPS))
     pid = propose(db)
     shown = said(proposal_page(db, pid, ALICE))
     assert "1 more approval, from the reviewers of acme/orders: bob@acme.io." in shown
@@ -84,7 +86,7 @@ def test_a_viewer_named_as_reviewer_is_never_still_needed(db: Path) -> None:
 def test_a_stale_proposal_says_so_where_the_apply_would_be(db: Path) -> None:
     pid = propose(db)
     with Registry.open(db) as reg:
-        reg.approve_proposal(pid, actor=actor(BOB))
+        reg.proposals.approve(pid, actor=actor(BOB))
         reg.register(TOPIC, with_field(db, "other"), user=BOB)
     at = proposal_page(db, pid, ALICE)
     shown = said(at)

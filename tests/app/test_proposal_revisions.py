@@ -32,9 +32,11 @@ def names(text: str) -> list[str]:
 def test_the_page_shows_what_the_new_revision_changes_against_the_previous_one(db: Path) -> None:
     pid = propose(db)  # revision 1 adds giftNote
     with Registry.open(db) as reg:
-        second = json.loads(reg.proposal(pid).revision.schema.text)  # type: ignore[union-attr]
+        second = json.loads(reg.proposals.get(pid).revision.schema.text)  # type: ignore[union-attr]
         second["fields"].append({"name": "wrapping", "type": ["null", "string"], "default": None})
-        reg.revise_proposal(pid, schema=SchemaInfo(type=SchemaType.AVRO, schema=json.dumps(second)), actor=actor(ALICE))
+        reg.proposals.revise(
+            pid, schema=SchemaInfo(type=SchemaType.AVRO, schema=json.dumps(second)), actor=actor(ALICE)
+        )
     at = proposal_page(db, pid, BOB)
     assert not at.exception and not at.error
     assert "What changed between revisions" in said(at)
@@ -59,7 +61,7 @@ def test_the_author_pushes_a_revision_from_the_page_and_a_viewer_cannot(db: Path
     assert not at.exception and not at.error
     assert f"#{pid} now has revision 2" in said(at) and "revision 2 of 2" in said(at)
     with Registry.open(db) as reg:
-        pushed = reg.proposal(pid)
+        pushed = reg.proposals.get(pid)
     assert pushed.revision.author == ALICE and names(pushed.revision.schema.text)[-2:] == ["giftNote", "ribbon"]  # type: ignore[union-attr]
     assert changes(at) == [("FIELD_ADDED", "ribbon")]  # the page now shows revision 1 → 2
 
@@ -73,7 +75,7 @@ def test_a_rebase_from_the_page_keeps_the_version_stored_meanwhile(db: Path) -> 
     assert not at.exception and not at.error
     assert "rebased onto the latest version" in said(at)
     with Registry.open(db) as reg:
-        rebased = reg.proposal(pid).revision
+        rebased = reg.proposals.get(pid).revision
     assert rebased.base_version == 14
     assert {"giftNote", "promoCode"} <= set(names(rebased.schema.text))  # type: ignore[union-attr]
     assert changes(at) == [("FIELD_ADDED", "promoCode")]  # what revision 2 changes against revision 1
@@ -91,4 +93,4 @@ def test_a_rebase_that_conflicts_names_the_field_and_writes_nothing(db: Path) ->
     assert not at.exception
     assert any("both changed" in e.value and "giftNote" in e.value for e in at.error)
     with Registry.open(db) as reg:
-        assert len(reg.proposal(pid).revisions) == 1
+        assert len(reg.proposals.get(pid).revisions) == 1

@@ -30,10 +30,10 @@ def listed(db: Path, who: str) -> dict[int, dict[str, str]]:
 
 def test_the_app_and_the_cli_list_the_same_approvals(db: Path, capsys: pytest.CaptureFixture[str]) -> None:
     with Registry.open(db) as reg:
-        reg.set_review_rules(NS, ReviewRules(required_approvals=2), actor=actor(OPS))
+        reg.proposals.set_rules(NS, ReviewRules(required_approvals=2), actor=actor(OPS))
     pid = propose(db)
     with Registry.open(db) as reg:
-        reg.approve_proposal(pid, actor=actor(BOB))
+        reg.proposals.approve(pid, actor=actor(BOB))
     shown = listed(db, ALICE)[pid]["approvals"]
     assert shown == f"1 of 2 ({BOB})"
     capsys.readouterr()
@@ -46,9 +46,9 @@ def test_the_app_and_the_cli_list_the_same_approvals(db: Path, capsys: pytest.Ca
 
 def test_a_rebased_policy_proposal_shows_what_its_current_revision_changes(db: Path) -> None:
     with Registry.open(db) as reg:
-        made = reg.propose_policy(NS, {"compatibility": "FULL_TRANSITIVE"}, title=TITLE, actor=actor(OPS))
+        made = reg.proposals.propose_policy(NS, {"compatibility": "FULL_TRANSITIVE"}, title=TITLE, actor=actor(OPS))
         reg.set_namespace_policy(NS, compatibility="FULL", user=OPS)
-        reg.rebase_proposal(made.id, actor=actor(OPS))
+        reg.proposals.rebase(made.id, actor=actor(OPS))
     at = proposal_page(db, made.id, ALICE)
     assert not at.exception
     shown = said(at)
@@ -68,8 +68,8 @@ def test_a_compatible_change_introduces_no_refusal_and_once_applied_says_what_it
     assert set(words.values()) == {"no", "refuses every change (not counted)"}
 
     with Registry.open(db) as reg:
-        reg.approve_proposal(pid, actor=actor(BOB))
-        reg.apply_proposal(pid, actor=actor(ALICE))
+        reg.proposals.approve(pid, actor=actor(BOB))
+        reg.proposals.apply(pid, actor=actor(ALICE))
     at = proposal_page(db, pid, BOB)
     assert not at.exception
     shown = said(at)

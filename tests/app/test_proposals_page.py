@@ -50,13 +50,15 @@ def four(db: Path) -> dict[str, int]:
     ids = {"open": propose(db, title="Gift note")}
     with Registry.open(db) as reg:
         cart = "persistent://acme/orders/order-cancelled"
-        bobs = reg.propose_schema(TOPIC, with_field(db, "bobField"), title="Bob's", actor=actor(BOB))
-        reg.approve_proposal(bobs.id, actor=actor(CAROL))
+        bobs = reg.proposals.propose_schema(TOPIC, with_field(db, "bobField"), title="Bob's", actor=actor(BOB))
+        reg.proposals.approve(bobs.id, actor=actor(CAROL))
         ids["approved"] = bobs.id
-        carols = reg.propose_schema(TOPIC, with_field(db, "carolField"), title="Carol's", actor=actor(CAROL))
-        reg.withdraw_proposal(carols.id, actor=actor(CAROL))
+        carols = reg.proposals.propose_schema(TOPIC, with_field(db, "carolField"), title="Carol's", actor=actor(CAROL))
+        reg.proposals.withdraw(carols.id, actor=actor(CAROL))
         ids["withdrawn"] = carols.id
-        stale = reg.propose_schema(cart, with_field(db, "reason2", topic=cart), title="Stale", actor=actor(ALICE))
+        stale = reg.proposals.propose_schema(
+            cart, with_field(db, "reason2", topic=cart), title="Stale", actor=actor(ALICE)
+        )
         reg.register(cart, with_field(db, "other", topic=cart), user=OPS)
         ids["stale"] = stale.id
     return ids
@@ -83,8 +85,8 @@ def test_waiting_for_my_review_follows_the_rules_and_my_approvals(db: Path, four
     carol = proposals(db, CAROL, show="waiting")
     assert listed(carol) == [four["open"]]
     with Registry.open(db) as reg:
-        reg.approve_proposal(four["open"], actor=actor(CAROL))
-        reg.set_review_rules(NS, ReviewRules(required_approvals=2, reviewers=(BOB, OPS)), actor=actor(OPS))
+        reg.proposals.approve(four["open"], actor=actor(CAROL))
+        reg.proposals.set_rules(NS, ReviewRules(required_approvals=2, reviewers=(BOB, OPS)), actor=actor(OPS))
     assert listed(proposals(db, CAROL, show="waiting")) == []  # approved already, and no longer a reviewer
     assert listed(proposals(db, BOB, show="waiting")) == [four["open"]]
     assert listed(proposals(db, VICTOR, show="waiting")) == []  # a viewer never reviews
@@ -126,7 +128,7 @@ def test_whatif_proposes_the_candidate_on_screen_and_links_to_it(db: Path) -> No
     assert "Proposal #1 opened: Gift note <b>please</b>" in said(at)
     assert any(link.label == "Open proposal #1" for link in at.main.page_link)
     with Registry.open(db) as reg:
-        made = reg.proposal(1)
+        made = reg.proposals.get(1)
         assert reg.get(TOPIC).version == 13  # proposing registers nothing
     assert (made.author, made.kind, made.base_version, made.description) == (
         ALICE,
@@ -146,7 +148,7 @@ def test_whatif_propose_without_a_title_stores_nothing_and_says_why(db: Path) ->
     assert not at.exception
     assert "the title must not be empty" in said(at)
     with Registry.open(db) as reg:
-        assert reg.proposals() == []
+        assert reg.proposals.list() == []
 
 
 def test_a_viewer_cannot_propose_and_a_read_only_session_sees_no_propose(db: Path) -> None:
@@ -173,7 +175,7 @@ def test_policies_proposes_the_change_after_its_preview(db: Path) -> None:
     assert not at.exception and not at.error
     assert "Proposal #1 opened" in said(at)
     with Registry.open(db) as reg:
-        made = reg.proposal(1)
+        made = reg.proposals.get(1)
         assert reg.namespace_policy("initech/hr").compatibility is CompatibilityStrategy.ALWAYS_COMPATIBLE
     assert (made.kind, made.target, dict(made.revision.policy or {})) == (
         ProposalKind.POLICY,
@@ -195,7 +197,7 @@ def test_review_rules_are_shown_as_an_explorer_setting_and_only_an_admin_edits_t
     assert f"Review rules of {NS}: 2 approval(s) from {BOB}, {CAROL}, {VICTOR}." in said(admin)
     assert f"{VICTOR} cannot approve: the roles file makes them viewers" in said(admin)
     with Registry.open(db) as reg:
-        assert reg.review_rules(NS) == ReviewRules(required_approvals=2, reviewers=(BOB, CAROL, VICTOR))
+        assert reg.proposals.rules(NS) == ReviewRules(required_approvals=2, reviewers=(BOB, CAROL, VICTOR))
 
 
 def test_a_viewer_as_the_only_reviewer_is_refused_and_nothing_is_stored(db: Path) -> None:
@@ -205,7 +207,7 @@ def test_a_viewer_as_the_only_reviewer_is_refused_and_nothing_is_stored(db: Path
     assert not admin.exception
     assert f"{NS} would need 1 approval from 0 named reviewers; {VICTOR} cannot approve (a viewer" in said(admin)
     with Registry.open(db) as reg:
-        assert reg.review_rules(NS) == ReviewRules()
+        assert reg.proposals.rules(NS) == ReviewRules()
 
 
 def test_a_bad_reviewer_name_stores_nothing_and_says_what_was_wrong(db: Path) -> None:
@@ -214,14 +216,14 @@ def test_a_bad_reviewer_name_stores_nothing_and_says_what_was_wrong(db: Path) ->
     admin.button(key=f"FormSubmitter:rules_form_{NS}-Save review rules").click().run()
     assert "a reviewer's name is 301 characters long; at most 300 are kept" in said(admin)
     with Registry.open(db) as reg:
-        assert reg.review_rules(NS) == ReviewRules()
+        assert reg.proposals.rules(NS) == ReviewRules()
 
 
 def test_the_topic_page_links_a_version_to_the_proposal_that_stored_it(db: Path) -> None:
     pid = propose(db, title="Gift **note**")
     with Registry.open(db) as reg:
-        reg.approve_proposal(pid, actor=actor(BOB))
-        reg.apply_proposal(pid, actor=actor(ALICE))
+        reg.proposals.approve(pid, actor=actor(BOB))
+        reg.proposals.apply(pid, actor=actor(ALICE))
     at = app_page("topic", db, BOB, topic="acme/orders/order-created", version="14").run()
     assert not at.exception and not at.error
     link = next(link for link in at.main.page_link if "proposal" in link.label)
@@ -241,8 +243,8 @@ def test_the_proposals_page_lists_nothing_for_a_registry_without_any(db: Path) -
 def test_an_applied_proposal_is_no_longer_open(db: Path) -> None:
     pid = propose(db)
     with Registry.open(db) as reg:
-        reg.approve_proposal(pid, actor=actor(BOB))
-        reg.apply_proposal(pid, actor=actor(ALICE))
-        assert reg.proposal(pid).state is ProposalState.APPLIED
+        reg.proposals.approve(pid, actor=actor(BOB))
+        reg.proposals.apply(pid, actor=actor(ALICE))
+        assert reg.proposals.get(pid).state is ProposalState.APPLIED
     assert listed(proposals(db, BOB)) == []
     assert listed(proposals(db, BOB, show="all")) == [pid]

@@ -61,7 +61,7 @@ def test_a_rejection_without_a_reason_says_so_beside_the_form_and_takes_no_step(
     page = in_order(at.main)
     assert position(page, "popover:Reject…") < position(page, "Nothing was rejected: write why first")
     with Registry.open(db) as reg:
-        assert not reg.proposal(pid).state.final
+        assert not reg.proposals.get(pid).state.final
 
 
 def test_register_answers_under_the_register_button_and_stays(db: Path) -> None:

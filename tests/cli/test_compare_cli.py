@@ -74,13 +74,13 @@ def test_no_drift_exits_0_and_an_error_is_one_line(built: tuple[Path, Path], cli
 
 def test_propose_opens_proposals_only_for_the_safe_topics(pair: tuple[str, str], cli: Cli) -> None:
     with Registry.open(pair[1]) as b:
-        before = {p.id for p in b.proposals()}
+        before = {p.id for p in b.proposals.list()}
     code, out, err = cli("compare", "--from", pair[0], "--to", pair[1], "--propose", "--as", "ops", "--json")
     assert (code, err) == (1, "")
     opened = json.loads(out)["proposals"]
     assert {p["topic"] for p in opened} == SAFE
     with Registry.open(pair[1]) as b:
-        made = [p for p in b.proposals() if p.id not in before]
+        made = [p for p in b.proposals.list() if p.id not in before]
         assert {(p.target, p.author) for p in made} == {(t, "ops") for t in SAFE}
         assert {p.id for p in made} == {p["id"] for p in opened}
 
@@ -120,13 +120,13 @@ def test_propose_into_b_served_opens_them_there(built: tuple[Path, Path], cli: C
     served_b = tmp_path / "b.db"
     shutil.copy(built[1], served_b)
     with Registry.open(served_b) as b:
-        before = {p.id for p in b.proposals()}
+        before = {p.id for p in b.proposals.list()}
     with served(served_b, log_dir=tmp_path) as url:
         code, out, err = cli("compare", "--from", str(built[0]), "--to", url, "--propose", "--json")
         assert (code, err) == (1, "")
         assert {p["topic"] for p in json.loads(out)["proposals"]} == SAFE
     with Registry.open(served_b) as b:
-        assert {p.target for p in b.proposals() if p.id not in before} == SAFE
+        assert {p.target for p in b.proposals.list() if p.id not in before} == SAFE
 
 
 @pytest.mark.server

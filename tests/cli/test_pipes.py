@@ -73,7 +73,7 @@ def test_a_write_whose_answer_nobody_reads_is_still_made(env, db):
     code, err = closed_reader(env, "proposals", "revise", "1", "--db", db, "--compatibility", "FORWARD")
     assert (code, err) == (0, "")
     with Registry.open(db) as reg:
-        assert reg.proposal(1).revision.policy == {"compatibility": "FORWARD"}
+        assert reg.proposals.get(1).revision.policy == {"compatibility": "FORWARD"}
     code, err = closed_reader(env, "upload", "--db", db, "-t", "acme/orders/notes", "--type", "STRING")
     assert (code, err) == (0, "")
     with Registry.open(db) as reg:

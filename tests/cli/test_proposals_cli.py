@@ -52,7 +52,7 @@ def live_versions(db: str) -> list[int]:
 
 def proposals(db: str) -> list[dict[str, object]]:
     with Registry.open(db) as reg:
-        return [{"id": p.id, "state": str(p.state), "author": p.author} for p in reg.proposals()]
+        return [{"id": p.id, "state": str(p.state), "author": p.author} for p in reg.proposals.list()]
 
 
 # --- a schema proposal from start to end --------------------------------------------------------------------
@@ -146,7 +146,7 @@ def test_an_admin_applies_without_approvals_only_with_a_reason(cli, db, tmp_path
     assert (code, err) == (0, "")
     assert f"applied WITHOUT the approvals the namespace asks for, by {ME}: incident 42: warehouse down" in out
     with Registry.open(db) as reg:
-        assert reg.proposal(1).reason == "incident 42: warehouse down"
+        assert reg.proposals.get(1).reason == "incident 42: warehouse down"
         assert "WITHOUT the approvals" in reg.audit_trail(ORDERS)[0].detail
 
 
@@ -373,13 +373,13 @@ def test_bad_input_is_one_line_exit_2_and_stores_nothing(cli, db, tmp_path, args
     if args[:2] in (["proposals", "revise"], ["proposals", "comment"], ["proposals", "reject"]):
         assert cli("propose", "--db", db, "-t", ORDERS, "-f", str(paths["order"]), "--title", "t")[0] == 0
     with Registry.open(db) as reg:
-        before = reg.proposals()
+        before = reg.proposals.list()
     argv = [a.format(**{k: str(v) for k, v in paths.items()}) for a in args]
     code, out, err = cli(*argv, "--db", db)
     assert code == 2 and out == "", (code, out, err)
     assert message in one_line_error(err), err
     with Registry.open(db) as reg:
-        assert reg.proposals() == before  # nothing stored: no proposal, revision, comment or state change
+        assert reg.proposals.list() == before  # nothing stored: no proposal, revision, comment or state change
 
 
 def test_an_id_that_is_not_a_number_is_a_usage_error(cli, db):
@@ -576,5 +576,5 @@ def test_propose_takes_a_record_class_and_shows_its_pitfall(cli, db, tmp_path, m
     assert (code, err) == (0, "")
     assert "against a topic without a live schema" in out and "RECORD_OPTIONAL_WITHOUT_DEFAULT" in out
     with Registry.open(db) as reg:
-        schema = reg.proposal(1).revision.schema
+        schema = reg.proposals.get(1).revision.schema
         assert schema is not None and json.loads(schema.schema)["name"] == "Order"

@@ -122,21 +122,21 @@ def test_every_write_the_role_does_not_allow_is_refused_and_changes_nothing(serv
 
 def test_an_admin_who_revised_a_proposal_cannot_approve_it(people: dict[str, SchemaRegistry]) -> None:
     pids = [
-        handle.propose_schema(TOPIC, avro("note"), title="Note", actor=ACTORS["alice"]).id
+        handle.proposals.propose_schema(TOPIC, avro("note"), title="Note", actor=ACTORS["alice"]).id
         for handle in (people["embedded"], people["alice"])
     ]
     for handle, pid in zip((people["embedded"], people["ops"]), pids, strict=True):
-        revised = handle.revise_proposal(pid, schema=avro("note", "memo"), actor=ACTORS["ops"])
+        revised = handle.proposals.revise(pid, schema=avro("note", "memo"), actor=ACTORS["ops"])
         assert revised.revision.author == "ops"
         with pytest.raises(registry.PermissionDeniedError, match="ops wrote revision 2"):
-            handle.approve_proposal(pid, actor=ACTORS["ops"])
-        assert handle.proposal(pid).approvals == ()
-        handle.withdraw_proposal(pid, actor=ACTORS["ops"])
+            handle.proposals.approve(pid, actor=ACTORS["ops"])
+        assert handle.proposals.get(pid).approvals == ()
+        handle.proposals.withdraw(pid, actor=ACTORS["ops"])
 
 
 def test_require_proposals_refuses_direct_writes_in_every_shell(server: str, people: dict[str, SchemaRegistry]) -> None:
     for handle in (people["embedded"], people["ops"]):
-        handle.set_review_rules(NS, ReviewRules(required_approvals=1, require_proposals=True), actor=ACTORS["ops"])
+        handle.proposals.set_rules(NS, ReviewRules(required_approvals=1, require_proposals=True), actor=ACTORS["ops"])
     refused = ("error", "ProposalsRequiredError")
     assert both(people, "ops", lambda r, a: r.register(TOPIC, avro("direct"))) == refused
     assert both(people, "alice", lambda r, a: r.register(TOPIC, avro("direct"))) == refused
@@ -156,9 +156,9 @@ def test_require_proposals_refuses_direct_writes_in_every_shell(server: str, peo
     kept = call(server, "ops", "PUT", f"{EXPLORER}/namespaces/{NS}/review-rules", {"required_approvals": 1})
     assert kept.status_code == 200 and kept.json()["require_proposals"] is True
     # The way a change is made there: a proposal, approved and applied.
-    made = people["alice"].propose_schema(TOPIC, avro("note"), title="Note", actor=ACTORS["alice"])
-    people["bob"].approve_proposal(made.id, actor=ACTORS["bob"])
-    assert people["alice"].apply_proposal(made.id, actor=ACTORS["alice"]).applied_version == 1
+    made = people["alice"].proposals.propose_schema(TOPIC, avro("note"), title="Note", actor=ACTORS["alice"])
+    people["bob"].proposals.approve(made.id, actor=ACTORS["bob"])
+    assert people["alice"].proposals.apply(made.id, actor=ACTORS["alice"]).applied_version == 1
     off = call(server, "ops", "PUT", f"{EXPLORER}/namespaces/{NS}/review-rules", to_json(ReviewRules()))
     assert off.status_code == 200 and off.json()["require_proposals"] is False
     assert people["ops"].register(TOPIC, avro("note", "direct")).version == 2

@@ -112,75 +112,81 @@ def both(people: dict[str, SchemaRegistry], who: str, call: Callable[[SchemaRegi
 
 
 def test_the_whole_sequence_answers_alike(people: dict[str, SchemaRegistry]) -> None:
-    made = both(people, "alice", lambda r, a: r.propose_schema(TOPIC, avro("note"), title="Add a note", actor=a))
+    made = both(
+        people, "alice", lambda r, a: r.proposals.propose_schema(TOPIC, avro("note"), title="Add a note", actor=a)
+    )
     pid = made[1]["id"]
     assert made[1]["state"] == "open" and made[1]["author"] == "alice"
-    assert both(people, "alice", lambda r, a: r.approve_proposal(pid, actor=a)) == ("error", "PermissionDeniedError")
-    assert both(people, "victor", lambda r, a: r.approve_proposal(pid, actor=a)) == ("error", "PermissionDeniedError")
-    both(people, "victor", lambda r, a: r.comment_on_proposal(pid, "why nullable?", path="/fields/1", actor=a))
-    both(people, "alice", lambda r, a: r.review_proposal(pid))
-    assert both(people, "alice", lambda r, a: r.apply_proposal(pid, actor=a)) == ("error", "ApprovalsMissingError")
-    approved = both(people, "bob", lambda r, a: r.approve_proposal(pid, actor=a))
+    assert both(people, "alice", lambda r, a: r.proposals.approve(pid, actor=a)) == ("error", "PermissionDeniedError")
+    assert both(people, "victor", lambda r, a: r.proposals.approve(pid, actor=a)) == ("error", "PermissionDeniedError")
+    both(people, "victor", lambda r, a: r.proposals.comment(pid, "why nullable?", path="/fields/1", actor=a))
+    both(people, "alice", lambda r, a: r.proposals.review(pid))
+    assert both(people, "alice", lambda r, a: r.proposals.apply(pid, actor=a)) == ("error", "ApprovalsMissingError")
+    approved = both(people, "bob", lambda r, a: r.proposals.approve(pid, actor=a))
     assert approved[1]["state"] == "approved" and approved[1]["approvers"] == ["bob"]
-    applied = both(people, "alice", lambda r, a: r.apply_proposal(pid, actor=a))
+    applied = both(people, "alice", lambda r, a: r.proposals.apply(pid, actor=a))
     assert applied[1]["state"] == "applied" and applied[1]["applied_version"] == 1
     both(people, "alice", lambda r, a: [(v.version, v.data.decode()) for v in r.history(TOPIC)])
-    both(people, "victor", lambda r, a: r.proposals(topic=TOPIC))
-    counts = both(people, "victor", lambda r, a: r.proposal_counts())[1]
+    both(people, "victor", lambda r, a: r.proposals.list(topic=TOPIC))
+    counts = both(people, "victor", lambda r, a: r.proposals.counts())[1]
     assert counts == {"open": 0, "approved": 0, "applied": 1, "rejected": 0, "withdrawn": 0, "stale": 0}
 
 
 def test_stale_then_rebase_and_a_policy_proposal_answer_alike(people: dict[str, SchemaRegistry]) -> None:
-    made = both(people, "alice", lambda r, a: r.propose_schema(TOPIC, avro("note", "x"), title="x", actor=a))
+    made = both(people, "alice", lambda r, a: r.proposals.propose_schema(TOPIC, avro("note", "x"), title="x", actor=a))
     pid = made[1]["id"]
-    both(people, "bob", lambda r, a: r.approve_proposal(pid, actor=a))
+    both(people, "bob", lambda r, a: r.proposals.approve(pid, actor=a))
     both(people, "ops", lambda r, a: r.register(TOPIC, avro("note", "direct")))
-    assert both(people, "alice", lambda r, a: r.apply_proposal(pid, actor=a)) == ("error", "StaleProposalError")
-    assert both(people, "alice", lambda r, a: r.proposal(pid))[1]["state"] == "stale"
-    rebased = both(people, "alice", lambda r, a: r.rebase_proposal(pid, actor=a))
+    assert both(people, "alice", lambda r, a: r.proposals.apply(pid, actor=a)) == ("error", "StaleProposalError")
+    assert both(people, "alice", lambda r, a: r.proposals.get(pid))[1]["state"] == "stale"
+    rebased = both(people, "alice", lambda r, a: r.proposals.rebase(pid, actor=a))
     assert rebased[1]["revisions"][-1]["base_version"] == 2 and rebased[1]["approvals"] == []
-    old = both(people, "bob", lambda r, a: r.approve_proposal(pid, actor=a, revision=1))  # reviewed before rebase
+    old = both(people, "bob", lambda r, a: r.proposals.approve(pid, actor=a, revision=1))  # reviewed before rebase
     assert old == ("error", "RevisionChangedError")
-    assert both(people, "bob", lambda r, a: r.proposal(pid))[1]["approvals"] == []
-    policy = both(people, "bob", lambda r, a: r.propose_policy(NS, {"compatibility": "FULL"}, title="p", actor=a))
-    both(people, "alice", lambda r, a: r.approve_proposal(policy[1]["id"], actor=a))
-    assert both(people, "bob", lambda r, a: r.apply_proposal(policy[1]["id"], actor=a)) == (
+    assert both(people, "bob", lambda r, a: r.proposals.get(pid))[1]["approvals"] == []
+    policy = both(
+        people, "bob", lambda r, a: r.proposals.propose_policy(NS, {"compatibility": "FULL"}, title="p", actor=a)
+    )
+    both(people, "alice", lambda r, a: r.proposals.approve(policy[1]["id"], actor=a))
+    assert both(people, "bob", lambda r, a: r.proposals.apply(policy[1]["id"], actor=a)) == (
         "error",
         "PermissionDeniedError",
     )
-    both(people, "ops", lambda r, a: r.apply_proposal(policy[1]["id"], actor=a))
-    both(people, "ops", lambda r, a: r.set_review_rules(NS, ReviewRules(required_approvals=2), actor=a))
-    both(people, "victor", lambda r, a: r.review_rules(NS))
-    assert both(people, "victor", lambda r, a: r.proposal_counts())[1]["applied"] == 2  # and the open rebased one
+    both(people, "ops", lambda r, a: r.proposals.apply(policy[1]["id"], actor=a))
+    both(people, "ops", lambda r, a: r.proposals.set_rules(NS, ReviewRules(required_approvals=2), actor=a))
+    both(people, "victor", lambda r, a: r.proposals.rules(NS))
+    assert both(people, "victor", lambda r, a: r.proposals.counts())[1]["applied"] == 2  # and the open rebased one
 
 
 def test_a_rebase_merges_and_revisions_diff_alike_and_over_rest(server: str, people: dict[str, SchemaRegistry]) -> None:
     carts = f"persistent://{NS}/carts"
     both(people, "ops", lambda r, a: r.register(carts, avro("a")))
-    made = both(people, "alice", lambda r, a: r.propose_schema(carts, avro("a", "gift"), title="gift", actor=a))
+    made = both(
+        people, "alice", lambda r, a: r.proposals.propose_schema(carts, avro("a", "gift"), title="gift", actor=a)
+    )
     pid = made[1]["id"]
     both(people, "ops", lambda r, a: r.register(carts, avro("a", "promo")))  # someone else, meanwhile
-    rebased = both(people, "alice", lambda r, a: r.rebase_proposal(pid, actor=a))
+    rebased = both(people, "alice", lambda r, a: r.proposals.rebase(pid, actor=a))
     fields = [f["name"] for f in json.loads(rebased[1]["revisions"][-1]["schema"]["schema"])["fields"]]
     assert fields == ["id", "a", "gift", "promo"]
-    diff = both(people, "victor", lambda r, a: r.proposal_diff(pid))[1]
+    diff = both(people, "victor", lambda r, a: r.proposals.diff(pid))[1]
     assert (diff["from_revision"], diff["to_revision"], diff["from_base"], diff["to_base"]) == (1, 2, 0, 1)
     assert [(c["kind"], c["path"]) for c in diff["diff"]["changes"]] == [("FIELD_ADDED", "promo")]
-    missing = both(people, "victor", lambda r, a: r.proposal_diff(pid, from_revision=3))
+    missing = both(people, "victor", lambda r, a: r.proposals.diff(pid, from_revision=3))
     assert missing == ("error", "InvalidArgumentError")
     headers = {"Authorization": f"Bearer {TOKENS['victor'][1]}"}
     over_rest = httpx.get(f"{server}/explorer/v1/proposals/{pid}/diff?from=1&to=2", headers=headers, timeout=30)
     assert over_rest.status_code == 200 and over_rest.json()["diff"]["changes"][0]["path"] == "promo"
     assert httpx.get(f"{server}/explorer/v1/proposals/{pid}/diff?to=7", headers=headers, timeout=30).status_code == 400
-    both(people, "alice", lambda r, a: r.revise_proposal(pid, schema=avro("a", "gift", "promo", "x"), actor=a))
+    both(people, "alice", lambda r, a: r.proposals.revise(pid, schema=avro("a", "gift", "promo", "x"), actor=a))
     doc = json.loads(avro("a", "promo").schema)
     doc["fields"].append({"name": "x", "type": ["null", "int"], "default": None})  # x, but another x
     both(people, "ops", lambda r, a: r.register(carts, SchemaInfo(type=SchemaType.AVRO, schema=json.dumps(doc))))
-    assert both(people, "alice", lambda r, a: r.rebase_proposal(pid, actor=a)) == ("error", "RebaseConflictError")
+    assert both(people, "alice", lambda r, a: r.proposals.rebase(pid, actor=a)) == ("error", "RebaseConflictError")
     alice = {"Authorization": f"Bearer {TOKENS['alice'][1]}"}
     refused = httpx.post(f"{server}/explorer/v1/proposals/{pid}/rebase", headers=alice, timeout=30)
     assert refused.status_code == 409 and "field Order.x" in refused.json()["reason"], refused.text
-    assert len(both(people, "victor", lambda r, a: r.proposal(pid))[1]["revisions"]) == 3  # nothing written
+    assert len(both(people, "victor", lambda r, a: r.proposals.get(pid))[1]["revisions"]) == 3  # nothing written
 
 
 def test_the_rest_routes_answer_with_the_issue_s_status_codes(server: str, people: dict[str, SchemaRegistry]) -> None:
@@ -235,7 +241,7 @@ def test_a_broker_keeps_no_proposals(tmp_path: Path) -> None:
         _prepare(reg)
     with served(db, log_dir=tmp_path, admin_only=True) as url, registry.open(url) as broker:
         with pytest.raises(registry.NotSupportedError, match="keeps no proposals"):
-            broker.proposals()
+            broker.proposals.list()
         assert broker.history(TOPIC)  # everything else still answers
 
 
@@ -250,30 +256,30 @@ def test_two_servers_on_one_postgresql_database(postgres_server: str, tmp_path: 
     env = {"SCHEMA_EXPLORER_TOKENS": tokens}
     with served(dsn, log_dir=tmp_path, env=env) as one, served(dsn, log_dir=tmp_path, env=env) as two:  # type: ignore[arg-type]
         with registry.open(one, token=TOKENS["alice"][1]) as alice, registry.open(two, token=TOKENS["bob"][1]) as bob:
-            made = alice.propose_schema(TOPIC, avro("shared"), title="across servers", actor=ACTORS["alice"])
-            assert bob.proposal(made.id).title == "across servers"
-            bob.approve_proposal(made.id, actor=ACTORS["bob"])
+            made = alice.proposals.propose_schema(TOPIC, avro("shared"), title="across servers", actor=ACTORS["alice"])
+            assert bob.proposals.get(made.id).title == "across servers"
+            bob.proposals.approve(made.id, actor=ACTORS["bob"])
             with pytest.raises(PermissionDeniedError):
-                alice.approve_proposal(made.id, actor=ACTORS["alice"])
+                alice.proposals.approve(made.id, actor=ACTORS["alice"])
             with registry.open(two, token=TOKENS["alice"][1]) as alice_on_two:
-                assert alice_on_two.apply_proposal(made.id, actor=ACTORS["alice"]).applied_version == 1
+                assert alice_on_two.proposals.apply(made.id, actor=ACTORS["alice"]).applied_version == 1
             assert alice.get(TOPIC).version == 1
             with pytest.raises(ProposalNotFoundError):
-                bob.proposal(made.id + 100)
+                bob.proposals.get(made.id + 100)
             with pytest.raises((StaleProposalError, ApprovalsMissingError, registry.ProposalError)):
-                alice.apply_proposal(made.id, actor=ACTORS["alice"])
+                alice.proposals.apply(made.id, actor=ACTORS["alice"])
 
 
 def test_a_one_mebibyte_candidate_goes_through_rest_whole(people: dict[str, SchemaRegistry]) -> None:
     fields = [{"name": f"f{i}", "type": ["null", "string"], "default": None, "doc": "x" * 200} for i in range(3700)]
     doc = json.dumps({"type": "record", "name": "Order", "fields": [{"name": "id", "type": "string"}, *fields]})
     assert 900_000 < len(doc) <= 1_048_576
-    made = people["alice"].propose_schema(
+    made = people["alice"].proposals.propose_schema(
         TOPIC, SchemaInfo(type=SchemaType.AVRO, schema=doc), title="big", actor=ACTORS["alice"]
     )
-    again = people["victor"].proposal(made.id)
+    again = people["victor"].proposals.get(made.id)
     assert again.revision.schema is not None and again.revision.schema.schema == doc
-    assert people["victor"].review_proposal(made.id).what_if is not None
+    assert people["victor"].proposals.review(made.id).what_if is not None
 
 
 def _race(handles: dict[str, SchemaRegistry], topic: str) -> None:
@@ -283,13 +289,13 @@ def _race(handles: dict[str, SchemaRegistry], topic: str) -> None:
     the direct register (never compare-and-set, as in Pulsar) lands after it; when the register takes it, both
     proposals go stale. A stale proposal stores nothing, and nothing is stored twice."""
     handles["ops"].register(topic, avro())
-    one = handles["alice"].propose_schema(topic, avro("one"), title="one", actor=ACTORS["alice"])
-    two = handles["bob"].propose_schema(topic, avro("two"), title="two", actor=ACTORS["bob"])
-    handles["bob"].approve_proposal(one.id, actor=ACTORS["bob"])
-    handles["alice"].approve_proposal(two.id, actor=ACTORS["alice"])
+    one = handles["alice"].proposals.propose_schema(topic, avro("one"), title="one", actor=ACTORS["alice"])
+    two = handles["bob"].proposals.propose_schema(topic, avro("two"), title="two", actor=ACTORS["bob"])
+    handles["bob"].proposals.approve(one.id, actor=ACTORS["bob"])
+    handles["alice"].proposals.approve(two.id, actor=ACTORS["alice"])
     calls: dict[str, Callable[[], Any]] = {
-        "one": lambda: handles["alice"].apply_proposal(one.id, actor=ACTORS["alice"]),
-        "two": lambda: handles["bob"].apply_proposal(two.id, actor=ACTORS["bob"]),
+        "one": lambda: handles["alice"].proposals.apply(one.id, actor=ACTORS["alice"]),
+        "two": lambda: handles["bob"].proposals.apply(two.id, actor=ACTORS["bob"]),
         "direct": lambda: handles["ops"].register(topic, avro("direct")),
     }
     start = threading.Barrier(len(calls))
@@ -312,7 +318,7 @@ def _race(handles: dict[str, SchemaRegistry], topic: str) -> None:
     assert len(applied) <= 1, answers
     assert isinstance(answers["direct"], registry.Registration), answers
     for name, made in (("one", one), ("two", two)):
-        state = handles["ops"].proposal(made.id)
+        state = handles["ops"].proposals.get(made.id)
         if name in applied:
             assert state.applied_version == 1 and history[1] == (1, name), (history, answers)
         else:
@@ -340,21 +346,21 @@ def test_applies_racing_each_other_and_a_register_on_one_file(tmp_path: Path, ro
 
 def test_two_reviewers_approving_at_once_over_rest_both_count(people: dict[str, SchemaRegistry]) -> None:
     people["ops"].create_namespace("acme/two-reviewers")
-    people["ops"].set_review_rules("acme/two-reviewers", ReviewRules(required_approvals=2), actor=ACTORS["ops"])
+    people["ops"].proposals.set_rules("acme/two-reviewers", ReviewRules(required_approvals=2), actor=ACTORS["ops"])
     topic = "persistent://acme/two-reviewers/orders"
-    made = people["alice"].propose_schema(topic, avro(), title="t", actor=ACTORS["alice"])
+    made = people["alice"].proposals.propose_schema(topic, avro(), title="t", actor=ACTORS["alice"])
     start = threading.Barrier(2)
 
     def approve(who: str) -> None:
         start.wait()
-        people[who].approve_proposal(made.id, actor=ACTORS[who])
+        people[who].proposals.approve(made.id, actor=ACTORS[who])
 
     threads = [threading.Thread(target=approve, args=(who,)) for who in ("bob", "ops")]
     for thread in threads:
         thread.start()
     for thread in threads:
         thread.join()
-    found = people["victor"].proposal(made.id)
+    found = people["victor"].proposals.get(made.id)
     assert sorted(found.approvers) == ["bob", "ops"] and found.state.value == "approved"
 
 

@@ -321,7 +321,9 @@ def test_roles_and_required_review_hold_for_four_people_behind_proxies(
     expect(main(alice).get_by_role("button", name=f"Save… policies of {NAMESPACE}")).to_be_disabled()
 
     with Registry.open(db) as reg:
-        reg.set_review_rules(NAMESPACE, ReviewRules(require_proposals=True), actor=Actor("ops@example.com", Role.ADMIN))
+        reg.proposals.set_rules(
+            NAMESPACE, ReviewRules(require_proposals=True), actor=Actor("ops@example.com", Role.ADMIN)
+        )
     ops = new_page(browser)
     open_whatif(ops, as_["ops@example.com"])
     text = main(ops).get_by_label("Schema text", exact=True)

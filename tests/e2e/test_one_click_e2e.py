@@ -51,12 +51,12 @@ def candidate(db: Path, field: str) -> str:
 def propose(db: Path, field: str) -> int:
     info = SchemaInfo(type=SchemaType.AVRO, schema=candidate(db, field))
     with Registry.open(db) as reg:
-        return reg.propose_schema(TOPIC, info, title=f"Add {field}", actor=Actor(ALICE, Role.PRODUCER)).id
+        return reg.proposals.propose_schema(TOPIC, info, title=f"Add {field}", actor=Actor(ALICE, Role.PRODUCER)).id
 
 
 def state(db: Path, pid: int) -> ProposalState:
     with Registry.open(db) as reg:
-        return reg.proposal(pid).state
+        return reg.proposals.get(pid).state
 
 
 def answered(page: Any, text: str) -> None:

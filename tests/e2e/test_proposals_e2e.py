@@ -154,7 +154,7 @@ def test_two_people_propose_review_approve_and_apply(
     settled(alice)
     shot(alice, "proposals-policies-audit")
     with Registry.open(db) as reg:
-        proposal = reg.proposal(1)
+        proposal = reg.proposals.get(1)
         trail = {(e.action.value, e.user) for e in reg.audit_trail(NAMESPACE, limit=20)}
         assert reg.get(TOPIC).version == 3 and reg.get(TOPIC).user == ALICE
     assert proposal.state is ProposalState.APPLIED and proposal.approvers == (BOB,)

@@ -33,7 +33,7 @@ CHILD = textwrap.dedent(
             global answered
             while not stop.is_set():
                 try:
-                    reg.proposal_counts()
+                    reg.proposals.counts()
                     reg.tenants()
                     answered += 1
                 except RegistryError:

@@ -49,7 +49,9 @@ def test_a_viewer_can_change_nothing_through_any_route(tmp_path: Path) -> None:
     reg.create_namespace("t/ns")
     reg.register("persistent://t/ns/x", SchemaInfo(type=SchemaType.AVRO, schema=S1))
     alice = Actor("alice", Role.PRODUCER)
-    reg.propose_schema("persistent://t/ns/x", SchemaInfo(type=SchemaType.AVRO, schema=S1), title="t", actor=alice)
+    reg.proposals.propose_schema(
+        "persistent://t/ns/x", SchemaInfo(type=SchemaType.AVRO, schema=S1), title="t", actor=alice
+    )
     client = TestClient(create_app(reg, tokens=parse_tokens(TOKENS_JSON, "test")), base_url=LOCAL)
     before = _state(reg)
     viewer = {"Authorization": f"Bearer {TOKENS['viewer']}"}

@@ -338,7 +338,7 @@ def test_changes_while_a_read_runs_are_read_once_more() -> None:
         reg.create_namespace("t/ns")
         tally = ProposalTally(reg, max_age=3600)
         assert tally.counts() is None  # the first read starts, and waits
-        reg.propose_schema(
+        reg.proposals.propose_schema(
             "persistent://t/ns/x", SchemaInfo(type=SchemaType.AVRO, schema=V1), title="t", actor=Actor("a", Role.ADMIN)
         )
         for _ in range(5):  # five changes while it waits: one more read after it, not five

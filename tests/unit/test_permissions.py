@@ -69,7 +69,7 @@ def test_require_proposals_refuses_every_direct_write_for_every_role() -> None:
 
 
 def test_the_proposal_steps_follow_the_person_and_the_state(reg: Registry) -> None:
-    made = reg.propose_schema(TOPIC, avro("note"), title="Note", actor=ALICE)
+    made = reg.proposals.propose_schema(TOPIC, avro("note"), title="Note", actor=ALICE)
     rules = ReviewRules()
     author = allowed_steps(ALICE, rules, made)
     assert {s for s in Step if author.allows(s)} >= {Step.COMMENT, Step.WITHDRAW, Step.REVISE}
@@ -83,7 +83,7 @@ def test_the_proposal_steps_follow_the_person_and_the_state(reg: Registry) -> No
     assert [s for s in Step if viewer.allows(s)] == [Step.COMMENT]
     stale = allowed_steps(BOB, rules, made, stale=True)
     assert "stale" in (stale.reason(Step.APPROVE) or "") and "stale" in (stale.reason(Step.APPLY) or "")
-    withdrawn = reg.withdraw_proposal(made.id, actor=ALICE)
+    withdrawn = reg.proposals.withdraw(made.id, actor=ALICE)
     assert [s for s in Step if allowed_steps(OPS, rules, withdrawn).allows(s)] == [
         Step.REGISTER,
         Step.DELETE,
@@ -97,24 +97,24 @@ def test_the_proposal_steps_follow_the_person_and_the_state(reg: Registry) -> No
 
 
 def test_an_admin_who_revised_a_proposal_cannot_approve_that_revision(reg: Registry) -> None:
-    made = reg.propose_schema(TOPIC, avro("note"), title="Note", actor=ALICE)
-    revised = reg.revise_proposal(made.id, schema=avro("note", "memo"), actor=OPS)
+    made = reg.proposals.propose_schema(TOPIC, avro("note"), title="Note", actor=ALICE)
+    revised = reg.proposals.revise(made.id, schema=avro("note", "memo"), actor=OPS)
     assert revised.revision.author == "ops"
     with pytest.raises(PermissionDeniedError, match="ops wrote revision 2 of proposal #1"):
-        reg.approve_proposal(made.id, actor=OPS)
-    assert reg.proposal(made.id).approvals == ()
-    approved = reg.approve_proposal(made.id, actor=BOB)  # someone else reviews it
-    done = reg.apply_proposal(approved.id, actor=ALICE)
+        reg.proposals.approve(made.id, actor=OPS)
+    assert reg.proposals.get(made.id).approvals == ()
+    approved = reg.proposals.approve(made.id, actor=BOB)  # someone else reviews it
+    done = reg.proposals.apply(approved.id, actor=ALICE)
     line = reg.audit_trail(TOPIC)[0]
     assert line.detail.startswith("proposal #1 revision 2 by alice, ops, approved by bob:")
     assert "WITHOUT" not in line.detail and done.applied_version == 1
 
 
 def test_an_override_is_marked_in_the_audit_line(reg: Registry) -> None:
-    reg.set_review_rules(NS, ReviewRules(required_approvals=1), actor=OPS)
-    made = reg.propose_schema(TOPIC, avro("note"), title="Note", actor=ALICE)
-    reg.revise_proposal(made.id, schema=avro("memo"), actor=ALICE)
-    reg.apply_proposal(made.id, actor=OPS, override_reason="incident 7")
+    reg.proposals.set_rules(NS, ReviewRules(required_approvals=1), actor=OPS)
+    made = reg.proposals.propose_schema(TOPIC, avro("note"), title="Note", actor=ALICE)
+    reg.proposals.revise(made.id, schema=avro("memo"), actor=ALICE)
+    reg.proposals.apply(made.id, actor=OPS, override_reason="incident 7")
     detail = reg.audit_trail(TOPIC)[0].detail
     assert "revision 2 by alice, approved by nobody" in detail
     assert detail.endswith("; applied WITHOUT the approvals by ops: incident 7")
@@ -122,8 +122,8 @@ def test_an_override_is_marked_in_the_audit_line(reg: Registry) -> None:
 
 def test_require_proposals_refuses_direct_writes_and_the_proposal_applies(reg: Registry) -> None:
     reg.set_namespace_policy(NS, compatibility="BACKWARD")
-    reg.set_review_rules(NS, ReviewRules(required_approvals=1, require_proposals=True), actor=OPS)
-    assert reg.review_rules(NS).require_proposals
+    reg.proposals.set_rules(NS, ReviewRules(required_approvals=1, require_proposals=True), actor=OPS)
+    assert reg.proposals.rules(NS).require_proposals
     before = reg.history(TOPIC)
     refusals = [
         lambda: reg.register(TOPIC, avro("note"), user="ops"),
@@ -139,38 +139,38 @@ def test_require_proposals_refuses_direct_writes_and_the_proposal_applies(reg: R
     assert reg.namespace_policy(NS).compatibility == "BACKWARD"
     trail = reg.audit_trail(NS, limit=len(refusals))
     assert all(line.outcome is AuditOutcome.REFUSED and "require proposals" in line.detail for line in trail)
-    made = reg.propose_schema(TOPIC, avro("note"), title="Note", actor=ALICE)
-    reg.approve_proposal(made.id, actor=BOB)
-    assert reg.apply_proposal(made.id, actor=ALICE).applied_version == 1  # the way a change is made here
-    policy = reg.propose_policy(NS, {"compatibility": "FULL"}, title="Full", actor=ALICE)
-    reg.apply_proposal(policy.id, actor=OPS, override_reason="hotfix")
+    made = reg.proposals.propose_schema(TOPIC, avro("note"), title="Note", actor=ALICE)
+    reg.proposals.approve(made.id, actor=BOB)
+    assert reg.proposals.apply(made.id, actor=ALICE).applied_version == 1  # the way a change is made here
+    policy = reg.proposals.propose_policy(NS, {"compatibility": "FULL"}, title="Full", actor=ALICE)
+    reg.proposals.apply(policy.id, actor=OPS, override_reason="hotfix")
     assert str(reg.namespace_policy(NS).compatibility) == "FULL"
-    reg.set_review_rules(NS, ReviewRules(required_approvals=1), actor=OPS)  # turned off: writes go through
+    reg.proposals.set_rules(NS, ReviewRules(required_approvals=1), actor=OPS)  # turned off: writes go through
     assert reg.register(TOPIC, avro("note", "memo")).version == 2
 
 
 def test_rules_stored_before_require_proposals_read_as_false(reg: Registry, tmp_path: Path) -> None:
     reg._storage.put_setting(f"review_rules:{NS}", '{"required_approvals":2,"reviewers":["bob"]}')
-    assert reg.review_rules(NS) == ReviewRules(required_approvals=2, reviewers=("bob",))
+    assert reg.proposals.rules(NS) == ReviewRules(required_approvals=2, reviewers=("bob",))
     assert reg.register(TOPIC, avro("note")).stored
 
 
 def test_require_proposals_survives_a_snapshot(reg: Registry, tmp_path: Path) -> None:
-    reg.set_review_rules(NS, ReviewRules(required_approvals=0, require_proposals=True), actor=OPS)
+    reg.proposals.set_rules(NS, ReviewRules(required_approvals=0, require_proposals=True), actor=OPS)
     snapshot = tmp_path / "s.jsonl"
     export_snapshot(reg, snapshot)
     assert '"require_proposals":true' in snapshot.read_text().replace(" ", "")
     with Registry.open(tmp_path / "copy.db", create=True) as copy:
         import_snapshot(snapshot, into=copy)
-        assert copy.review_rules(NS).require_proposals
+        assert copy.proposals.rules(NS).require_proposals
         with pytest.raises(ProposalsRequiredError):
             copy.register(TOPIC, avro("note"))
 
 
 def test_a_bad_require_proposals_value_is_refused(reg: Registry) -> None:
     with pytest.raises(InvalidArgumentError, match="require_proposals must be true or false"):
-        reg.set_review_rules(NS, ReviewRules(require_proposals="yes"), actor=OPS)  # type: ignore[arg-type]
-    assert not reg.review_rules(NS).require_proposals
+        reg.proposals.set_rules(NS, ReviewRules(require_proposals="yes"), actor=OPS)  # type: ignore[arg-type]
+    assert not reg.proposals.rules(NS).require_proposals
 
 
 @pytest.mark.postgres
@@ -180,10 +180,10 @@ def test_require_proposals_is_kept_and_read_back_on_postgresql(postgres_url: str
         reg.create_namespace(NS)
         reg.register(TOPIC, avro())
         reg._storage.put_setting(f"review_rules:{NS}", '{"required_approvals":2,"reviewers":[]}')  # before the rule
-        assert reg.review_rules(NS) == ReviewRules(required_approvals=2)
-        reg.set_review_rules(NS, ReviewRules(required_approvals=2, require_proposals=True), actor=OPS)
+        assert reg.proposals.rules(NS) == ReviewRules(required_approvals=2)
+        reg.proposals.set_rules(NS, ReviewRules(required_approvals=2, require_proposals=True), actor=OPS)
     with Registry.open(postgres_url) as again:  # another connection reads what was stored
-        assert again.review_rules(NS) == ReviewRules(required_approvals=2, require_proposals=True)
+        assert again.proposals.rules(NS) == ReviewRules(required_approvals=2, require_proposals=True)
         with pytest.raises(ProposalsRequiredError):
             again.set_topic_policy(TOPIC, compatibility="FULL", user="ops")
         assert again.topic_policy(TOPIC).compatibility is None

@@ -67,21 +67,21 @@ V13 = [opt(f"f{i}") for i in range(1, 14)]
 
 
 def test_a_rebase_keeps_what_another_person_stored_meanwhile_and_apply_stores_both(reg: Registry) -> None:
-    made = reg.propose_schema(TOPIC, order(*V13, opt("giftWrap")), title="gift wrap", actor=ALICE)
-    reg.approve_proposal(made.id, actor=BOB)
+    made = reg.proposals.propose_schema(TOPIC, order(*V13, opt("giftWrap")), title="gift wrap", actor=ALICE)
+    reg.proposals.approve(made.id, actor=BOB)
     assert reg.register(TOPIC, order(*V13, opt("promoCode"))).version == 14  # dave, meanwhile
     with pytest.raises(StaleProposalError):
-        reg.apply_proposal(made.id, actor=ALICE)
-    rebased = reg.rebase_proposal(made.id, actor=ALICE)
+        reg.proposals.apply(made.id, actor=ALICE)
+    rebased = reg.proposals.rebase(made.id, actor=ALICE)
     assert (rebased.revision.number, rebased.base_version, rebased.state) == (2, 14, ProposalState.OPEN)
     assert rebased.revision.schema is not None
     assert names(rebased.revision.schema)[-2:] == ["giftWrap", "promoCode"]  # placed after f13, as proposed
-    review = reg.review_proposal(made.id)
+    review = reg.proposals.review(made.id)
     assert review.diff is not None and [(c.kind, c.path) for c in review.diff.changes] == [
         ("FIELD_ADDED", "giftWrap")
     ]  # against the new base, the proposal still only adds its field
-    reg.approve_proposal(made.id, actor=BOB)
-    applied = reg.apply_proposal(made.id, actor=ALICE)
+    reg.proposals.approve(made.id, actor=BOB)
+    applied = reg.proposals.apply(made.id, actor=ALICE)
     stored = json.loads(reg.history(TOPIC)[-1].data)
     assert applied.applied_version == 15 and {"giftWrap", "promoCode"} <= {f["name"] for f in stored["fields"]}
 
@@ -104,29 +104,29 @@ def test_both_changing_one_field_differently_is_refused_naming_it_and_nothing_is
     def fields(f3: dict[str, Any]) -> list[dict[str, Any]]:
         return [f3 if f["name"] == "f3" else f for f in V13]
 
-    made = reg.propose_schema(TOPIC, order(*fields(proposed)), title="f3", actor=ALICE)
+    made = reg.proposals.propose_schema(TOPIC, order(*fields(proposed)), title="f3", actor=ALICE)
     reg.set_namespace_policy(NS, compatibility="ALWAYS_COMPATIBLE")
     reg.register(TOPIC, order(*fields(meanwhile)))
     with pytest.raises(RebaseConflictError, match="proposal #1 and version 14 both changed") as refused:
-        reg.rebase_proposal(made.id, actor=ALICE)
+        reg.proposals.rebase(made.id, actor=ALICE)
     assert named in str(refused.value)
-    after = reg.proposal(made.id)
+    after = reg.proposals.get(made.id)
     assert len(after.revisions) == 1 and after.revision.schema == made.revision.schema
 
 
 def test_the_same_change_on_both_sides_is_no_conflict(reg: Registry) -> None:
-    made = reg.propose_schema(TOPIC, order(*V13, opt("note")), title="note", actor=ALICE)
+    made = reg.proposals.propose_schema(TOPIC, order(*V13, opt("note")), title="note", actor=ALICE)
     reg.register(TOPIC, order(*V13, opt("note"), opt("other")))
-    rebased = reg.rebase_proposal(made.id, actor=ALICE)
+    rebased = reg.proposals.rebase(made.id, actor=ALICE)
     assert rebased.revision.schema is not None and names(rebased.revision.schema)[-2:] == ["note", "other"]
 
 
 def test_a_proposal_for_a_new_topic_cannot_be_rebased_onto_someone_else_s_first_version(reg: Registry) -> None:
     topic = f"persistent://{NS}/fresh"
-    made = reg.propose_schema(topic, order(), title="first", actor=ALICE)
+    made = reg.proposals.propose_schema(topic, order(), title="first", actor=ALICE)
     reg.register(topic, order(opt("x")))
     with pytest.raises(RebaseConflictError, match="no live schema"):
-        reg.rebase_proposal(made.id, actor=ALICE)
+        reg.proposals.rebase(made.id, actor=ALICE)
 
 
 # --- the merge per schema kind ------------------------------------------------------------------------------------
@@ -276,24 +276,24 @@ def test_protobuf_conflicts_name_the_field() -> None:
 
 
 def test_the_diff_between_two_revisions_defaults_to_previous_and_current(reg: Registry) -> None:
-    made = reg.propose_schema(TOPIC, order(*V13, opt("a")), title="a", actor=ALICE)
-    alone = reg.proposal_diff(made.id)
+    made = reg.proposals.propose_schema(TOPIC, order(*V13, opt("a")), title="a", actor=ALICE)
+    alone = reg.proposals.diff(made.id)
     assert (alone.from_revision, alone.to_revision) == (1, 1) and alone.diff is not None and not alone.diff.changes
-    reg.revise_proposal(made.id, schema=order(*V13, opt("a"), opt("b")), actor=ALICE)
-    reg.revise_proposal(made.id, schema=order(*V13, opt("b")), actor=ALICE)
-    last = reg.proposal_diff(made.id)
+    reg.proposals.revise(made.id, schema=order(*V13, opt("a"), opt("b")), actor=ALICE)
+    reg.proposals.revise(made.id, schema=order(*V13, opt("b")), actor=ALICE)
+    last = reg.proposals.diff(made.id)
     assert (last.from_revision, last.to_revision, last.from_base, last.to_base) == (2, 3, 13, 13)
     assert last.diff is not None and [(c.kind, c.path) for c in last.diff.changes] == [("FIELD_REMOVED", "a")]
-    first = reg.proposal_diff(made.id, from_revision=1, to_revision=3)
+    first = reg.proposals.diff(made.id, from_revision=1, to_revision=3)
     assert first.diff is not None and {(c.kind, c.path) for c in first.diff.changes} >= {
         ("FIELD_REMOVED", "a"),
         ("FIELD_ADDED", "b"),
     }
     with pytest.raises(InvalidArgumentError, match="has no revision 4"):
-        reg.proposal_diff(made.id, to_revision=4)
-    policy = reg.propose_policy(NS, {"compatibility": "FULL"}, title="p", actor=ALICE)
-    reg.revise_proposal(policy.id, policy={"compatibility": "FULL", "validation_enforced": True}, actor=ALICE)
-    assert reg.proposal_diff(policy.id).policy_fields == ("validation_enforced",)
+        reg.proposals.diff(made.id, to_revision=4)
+    policy = reg.proposals.propose_policy(NS, {"compatibility": "FULL"}, title="p", actor=ALICE)
+    reg.proposals.revise(policy.id, policy={"compatibility": "FULL", "validation_enforced": True}, actor=ALICE)
+    assert reg.proposals.diff(policy.id).policy_fields == ("validation_enforced",)
 
 
 def native(build: Any) -> SchemaInfo:

@@ -43,7 +43,7 @@ def test_an_old_file_is_read_as_it_is_and_changes_nothing(old_file: Path) -> Non
         assert reg.pulsar_version == "4.0"
         assert [v.version for v in reg.history(TOPIC)] == [0, 1]
         assert reg.topic_policy(TOPIC).compatibility == "FULL" and len(reg.clients(TOPIC)) == 1
-        assert reg.proposals() == [] and reg.audit_trail()[0].user == "alice"
+        assert reg.proposals.list() == [] and reg.audit_trail()[0].user == "alice"
         assert reg.search_topics().total == 2
     with registry.open(old_file, read_only=True) as view:
         assert view.get(TOPIC).version == 1
@@ -54,7 +54,7 @@ def test_an_old_file_is_read_as_it_is_and_changes_nothing(old_file: Path) -> Non
 def test_the_first_write_migrates_in_place_and_keeps_everything(old_file: Path) -> None:
     before = _dump(old_file)
     with Registry.open(old_file) as reg:
-        made = reg.propose_schema(TOPIC, reg.get(TOPIC).info, title="same again", actor=ALICE)
+        made = reg.proposals.propose_schema(TOPIC, reg.get(TOPIC).info, title="same again", actor=ALICE)
         assert made.id == 1
     after = _dump(old_file)
     assert ("schema_version", str(SCHEMA_VERSION)) in after["meta"] and len(after["proposals"]) == 1
@@ -62,7 +62,7 @@ def test_the_first_write_migrates_in_place_and_keeps_everything(old_file: Path) 
         assert after[table] == before[table], table
     assert not list(old_file.parent.glob("*.backup"))  # the copy lasts only until the migration commits
     with Registry.open(old_file) as again:
-        assert again.proposal(1).title == "same again"
+        assert again.proposals.get(1).title == "same again"
 
 
 def test_a_refused_first_write_still_migrates_with_its_audit_line(old_file: Path) -> None:
@@ -108,7 +108,7 @@ def test_a_newer_format_is_refused_in_one_line(old_file: Path) -> None:
 def _read_everything(path: Path) -> None:
     with registry.open(path) as reg:
         assert [v.version for v in reg.history(TOPIC)] == [0, 1]
-        assert reg.proposals() == [] and reg.search_topics().total == 2 and reg.audit_trail()
+        assert reg.proposals.list() == [] and reg.search_topics().total == 2 and reg.audit_trail()
         assert reg.topic_policy(TOPIC).compatibility == "FULL"
     with registry.open(path, read_only=True) as view:
         assert view.get(TOPIC).version == 1
@@ -230,9 +230,9 @@ def test_an_old_postgresql_registry_is_read_then_migrated_by_its_first_write(pos
             return str(version), bool(has)
 
     with registry.open(dsn) as reg:
-        assert [v.version for v in reg.history(TOPIC)] == [0, 1] and reg.proposals() == []
+        assert [v.version for v in reg.history(TOPIC)] == [0, 1] and reg.proposals.list() == []
     assert format_and_tables() == ("1", False)  # reading changed nothing
     with registry.open(dsn) as reg:
-        reg.propose_schema(TOPIC, reg.get(TOPIC).info, title="first", actor=ALICE)
-        assert [p.title for p in reg.proposals()] == ["first"]
+        reg.proposals.propose_schema(TOPIC, reg.get(TOPIC).info, title="first", actor=ALICE)
+        assert [p.title for p in reg.proposals.list()] == ["first"]
     assert format_and_tables() == ("2", True)

@@ -51,18 +51,18 @@ def test_each_event_reaches_the_receiver_once_signed(
 ) -> None:
     monkeypatch.setenv("SCHEMA_EXPLORER_APP_URL", "https://schemas.example.com/")
     reg.add_webhook(receiver.url, events=["*"], secret=SECRET, actor=OPS)
-    reg.set_review_rules(NS, ReviewRules(required_approvals=1), actor=OPS)  # not an event
-    made = reg.propose_schema(TOPIC, avro("note"), title="Add a note", actor=ALICE)
-    reg.comment_on_proposal(made.id, "why?", actor=BOB)
-    reg.revise_proposal(made.id, schema=avro("note", "memo"), actor=ALICE)
-    reg.approve_proposal(made.id, actor=BOB)
-    reg.apply_proposal(made.id, actor=ALICE)
-    other = reg.propose_schema(TOPIC, avro("note", "memo", "x"), title="Add x", actor=ALICE)
-    reg.reject_proposal(other.id, "not now", actor=BOB)
-    late = reg.propose_schema(TOPIC, avro("note", "memo", "y"), title="Add y", actor=ALICE)
+    reg.proposals.set_rules(NS, ReviewRules(required_approvals=1), actor=OPS)  # not an event
+    made = reg.proposals.propose_schema(TOPIC, avro("note"), title="Add a note", actor=ALICE)
+    reg.proposals.comment(made.id, "why?", actor=BOB)
+    reg.proposals.revise(made.id, schema=avro("note", "memo"), actor=ALICE)
+    reg.proposals.approve(made.id, actor=BOB)
+    reg.proposals.apply(made.id, actor=ALICE)
+    other = reg.proposals.propose_schema(TOPIC, avro("note", "memo", "x"), title="Add x", actor=ALICE)
+    reg.proposals.reject(other.id, "not now", actor=BOB)
+    late = reg.proposals.propose_schema(TOPIC, avro("note", "memo", "y"), title="Add y", actor=ALICE)
     reg.register(TOPIC, avro("note", "memo", "z"), user="ops")  # around the proposal: its base moves
     with pytest.raises(StaleProposalError):
-        reg.approve_proposal(late.id, actor=BOB)
+        reg.proposals.approve(late.id, actor=BOB)
     reg.set_namespace_policy(NS, compatibility="FULL", user="ops")
     reg.set_namespace_policy(NS, compatibility="FULL", user="ops")  # no change: no event
     settled()
@@ -115,9 +115,9 @@ def test_globs_select_the_events(reg: Registry, receiver: Receiver) -> None:
     with Receiver() as everything:
         reg.add_webhook(receiver.url, events=["proposal.a*"], actor=OPS)
         reg.add_webhook(everything.url, events=["schema.*", "proposal.created"], actor=OPS)
-        made = reg.propose_schema(TOPIC, avro("note"), title="Add a note", actor=ALICE)
-        reg.approve_proposal(made.id, actor=BOB)
-        reg.apply_proposal(made.id, actor=ALICE)
+        made = reg.proposals.propose_schema(TOPIC, avro("note"), title="Add a note", actor=ALICE)
+        reg.proposals.approve(made.id, actor=BOB)
+        reg.proposals.apply(made.id, actor=ALICE)
         settled()
         assert receiver.events() == ["proposal.approved", "proposal.applied"]
         assert everything.events() == ["proposal.created", "schema.registered"]
@@ -127,7 +127,7 @@ def test_globs_select_the_events(reg: Registry, receiver: Receiver) -> None:
 def test_a_receiver_that_fails_twice_gets_it_once_it_recovers(reg: Registry, receiver: Receiver) -> None:
     reg.add_webhook(receiver.url, events=["proposal.created"], secret=SECRET, actor=OPS)
     receiver.statuses = [500, 503]
-    reg.propose_schema(TOPIC, avro("note"), title="Add a note", actor=ALICE)
+    reg.proposals.propose_schema(TOPIC, avro("note"), title="Add a note", actor=ALICE)
     settled()
     assert receiver.events() == ["proposal.created"]
     assert receiver.received[0].signed_with(SECRET)
@@ -138,11 +138,11 @@ def test_a_receiver_that_fails_twice_gets_it_once_it_recovers(reg: Registry, rec
 def test_a_receiver_that_never_answers_neither_slows_nor_fails_the_write(reg: Registry, receiver: Receiver) -> None:
     reg.add_webhook(receiver.url, events=["proposal.*"], actor=OPS)
     receiver.release.clear()  # the receiver holds every answer until the test releases it
-    made = reg.propose_schema(TOPIC, avro("note"), title="Add a note", actor=ALICE)
+    made = reg.proposals.propose_schema(TOPIC, avro("note"), title="Add a note", actor=ALICE)
     assert receiver.arrived.wait(60)  # the delivery is under way...
     assert receiver.received == []  # ...and unanswered, yet the write has returned and is stored
-    assert reg.proposal(made.id).title == "Add a note"
-    assert reg.approve_proposal(made.id, actor=BOB).state.value == "approved"
+    assert reg.proposals.get(made.id).title == "Add a note"
+    assert reg.proposals.approve(made.id, actor=BOB).state.value == "approved"
     receiver.release.set()
     assert [r.doc["event"] for r in receiver.wait_for(2)][:2] == ["proposal.created", "proposal.approved"]
 
@@ -152,10 +152,10 @@ def test_a_write_undone_notifies_nobody_and_a_batch_notifies_after_its_commit(
 ) -> None:
     reg.add_webhook(receiver.url, events=["proposal.created"], actor=OPS)
     with pytest.raises(RuntimeError), reg.batch():
-        reg.propose_schema(TOPIC, avro("gone"), title="Undone", actor=ALICE)
+        reg.proposals.propose_schema(TOPIC, avro("gone"), title="Undone", actor=ALICE)
         raise RuntimeError("the batch fails")
     with reg.batch():
-        reg.propose_schema(TOPIC, avro("kept"), title="Kept", actor=ALICE)
+        reg.proposals.propose_schema(TOPIC, avro("kept"), title="Kept", actor=ALICE)
         assert DELIVERIES.wait_idle(0)  # nothing handed over before the commit
     settled()
     assert [r.doc["proposal"]["title"] for r in receiver.received] == ["Kept"]
@@ -171,7 +171,7 @@ def test_a_failed_delivery_is_recorded_without_the_secret(
     reg.add_webhook(url, events=["proposal.created"], secret=SECRET, actor=OPS)
     failed = DELIVERIES.counts["failed"]
     with caplog.at_level(logging.DEBUG):
-        reg.propose_schema(TOPIC, avro("note"), title="Add a note", actor=ALICE)
+        reg.proposals.propose_schema(TOPIC, avro("note"), title="Add a note", actor=ALICE)
         settled()
     assert DELIVERIES.counts["failed"] == failed + 1  # what /metrics shows as outcome="failed"
     (hook,) = reg.webhooks()
@@ -186,7 +186,7 @@ def test_a_failed_delivery_is_recorded_without_the_secret(
 def test_a_4xx_fails_at_once(reg: Registry, receiver: Receiver) -> None:
     reg.add_webhook(receiver.url, events=["proposal.created"], actor=OPS)
     receiver.statuses = [404]
-    reg.propose_schema(TOPIC, avro("note"), title="Add a note", actor=ALICE)
+    reg.proposals.propose_schema(TOPIC, avro("note"), title="Add a note", actor=ALICE)
     settled()
     last = reg.webhooks()[0].last_delivery
     assert last is not None and (last.outcome, last.attempts, last.status) == ("failed", 1, 404)
