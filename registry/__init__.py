@@ -133,6 +133,7 @@ from .protobuf._native import ProtobufNativeSchema, parse_protobuf_native, to_pr
 from .protobuf._protoc import ProtoCompileError, compile_proto, compile_uploads, declared_messages
 from .remote._broker_index import CACHE_ENV_VAR
 from .remote._connection import ConnectionSummary, describe_connection, pulsarctl_contexts
+from .remote._workspace import WORKSPACE_ENV_VAR
 from .storage._base import LocalStorage as StorageBackend
 from .storage._base import StaleHistoryError
 from .storage._forwarding import ForwardingStorage
@@ -193,6 +194,7 @@ __all__ = [
     "ConnectedClient",
     "ClientRole",
     "CACHE_ENV_VAR",
+    "WORKSPACE_ENV_VAR",
     "INDEX_WORKERS",
     "IndexState",
     "IndexStatus",

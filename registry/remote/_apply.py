@@ -20,7 +20,8 @@ from .._model import NamespacePolicy, Registration, SchemaInfo, TopicPolicy
 from .._names import NamespaceName, TopicName
 from .._schema_data import checked_info, to_schema_data
 from .._state import RegistryState
-from ..policy._rules import changed_namespace_policy, changed_topic_policy, policy_topic, require_expected
+from ..policy._rules import UNSET, changed_namespace_policy, changed_topic_policy, policy_topic, require_expected
+from ..proposals._desk import NAMESPACE_FIELDS, TOPIC_FIELDS
 from ..proposals._model import Actor, Proposal
 from ..proposals._targets import Applied
 
@@ -34,7 +35,9 @@ class BrokerWrites(Protocol):
         self, namespace: str, fields: Mapping[str, Any], expected: NamespacePolicy | None
     ) -> NamespacePolicy: ...
 
-    def _send_topic_policy(self, topic: str, fields: Mapping[str, Any], expected: TopicPolicy | None) -> TopicPolicy: ...
+    def _send_topic_policy(
+        self, topic: str, fields: Mapping[str, Any], expected: TopicPolicy | None
+    ) -> TopicPolicy: ...
 
 
 class BrokerTarget:
@@ -81,13 +84,14 @@ class BrokerTarget:
             stored = self.namespace_policy(str(ns)) or NamespacePolicy()
             require_expected(revision.base_policy, stored, str(ns))
             wanted: NamespacePolicy | TopicPolicy = changed_namespace_policy(stored, **changes)
-            after: NamespacePolicy | TopicPolicy = self._writes._send_namespace_policy(str(ns), changes, None)
+            asked = {field: changes.get(field, UNSET) for field in NAMESPACE_FIELDS}
+            after: NamespacePolicy | TopicPolicy = self._writes._send_namespace_policy(str(ns), asked, None)
         else:
             name = policy_topic(proposal.target, self._state.broker)
             stored_topic = self.topic_policy(str(name))
             require_expected(revision.base_policy, stored_topic, str(name))
             wanted = changed_topic_policy(stored_topic, **changes)
-            after = self._writes._send_topic_policy(str(name), changes, None)
+            after = self._writes._send_topic_policy(str(name), {f: changes.get(f, UNSET) for f in TOPIC_FIELDS}, None)
         if after != wanted:
             return Applied(None, True, f"the policy read back is {after}")
         return Applied(None, True)
