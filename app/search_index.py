@@ -8,7 +8,7 @@ the whole run; so before searching, Browse asks `gate()`:
 * no index needed (embedded, `schema-explorer serve`), or a complete one exists (maybe from an earlier visit):
   the search answers at once, from the cache, whose age is shown; a cache from an earlier visit is refreshed
   in the background (started here, as the first search would, so that the sidebar shows it);
-* else the run is started (`refresh_index()`, idempotent) and a fragment redrawn every second shows its
+* else the run is started (`reg.broker_index.refresh()`, idempotent) and a fragment redrawn every second shows its
   progress with Cancel, or after a cancel or a failure what happened and Resume; once the index is complete
   the whole page reruns and searches.
 
@@ -57,9 +57,15 @@ def _age(status: IndexStatus) -> str:
     return "never" if seconds is None else ago(seconds)
 
 
+def _asked(reg: SchemaRegistry) -> IndexStatus | None:
+    """Where the registry's index stands; None for a registry that searches without one."""
+    index = reg.broker_index
+    return None if index is None else index.status()
+
+
 def _status(reg: SchemaRegistry) -> IndexStatus | None:
     try:
-        return reg.index_status()
+        return _asked(reg)
     except _FAILURES as exc:
         show_error(exc)
         return None
@@ -77,8 +83,11 @@ def _current() -> tuple[SchemaRegistry, IndexStatus] | None:
 
 
 def _start(reg: SchemaRegistry) -> bool:
+    index = reg.broker_index
+    if index is None:
+        return False
     try:
-        reg.refresh_index()
+        index.refresh()
     except _FAILURES as exc:
         show_error(exc)
         return False
@@ -97,7 +106,7 @@ def gate() -> bool:
     except RegistryError:
         return True  # the page shows why it cannot open
     try:
-        status = reg.index_status()
+        status = _asked(reg)
     except _FAILURES as exc:  # the cache cannot be read: searching would fail the same way, or wait
         show_error(exc)
         return False
@@ -164,7 +173,7 @@ def _running(reg: SchemaRegistry, status: IndexStatus, url: str) -> None:
         st.caption("Stopping: the requests in flight finish, then what was read stays cached.")
     elif st.button("Cancel", key="index_cancel", icon=":material/stop:"):
         try:
-            reg.cancel_index()
+            _cancel(reg)
         except _FAILURES as exc:
             show_error(exc)
             return
@@ -209,6 +218,12 @@ def sidebar(reg: SchemaRegistry) -> None:
         _sidebar_line(reg, status)
 
 
+def _cancel(reg: SchemaRegistry) -> None:
+    index = reg.broker_index
+    if index is not None:
+        index.cancel()
+
+
 def _summary(status: IndexStatus) -> str:
     if status.ready:
         return f"Search index: {status.cached:,} topics, updated {_age(status)}"
@@ -229,7 +244,7 @@ def _sidebar_running() -> None:
     st.progress(fraction, text=text)
     if st.button("Stop", key="index_sidebar_cancel", icon=":material/stop:", help="What was read stays cached"):
         try:
-            reg.cancel_index()
+            _cancel(reg)
         except _FAILURES as exc:
             show_error(exc)
 

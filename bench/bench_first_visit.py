@@ -13,7 +13,7 @@ Each measurement is a fresh child process (so its CPU time and peak RSS are its 
 
 * reference: httpx.AsyncClient (TLS, follow_redirects), the tenant, namespace and persistent topic listings,
   then GET /schemas/t/ns/topic/schemas for every topic, 32 in flight;
-* ours: `RemoteRegistry(url)`, `refresh_index()`, wait: open (version, broker config), the listings (policies,
+* ours: `RemoteRegistry(url)`, `broker_index.refresh()`, wait: open (version, broker config), the listings (policies,
   three topic listings a namespace), one schema list a topic (plus /metadata for a topic without a live
   schema), the topic's own strategy where its namespace lists `__change_events`, rows written to the cache.
 
@@ -106,7 +106,7 @@ def measure(kind: str, url: str, ca: str, cache: Path) -> dict[str, Any]:
         from registry.remote._handle import RemoteRegistry
 
         with RemoteRegistry(url, verify=ca) as reg:
-            reg.refresh_index()
+            reg.broker_index.refresh()
             assert reg._index is not None
             status = reg._index.wait()
             topics, sent, state = status.total, reg.requests_sent, str(status.state)

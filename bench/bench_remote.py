@@ -161,12 +161,12 @@ def index_visits(url: str, cache: Path) -> dict[str, float]:
         for text in SEARCHES:
             seconds, _, _ = measured(None, lambda t=text: reg.search_topics(TopicQuery(text=t), limit=PAGE))
             figures[f"search {text!r} ms"] = seconds * 1000
-        reg.cancel_index()
+        reg.broker_index.cancel()
         reg.close()
     with registry.open(url) as reg:
         started = time.perf_counter()
-        reg.refresh_index()
-        while (status := reg.index_status()) is not None and status.running:
+        reg.broker_index.refresh()
+        while (status := reg.broker_index.status()) is not None and status.running:
             time.sleep(0.05)
         assert status is not None and status.state == "done", status
         figures["refresh s (every topic read again)"] = time.perf_counter() - started

@@ -35,6 +35,7 @@ from registry import (
     WhatIf,
     applied_text,
     approvals_text,
+    policy_change,
     pulsar_line,
     refusal_word,
     refusals_text,
@@ -185,9 +186,9 @@ def run_propose(args: argparse.Namespace) -> int:
         if has_schema(args):
             raise UserError("give either a schema (--file, --record, --type) or policy changes, not both")
         target = args.namespace or args.topic
-        changes = policy_changes(args, namespace=args.namespace is not None)
+        change = policy_change(target, policy_changes(args, namespace=args.namespace is not None))
         with registry_for(args) as reg:
-            made = reg.proposals.propose_policy(target, changes, title=title, description=args.description, actor=actor)
+            made = reg.proposals.propose_policy(target, change, title=title, description=args.description, actor=actor)
             return _print_made(args, reg, made, "created")
     if args.namespace is not None:
         raise UserError(
@@ -308,7 +309,7 @@ def run_revise(args: argparse.Namespace) -> int:
             done = reg.proposals.revise(args.id, schema=info, actor=actor)
         else:
             changes = policy_changes(args, namespace=current.target == current.namespace)
-            done = reg.proposals.revise(args.id, policy=changes, actor=actor)
+            done = reg.proposals.revise(args.id, policy=policy_change(current.target, changes), actor=actor)
         return _print_made(args, reg, done, f"revised (revision {done.revision.number}; approvals cleared)")
 
 

@@ -13,7 +13,10 @@ from __future__ import annotations
 import argparse
 import sys
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from registry import BrokerIndex
 
 from ._common import EXIT_OK, EXIT_REFUSED, PROG, add_source_arguments, close_registry, open_source, whole_number
 
@@ -66,8 +69,8 @@ def run_search(args: argparse.Namespace) -> int:
 
     reg = open_source(args)
     try:
-        status = reg.index_status()
-        if status is not None and not status.ready and not _follow(reg):
+        index = reg.broker_index
+        if index is not None and not index.status().ready and not _follow(index):
             return EXIT_REFUSED
         page = reg.search_topics(
             TopicQuery(text=args.text, namespace=args.namespace), offset=args.offset, limit=args.limit
@@ -93,8 +96,8 @@ def run_index(args: argparse.Namespace) -> int:
 
     reg = open_source(args)
     try:
-        status = reg.index_status()
-        if status is None:
+        index = reg.broker_index
+        if index is None:
             print(
                 f"{PROG}: {reg.location} searches without an index (a registry file, or `schema-explorer serve`, "
                 "which searches itself)",
@@ -102,10 +105,9 @@ def run_index(args: argparse.Namespace) -> int:
             )
             return EXIT_OK
         started = time.monotonic()
-        reg.refresh_index()
-        done = _follow(reg)
-        final = reg.index_status()
-        assert final is not None
+        index.refresh()
+        done = _follow(index)
+        final = index.status()
         if args.json:
             import json
 
@@ -122,10 +124,10 @@ def run_index(args: argparse.Namespace) -> int:
         close_registry(reg)
 
 
-def _follow(reg: Any) -> bool:
+def _follow(index: BrokerIndex) -> bool:
     """Start the index if needed and show its progress on stderr until it ends; True when it completed.
     Ctrl-C cancels it and says what stays cached."""
-    status = reg.refresh_index()
+    status = index.refresh()
     tty = sys.stderr.isatty()
     last_line = 0.0
     try:
@@ -136,12 +138,12 @@ def _follow(reg: Any) -> bool:
                 print(f"\r{line}" if tty else line, end="" if tty else "\n", file=sys.stderr, flush=True)
                 last_line = now
             time.sleep(_TICK_S)
-            status = reg.index_status()
+            status = index.status()
     except KeyboardInterrupt:
-        status = reg.cancel_index()
+        status = index.cancel()
         while status.running:
             time.sleep(0.1)
-            status = reg.index_status()
+            status = index.status()
         print(
             f"\n{PROG}: index cancelled after {status.indexed} of {status.total} topics; {status.cached} are "
             "cached and the next run resumes",

@@ -62,7 +62,7 @@ def run_add(args: argparse.Namespace) -> int:
     actor = acting_person(args)
     key = _secret(args)
     with registry_for(args) as reg:
-        made = reg.add_webhook(args.hook_url, events=args.events or ["*"], secret=key, actor=actor)
+        made = reg.webhooks.add(args.hook_url, events=args.events or ["*"], secret=key, actor=actor)
     if args.json:
         print_json(to_json(made))
         return EXIT_OK
@@ -73,7 +73,7 @@ def run_add(args: argparse.Namespace) -> int:
 
 def run_list(args: argparse.Namespace) -> int:
     with registry_for(args) as reg:
-        found = reg.webhooks()
+        found = reg.webhooks.list()
     if args.json:
         print_json({"webhooks": to_json(found)})
         return EXIT_OK
@@ -90,7 +90,7 @@ def run_list(args: argparse.Namespace) -> int:
 def run_remove(args: argparse.Namespace) -> int:
     actor = acting_person(args)
     with registry_for(args) as reg:
-        gone = reg.remove_webhook(args.id, actor=actor)
+        gone = reg.webhooks.remove(args.id, actor=actor)
     if args.json:
         print_json(to_json(gone))
         return EXIT_OK

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 from ._audit import AuditAction, AuditEntry, AuditOutcome
 from ._cache_budget import CACHE_BYTES_ENV, FAST_READ_BYTES
 from ._cache_usage import CacheUsage
-from ._catalog import INDEX_WORKERS, IndexState, IndexStatus, TopicPage, TopicQuery, TopicSummary
+from ._catalog import INDEX_WORKERS, BrokerIndex, IndexState, IndexStatus, TopicPage, TopicQuery, TopicSummary
 from ._changes import Advisory, AdvisoryCode, Change, ChangeKind, Effect, SchemaDiff, Severity
 from ._compatibility import PairVerdict, pair_verdict
 from ._errors import (
@@ -78,7 +78,15 @@ from ._model import (
 from ._names import NamespaceName, TopicName
 from ._open import open as open
 from ._paths import default_db_path, remote_url
-from ._pulsar_version import DEFAULT_LINE, PULSAR_LINES, PulsarLine, answering_as, line_for_broker, pulsar_line
+from ._pulsar_version import (
+    DEFAULT_LINE,
+    PULSAR_LINES,
+    PulsarChoice,
+    PulsarLine,
+    answering_as,
+    line_for_broker,
+    pulsar_line,
+)
 from ._read_only import ReadOnlyRegistry
 from ._record_pitfalls import record_advisories
 from ._records import RecordError
@@ -109,6 +117,7 @@ from .explain._upgrade import (
     strategy_order,
 )
 from .explain._whatif import PolicyImpact, RefusedClient, TopicImpact, WhatIf
+from .policy._changes import NamespacePolicyChange, TopicPolicyChange, policy_change
 from .policy._rules import namespace_allow_auto_update, namespace_validation_enforced
 from .proposals._model import (
     Actor,
@@ -172,9 +181,11 @@ __all__ = [
     "DEFAULT_LINE",
     "ERROR_HEADER",
     "PULSAR_LINES",
+    "PulsarChoice",
     "PulsarLine",
     "answering_as",
     "line_for_broker",
+    "policy_change",
     "pulsar_line",
     "FAST_READ_BYTES",
     "CacheUsage",
@@ -187,6 +198,7 @@ __all__ = [
     "AuthError",
     "AutoUpdateStrategy",
     "BrokerConfig",
+    "BrokerIndex",
     "Change",
     "ChangeKind",
     "ChangeOrder",
@@ -213,6 +225,7 @@ __all__ = [
     "NamespaceName",
     "NamespaceNotFoundError",
     "NamespacePolicy",
+    "NamespacePolicyChange",
     "NotFoundError",
     "PairVerdict",
     "ProtobufNativeSchema",
@@ -324,6 +337,7 @@ __all__ = [
     "TopicPoliciesDisabledError",
     "TopicPage",
     "TopicPolicy",
+    "TopicPolicyChange",
     "TopicQuery",
     "TopicSummary",
     "UpgradeOrder",

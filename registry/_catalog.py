@@ -3,11 +3,13 @@
 The app's Browse page and the server's `/explorer/v1/topics` both page through this, so search semantics
 live once, here. A broken stored schema never breaks the list: its row says so in `error`. A plain broker's
 catalog is searched from an index built in the background (remote/_broker_index.py); where that index stands
-(`IndexStatus`) is a value here, so every handle can answer it without importing the remote side.
+(`IndexStatus`) is a value here, and so is the `BrokerIndex` interface a handle that has one offers, so every
+handle can answer without importing the remote side.
 """
 
 from __future__ import annotations
 
+import abc
 import json
 import time
 from collections import Counter
@@ -436,7 +438,7 @@ class IndexState(StrEnum):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class IndexStatus:
-    """Where the search index of a plain broker stands (Registry.index_status)."""
+    """Where the search index of a plain broker stands (`reg.broker_index.status()`)."""
 
     state: IndexState
     indexed: int  # topics read so far in this run
@@ -463,3 +465,24 @@ class IndexStatus:
         if self.complete_at is None:
             return None
         return max(0.0, ((now_ms if now_ms is not None else int(time.time() * 1000)) - self.complete_at) / 1000)
+
+
+class BrokerIndex(abc.ABC):
+    """The background search index of a plain broker, as a handle offers it (`SchemaRegistry.broker_index`):
+    a capability asked for, not a stub, since only a handle on a plain broker has one (embedded registries and
+    `schema-explorer serve` search without it). remote/_broker_index.py implements it."""
+
+    __slots__ = ()
+
+    @abc.abstractmethod
+    def status(self) -> IndexStatus:
+        """Where the index stands: its run's phase, the topics read of those listed, how old the cache is."""
+
+    @abc.abstractmethod
+    def refresh(self) -> IndexStatus:
+        """Start reading the broker again in the background (a no-op while a run goes on; a cancelled run
+        resumes: the topics it read are not read again)."""
+
+    @abc.abstractmethod
+    def cancel(self) -> IndexStatus:
+        """Stop the running index: what it read stays cached, and the next refresh resumes."""

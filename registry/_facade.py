@@ -11,13 +11,13 @@ embedded registry can do (recording clients, group commits, the stored Pulsar li
 
 from __future__ import annotations
 
-from typing import Any
+import abc
 
 from ._cache_budget import bounded
-from ._catalog import IndexStatus, TopicPage, TopicQuery, TopicSummary
+from ._catalog import TopicPage, TopicQuery, TopicSummary
 from ._catalog_cache import CatalogCache, IndexedCatalog
 from ._changes import SchemaDiff
-from ._errors import PolicyError, TenantNotFoundError, TopicNotFoundError
+from ._errors import InvalidArgumentError, PolicyError, TenantNotFoundError, TopicNotFoundError
 from ._handle import SchemaRegistry
 from ._history import version_number
 from ._model import (
@@ -32,7 +32,7 @@ from ._model import (
     TopicPolicy,
 )
 from ._names import NamespaceName, TopicName, parse_tenant
-from ._pulsar_version import PulsarLine
+from ._pulsar_version import PulsarChoice
 from ._read_only import ReadOnlyRegistry
 from ._schema_data import checked_info
 from ._state import RegistryState
@@ -43,7 +43,8 @@ from .explain._diff import diff_schemas
 from .explain._preview import PolicyPreview, preview_namespace, preview_topic
 from .explain._upgrade import UpgradePlan
 from .explain._whatif import PolicyImpact, WhatIf
-from .policy._rules import UNSET, policy_topic
+from .policy._changes import NamespacePolicyChange, P, PolicyChange, TopicPolicyChange
+from .policy._rules import policy_topic
 
 
 class BackedRegistry(SchemaRegistry):
@@ -61,16 +62,8 @@ class BackedRegistry(SchemaRegistry):
     # --- which Pulsar, which backend -------------------------------------------------------------------------
 
     @property
-    def pulsar_line(self) -> PulsarLine:
-        return self._state.line
-
-    @property
-    def pulsar_version(self) -> str:
-        return self._state.line.name
-
-    @property
-    def pulsar_version_source(self) -> str:
-        return self._line_source
+    def pulsar(self) -> PulsarChoice:
+        return PulsarChoice(self._state.line, self._line_source)
 
     @property
     def broker(self) -> BrokerConfig:
@@ -80,12 +73,29 @@ class BackedRegistry(SchemaRegistry):
     def location(self) -> str:
         return self._location
 
-    @property
-    def is_read_only(self) -> bool:
-        return False
-
     def read_only(self) -> ReadOnlyRegistry:
         return ReadOnlyRegistry(self)
+
+    # --- policy writes: each level where the backend decides ---------------------------------------------
+
+    def set_policy(self, target: str, change: PolicyChange[P], *, expected: P | None = None, user: str = "") -> P:
+        if isinstance(change, NamespacePolicyChange):
+            return self._set_namespace_policy(target, change, expected, user)
+        if isinstance(change, TopicPolicyChange):
+            return self._set_topic_policy(target, change, expected, user)
+        raise InvalidArgumentError(f"a policy change is a NamespacePolicyChange or a TopicPolicyChange, not {change!r}")
+
+    @abc.abstractmethod
+    def _set_namespace_policy(
+        self, namespace: str, change: NamespacePolicyChange, expected: NamespacePolicy | None, user: str
+    ) -> NamespacePolicy:
+        """`set_policy` of a namespace, where the backend decides."""
+
+    @abc.abstractmethod
+    def _set_topic_policy(
+        self, topic: str, change: TopicPolicyChange, expected: TopicPolicy | None, user: str
+    ) -> TopicPolicy:
+        """`set_policy` of a topic, where the backend decides."""
 
     # --- reads ------------------------------------------------------------------------------------------
 
@@ -108,10 +118,6 @@ class BackedRegistry(SchemaRegistry):
         name = TopicName.parse(topic)
         with self._state.snapshot():
             return self._state.effective_policy(name)
-
-    @property
-    def requests_sent(self) -> int:
-        return 0
 
     @property
     def records_clients(self) -> bool:
@@ -183,35 +189,13 @@ class BackedRegistry(SchemaRegistry):
         with self._state.snapshot():
             return policy_impact(self._state, ns, proposed, self.topics(str(ns)))
 
-    def preview_namespace_policy(
-        self,
-        namespace: str,
-        *,
-        compatibility: Any = UNSET,
-        auto_update_strategy: Any = UNSET,
-        allow_auto_update: Any = UNSET,
-        allow_auto_update_with_replicator: Any = UNSET,
-        validation_enforced: Any = UNSET,
-    ) -> PolicyPreview:
-        ns = NamespaceName.parse(namespace)
+    def preview_policy(self, target: str, change: NamespacePolicyChange | TopicPolicyChange) -> PolicyPreview:
+        if isinstance(change, NamespacePolicyChange):
+            ns = NamespaceName.parse(target)
+            with self._state.snapshot():
+                return preview_namespace(self._state, ns, **change.fields())
         with self._state.snapshot():
-            return preview_namespace(
-                self._state,
-                ns,
-                compatibility=compatibility,
-                auto_update_strategy=auto_update_strategy,
-                allow_auto_update=allow_auto_update,
-                allow_auto_update_with_replicator=allow_auto_update_with_replicator,
-                validation_enforced=validation_enforced,
-            )
-
-    def preview_topic_policy(
-        self, topic: str, *, compatibility: Any = UNSET, validation_enforced: Any = UNSET
-    ) -> PolicyPreview:
-        with self._state.snapshot():
-            return preview_topic(
-                self._state, topic, compatibility=compatibility, validation_enforced=validation_enforced
-            )
+            return preview_topic(self._state, target, **change.fields())
 
     def _side(self, name: TopicName, ref: int | SchemaInfo | None) -> tuple[int | str, SchemaData]:
         if ref is None or isinstance(ref, SchemaInfo):
@@ -231,14 +215,3 @@ class BackedRegistry(SchemaRegistry):
         name = TopicName.parse(topic)
         with self._state.snapshot():
             return self._catalog.summary(name)
-
-    # --- a plain broker's search index (remote/_broker_index.py) ------------------------------------------
-
-    def index_status(self) -> IndexStatus | None:
-        return None
-
-    def refresh_index(self) -> IndexStatus | None:
-        return None
-
-    def cancel_index(self) -> IndexStatus | None:
-        return None

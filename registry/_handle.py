@@ -16,12 +16,11 @@ line) is on `Registry` alone.
 from __future__ import annotations
 
 import abc
-from collections.abc import Sequence
 from types import TracebackType
-from typing import Any, Self
+from typing import Self
 
 from ._audit import AuditEntry
-from ._catalog import IndexStatus, TopicPage, TopicQuery, TopicSummary
+from ._catalog import BrokerIndex, TopicPage, TopicQuery, TopicSummary
 from ._changes import SchemaDiff
 from ._model import (
     BrokerConfig,
@@ -36,14 +35,14 @@ from ._model import (
     SchemaVersion,
     TopicPolicy,
 )
-from ._pulsar_version import PulsarLine
+from ._pulsar_version import PulsarChoice, PulsarLine
 from .explain._preview import PolicyPreview
 from .explain._upgrade import UpgradePlan
 from .explain._whatif import PolicyImpact, WhatIf
-from .policy._rules import UNSET
+from .policy._changes import NamespacePolicyChange, P, PolicyChange, TopicPolicyChange
+from .policy._rules import UNSET, AutoUpdateChange, ClearableFlagChange, FlagChange, StrategyChange
 from .proposals._handle import Proposals
-from .proposals._model import Actor
-from .webhooks._model import Webhook
+from .webhooks._handle import Webhooks
 
 
 class SchemaRegistry(abc.ABC):
@@ -55,19 +54,25 @@ class SchemaRegistry(abc.ABC):
 
     @property
     @abc.abstractmethod
-    def pulsar_line(self) -> PulsarLine:
-        """The Pulsar release line whose rules this handle answers with (docs/guide/fidelity.md "Which Pulsar")."""
+    def pulsar(self) -> PulsarChoice:
+        """The Pulsar release line whose rules this handle answers with (docs/guide/fidelity.md "Which Pulsar"),
+        and where it comes from; the three members below read it."""
 
     @property
-    @abc.abstractmethod
+    def pulsar_line(self) -> PulsarLine:
+        """The Pulsar release line whose rules this handle answers with."""
+        return self.pulsar.line
+
+    @property
     def pulsar_version(self) -> str:
         """The name of that line ("3.0", "4.0", "master")."""
+        return self.pulsar.line.name
 
     @property
-    @abc.abstractmethod
     def pulsar_version_source(self) -> str:
         """Where the line comes from: asked when opened, stored with the registry, the default, or (remote)
         what the broker reports."""
+        return self.pulsar.source
 
     @property
     @abc.abstractmethod
@@ -81,9 +86,10 @@ class SchemaRegistry(abc.ABC):
         endpoint's URL."""
 
     @property
-    @abc.abstractmethod
     def is_read_only(self) -> bool:
-        """True when every write of this handle raises ReadOnlyError before touching anything."""
+        """True when every write of this handle raises ReadOnlyError before touching anything: a handle is one
+        only when it is a ReadOnlyRegistry (_read_only.py), which says so, or forwards to one."""
+        return False
 
     @abc.abstractmethod
     def read_only(self) -> SchemaRegistry:
@@ -91,10 +97,11 @@ class SchemaRegistry(abc.ABC):
         app's --read-only holds only such a handle, so no page can write)."""
 
     @property
-    @abc.abstractmethod
     def requests_sent(self) -> int:
-        """HTTP requests this handle has sent (retries included): 0 for an embedded registry. What benchmarks
-        and tests count to hold a remote registry to its request budget."""
+        """HTTP requests this handle has sent (retries included). What benchmarks and tests count to hold a
+        remote registry to its request budget: a handle that sends none (an embedded registry) answers 0, a
+        remote one counts its own."""
+        return 0
 
     @property
     @abc.abstractmethod
@@ -147,37 +154,51 @@ class SchemaRegistry(abc.ABC):
     # --- policies and creation ----------------------------------------------------------------------------
 
     @abc.abstractmethod
+    def set_policy(self, target: str, change: PolicyChange[P], *, expected: P | None = None, user: str = "") -> P:
+        """Change a namespace's ("tenant/ns": a NamespacePolicyChange, §2.2) or a topic's (a TopicPolicyChange,
+        §7.3) schema policies: the fields the change sets, the others stay as they are. With `expected` (the
+        policy the caller previewed the change against), nothing is saved and PolicyChangedError is raised when
+        the stored policy is no longer that one: another write got there first. The policy stored after."""
+
     def set_namespace_policy(
         self,
         namespace: str,
         *,
-        compatibility: Any = UNSET,
-        auto_update_strategy: Any = UNSET,
-        allow_auto_update: Any = UNSET,
-        allow_auto_update_with_replicator: Any = UNSET,
-        validation_enforced: Any = UNSET,
+        compatibility: StrategyChange = UNSET,
+        auto_update_strategy: AutoUpdateChange = UNSET,
+        allow_auto_update: ClearableFlagChange = UNSET,
+        allow_auto_update_with_replicator: FlagChange = UNSET,
+        validation_enforced: FlagChange = UNSET,
         expected: NamespacePolicy | None = None,
         user: str = "",
     ) -> NamespacePolicy:
         """Change the given fields of a namespace's schema policies (§2.2); omitted fields stay as they are.
 
         `compatibility=UNDEFINED` clears the strategy; `auto_update_strategy=None` and `allow_auto_update=None`
-        clear theirs (fall back to the next level). With `expected` (the policy the caller previewed the change
-        against), nothing is saved and PolicyChangedError is raised when the stored policy is no longer that
-        one: another write got there first."""
+        clear theirs (fall back to the next level). `expected` as for `set_policy`, which this calls with a
+        NamespacePolicyChange of the same fields."""
+        change = NamespacePolicyChange(
+            compatibility=compatibility,
+            auto_update_strategy=auto_update_strategy,
+            allow_auto_update=allow_auto_update,
+            allow_auto_update_with_replicator=allow_auto_update_with_replicator,
+            validation_enforced=validation_enforced,
+        )
+        return self.set_policy(namespace, change, expected=expected, user=user)
 
-    @abc.abstractmethod
     def set_topic_policy(
         self,
         topic: str,
         *,
-        compatibility: Any = UNSET,
-        validation_enforced: Any = UNSET,
+        compatibility: StrategyChange = UNSET,
+        validation_enforced: ClearableFlagChange = UNSET,
         expected: TopicPolicy | None = None,
         user: str = "",
     ) -> TopicPolicy:
         """Topic-level schema policies (§7.3); None or UNDEFINED removes the strategy. `expected` as for
-        `set_namespace_policy`."""
+        `set_policy`, which this calls with a TopicPolicyChange of the same fields."""
+        change = TopicPolicyChange(compatibility=compatibility, validation_enforced=validation_enforced)
+        return self.set_policy(topic, change, expected=expected, user=user)
 
     @abc.abstractmethod
     def create_tenant(self, tenant: str, *, user: str = "") -> bool:
@@ -263,28 +284,42 @@ class SchemaRegistry(abc.ABC):
         could no longer subscribe. Topics with their own strategy are reported as overridden."""
 
     @abc.abstractmethod
+    def preview_policy(self, target: str, change: NamespacePolicyChange | TopicPolicyChange) -> PolicyPreview:
+        """What `set_policy` with the same change would change and refuse, writing nothing: per topic it reaches,
+        the values in force now and then, the live registrations the proposed strategy would refuse, the
+        recorded clients that could no longer connect, and the topics it does not reach
+        (registry/explain/_preview.py). Values are checked as saving checks them; `PolicyPreview.before` is the
+        policy to pass back as `expected` when saving."""
+
     def preview_namespace_policy(
         self,
         namespace: str,
         *,
-        compatibility: Any = UNSET,
-        auto_update_strategy: Any = UNSET,
-        allow_auto_update: Any = UNSET,
-        allow_auto_update_with_replicator: Any = UNSET,
-        validation_enforced: Any = UNSET,
+        compatibility: StrategyChange = UNSET,
+        auto_update_strategy: AutoUpdateChange = UNSET,
+        allow_auto_update: ClearableFlagChange = UNSET,
+        allow_auto_update_with_replicator: FlagChange = UNSET,
+        validation_enforced: FlagChange = UNSET,
     ) -> PolicyPreview:
-        """What `set_namespace_policy` with the same arguments would change and refuse, writing nothing: per
-        topic of the namespace, the values in force now and then, the live registrations the proposed strategy
-        would refuse, the recorded clients that could no longer connect, and the topics it does not reach
-        (registry/explain/_preview.py). Values are checked as saving checks them; `PolicyPreview.before` is the
-        policy to pass back as `expected` when saving."""
+        """What `set_namespace_policy` with the same arguments would change and refuse, writing nothing (see
+        preview_policy)."""
+        change = NamespacePolicyChange(
+            compatibility=compatibility,
+            auto_update_strategy=auto_update_strategy,
+            allow_auto_update=allow_auto_update,
+            allow_auto_update_with_replicator=allow_auto_update_with_replicator,
+            validation_enforced=validation_enforced,
+        )
+        return self.preview_policy(namespace, change)
 
-    @abc.abstractmethod
     def preview_topic_policy(
-        self, topic: str, *, compatibility: Any = UNSET, validation_enforced: Any = UNSET
+        self, topic: str, *, compatibility: StrategyChange = UNSET, validation_enforced: ClearableFlagChange = UNSET
     ) -> PolicyPreview:
         """What `set_topic_policy` with the same arguments would change and refuse on that topic, writing
-        nothing (see preview_namespace_policy)."""
+        nothing (see preview_policy)."""
+        return self.preview_policy(
+            topic, TopicPolicyChange(compatibility=compatibility, validation_enforced=validation_enforced)
+        )
 
     # --- catalog ----------------------------------------------------------------------------------------
 
@@ -315,33 +350,17 @@ class SchemaRegistry(abc.ABC):
 
     # --- notifications (registry/webhooks/) -------------------------------------------------------------------
 
+    @property
     @abc.abstractmethod
-    def webhooks(self) -> list[Webhook]:
-        """The registry's webhooks, each with its last delivery, never with its secret (`has_secret` says
-        whether one is set). A plain broker keeps none: NotSupportedError."""
-
-    @abc.abstractmethod
-    def add_webhook(
-        self, url: str, *, events: Sequence[str] = ("*",), secret: str | None = None, actor: Actor
-    ) -> Webhook:
-        """Tell `url` (http or https) of the `events` (names or globs such as `proposal.*`) after each write
-        commits, each body signed with `secret` when one is given (an admin)."""
-
-    @abc.abstractmethod
-    def remove_webhook(self, webhook_id: int, *, actor: Actor) -> Webhook:
-        """Stop telling a webhook (an admin); returns it as it was."""
+    def webhooks(self) -> Webhooks:
+        """The registry's webhooks (registry/webhooks/_handle.py): list, add, remove. A plain broker keeps
+        none: each call is NotSupportedError."""
 
     # --- a plain broker's search index (remote/_broker_index.py) ------------------------------------------
 
-    @abc.abstractmethod
-    def index_status(self) -> IndexStatus | None:
-        """Where the background search index of a plain broker stands; None when this registry searches
-        without one (embedded, or `schema-explorer serve`, which searches itself)."""
-
-    @abc.abstractmethod
-    def refresh_index(self) -> IndexStatus | None:
-        """Start reading the broker again in the background (a no-op while a run goes on); None as above."""
-
-    @abc.abstractmethod
-    def cancel_index(self) -> IndexStatus | None:
-        """Stop the running index: what it read stays cached, and the next refresh resumes; None as above."""
+    @property
+    def broker_index(self) -> BrokerIndex | None:
+        """The background search index of a plain broker (status, refresh, cancel), a capability only a handle
+        on a plain broker has (remote/_broker_index.py), so this is None unless that handle says otherwise:
+        embedded registries and `schema-explorer serve` search without one."""
+        return None

@@ -40,6 +40,14 @@ class PulsarLine:
     protobuf_java: str  # the protobuf-java line whose FileDescriptor.buildFrom builds PROTOBUF_NATIVE schemas
 
 
+@dataclass(frozen=True, slots=True)
+class PulsarChoice:
+    """The line a registry handle answers as, and where that choice comes from (`SchemaRegistry.pulsar`)."""
+
+    line: PulsarLine
+    source: str  # asked when opened, stored with the registry, the default, or (remote) what the broker reports
+
+
 # The 4.0 LTS line ships Avro 1.11.4; 3.0 has the same schema rules on an older Avro 1.11.
 _LTS_4_0 = PulsarLine(
     name="4.0",

@@ -13,9 +13,8 @@ from __future__ import annotations
 import contextlib
 import os
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
 
 from ._admission import admit_consumer, admit_producer
 from ._audit import AuditAction, AuditEntry, AuditOutcome
@@ -45,17 +44,10 @@ from ._state import RegistryState
 from ._writes import LocalWrites
 from .explain._answers import live_version
 from .explain._preview import describe_changes
-from .policy._rules import (
-    UNSET,
-    asked_fields,
-    changed_namespace_policy,
-    changed_topic_policy,
-    policy_topic,
-    require_expected,
-)
+from .policy._changes import NamespacePolicyChange, TopicPolicyChange
+from .policy._rules import asked_fields, policy_topic, require_expected
 from .proposals._desk import ProposalDesk
 from .proposals._facade import EmbeddedProposals
-from .proposals._model import Actor
 from .proposals._permissions import Step, proposals_required
 from .proposals._records import rules as stored_rules
 from .proposals._targets import EmbeddedTarget
@@ -65,7 +57,6 @@ from .storage._memory import MemoryStorage
 from .storage._read_cache import ReadCache
 from .storage._sqlite import SqliteStorage
 from .webhooks._desk import WebhookDesk
-from .webhooks._model import Webhook
 from .webhooks._notices import Notices
 
 
@@ -284,25 +275,10 @@ class Registry(BackedRegistry):
 
     # --- policies ---------------------------------------------------------------------------------------
 
-    def set_namespace_policy(
-        self,
-        namespace: str,
-        *,
-        compatibility: Any = UNSET,
-        auto_update_strategy: Any = UNSET,
-        allow_auto_update: Any = UNSET,
-        allow_auto_update_with_replicator: Any = UNSET,
-        validation_enforced: Any = UNSET,
-        expected: NamespacePolicy | None = None,
-        user: str = "",
+    def _set_namespace_policy(
+        self, namespace: str, change: NamespacePolicyChange, expected: NamespacePolicy | None, user: str
     ) -> NamespacePolicy:
-        fields = dict(
-            compatibility=compatibility,
-            auto_update_strategy=auto_update_strategy,
-            allow_auto_update=allow_auto_update,
-            allow_auto_update_with_replicator=allow_auto_update_with_replicator,
-            validation_enforced=validation_enforced,
-        )
+        fields = change.fields()
         with self._auditor.audited(AuditAction.SET_NAMESPACE_POLICY, namespace, user) as note:
             note.detail = asked_fields(fields)
             ns = NamespaceName.parse(namespace)
@@ -311,22 +287,16 @@ class Registry(BackedRegistry):
             before = self._storage.namespace_policy(str(ns))
             require_expected(expected, before or NamespacePolicy(), str(ns))
             current = self._writes.namespace(ns, create=self._state.auto_create)
-            after = changed_namespace_policy(current, **fields)
+            after = change.applied_to(current)
             self._writes.put_namespace_policy(ns, after)
             note.detail = _policy_change(before or NamespacePolicy(), after)
             note.outcome = AuditOutcome.OK if before != after else AuditOutcome.UNCHANGED
         return after
 
-    def set_topic_policy(
-        self,
-        topic: str,
-        *,
-        compatibility: Any = UNSET,
-        validation_enforced: Any = UNSET,
-        expected: TopicPolicy | None = None,
-        user: str = "",
+    def _set_topic_policy(
+        self, topic: str, change: TopicPolicyChange, expected: TopicPolicy | None, user: str
     ) -> TopicPolicy:
-        fields = dict(compatibility=compatibility, validation_enforced=validation_enforced)
+        fields = change.fields()
         with self._auditor.audited(AuditAction.SET_TOPIC_POLICY, topic, user) as note:
             note.detail = asked_fields(fields)
             note.target = topic_target(topic)
@@ -335,7 +305,7 @@ class Registry(BackedRegistry):
             name = policy_topic(topic, self.broker)
             self._require_direct(Step.SET_POLICY, name.namespace_name)
             self._writes.ensure_topic(name)
-            after = changed_topic_policy(before, **fields)
+            after = change.applied_to(before)
             self._writes.put_topic_policy(name, after)
             note.detail = _policy_change(before, after)
             note.outcome = AuditOutcome.OK if before != after else AuditOutcome.UNCHANGED
@@ -428,16 +398,9 @@ class Registry(BackedRegistry):
     def proposals(self) -> EmbeddedProposals:
         return self._proposals
 
-    def webhooks(self) -> list[Webhook]:
-        return self._webhooks.webhooks()
-
-    def add_webhook(
-        self, url: str, *, events: Sequence[str] = ("*",), secret: str | None = None, actor: Actor
-    ) -> Webhook:
-        return self._webhooks.add(url, events, secret, actor)
-
-    def remove_webhook(self, webhook_id: int, *, actor: Actor) -> Webhook:
-        return self._webhooks.remove(webhook_id, actor)
+    @property
+    def webhooks(self) -> WebhookDesk:
+        return self._webhooks
 
     # --- audit trail and transactions ---------------------------------------------------------------------
 
@@ -492,7 +455,7 @@ def _stored(storage: LocalStorage) -> tuple[PulsarLine, str]:
     return chosen, "stored with the registry" if stored else "the default (none stored)"
 
 
-def _policy_change(before: Any, after: Any) -> str:
+def _policy_change(before: NamespacePolicy | TopicPolicy, after: NamespacePolicy | TopicPolicy) -> str:
     """ "field: old → new" for each field that changed, or "no change"."""
     return "; ".join(describe_changes(before, after)) or "no change"
 

@@ -215,9 +215,10 @@ def _gauges(state: object, registry: Registry) -> Iterator[Metric]:
 
 
 def _index(registry: Registry) -> Iterator[Metric]:
-    """A remote handle's background index (`Registry.index_status`); `serve` holds an embedded registry, whose
-    status is None, so the families stay empty there."""
-    status = registry.index_status()
+    """A remote handle's background index (`reg.broker_index`); `serve` holds an embedded registry, which has
+    none, so the families stay empty there."""
+    index = registry.broker_index
+    status = None if index is None else index.status()
     topics = GaugeMetricFamily(PREFIX + "index_topics", "A remote handle's search index, in topics", labels=("state",))
     running = GaugeMetricFamily(PREFIX + "index_running", "1 while a remote handle's index is being built")
     if status is not None:

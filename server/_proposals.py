@@ -27,9 +27,11 @@ from registry import (
     Role,
     Step,
     TopicName,
+    policy_change,
     require_satisfiable,
     to_json,
 )
+from registry import Proposal as CoreProposal
 
 from . import _auth as auth
 from ._admin import WRITER, Reg
@@ -103,7 +105,7 @@ async def propose(request: Request, body: ProposeRequest, registry: Reg) -> Prop
             request,
             registry.proposals.propose_policy,
             target,
-            body.policy,
+            policy_change(target, body.policy),
             title=body.title,
             description=body.description,
             actor=actor,
@@ -175,8 +177,14 @@ def revision_diff(
 async def revise(request: Request, proposal_id: ProposalId, body: ReviseRequest, registry: Reg) -> Proposal:
     """A new revision (the author): its approvals are cleared."""
     schema = None if body.schema_ is None else body.schema_.to_info()
-    call = registry.proposals.revise
-    done = await _written(request, call, proposal_id, schema=schema, policy=body.policy, actor=actor_of(request))
+    asked = body.policy
+
+    def revise_it(actor: Actor) -> CoreProposal:
+        # The policy values are a change of the proposal's own target: its level says which fields there are.
+        policy = None if asked is None else policy_change(registry.proposals.get(proposal_id).target, asked)
+        return registry.proposals.revise(proposal_id, schema=schema, policy=policy, actor=actor)
+
+    done = await _written(request, revise_it, actor_of(request))
     return Proposal.of(done)
 
 

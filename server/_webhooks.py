@@ -59,14 +59,14 @@ class WebhookRequest(BaseModel):
 @router.get("/webhooks", **ADMIN.route_options())
 def webhooks(registry: Reg) -> WebhookList:
     """The webhooks, each with its last delivery (delivered, or failed with the reason), without secrets."""
-    return WebhookList(webhooks=[Webhook.of(hook) for hook in registry.webhooks()])
+    return WebhookList(webhooks=[Webhook.of(hook) for hook in registry.webhooks.list()])
 
 
 @router.post("/webhooks", status_code=201, **ADMIN.route_options(403))
 async def add_webhook(request: Request, body: WebhookRequest, registry: Reg) -> Webhook:
     """Tell a URL of the events after each write commits: a JSON body with a `text` line chat services show."""
     made: CoreWebhook = await WRITER.write(
-        registry, registry.add_webhook, body.url, events=body.events, secret=body.secret, actor=actor_of(request)
+        registry, registry.webhooks.add, body.url, events=body.events, secret=body.secret, actor=actor_of(request)
     )
     return Webhook.of(made)
 
@@ -74,5 +74,5 @@ async def add_webhook(request: Request, body: WebhookRequest, registry: Reg) -> 
 @router.delete("/webhooks/{webhook_id}", **ADMIN.route_options(404))
 async def remove_webhook(request: Request, webhook_id: WebhookId, registry: Reg) -> Webhook:
     """Stop telling a webhook; answers it as it was."""
-    gone: CoreWebhook = await WRITER.write(registry, registry.remove_webhook, webhook_id, actor=actor_of(request))
+    gone: CoreWebhook = await WRITER.write(registry, registry.webhooks.remove, webhook_id, actor=actor_of(request))
     return Webhook.of(gone)

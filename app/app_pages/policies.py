@@ -1,10 +1,10 @@
 """Policies: a namespace's schema policies and a topic's own strategy, each change previewed and confirmed.
 
 Every change (compatibility strategy, allow auto-update, validation enforced, the deprecated auto-update
-strategy, a topic's own strategy set or cleared) is previewed with `SchemaRegistry.preview_namespace_policy` /
-`preview_topic_policy` as soon as a value differs from the stored one: the topics whose latest change would
-be refused, the recorded producers and consumers that could no longer connect, and apart, the topics the
-change does not reach. Saving asks for a confirmation that repeats the change, and saves exactly that change,
+strategy, a topic's own strategy set or cleared) is previewed with `SchemaRegistry.preview_policy` as soon
+as a value differs from the stored one: the topics whose latest change would be refused, the recorded
+producers and consumers that could no longer connect, and apart, the topics the change does not reach.
+Saving asks for a confirmation that repeats the change, and saves exactly that change,
 only if nobody changed the stored policy since (`set_namespace_policy` / `set_topic_policy`, pulsar-admin's
 set-schema-compatibility-strategy, set-is-allow-auto-update-schema, set-schema-validation-enforce).
 Propose… beside Save… makes the change on screen a proposal to review first (app/proposing.py). The namespace's
@@ -33,6 +33,7 @@ from registry import (
     AutoUpdateStrategy,
     CompatibilityStrategy,
     NamespacePolicy,
+    NamespacePolicyChange,
     PolicyChangedError,
     PolicyPreview,
     ProposalKind,
@@ -41,6 +42,7 @@ from registry import (
     Step,
     TopicName,
     TopicPolicy,
+    TopicPolicyChange,
 )
 
 UNDEFINED = CompatibilityStrategy.UNDEFINED
@@ -111,6 +113,11 @@ def policy_frame(policy: NamespacePolicy) -> pd.DataFrame:
 # --- preview and confirmation -------------------------------------------------------------------------
 
 
+def _change(scope: str, values: dict[str, Any]) -> NamespacePolicyChange | TopicPolicyChange:
+    """The change the widgets of a scope ask for, as the core takes it."""
+    return NamespacePolicyChange.of(values) if scope == "namespace" else TopicPolicyChange.of(values)
+
+
 def _ask(scope: str, target: str, values: dict[str, Any], before: NamespacePolicy | TopicPolicy) -> None:
     st.session_state[PENDING] = (scope, target, values, before)
 
@@ -147,7 +154,7 @@ def _confirm(
         propose_popover(
             key.replace("_save", ""),
             lambda title, description, actor: reg.proposals.propose_policy(
-                target, values, title=title, description=description, actor=actor
+                target, _change(scope, values), title=title, description=description, actor=actor
             ),
             allowed=allowed,
             default_title=_default_title(scope, target, preview),
@@ -286,7 +293,7 @@ def namespace_section(reg: SchemaRegistry, namespace: str, *, read_only: bool) -
         st.caption("Change a value above to preview what it would refuse before saving it.")
     else:
         try:
-            preview = reg.preview_namespace_policy(namespace, **values)
+            preview = reg.preview_policy(namespace, NamespacePolicyChange.of(values))
         except RegistryError as exc:
             show_error(exc)
         else:
@@ -327,7 +334,7 @@ def topic_section(reg: SchemaRegistry, namespace: str, *, read_only: bool) -> st
     else:
         values = {"compatibility": None if choice is UNDEFINED else choice}
         try:
-            preview = reg.preview_topic_policy(topic, **values)
+            preview = reg.preview_policy(topic, TopicPolicyChange.of(values))
         except RegistryError as exc:
             show_error(exc)
         else:

@@ -7,8 +7,10 @@ a broker) and a policy preview (which stages it) resolve and validate policies w
 
 from __future__ import annotations
 
+import enum
+from collections.abc import Mapping
 from dataclasses import replace
-from typing import Any, Final
+from typing import Any, Final, TypeAlias
 
 from .._errors import PartitionPolicyError, PolicyChangedError, PolicyError, TopicPoliciesDisabledError
 from .._model import (
@@ -26,13 +28,23 @@ from .._names import TopicName
 S = CompatibilityStrategy
 
 
-class _Unset:
+class Unset(enum.Enum):
+    """The type of `UNSET`: a policy field the caller left alone. None means "clear it", so absence needs a
+    marker of its own; a one-member enum, so a type checker narrows `value is UNSET` away and sees the rest."""
+
+    UNSET = "UNSET"
+
     def __repr__(self) -> str:
         return "UNSET"
 
 
-UNSET: Final[Any] = _Unset()
-"""A policy field the caller left alone (None means "clear it", so absence needs its own marker)."""
+UNSET: Final = Unset.UNSET
+
+# What each policy field takes: the value, text naming it, None to clear it (where it can be cleared), or UNSET.
+StrategyChange: TypeAlias = CompatibilityStrategy | str | None | Unset
+AutoUpdateChange: TypeAlias = AutoUpdateStrategy | str | None | Unset
+ClearableFlagChange: TypeAlias = bool | None | Unset
+FlagChange: TypeAlias = bool | Unset
 
 
 def namespace_allow_auto_update(ns_policy: NamespacePolicy, broker: BrokerConfig) -> Effective[bool]:
@@ -95,11 +107,11 @@ def effective_policy(
 def changed_namespace_policy(
     current: NamespacePolicy,
     *,
-    compatibility: Any = UNSET,
-    auto_update_strategy: Any = UNSET,
-    allow_auto_update: Any = UNSET,
-    allow_auto_update_with_replicator: Any = UNSET,
-    validation_enforced: Any = UNSET,
+    compatibility: StrategyChange = UNSET,
+    auto_update_strategy: AutoUpdateChange = UNSET,
+    allow_auto_update: ClearableFlagChange = UNSET,
+    allow_auto_update_with_replicator: FlagChange = UNSET,
+    validation_enforced: FlagChange = UNSET,
 ) -> NamespacePolicy:
     """`current` with the given fields changed, each read and checked as Pulsar's admin API does (§2.2):
     `compatibility=None` or UNDEFINED clears the strategy, `auto_update_strategy=None` and
@@ -126,7 +138,7 @@ def changed_namespace_policy(
 
 
 def changed_topic_policy(
-    current: TopicPolicy, *, compatibility: Any = UNSET, validation_enforced: Any = UNSET
+    current: TopicPolicy, *, compatibility: StrategyChange = UNSET, validation_enforced: ClearableFlagChange = UNSET
 ) -> TopicPolicy:
     """`current` with the given topic-level fields changed (§7.3); None or UNDEFINED removes the strategy,
     None removes the validation setting."""
@@ -152,7 +164,7 @@ def policy_topic(topic: str, broker: BrokerConfig) -> TopicName:
     return name
 
 
-def asked_fields(fields: dict[str, Any]) -> str:
+def asked_fields(fields: Mapping[str, object]) -> str:
     """The fields a policy call was given, for an audit line written before they are checked."""
     return ", ".join(f"{k}={v}" for k, v in fields.items() if v is not UNSET)
 

@@ -5,16 +5,15 @@ candidate is judged."""
 from __future__ import annotations
 
 import builtins
-from collections.abc import Mapping
-from typing import Any
 
 from .._cache_budget import bounded
 from .._model import SchemaInfo
 from .._pulsar_version import PulsarLine
 from .._state import RegistryState
+from ..policy._changes import NamespacePolicyChange, TopicPolicyChange, checked_change
 from ._desk import ProposalDesk
 from ._handle import Proposals
-from ._model import Actor, Comment, Proposal, ProposalReview, ProposalState, ReviewRules
+from ._model import Actor, Comment, Proposal, ProposalKind, ProposalReview, ProposalState, ReviewRules
 from ._revisions import RevisionDiff
 
 
@@ -39,9 +38,15 @@ class EmbeddedProposals(Proposals):
         return self._desk.propose_schema(topic, info, title, description, actor)
 
     def propose_policy(
-        self, target: str, changes: Mapping[str, Any], *, title: str, description: str = "", actor: Actor
+        self,
+        target: str,
+        change: NamespacePolicyChange | TopicPolicyChange,
+        *,
+        title: str,
+        description: str = "",
+        actor: Actor,
     ) -> Proposal:
-        return self._desk.propose_policy(target, changes, title, description, actor)
+        return self._desk.propose_policy(target, checked_change(target, change).as_mapping(), title, description, actor)
 
     def get(self, proposal_id: int) -> Proposal:
         return self._desk.proposal(proposal_id)
@@ -74,10 +79,14 @@ class EmbeddedProposals(Proposals):
         proposal_id: int,
         *,
         schema: SchemaInfo | None = None,
-        policy: Mapping[str, Any] | None = None,
+        policy: NamespacePolicyChange | TopicPolicyChange | None = None,
         actor: Actor,
     ) -> Proposal:
-        return self._desk.revise(proposal_id, schema, policy, actor)
+        if policy is not None:
+            proposal = self._desk.proposal(proposal_id)
+            if proposal.kind is ProposalKind.POLICY:
+                checked_change(proposal.target, policy)
+        return self._desk.revise(proposal_id, schema, None if policy is None else policy.as_mapping(), actor)
 
     @bounded
     def rebase(self, proposal_id: int, *, actor: Actor) -> Proposal:

@@ -11,10 +11,9 @@ from __future__ import annotations
 
 import abc
 import builtins
-from collections.abc import Mapping
-from typing import Any
 
 from .._model import SchemaInfo
+from ..policy._changes import NamespacePolicyChange, TopicPolicyChange
 from ._model import Actor, Comment, Proposal, ProposalReview, ProposalState, ReviewRules
 from ._revisions import RevisionDiff
 
@@ -35,10 +34,17 @@ class Proposals(abc.ABC):
 
     @abc.abstractmethod
     def propose_policy(
-        self, target: str, changes: Mapping[str, Any], *, title: str, description: str = "", actor: Actor
+        self,
+        target: str,
+        change: NamespacePolicyChange | TopicPolicyChange,
+        *,
+        title: str,
+        description: str = "",
+        actor: Actor,
     ) -> Proposal:
-        """A proposal to change a namespace's ("tenant/ns") or a topic's schema policies (`changes`: the
-        keyword arguments `set_namespace_policy` / `set_topic_policy` take), pinned to the policy stored now."""
+        """A proposal to change a namespace's ("tenant/ns": a NamespacePolicyChange) or a topic's (a
+        TopicPolicyChange) schema policies, pinned to the policy stored now. A change of the other level than the
+        target's is InvalidArgumentError."""
 
     # --- reading ------------------------------------------------------------------------------------------
 
@@ -84,11 +90,11 @@ class Proposals(abc.ABC):
         proposal_id: int,
         *,
         schema: SchemaInfo | None = None,
-        policy: Mapping[str, Any] | None = None,
+        policy: NamespacePolicyChange | TopicPolicyChange | None = None,
         actor: Actor,
     ) -> Proposal:
-        """A new revision (by its author), pinned to the latest version or policy as it is now; its approvals
-        are cleared."""
+        """A new revision (by its author): a schema proposal's `schema`, or a policy proposal's `policy` (of its
+        target's level), pinned to the latest version or policy as it is now; its approvals are cleared."""
 
     @abc.abstractmethod
     def rebase(self, proposal_id: int, *, actor: Actor) -> Proposal:

@@ -17,7 +17,7 @@ from __future__ import annotations
 import contextlib
 
 from .._cache_budget import bounded
-from .._catalog import IndexStatus, TopicPage, TopicQuery, TopicSummary
+from .._catalog import BrokerIndex, TopicPage, TopicQuery, TopicSummary
 from .._catalog_cache import check_page
 from .._changes import SchemaDiff
 from .._errors import AuthError, TopicNotFoundError
@@ -29,7 +29,7 @@ from ..explain._upgrade import UpgradePlan
 from ..explain._whatif import PolicyImpact, WhatIf
 from ._admin_client import AdminClient, raise_for, reason_of, topic_path
 from ._backend import connected_from_stats
-from ._broker_index import BrokerIndex, wait_ready
+from ._broker_index import CachedBrokerIndex, wait_ready
 from ._explorer_api import SEARCH_TEXT_MAX, ExplorerApi
 
 S = CompatibilityStrategy
@@ -42,18 +42,13 @@ class ServerAnswers(BackedRegistry):
     _client: AdminClient
     _explorer: ExplorerApi | None  # the explorer API, when the endpoint is `schema-explorer serve`
     _ask_server: bool  # the server answers as this handle does (same Pulsar line, same broker settings)
-    _index: BrokerIndex | None  # a plain broker's search index (None against `serve`: it searches itself)
+    _index: CachedBrokerIndex | None  # a plain broker's search index (None against `serve`: it searches itself)
 
     # --- a plain broker's search index -----------------------------------------------------------------------
 
-    def index_status(self) -> IndexStatus | None:
-        return None if self._index is None else self._index.status()
-
-    def refresh_index(self) -> IndexStatus | None:
-        return None if self._index is None else self._index.start()
-
-    def cancel_index(self) -> IndexStatus | None:
-        return None if self._index is None else self._index.cancel()
+    @property
+    def broker_index(self) -> BrokerIndex | None:
+        return self._index
 
     def connected_clients(self, topic: str) -> list[ConnectedClient]:
         """GET .../stats, or .../partitioned-stats for a partitioned topic (a broker's stats have no schema

@@ -12,16 +12,15 @@ few milliseconds of one HTTP round trip; nothing closes it but a broker that off
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any, Protocol
+from typing import Protocol
 
 from .._errors import StaleProposalError
 from .._model import NamespacePolicy, Registration, SchemaInfo, TopicPolicy
 from .._names import NamespaceName, TopicName
 from .._schema_data import checked_info, to_schema_data
 from .._state import RegistryState
-from ..policy._rules import UNSET, changed_namespace_policy, changed_topic_policy, policy_topic, require_expected
-from ..proposals._desk import NAMESPACE_FIELDS, TOPIC_FIELDS
+from ..policy._changes import NamespacePolicyChange, TopicPolicyChange
+from ..policy._rules import policy_topic, require_expected
 from ..proposals._model import Actor, Proposal
 from ..proposals._targets import Applied
 
@@ -32,11 +31,11 @@ class BrokerWrites(Protocol):
     def _send_register(self, topic: str, info: SchemaInfo) -> Registration: ...
 
     def _send_namespace_policy(
-        self, namespace: str, fields: Mapping[str, Any], expected: NamespacePolicy | None
+        self, namespace: str, change: NamespacePolicyChange, expected: NamespacePolicy | None
     ) -> NamespacePolicy: ...
 
     def _send_topic_policy(
-        self, topic: str, fields: Mapping[str, Any], expected: TopicPolicy | None
+        self, topic: str, change: TopicPolicyChange, expected: TopicPolicy | None
     ) -> TopicPolicy: ...
 
 
@@ -83,15 +82,16 @@ class BrokerTarget:
             ns = NamespaceName.parse(proposal.target)
             stored = self.namespace_policy(str(ns)) or NamespacePolicy()
             require_expected(revision.base_policy, stored, str(ns))
-            wanted: NamespacePolicy | TopicPolicy = changed_namespace_policy(stored, **changes)
-            asked = {field: changes.get(field, UNSET) for field in NAMESPACE_FIELDS}
-            after: NamespacePolicy | TopicPolicy = self._writes._send_namespace_policy(str(ns), asked, None)
+            change = NamespacePolicyChange.of(changes)
+            wanted: NamespacePolicy | TopicPolicy = change.applied_to(stored)
+            after: NamespacePolicy | TopicPolicy = self._writes._send_namespace_policy(str(ns), change, None)
         else:
             name = policy_topic(proposal.target, self._state.broker)
             stored_topic = self.topic_policy(str(name))
             require_expected(revision.base_policy, stored_topic, str(name))
-            wanted = changed_topic_policy(stored_topic, **changes)
-            after = self._writes._send_topic_policy(str(name), {f: changes.get(f, UNSET) for f in TOPIC_FIELDS}, None)
+            topic_change = TopicPolicyChange.of(changes)
+            wanted = topic_change.applied_to(stored_topic)
+            after = self._writes._send_topic_policy(str(name), topic_change, None)
         if after != wanted:
             return Applied(None, True, f"the policy read back is {after}")
         return Applied(None, True)

@@ -40,7 +40,7 @@ from pathlib import Path
 from typing import Final, Protocol
 from urllib.parse import unquote, urlsplit
 
-from .._catalog import INDEX_WORKERS, CatalogRow, CatalogSource, IndexState, IndexStatus, stored_fields
+from .._catalog import INDEX_WORKERS, BrokerIndex, CatalogRow, CatalogSource, IndexState, IndexStatus, stored_fields
 from .._errors import AuthError, NamespaceNotFoundError, RegistryError, StorageError, TenantNotFoundError
 from .._history import trim
 from .._model import CompatibilityStrategy, NamespacePolicy, SchemaVersion, TopicPolicy
@@ -126,7 +126,7 @@ IndexRow = tuple[str, str, str, int | None, str | None, int | None, int | None, 
                  str | None]  # fmt: skip
 
 
-class BrokerIndex:
+class CachedBrokerIndex(BrokerIndex):
     """The background index of one plain broker over one cache file (module docstring). Thread-safe: the app's
     sessions search while the index thread writes."""
 
@@ -275,7 +275,7 @@ class BrokerIndex:
             return status
         return replace(status, requests=self._sent() - self._started_sent, workers=min(self._workers, self._pace.limit))
 
-    def start(self) -> IndexStatus:
+    def refresh(self) -> IndexStatus:
         """Start a run unless one is going (a cancelled run resumes: the topics it read are not read again)."""
         with self._lock:
             if self._thread is not None and self._thread.is_alive():
@@ -588,15 +588,15 @@ def _now_ms() -> int:
     return int(time.time() * 1000)
 
 
-def wait_ready(index: BrokerIndex) -> IndexStatus:
+def wait_ready(index: CachedBrokerIndex) -> IndexStatus:
     """Start the index when no complete one exists and wait for it (a search must not answer from half an
     index); a StorageError naming why when it ends without one."""
     status = index.status()
     if status.ready:
         if status.state is IndexState.IDLE:
-            index.start()  # a cache from an earlier visit answers now; the broker is read again meanwhile
+            index.refresh()  # a cache from an earlier visit answers now; the broker is read again meanwhile
         return status
-    index.start()
+    index.refresh()
     status = index.wait()
     if not status.ready:
         raise StorageError(

@@ -13,8 +13,6 @@ from __future__ import annotations
 
 import abc
 import contextlib
-from collections.abc import Mapping
-from typing import Any
 
 from .._audit import AuditAction, AuditOutcome
 from .._auditing import AuditNote, created
@@ -22,7 +20,8 @@ from .._cache_budget import bounded
 from .._model import NamespacePolicy, Registration, SchemaInfo, TopicPolicy
 from .._names import NamespaceName, TopicName, parse_tenant
 from ..explain._preview import describe_changes
-from ..policy._rules import UNSET, policy_topic
+from ..policy._changes import NamespacePolicyChange, TopicPolicyChange
+from ..policy._rules import policy_topic
 from ..proposals._permissions import Step
 from ._answers import ServerAnswers
 from ._workspace import Workspace
@@ -43,12 +42,12 @@ class DirectWrites(ServerAnswers):
 
     @abc.abstractmethod
     def _send_namespace_policy(
-        self, namespace: str, fields: Mapping[str, Any], expected: NamespacePolicy | None
+        self, namespace: str, change: NamespacePolicyChange, expected: NamespacePolicy | None
     ) -> NamespacePolicy:
-        """A namespace's policy calls themselves (UNSET fields left alone); the policy stored after."""
+        """A namespace's policy calls themselves; the policy stored after."""
 
     @abc.abstractmethod
-    def _send_topic_policy(self, topic: str, fields: Mapping[str, Any], expected: TopicPolicy | None) -> TopicPolicy:
+    def _send_topic_policy(self, topic: str, change: TopicPolicyChange, expected: TopicPolicy | None) -> TopicPolicy:
         """A topic's policy calls themselves; the policy stored after."""
 
     @abc.abstractmethod
@@ -82,59 +81,29 @@ class DirectWrites(ServerAnswers):
             )
         return version
 
-    def set_namespace_policy(
-        self,
-        namespace: str,
-        *,
-        compatibility: Any = UNSET,
-        auto_update_strategy: Any = UNSET,
-        allow_auto_update: Any = UNSET,
-        allow_auto_update_with_replicator: Any = UNSET,
-        validation_enforced: Any = UNSET,
-        expected: NamespacePolicy | None = None,
-        user: str = "",
+    def _set_namespace_policy(
+        self, namespace: str, change: NamespacePolicyChange, expected: NamespacePolicy | None, user: str
     ) -> NamespacePolicy:
-        """Over `serve`, one write of every changed field with `expected` compared in the same transaction, as
-        embedded (server/_policy_writes.py). Over a broker, one admin call per changed field (Pulsar has no call
-        for several at once, so this is not atomic) and `expected` is compared with the policy read just before
-        the calls: Pulsar's admin API has no compare-and-set of policies, so a write landing between that read
-        and the calls is not seen."""
         ns = NamespaceName.parse(namespace)
-        fields = dict(
-            compatibility=compatibility,
-            auto_update_strategy=auto_update_strategy,
-            allow_auto_update=allow_auto_update,
-            allow_auto_update_with_replicator=allow_auto_update_with_replicator,
-            validation_enforced=validation_enforced,
-        )
         if self._workspace is None:  # serve gates and audits it itself
-            return self._send_namespace_policy(str(ns), fields, expected)
+            return self._send_namespace_policy(str(ns), change, expected)
         with self._direct(AuditAction.SET_NAMESPACE_POLICY, str(ns), user, Step.SET_POLICY, ns) as note:
             before = self.namespace_policy(str(ns))
-            after = self._send_namespace_policy(str(ns), fields, expected)
+            after = self._send_namespace_policy(str(ns), change, expected)
             note.detail = "; ".join(describe_changes(before, after)) or "no change"
             note.outcome = AuditOutcome.OK if before != after else AuditOutcome.UNCHANGED
         return after
 
-    def set_topic_policy(
-        self,
-        topic: str,
-        *,
-        compatibility: Any = UNSET,
-        validation_enforced: Any = UNSET,
-        expected: TopicPolicy | None = None,
-        user: str = "",
+    def _set_topic_policy(
+        self, topic: str, change: TopicPolicyChange, expected: TopicPolicy | None, user: str
     ) -> TopicPolicy:
-        """§7.3: PUT/DELETE schemaCompatibilityStrategy, POST/DELETE schemaValidationEnforced. Over `serve` and
-        over a broker as `set_namespace_policy` says (atomic over `serve`, read-then-write over a broker)."""
         name = policy_topic(topic, self.broker)
-        fields = dict(compatibility=compatibility, validation_enforced=validation_enforced)
         if self._workspace is None:
-            return self._send_topic_policy(str(name), fields, expected)
+            return self._send_topic_policy(str(name), change, expected)
         ns = name.namespace_name
         with self._direct(AuditAction.SET_TOPIC_POLICY, str(name.base), user, Step.SET_POLICY, ns) as note:
             before = self.topic_policy(str(name))
-            after = self._send_topic_policy(str(name), fields, expected)
+            after = self._send_topic_policy(str(name), change, expected)
             note.detail = "; ".join(describe_changes(before, after)) or "no change"
             note.outcome = AuditOutcome.OK if before != after else AuditOutcome.UNCHANGED
         return after

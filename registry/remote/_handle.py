@@ -62,8 +62,10 @@ from .._schema_data import checked_info, to_schema_data
 from .._state import RegistryState
 from .._types import SchemaData
 from .._wire import to_json
-from ..policy._rules import UNSET, policy_topic, require_expected
+from ..policy._changes import NamespacePolicyChange, PolicyChange, TopicPolicyChange
+from ..policy._rules import policy_topic, require_expected
 from ..proposals._handle import Proposals
+from ..webhooks._handle import Webhooks
 from ._admin_client import (
     ADMIN,
     DEFAULT_ATTEMPTS,
@@ -85,7 +87,7 @@ from ._backend import (
     string_list,
     wire_strategy,
 )
-from ._broker_index import BrokerIndex, cache_path
+from ._broker_index import CachedBrokerIndex, cache_path
 from ._connection import Connection
 from ._direct import DirectWrites
 from ._explorer_api import ExplorerApi, namespace_policy_path, offers_explorer, topic_policy_path
@@ -117,7 +119,7 @@ _EMBEDDED_ONLY: Final[Mapping[str, str]] = {
 }
 
 
-class RemoteRegistry(RemoteWebhooks, DirectWrites):
+class RemoteRegistry(DirectWrites):
     """`registry.open("http://host:port")`: the facade over a Pulsar admin v2 endpoint (module docstring)."""
 
     def __init__(
@@ -171,7 +173,7 @@ class RemoteRegistry(RemoteWebhooks, DirectWrites):
             raise
         self._client = client
         self._explorer = explorer
-        self._proposal_api = None if explorer is None else ProposalsApi(client)
+        api = None if explorer is None else ProposalsApi(client)  # proposals and webhooks: serve keeps them
         # The server's answers are this handle's only when both answer as the same Pulsar line and settings.
         self._ask_server = (
             explorer is not None and broker is None and reported is not None and _same_line(reported, chosen.name)
@@ -183,7 +185,7 @@ class RemoteRegistry(RemoteWebhooks, DirectWrites):
         self._index = (
             None
             if explorer is not None
-            else BrokerIndex(
+            else CachedBrokerIndex(
                 storage,
                 # a listing with system topics is another index: never answered from one without them
                 cache_path(client.url, f"{client.identity}\0system-topics" if system_topics else client.identity),
@@ -203,14 +205,19 @@ class RemoteRegistry(RemoteWebhooks, DirectWrites):
                 raise
             self._workspace = Workspace(kept, shown, state, self)
         self._proposals: Proposals = (
-            RemoteProposals(self._proposal_api, client.url, self._wrote)
-            if self._workspace is None
-            else self._workspace.proposals
+            RemoteProposals(api, client.url, self._wrote) if self._workspace is None else self._workspace.proposals
+        )
+        self._webhooks: Webhooks = (
+            RemoteWebhooks(api, client.url, self._wrote) if self._workspace is None else self._workspace.webhooks
         )
 
     @property
     def proposals(self) -> Proposals:
         return self._proposals
+
+    @property
+    def webhooks(self) -> Webhooks:
+        return self._webhooks
 
     @property
     def workspace(self) -> str | None:
@@ -219,7 +226,8 @@ class RemoteRegistry(RemoteWebhooks, DirectWrites):
         return None if self._workspace is None else self._workspace.location
 
     def _wrote(self) -> None:
-        """A write through this handle (a proposal step): its caches key on its own writes too."""
+        """A write through this handle (a proposal step, a webhook added or removed): its caches key on its
+        own writes too."""
         self._own_writes += 1
 
     @property
@@ -349,13 +357,16 @@ class RemoteRegistry(RemoteWebhooks, DirectWrites):
     # --- policies: validated like the embedded facade, then sent (§7.2, §7.3) ------------------------------
 
     def _send_namespace_policy(
-        self, namespace: str, fields: Mapping[str, Any], expected: NamespacePolicy | None
+        self, namespace: str, change: NamespacePolicyChange, expected: NamespacePolicy | None
     ) -> NamespacePolicy:
-        """Over `serve` one write, compared there; over a broker one call per field, `expected` compared with a
-        read just before them. `user` is not sent: the server knows the caller from the token."""
+        """Over `serve`, one write of every changed field with `expected` compared in the same transaction, as
+        embedded (server/_policy_writes.py). Over a broker, one admin call per changed field (Pulsar has no call
+        for several at once, so this is not atomic) and `expected` is compared with the policy read just before
+        the calls: Pulsar's admin API has no compare-and-set of policies, so a write landing between that read
+        and the calls is not seen."""
         ns = NamespaceName.parse(namespace)
         if self._explorer is not None:  # serve: one write, compared atomically, as embedded
-            return self._policy_write(NamespacePolicy, namespace_policy_path(ns), fields, expected, str(ns))
+            return self._policy_write(NamespacePolicy, namespace_policy_path(ns), change, expected, str(ns))
         if expected is not None:
             require_expected(expected, self.namespace_policy(str(ns)), str(ns))
 
@@ -363,7 +374,7 @@ class RemoteRegistry(RemoteWebhooks, DirectWrites):
             current = self.namespace_policy(str(ns)).allow_auto_update
             return self.broker.allow_auto_update if current is None else current
 
-        for method, path, body, params in namespace_calls(ns, fields, allow_in_force, self._client.url):
+        for method, path, body, params in namespace_calls(ns, change, allow_in_force, self._client.url):
             response = self._write(method, path, body=body, params=params)
             if body is None and response.status_code == 400:
                 raise PolicyError(
@@ -373,14 +384,15 @@ class RemoteRegistry(RemoteWebhooks, DirectWrites):
             raise_for(response, f"setting a schema policy of {ns}", url=self._client.url)
         return self.namespace_policy(str(ns))
 
-    def _send_topic_policy(self, topic: str, fields: Mapping[str, Any], expected: TopicPolicy | None) -> TopicPolicy:
-        """As `_send_namespace_policy`, for a topic."""
+    def _send_topic_policy(self, topic: str, change: TopicPolicyChange, expected: TopicPolicy | None) -> TopicPolicy:
+        """§7.3: PUT/DELETE schemaCompatibilityStrategy, POST/DELETE schemaValidationEnforced. Over `serve` and
+        over a broker as `set_namespace_policy` says (atomic over `serve`, read-then-write over a broker)."""
         name = policy_topic(topic, self.broker)
-        if self._explorer is not None:
-            return self._policy_write(TopicPolicy, topic_policy_path(name), fields, expected, str(name))
+        if self._explorer is not None:  # serve: one write, compared atomically, as embedded
+            return self._policy_write(TopicPolicy, topic_policy_path(name), change, expected, str(name))
         if expected is not None:
             require_expected(expected, self.topic_policy(str(name)), str(name))
-        for method, path, body, params in topic_calls(name, fields):
+        for method, path, body, params in topic_calls(name, change):
             response = self._write(method, path, body=body, params=params)
             if response.status_code == 405 and path.endswith("/schemaValidationEnforced"):
                 raise PolicyError(
@@ -414,7 +426,7 @@ class RemoteRegistry(RemoteWebhooks, DirectWrites):
 
     def audit_trail(self, target: str | None = None, *, limit: int = 200) -> list[AuditEntry]:
         """The server's trail (`GET /explorer/v1/audit`, `schema-explorer serve` only): at most its newest
-        10,000 entries per call; [] from a real broker, which keeps none."""
+        10,000 entries per call; a plain broker's workspace's, of the writes made through the explorer."""
         if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
             raise InvalidArgumentError(f"limit must be a whole number >= 1, got {limit!r}")
         if self._workspace is not None:
@@ -446,11 +458,15 @@ class RemoteRegistry(RemoteWebhooks, DirectWrites):
     # --- internals ----------------------------------------------------------------------------------------
 
     def _policy_write(
-        self, kind: type[P], path: tuple[str, Mapping[str, str]], fields: Mapping[str, Any], expected: P | None, of: str
+        self,
+        kind: type[P],
+        path: tuple[str, Mapping[str, str]],
+        change: PolicyChange[P],
+        expected: P | None,
+        of: str,
     ) -> P:
-        """PUT the changed `fields` and `expected` to serve's schema-policy route; the policy it stored."""
-        changes = {key: value for key, value in fields.items() if value is not UNSET}
-        body = {"changes": to_json(changes), "expected": None if expected is None else to_json(expected)}
+        """PUT the fields `change` sets and `expected` to serve's schema-policy route; the policy it stored."""
+        body = {"changes": to_json(change.as_mapping()), "expected": None if expected is None else to_json(expected)}
         response = self._write("PUT", path[0], body=body, params=path[1])
         assert self._explorer is not None
         return self._explorer.answer(kind, response, f"setting the schema policies of {of}")

@@ -20,6 +20,7 @@ from .._model import SchemaInfo
 from .._names import NamespaceName
 from .._schema_data import checked_info
 from .._wire import from_json, to_json
+from ..policy._changes import NamespacePolicyChange, TopicPolicyChange, checked_change
 from ..proposals._handle import Proposals
 from ..proposals._model import Actor, Comment, Proposal, ProposalReview, ProposalState, ReviewRules
 from ..proposals._revisions import RevisionDiff
@@ -41,7 +42,7 @@ class ProposalsApi:
         body = {"topic": topic, "schema": payload(info), "title": title, "description": description}
         return self._write(Proposal, "POST", PROPOSALS, body, f"proposing a schema for {topic}")
 
-    def propose_policy(self, target: str, changes: Mapping[str, Any], title: str, description: str) -> Proposal:
+    def propose_policy(self, target: str, changes: Mapping[str, object], title: str, description: str) -> Proposal:
         where = "namespace" if "://" not in target and target.count("/") == 1 else "topic"
         body = {where: target, "policy": to_json(dict(changes)), "title": title, "description": description}
         return self._write(Proposal, "POST", PROPOSALS, body, f"proposing a policy change of {target}")
@@ -75,7 +76,7 @@ class ProposalsApi:
         doc = self._read(f"{EXPLORER}/proposal-counts", [], "counting proposals")
         return self._decoded(dict[ProposalState, int], doc.get("counts"), "counting proposals")
 
-    def revise(self, proposal_id: int, schema: SchemaInfo | None, policy: Mapping[str, Any] | None) -> Proposal:
+    def revise(self, proposal_id: int, schema: SchemaInfo | None, policy: Mapping[str, object] | None) -> Proposal:
         body: dict[str, Any] = {}
         if schema is not None:
             body["schema"] = payload(schema)
@@ -203,9 +204,16 @@ class RemoteProposals(Proposals):
         return self._after_write(self._proposals().propose_schema(topic, checked_info(info), title, description))
 
     def propose_policy(
-        self, target: str, changes: Mapping[str, Any], *, title: str, description: str = "", actor: Actor
+        self,
+        target: str,
+        change: NamespacePolicyChange | TopicPolicyChange,
+        *,
+        title: str,
+        description: str = "",
+        actor: Actor,
     ) -> Proposal:
-        return self._after_write(self._proposals().propose_policy(target, changes, title, description))
+        mapping = checked_change(target, change).as_mapping()
+        return self._after_write(self._proposals().propose_policy(target, mapping, title, description))
 
     def get(self, proposal_id: int) -> Proposal:
         return self._proposals().proposal(proposal_id)
@@ -236,11 +244,12 @@ class RemoteProposals(Proposals):
         proposal_id: int,
         *,
         schema: SchemaInfo | None = None,
-        policy: Mapping[str, Any] | None = None,
+        policy: NamespacePolicyChange | TopicPolicyChange | None = None,
         actor: Actor,
     ) -> Proposal:
         checked = None if schema is None else checked_info(schema)
-        return self._after_write(self._proposals().revise(proposal_id, checked, policy))
+        mapping = None if policy is None else policy.as_mapping()
+        return self._after_write(self._proposals().revise(proposal_id, checked, mapping))
 
     def rebase(self, proposal_id: int, *, actor: Actor) -> Proposal:
         return self._after_write(self._proposals().rebase(proposal_id))

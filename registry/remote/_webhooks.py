@@ -1,62 +1,56 @@
 """The webhooks of `schema-explorer serve`, as a remote registry reaches them (/explorer/v1/webhooks, an admin's
-token). The server keeps them and delivers; a plain broker keeps none, so its workspace does
-(remote/_workspace.py), and delivers after each write made through this handle.
+token). The server keeps them and delivers; a plain broker keeps none: NotSupportedError before any request.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import builtins
+from collections.abc import Callable, Sequence
 
 from .._errors import InvalidArgumentError, NotSupportedError
 from ..proposals._model import Actor
+from ..webhooks._handle import Webhooks
 from ..webhooks._model import Webhook
-from ._admin_client import AdminClient
 from ._explorer_api import EXPLORER
 from ._proposals import ProposalsApi
-from ._workspace import Workspace
 
 WEBHOOKS = f"{EXPLORER}/webhooks"
 
 
-class RemoteWebhooks:
-    """The webhook calls of a remote registry (`RemoteRegistry` inherits them)."""
+class RemoteWebhooks(Webhooks):
+    """The webhooks of a remote registry (`RemoteRegistry.webhooks`)."""
 
-    _client: AdminClient
-    _proposal_api: ProposalsApi | None
-    _own_writes: int
-    _workspace: Workspace | None
+    __slots__ = ("_api", "_url", "_wrote")
+
+    def __init__(self, api: ProposalsApi | None, url: str, wrote: Callable[[], None]) -> None:
+        """`api` None: a plain broker; `wrote` tells the handle a change reached the server."""
+        self._api = api
+        self._url = url
+        self._wrote = wrote
 
     def _webhook_api(self) -> ProposalsApi:
-        if self._proposal_api is None:
+        if self._api is None:
             raise NotSupportedError(
-                f"{self._client.url} is a Pulsar broker, which keeps no webhooks: add them in schema-explorer serve, "
+                f"{self._url} is a Pulsar broker, which keeps no webhooks: add them in schema-explorer serve, "
                 "or in an embedded registry"
             )
-        return self._proposal_api
+        return self._api
 
-    def webhooks(self) -> list[Webhook]:
-        if self._workspace is not None:
-            return self._workspace.webhooks()
+    def list(self) -> builtins.list[Webhook]:
         api = self._webhook_api()
         doc = api._read(WEBHOOKS, [], "listing webhooks")
-        return api._decoded(list[Webhook], doc.get("webhooks"), "listing webhooks")
+        return api._decoded(builtins.list[Webhook], doc.get("webhooks"), "listing webhooks")
 
-    def add_webhook(
-        self, url: str, *, events: Sequence[str] = ("*",), secret: str | None = None, actor: Actor
-    ) -> Webhook:
-        if self._workspace is not None:
-            return self._workspace.add_webhook(url, events, secret, actor)
-        body = {"url": url, "events": list(events), "secret": secret}
+    def add(self, url: str, *, events: Sequence[str] = ("*",), secret: str | None = None, actor: Actor) -> Webhook:
+        body = {"url": url, "events": builtins.list(events), "secret": secret}
         made = self._webhook_api()._write(Webhook, "POST", WEBHOOKS, body, "adding a webhook")
-        self._own_writes += 1
+        self._wrote()
         return made
 
-    def remove_webhook(self, webhook_id: int, *, actor: Actor) -> Webhook:
+    def remove(self, webhook_id: int, *, actor: Actor) -> Webhook:
         if isinstance(webhook_id, bool) or not isinstance(webhook_id, int) or webhook_id < 1:
             raise InvalidArgumentError(f"a webhook id is a whole number from 1, not {webhook_id!r}")
-        if self._workspace is not None:
-            return self._workspace.remove_webhook(webhook_id, actor)
         path = f"{WEBHOOKS}/{webhook_id}"
         gone = self._webhook_api()._write(Webhook, "DELETE", path, {}, f"removing webhook #{webhook_id}")
-        self._own_writes += 1
+        self._wrote()
         return gone

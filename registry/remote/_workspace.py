@@ -20,7 +20,7 @@ import hashlib
 import os
 import re
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Final
 from urllib.parse import urlsplit
@@ -33,7 +33,6 @@ from .._paths import data_dir
 from .._state import RegistryState
 from ..proposals._desk import ProposalDesk
 from ..proposals._facade import EmbeddedProposals
-from ..proposals._model import Actor
 from ..proposals._permissions import Step, proposals_required
 from ..proposals._records import rules as stored_rules
 from ..storage._base import LocalStorage
@@ -41,7 +40,7 @@ from ..storage._locations import open_plugin, parse_location
 from ..storage._memory import MemoryStorage
 from ..storage._sqlite import SqliteStorage
 from ..webhooks._desk import WebhookDesk
-from ..webhooks._model import Webhook
+from ..webhooks._handle import Webhooks
 from ..webhooks._notices import Notices
 from ._apply import BrokerTarget, BrokerWrites
 
@@ -98,7 +97,7 @@ class Workspace:
         self._auditor = Auditor(storage, clock, lambda: None, self._notices)
         desk = ProposalDesk(storage, state, BrokerTarget(state, writes), self._auditor, clock)
         self.proposals = EmbeddedProposals(desk, state)
-        self._webhooks = WebhookDesk(storage, self._auditor, clock)
+        self.webhooks: Webhooks = WebhookDesk(storage, self._auditor, clock)
 
     @contextlib.contextmanager
     def direct(
@@ -117,15 +116,6 @@ class Workspace:
 
     def audit_trail(self, target: str | None, limit: int) -> list[AuditEntry]:
         return self._auditor.trail(target, limit)
-
-    def webhooks(self) -> list[Webhook]:
-        return self._webhooks.webhooks()
-
-    def add_webhook(self, url: str, events: Sequence[str], secret: str | None, actor: Actor) -> Webhook:
-        return self._webhooks.add(url, events, secret, actor)
-
-    def remove_webhook(self, webhook_id: int, actor: Actor) -> Webhook:
-        return self._webhooks.remove(webhook_id, actor)
 
     def close(self) -> None:
         self._notices.deliveries.closing(self._storage)  # its notices get a few seconds to go out

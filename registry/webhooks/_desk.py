@@ -6,7 +6,8 @@ is itself a credential, and the secret is never written anywhere but the webhook
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+import builtins
+from collections.abc import Callable, Sequence
 from urllib.parse import urlsplit
 
 from .._audit import AuditAction
@@ -17,24 +18,25 @@ from ..proposals._permissions import Step, allowed_steps
 from ..proposals._rules import checked_actor
 from ..storage._base import LocalStorage
 from . import _records
+from ._handle import Webhooks
 from ._model import Webhook, checked_events, checked_secret, checked_url
 
 TARGET = "registry"  # the audit trail's target for a registry-wide change
 MAX_WEBHOOKS = 100
 
 
-class WebhookDesk:
-    """The webhooks of one embedded registry (Registry delegates its webhook calls here)."""
+class WebhookDesk(Webhooks):
+    """The webhooks of one embedded registry (`Registry.webhooks`)."""
 
     def __init__(self, storage: LocalStorage, auditor: Auditor, clock: Callable[[], int]) -> None:
         self._storage = storage
         self._auditor = auditor
         self._clock = clock
 
-    def webhooks(self) -> list[Webhook]:
+    def list(self) -> builtins.list[Webhook]:
         return [s.hook for s in _records.load(self._storage).hooks]
 
-    def add(self, url: str, events: Iterable[str], secret: str | None, actor: Actor) -> Webhook:
+    def add(self, url: str, *, events: Sequence[str] = ("*",), secret: str | None = None, actor: Actor) -> Webhook:
         with self._auditor.audited(AuditAction.ADD_WEBHOOK, TARGET, _name(actor)) as note:
             checked = _admin(actor)
             text = checked_url(url)
@@ -56,7 +58,7 @@ class WebhookDesk:
             note.detail = f"webhook #{made.id} to {_host(text)} for {', '.join(wanted)} ({signed})"
         return made
 
-    def remove(self, webhook_id: int, actor: Actor) -> Webhook:
+    def remove(self, webhook_id: int, *, actor: Actor) -> Webhook:
         with self._auditor.audited(AuditAction.REMOVE_WEBHOOK, TARGET, _name(actor)) as note:
             _admin(actor)
             if isinstance(webhook_id, bool) or not isinstance(webhook_id, int) or webhook_id < 1:

@@ -128,7 +128,7 @@ def indexed(at: AppTest, *, client_conf: str | None = None, context: str | None 
     Browse then lists the cluster's topics and keeps its link."""
     handle = session.open_handle("", None, None, client_conf, context)
     deadline = time.monotonic() + 60
-    while not ((status := handle.index_status()) is not None and status.ready and not status.running):
+    while not ((status := handle.broker_index.status()) is not None and status.ready and not status.running):
         assert time.monotonic() < deadline, status
         time.sleep(0.05)
     return at.run()

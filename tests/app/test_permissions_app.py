@@ -12,7 +12,7 @@ import pytest
 from proposal_helpers import ALICE, BOB, NS, OPS, TOPIC, VICTOR, actor, app_page, propose, said, use_roles, with_field
 from streamlit.testing.v1 import AppTest
 
-from registry import CompatibilityStrategy, Registry, ReviewRules
+from registry import CompatibilityStrategy, NamespacePolicyChange, Registry, ReviewRules
 
 
 @pytest.fixture(autouse=True)
@@ -107,7 +107,7 @@ def test_open_proposals_on_the_same_target_are_named_before_a_direct_write(db: P
     assert f"#{pid} 'Add a gift note' (open)" in said(at)
     assert "A direct write here makes them stale" in said(at)
     with Registry.open(db) as reg:
-        reg.proposals.propose_policy(NS, {"compatibility": "FULL"}, title="Full", actor=actor(ALICE))
+        reg.proposals.propose_policy(NS, NamespacePolicyChange(compatibility="FULL"), title="Full", actor=actor(ALICE))
     policies = app_page("policies", db, OPS, namespace=NS).run()
     assert "proposal(s) not yet applied change the policies of acme/orders" in said(policies)
     assert "'Full' (open)" in said(policies)

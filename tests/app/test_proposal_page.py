@@ -26,7 +26,7 @@ from proposal_helpers import (
     with_field,
 )
 
-from registry import ProposalState, Registry, ReviewRules, comment_paths
+from registry import NamespacePolicyChange, ProposalState, Registry, ReviewRules, comment_paths
 
 SCRIPT = "<script>window.__pwned = 1</script>"
 
@@ -253,7 +253,10 @@ def test_a_rejection_needs_a_reason_and_shows_it(db: Path) -> None:
 def test_a_policy_proposal_shows_its_preview(db: Path) -> None:
     with Registry.open(db) as reg:
         made = reg.proposals.propose_policy(
-            "initech/hr", {"compatibility": "FULL_TRANSITIVE"}, title="Stricter HR", actor=actor(ALICE)
+            "initech/hr",
+            NamespacePolicyChange(compatibility="FULL_TRANSITIVE"),
+            title="Stricter HR",
+            actor=actor(ALICE),
         )
     at = proposal_page(db, made.id, BOB)
     assert not at.exception and not at.error
@@ -287,7 +290,7 @@ def test_without_an_id_the_page_points_to_the_list(db: Path) -> None:
 def test_an_admin_applies_a_policy_proposal_once_approved(db: Path) -> None:
     with Registry.open(db) as reg:
         made = reg.proposals.propose_policy(
-            "initech/hr", {"compatibility": "FULL"}, title="Full HR", actor=actor(ALICE)
+            "initech/hr", NamespacePolicyChange(compatibility="FULL"), title="Full HR", actor=actor(ALICE)
         )
         reg.proposals.approve(made.id, actor=actor(BOB))
     at = proposal_page(db, made.id, OPS)

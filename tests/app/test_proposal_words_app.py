@@ -11,7 +11,7 @@ import pytest
 from proposal_helpers import ALICE, BOB, NS, OPS, actor, app_page, proposal_page, propose, said, use_roles
 
 from cli.main import main as cli_main
-from registry import Registry, ReviewRules
+from registry import NamespacePolicyChange, Registry, ReviewRules
 
 TITLE = "acme/orders: compatibility: BACKWARD → FULL_TRANSITIVE"
 
@@ -46,7 +46,9 @@ def test_the_app_and_the_cli_list_the_same_approvals(db: Path, capsys: pytest.Ca
 
 def test_a_rebased_policy_proposal_shows_what_its_current_revision_changes(db: Path) -> None:
     with Registry.open(db) as reg:
-        made = reg.proposals.propose_policy(NS, {"compatibility": "FULL_TRANSITIVE"}, title=TITLE, actor=actor(OPS))
+        made = reg.proposals.propose_policy(
+            NS, NamespacePolicyChange(compatibility="FULL_TRANSITIVE"), title=TITLE, actor=actor(OPS)
+        )
         reg.set_namespace_policy(NS, compatibility="FULL", user=OPS)
         reg.proposals.rebase(made.id, actor=actor(OPS))
     at = proposal_page(db, made.id, ALICE)

@@ -19,7 +19,7 @@ from streamlit.testing.v1 import AppTest
 import registry
 from app import session
 from registry import CACHE_ENV_VAR, IndexState, IndexStatus
-from registry.remote._broker_index import BrokerIndex
+from registry.remote._broker_index import CachedBrokerIndex
 from serving import served
 
 pytestmark = pytest.mark.server
@@ -53,7 +53,7 @@ def test_first_browse_page_over_the_explorer_api_costs_a_few_requests(make_app: 
     namespaces = sum(len(handle.namespaces(t)) for t in handle.tenants())
     # Issue 22's bound is namespaces + 100; a page is one search request, plus the open and the tenant list.
     assert handle.records_clients and sent <= 8 < namespaces + 100
-    assert handle.index_status() is None and "Search index" not in sidebar_captions(at)
+    assert handle.broker_index is None and "Search index" not in sidebar_captions(at)
 
 
 def sidebar_captions(at: AppTest) -> str:
@@ -71,7 +71,7 @@ def ready(url: str, timeout: float = 30.0) -> IndexStatus:
     handle = session.open_handle(url, None, None)
     deadline = time.monotonic() + timeout
     while True:
-        status = handle.index_status()
+        status = handle.broker_index.status()
         assert status is not None
         if status.ready and not status.running:
             return status
@@ -85,13 +85,13 @@ def fresh_index(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[thr
     so a test sees the index while it runs (on loopback, 47 topics are read in a blink)."""
     monkeypatch.setenv(CACHE_ENV_VAR, str(tmp_path / "index-cache"))
     gate = threading.Event()
-    read = BrokerIndex._row
+    read = CachedBrokerIndex._row
 
-    def gated(index: BrokerIndex, topic: str) -> object:
+    def gated(index: CachedBrokerIndex, topic: str) -> object:
         gate.wait(timeout=60)
         return read(index, topic)
 
-    monkeypatch.setattr(BrokerIndex, "_row", gated)
+    monkeypatch.setattr(CachedBrokerIndex, "_row", gated)
     session.open_handle.clear()  # the handles opened so far keep their caches: the next one opens the empty one
     try:
         yield gate
@@ -156,7 +156,7 @@ def test_cancel_then_resume_the_index_from_browse(make_app: MakeApp, servers, fr
     assert any(c.value.startswith("Stopping:") for c in at.main.caption)  # the reads in flight finish first
     fresh_index.set()
     deadline = time.monotonic() + 30
-    while (status := handle.index_status()) is not None and status.running:
+    while (status := handle.broker_index.status()) is not None and status.running:
         assert time.monotonic() < deadline
         time.sleep(0.05)
     assert status is not None and status.state is IndexState.CANCELLED and not status.ready

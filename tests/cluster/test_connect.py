@@ -62,7 +62,7 @@ def test_each_auth_plugin_indexes_and_searches_exactly_the_clusters_topics_throu
     with registry.open(client_conf=client_conf(sim, tmp_path)) as reg:
         topics = _topics(reg)
         found = reg.search_topics(TopicQuery(), limit=500)
-        status = reg.index_status()
+        status = reg.broker_index.status()
         foreign = next(t for t in topics if sim.owner(t) != 0 and t.startswith("persistent://acme/"))
         assert reg.get(foreign).version >= 0
     assert sorted(row.topic for row in found.items) == topics

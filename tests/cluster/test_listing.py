@@ -107,7 +107,7 @@ def test_a_topics_own_strategy_is_read_only_where_the_broker_lists_topic_policie
         before = cluster.topic_strategy_reads
         reg = _open(cluster)
         reg.search_topics(limit=1)
-        status = reg.index_status()
+        status = reg.broker_index.status()
         assert status is not None and status.state is IndexState.DONE and status.unreadable == 0
         return cluster.topic_strategy_reads - before, reg
 

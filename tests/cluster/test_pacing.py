@@ -76,7 +76,7 @@ def test_the_index_slows_while_refused_lists_every_topic_then_speeds_up_again(cl
         paced(None)
         low = pace.limit
         for _ in range(8):  # raised by one per `limit` answers accepted: a few refreshes of this small cluster
-            reg.refresh_index()
+            reg.broker_index.refresh()
             assert reg._index is not None and reg._index.wait().state is IndexState.DONE
             assert pace.limit >= low
             if pace.limit == INDEX_WORKERS:

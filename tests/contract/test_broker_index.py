@@ -80,13 +80,13 @@ def test_the_first_search_waits_for_one_complete_index_then_answers_from_it(samp
     _fresh_cache(monkeypatch, tmp_path)
     twin = Registry.open(seeded(tmp_path / "twin.db", keep_clients=False))
     with registry.open(sample_url) as remote:
-        status = remote.index_status()
+        status = remote.broker_index.status()
         assert status is not None and status.state is IndexState.IDLE and not status.ready
         assert not Path(status.cache_path).exists()  # opening creates no cache: only a search does
         before = remote.requests_sent
         for query in (None, TopicQuery(text="field:currency"), TopicQuery(strategies=frozenset({"FULL_TRANSITIVE"}))):
             assert remote.search_topics(query, limit=100) == twin.search_topics(query, limit=100)
-        done = remote.index_status()
+        done = remote.broker_index.status()
         assert done is not None and done.state is IndexState.DONE and done.ready
         assert done.indexed == done.total == done.cached == 47 and done.unreadable == 0
         # Bounded: the tenants, four GETs per namespace (policies and three topic listings), two per topic (its
@@ -113,12 +113,12 @@ def test_a_second_visit_answers_from_the_cache_at_once_and_reads_the_broker_behi
         latest = other.get(topic).info
         other.register(topic, SchemaInfo(type=latest.type, schema=_wider(latest.schema), properties=latest.properties))
     with registry.open(sample_url) as second:
-        status = second.index_status()
+        status = second.broker_index.status()
         assert status is not None and status.ready and status.cached == 47
         assert status.age_s() is not None and status.age_s() >= 0
         cached = second.search_topics(TopicQuery(text="name:order-created")).items[0]
         assert cached == old  # the cache answers at once, as old as it says
-        refreshed = second.index_status()
+        refreshed = second.broker_index.status()
         assert refreshed is not None and refreshed.state in (IndexState.LISTING, IndexState.INDEXING, IndexState.DONE)
         second._index.wait(timeout=60)  # type: ignore[attr-defined]
         now = second.search_topics(TopicQuery(text="name:order-created")).items[0]
@@ -158,16 +158,16 @@ def test_this_handles_writes_show_in_its_next_search(sample_url, tmp_path, monke
 def test_cancel_keeps_what_was_read_and_the_next_run_resumes(big_url, tmp_path, monkeypatch):
     _fresh_cache(monkeypatch, tmp_path, "full")
     with registry.open(big_url) as reference:
-        reference.refresh_index()
+        reference.broker_index.refresh()
         full = reference._index.wait(timeout=120)  # type: ignore[attr-defined]
         assert full.state is IndexState.DONE and full.indexed == BIG
     _fresh_cache(monkeypatch, tmp_path, "cancelled")
     with registry.open(big_url) as remote:
-        remote.refresh_index()
+        remote.broker_index.refresh()
         deadline = time.monotonic() + 60
-        while (remote.index_status().indexed < 50) and time.monotonic() < deadline:  # type: ignore[union-attr]
+        while (remote.broker_index.status().indexed < 50) and time.monotonic() < deadline:  # type: ignore[union-attr]
             time.sleep(0.01)
-        remote.cancel_index()
+        remote.broker_index.cancel()
         at_cancel = remote.requests_sent
         stopped = remote._index.wait(timeout=60)  # type: ignore[attr-defined]
         assert stopped.state is IndexState.CANCELLED and not stopped.ready
@@ -177,7 +177,7 @@ def test_cancel_keeps_what_was_read_and_the_next_run_resumes(big_url, tmp_path, 
         _cancel_as_soon_as_started(remote)
         with pytest.raises(StorageError, match="not complete"):
             remote.search_topics()  # it resumes the index and waits; the user cancels meanwhile
-        resumed = remote.refresh_index()
+        resumed = remote.broker_index.refresh()
         assert resumed is not None
         final = remote._index.wait(timeout=120)  # type: ignore[attr-defined]
         assert final.state is IndexState.DONE and final.cached == BIG
@@ -192,9 +192,9 @@ def _cancel_as_soon_as_started(remote: Registry) -> None:
     def cancel() -> None:
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:
-            status = remote.index_status()
+            status = remote.broker_index.status()
             if status is not None and status.running:
-                remote.cancel_index()
+                remote.broker_index.cancel()
                 return
             time.sleep(0.001)
 
@@ -210,7 +210,7 @@ def test_a_broker_that_stops_answering_fails_the_index_with_the_reason(tmp_path,
     try:  # the server is gone now
         with pytest.raises(StorageError, match=r"not complete \(failed.*cannot reach"):
             remote.search_topics()
-        status = remote.index_status()
+        status = remote.broker_index.status()
         assert status is not None and status.state is IndexState.FAILED and "cannot reach" in status.error
     finally:
         remote.close()
@@ -219,7 +219,7 @@ def test_a_broker_that_stops_answering_fails_the_index_with_the_reason(tmp_path,
 def test_an_unreadable_or_foreign_cache_is_rebuilt_never_answered_from(sample_url, tmp_path, monkeypatch):
     _fresh_cache(monkeypatch, tmp_path)
     with registry.open(sample_url) as remote:
-        path = Path(remote.index_status().cache_path)  # type: ignore[union-attr]
+        path = Path(remote.broker_index.status().cache_path)  # type: ignore[union-attr]
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_bytes(b"this is not a SQLite file" * 100)
     with registry.open(sample_url) as remote:
@@ -230,7 +230,7 @@ def test_an_unreadable_or_foreign_cache_is_rebuilt_never_answered_from(sample_ur
     with sqlite3.connect(path) as db:  # a cache another format (or another URL) wrote
         db.execute("UPDATE meta SET value = 'elsewhere' WHERE key = 'url'")
     with registry.open(sample_url) as remote:
-        status = remote.index_status()
+        status = remote.broker_index.status()
         assert status is not None and not status.ready and status.cached == 0
         assert remote.search_topics(limit=100).total == 47
 
@@ -258,7 +258,7 @@ def test_a_write_the_index_cannot_follow_makes_the_next_search_read_the_broker(s
         real = index._reread
         index._reread = lambda parts: (_ for _ in ()).throw(StorageError("the cache disk is full"))
         remote.register(created, _avro("Missed", "id"))  # the write succeeds
-        status = remote.index_status()
+        status = remote.broker_index.status()
         assert status is not None and not status.ready and "missed a write" in status.error
         index._reread = real
         assert remote.search_topics(TopicQuery(text="name:index-missed-write")).total == 1  # read afresh
@@ -266,19 +266,19 @@ def test_a_write_the_index_cannot_follow_makes_the_next_search_read_the_broker(s
 
 def test_registries_that_search_themselves_have_no_index(tmp_path, start):
     with Registry.open(tmp_path / "r.db", create=True) as embedded:
-        assert embedded.index_status() is None and embedded.refresh_index() is None
+        assert embedded.broker_index is None and embedded.read_only().broker_index is None
     with registry.open(start(seeded(tmp_path / "s.db"), admin_only=False)) as over_serve:
-        assert over_serve.index_status() is None and over_serve.cancel_index() is None
+        assert over_serve.broker_index is None
 
 
 def test_a_read_only_view_may_follow_and_refresh_the_index(sample_url, tmp_path, monkeypatch):
     _fresh_cache(monkeypatch, tmp_path)
     with registry.open(sample_url) as remote:
         view = remote.read_only()
-        assert view.refresh_index() is not None
+        assert view.broker_index is not None and view.broker_index.refresh() is not None
         remote._index.wait(timeout=60)  # type: ignore[attr-defined]
-        assert view.index_status().ready  # type: ignore[union-attr]
-        assert view.cancel_index() is not None
+        assert view.broker_index.status().ready  # type: ignore[union-attr]
+        assert view.broker_index.cancel() is not None
 
 
 def test_the_cli_indexes_with_progress_and_searches(sample_url, tmp_path, monkeypatch, capsys):
@@ -302,7 +302,7 @@ def test_a_cache_folder_that_cannot_be_made_is_one_clear_error(sample_url, tmp_p
     blocker.write_text("not a folder")
     monkeypatch.setenv(CACHE_ENV_VAR, str(blocker / "cache"))
     with registry.open(sample_url) as remote:
-        assert remote.index_status().cached == 0  # type: ignore[union-attr]  # asking creates nothing
+        assert remote.broker_index.status().cached == 0  # type: ignore[union-attr]  # asking creates nothing
         with pytest.raises(StorageError, match=f"cannot use the search index cache .*{CACHE_ENV_VAR}"):
             remote.search_topics()
         assert remote.tenants()  # the registry itself still answers

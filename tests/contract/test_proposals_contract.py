@@ -19,6 +19,7 @@ import registry
 from registry import (
     Actor,
     ApprovalsMissingError,
+    NamespacePolicyChange,
     PermissionDeniedError,
     ProposalNotFoundError,
     Registry,
@@ -145,7 +146,9 @@ def test_stale_then_rebase_and_a_policy_proposal_answer_alike(people: dict[str, 
     assert old == ("error", "RevisionChangedError")
     assert both(people, "bob", lambda r, a: r.proposals.get(pid))[1]["approvals"] == []
     policy = both(
-        people, "bob", lambda r, a: r.proposals.propose_policy(NS, {"compatibility": "FULL"}, title="p", actor=a)
+        people,
+        "bob",
+        lambda r, a: r.proposals.propose_policy(NS, NamespacePolicyChange(compatibility="FULL"), title="p", actor=a),
     )
     both(people, "alice", lambda r, a: r.proposals.approve(policy[1]["id"], actor=a))
     assert both(people, "bob", lambda r, a: r.proposals.apply(policy[1]["id"], actor=a)) == (

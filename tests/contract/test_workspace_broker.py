@@ -193,10 +193,10 @@ def test_a_write_right_after_the_apply_is_recorded_as_interleaved(broker: str, t
 
 def test_a_plain_broker_keeps_proposals_and_webhooks_in_its_workspace(broker: str, tmp_path: Path) -> None:
     with registry.open(broker, workspace=tmp_path / "ws.db") as reg:
-        assert reg.proposals.list() == [] and reg.webhooks() == []
-        hook = reg.add_webhook("http://127.0.0.1:9/hook", events=["proposal.*"], actor=OPS)
-        assert [h.id for h in reg.webhooks()] == [hook.id]
+        assert reg.proposals.list() == [] and reg.webhooks.list() == []
+        hook = reg.webhooks.add("http://127.0.0.1:9/hook", events=["proposal.*"], actor=OPS)
+        assert [h.id for h in reg.webhooks.list()] == [hook.id]
     with registry.open(broker, workspace=tmp_path / "ws.db") as reg:
-        assert [h.url for h in reg.webhooks()] == ["http://127.0.0.1:9/hook"]
+        assert [h.url for h in reg.webhooks.list()] == ["http://127.0.0.1:9/hook"]
     with pytest.raises(registry.StorageError, match="not a workspace"):
         registry.open(broker, workspace=broker)

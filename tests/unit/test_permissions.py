@@ -13,6 +13,7 @@ from registry import (
     Actor,
     AuditOutcome,
     InvalidArgumentError,
+    NamespacePolicyChange,
     PermissionDeniedError,
     ProposalsRequiredError,
     Registry,
@@ -142,7 +143,7 @@ def test_require_proposals_refuses_direct_writes_and_the_proposal_applies(reg: R
     made = reg.proposals.propose_schema(TOPIC, avro("note"), title="Note", actor=ALICE)
     reg.proposals.approve(made.id, actor=BOB)
     assert reg.proposals.apply(made.id, actor=ALICE).applied_version == 1  # the way a change is made here
-    policy = reg.proposals.propose_policy(NS, {"compatibility": "FULL"}, title="Full", actor=ALICE)
+    policy = reg.proposals.propose_policy(NS, NamespacePolicyChange(compatibility="FULL"), title="Full", actor=ALICE)
     reg.proposals.apply(policy.id, actor=OPS, override_reason="hotfix")
     assert str(reg.namespace_policy(NS).compatibility) == "FULL"
     reg.proposals.set_rules(NS, ReviewRules(required_approvals=1), actor=OPS)  # turned off: writes go through

@@ -15,6 +15,7 @@ from google.protobuf import descriptor_pb2
 from registry import (
     Actor,
     InvalidArgumentError,
+    NamespacePolicyChange,
     ProposalState,
     RebaseConflictError,
     Registry,
@@ -291,8 +292,10 @@ def test_the_diff_between_two_revisions_defaults_to_previous_and_current(reg: Re
     }
     with pytest.raises(InvalidArgumentError, match="has no revision 4"):
         reg.proposals.diff(made.id, to_revision=4)
-    policy = reg.proposals.propose_policy(NS, {"compatibility": "FULL"}, title="p", actor=ALICE)
-    reg.proposals.revise(policy.id, policy={"compatibility": "FULL", "validation_enforced": True}, actor=ALICE)
+    policy = reg.proposals.propose_policy(NS, NamespacePolicyChange(compatibility="FULL"), title="p", actor=ALICE)
+    reg.proposals.revise(
+        policy.id, policy=NamespacePolicyChange(compatibility="FULL", validation_enforced=True), actor=ALICE
+    )
     assert reg.proposals.diff(policy.id).policy_fields == ("validation_enforced",)
 
 

@@ -17,6 +17,7 @@ from registry import (
     AuditAction,
     AuditOutcome,
     InvalidArgumentError,
+    NamespacePolicyChange,
     ProposalState,
     Registry,
     ReviewRules,
@@ -129,7 +130,7 @@ def test_approving_a_stale_proposal_is_refused_and_marks_it_stale(reg: Registry)
 
 
 def test_approving_a_policy_proposal_after_the_policy_changed_is_refused(reg: Registry) -> None:
-    made = reg.proposals.propose_policy(NS, {"compatibility": "FULL"}, title="Go full", actor=ALICE)
+    made = reg.proposals.propose_policy(NS, NamespacePolicyChange(compatibility="FULL"), title="Go full", actor=ALICE)
     reg.set_namespace_policy(NS, compatibility="FORWARD")
     with pytest.raises(StaleProposalError, match="the policy was changed"):
         reg.proposals.approve(made.id, actor=BOB)
@@ -176,6 +177,6 @@ def test_the_rules_move_the_state_on_postgresql_too(postgres_url: str) -> None:
 def test_a_proposal_made_where_no_approval_is_needed_is_approved_at_once(reg: Registry) -> None:
     reg.proposals.set_rules(NS, ReviewRules(required_approvals=0), actor=OPS)
     made = reg.proposals.propose_schema(TOPIC, avro("note"), title="Add a note", actor=ALICE)
-    policy = reg.proposals.propose_policy(NS, {"compatibility": "FULL"}, title="Go full", actor=ALICE)
+    policy = reg.proposals.propose_policy(NS, NamespacePolicyChange(compatibility="FULL"), title="Go full", actor=ALICE)
     assert (made.state, policy.state) == (ProposalState.APPROVED, ProposalState.APPROVED)
     assert filtered(reg, ProposalState.APPROVED) == [made.id, policy.id]

@@ -15,6 +15,7 @@ from proposal_world import ALICE, BOB, NS, OPS, TOPIC, avro, proposal_registry
 from registry import (
     Actor,
     InvalidArgumentError,
+    NamespacePolicyChange,
     PermissionDeniedError,
     ProposalState,
     Registry,
@@ -179,7 +180,7 @@ def test_pointers_into_protobuf_native_key_value_and_policy_candidates(reg: Regi
     with pytest.raises(InvalidArgumentError, match="/key/fields is a list of 2"):
         reg.proposals.comment(pair.id, "ok", path="/key/fields/2", actor=BOB)
 
-    policy = reg.proposals.propose_policy(NS, {"compatibility": "FULL"}, title="full", actor=OPS)
+    policy = reg.proposals.propose_policy(NS, NamespacePolicyChange(compatibility="FULL"), title="full", actor=OPS)
     assert comment_paths(reg.proposals.get(policy.id), reg.proposals.review(policy.id)) == {
         "/compatibility": "compatibility"
     }

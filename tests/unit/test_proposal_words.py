@@ -13,6 +13,7 @@ import pytest
 from proposal_world import ALICE, BOB, CAROL, NS, OPS, TOPIC, avro, proposal_registry
 from registry import (
     CompatibilityStrategy,
+    NamespacePolicyChange,
     Registry,
     ReviewRules,
     SchemaInfo,
@@ -52,7 +53,7 @@ def test_approvals_read_n_of_m_with_the_names_that_count(reg: Registry) -> None:
 def test_a_rebased_policy_proposal_says_what_its_current_revision_changes(reg: Registry) -> None:
     made = reg.proposals.propose_policy(
         NS,
-        {"compatibility": "FULL_TRANSITIVE"},
+        NamespacePolicyChange(compatibility="FULL_TRANSITIVE"),
         title="acme/orders: compatibility: BACKWARD → FULL_TRANSITIVE",
         actor=OPS,
     )
@@ -107,7 +108,7 @@ def test_an_applied_proposal_says_what_was_stored(reg: Registry) -> None:
     done = reg.proposals.apply(made.id, actor=ALICE)
     assert applied_text(done) == f"applied by alice: stored as version 1 of {TOPIC}"
     assert applied_text(done, who=False) == f"stored as version 1 of {TOPIC}"
-    policy = reg.proposals.propose_policy(NS, {"compatibility": "FULL"}, title="t", actor=OPS)
+    policy = reg.proposals.propose_policy(NS, NamespacePolicyChange(compatibility="FULL"), title="t", actor=OPS)
     reg.proposals.approve(policy.id, actor=BOB)
     done = reg.proposals.apply(policy.id, actor=OPS)
     assert applied_text(done) == f"applied by ops: {NS}: compatibility: BACKWARD → FULL"

@@ -20,6 +20,7 @@ from registry import (
     InvalidArgumentError,
     InvalidNameError,
     InvalidSchemaError,
+    NamespacePolicyChange,
     PermissionDeniedError,
     ProposalError,
     ProposalNotFoundError,
@@ -31,6 +32,7 @@ from registry import (
     SchemaInfo,
     SchemaType,
     StaleProposalError,
+    TopicPolicyChange,
 )
 
 
@@ -180,7 +182,9 @@ def test_problems_are_marked_introduced_or_already_there(reg: Registry) -> None:
 
 
 def test_a_policy_proposal_is_previewed_and_applied_by_an_admin(reg: Registry) -> None:
-    made = reg.proposals.propose_policy(NS, {"compatibility": "FULL_TRANSITIVE"}, title="stricter", actor=ALICE)
+    made = reg.proposals.propose_policy(
+        NS, NamespacePolicyChange(compatibility="FULL_TRANSITIVE"), title="stricter", actor=ALICE
+    )
     review = reg.proposals.review(made.id)
     assert review.preview is not None and review.preview.changes and not review.stale
     reg.proposals.approve(made.id, actor=BOB)
@@ -191,7 +195,9 @@ def test_a_policy_proposal_is_previewed_and_applied_by_an_admin(reg: Registry) -
 
 
 def test_a_policy_proposal_goes_stale_when_the_policy_changes(reg: Registry) -> None:
-    made = reg.proposals.propose_policy(TOPIC, {"compatibility": "FORWARD"}, title="topic own", actor=ALICE)
+    made = reg.proposals.propose_policy(
+        TOPIC, TopicPolicyChange(compatibility="FORWARD"), title="topic own", actor=ALICE
+    )
     reg.proposals.approve(made.id, actor=BOB)
     reg.set_topic_policy(TOPIC, validation_enforced=True)
     assert reg.proposals.review(made.id).stale
@@ -253,7 +259,7 @@ def test_bad_input_is_refused_naming_it_and_stores_nothing(reg: Registry) -> Non
     with pytest.raises(PermissionDeniedError):
         reg.proposals.propose_schema(TOPIC, avro("a"), title="t", actor=VIEWER)
     with pytest.raises(InvalidArgumentError, match="unknown policy field"):
-        reg.proposals.propose_policy(NS, {"retention": 5}, title="t", actor=ALICE)
+        reg.proposals.propose_policy(NS, NamespacePolicyChange.of({"retention": 5}), title="t", actor=ALICE)
     assert reg.proposals.list() == []
 
 
@@ -284,7 +290,7 @@ def test_everything_survives_a_restart_and_a_read_only_handle_only_reads(tmp_pat
 
 def test_listing_filters_by_state_namespace_and_topic(reg: Registry) -> None:
     first = reg.proposals.propose_schema(TOPIC, avro("a"), title="one", actor=ALICE)
-    second = reg.proposals.propose_policy(NS, {"validation_enforced": True}, title="two", actor=BOB)
+    second = reg.proposals.propose_policy(NS, NamespacePolicyChange(validation_enforced=True), title="two", actor=BOB)
     reg.proposals.withdraw(first.id, actor=ALICE)
     assert [p.id for p in reg.proposals.list()] == [second.id, first.id]
     assert [p.id for p in reg.proposals.list(state="withdrawn")] == [first.id]

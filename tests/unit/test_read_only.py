@@ -1,6 +1,6 @@
 """`handle.read_only()`: a handle that answers every read and refuses every write with ReadOnlyError, storing
 nothing and auditing nothing (the app's --read-only holds only such a handle). It implements the whole
-`SchemaRegistry` contract by hand, so a type checker sees what it offers."""
+`SchemaRegistry` contract through ForwardingRegistry, member by member, so a type checker sees what it offers."""
 
 from __future__ import annotations
 
@@ -21,6 +21,7 @@ from registry import (
     SchemaRegistry,
     SchemaType,
 )
+from registry._forwarding import ForwardingRegistry
 
 TOPIC = "persistent://acme/orders/o"
 
@@ -61,13 +62,33 @@ EMBEDDED_ONLY = {
 }
 
 
-def test_the_read_only_handle_implements_the_whole_contract_itself() -> None:
-    """Every member of the contract is defined on ReadOnlyRegistry itself (nothing inherited, no __getattr__):
-    a member added to SchemaRegistry is abstract here until someone decides whether it reads or writes."""
-    contract = _public(SchemaRegistry)
-    assert not ReadOnlyRegistry.__abstractmethods__
-    assert contract <= set(vars(ReadOnlyRegistry)), contract - set(vars(ReadOnlyRegistry))
-    assert "__getattr__" not in vars(ReadOnlyRegistry)
+# Each abstract member of the contract, placed: a member added to SchemaRegistry fails the test below until it
+# is placed here, and a write placed here is refused by ReadOnlyRegistry before the test passes. `close` ends
+# the wrapped handle too (the read-only one is the only handle its holder has).
+READS = {  # and broker_index, concrete (None unless a handle has one), forwarded
+    "audit_trail", "broker", "change_token", "check", "clients", "close", "connected_clients",
+    "diff", "effective_policy", "find_version", "get", "history", "location", "namespace_policy", "namespaces",
+    "policy_impact", "preview_policy", "pulsar", "records_clients", "search_topics", "tenants", "topic_policy",
+    "topic_summary", "topics", "upgrade_plan", "what_if",
+}  # fmt: skip
+WRITES = {"register", "delete", "set_policy", "create_tenant", "create_namespace", "create_topic"}
+VIEWS = {"read_only"}  # a read-only handle is its own
+HANDED_OUT = {"proposals", "webhooks"}  # interfaces of their own: a read-only handle hands out read-only ones
+ITS_OWN = {"is_read_only"}  # concrete on SchemaRegistry (False)
+
+
+def test_the_read_only_handle_forwards_the_contract_and_refuses_its_writes() -> None:
+    """ForwardingRegistry defines every abstract member itself (nothing inherited, no __getattr__), so one
+    added to SchemaRegistry is abstract there until someone writes how it forwards; ReadOnlyRegistry overrides
+    exactly the writes (and what it hands out), so every other member forwards a read."""
+    contract = set(SchemaRegistry.__abstractmethods__)
+    assert not ForwardingRegistry.__abstractmethods__ and not ReadOnlyRegistry.__abstractmethods__
+    assert contract <= set(vars(ForwardingRegistry)), contract - set(vars(ForwardingRegistry))
+    assert "__getattr__" not in vars(ForwardingRegistry) and "__getattr__" not in vars(ReadOnlyRegistry)
+    placed = READS | WRITES | HANDED_OUT | VIEWS
+    assert contract == placed, contract ^ placed
+    overridden = {name for name in vars(ReadOnlyRegistry) if not name.startswith("_")}
+    assert overridden == WRITES | HANDED_OUT | VIEWS | ITS_OWN
 
 
 def test_both_registries_offer_the_contract_and_only_the_embedded_one_more() -> None:
@@ -124,3 +145,15 @@ def test_reads_answer_as_the_registry_does(reg: Registry) -> None:
     assert view.tenants() == reg.tenants() == ["acme"]
     assert view.broker == reg.broker
     assert [e.user for e in view.audit_trail()] == ["seed"]
+
+
+def test_a_forwarding_handle_answers_and_writes_as_the_one_it_wraps(reg: Registry) -> None:
+    """What ReadOnlyRegistry does not override is ForwardingRegistry's: the wrapped handle's answer, writes too."""
+    through = ForwardingRegistry(reg)
+    assert not through.is_read_only and through.read_only().is_read_only
+    assert through.register(TOPIC, _avro("a", "b"), user="x").version == 1
+    assert through.set_namespace_policy("acme/orders", compatibility="FULL", user="x") == reg.namespace_policy(
+        "acme/orders"
+    )
+    assert through.proposals.list() == reg.proposals.list() == [] and through.broker_index is None
+    assert [e.user for e in through.audit_trail(limit=2)] == ["x", "x"]

@@ -50,7 +50,7 @@ def test_each_event_reaches_the_receiver_once_signed(
     reg: Registry, receiver: Receiver, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("SCHEMA_EXPLORER_APP_URL", "https://schemas.example.com/")
-    reg.add_webhook(receiver.url, events=["*"], secret=SECRET, actor=OPS)
+    reg.webhooks.add(receiver.url, events=["*"], secret=SECRET, actor=OPS)
     reg.proposals.set_rules(NS, ReviewRules(required_approvals=1), actor=OPS)  # not an event
     made = reg.proposals.propose_schema(TOPIC, avro("note"), title="Add a note", actor=ALICE)
     reg.proposals.comment(made.id, "why?", actor=BOB)
@@ -107,14 +107,14 @@ def test_each_event_reaches_the_receiver_once_signed(
     policy = receiver.received[11].doc
     assert policy["target"] == NS and "FULL" in policy["detail"] and "FULL" in policy["text"]
     assert {r.headers["x-schema-explorer-event"] for r in receiver.received} == set(receiver.events())
-    last = reg.webhooks()[0].last_delivery
+    last = reg.webhooks.list()[0].last_delivery
     assert last is not None and (last.outcome, last.event, last.attempts) == ("delivered", "policy.changed", 1)
 
 
 def test_globs_select_the_events(reg: Registry, receiver: Receiver) -> None:
     with Receiver() as everything:
-        reg.add_webhook(receiver.url, events=["proposal.a*"], actor=OPS)
-        reg.add_webhook(everything.url, events=["schema.*", "proposal.created"], actor=OPS)
+        reg.webhooks.add(receiver.url, events=["proposal.a*"], actor=OPS)
+        reg.webhooks.add(everything.url, events=["schema.*", "proposal.created"], actor=OPS)
         made = reg.proposals.propose_schema(TOPIC, avro("note"), title="Add a note", actor=ALICE)
         reg.proposals.approve(made.id, actor=BOB)
         reg.proposals.apply(made.id, actor=ALICE)
@@ -125,18 +125,18 @@ def test_globs_select_the_events(reg: Registry, receiver: Receiver) -> None:
 
 
 def test_a_receiver_that_fails_twice_gets_it_once_it_recovers(reg: Registry, receiver: Receiver) -> None:
-    reg.add_webhook(receiver.url, events=["proposal.created"], secret=SECRET, actor=OPS)
+    reg.webhooks.add(receiver.url, events=["proposal.created"], secret=SECRET, actor=OPS)
     receiver.statuses = [500, 503]
     reg.proposals.propose_schema(TOPIC, avro("note"), title="Add a note", actor=ALICE)
     settled()
     assert receiver.events() == ["proposal.created"]
     assert receiver.received[0].signed_with(SECRET)
-    last = reg.webhooks()[0].last_delivery
+    last = reg.webhooks.list()[0].last_delivery
     assert last is not None and (last.outcome, last.attempts, last.status) == ("delivered", 3, 200)
 
 
 def test_a_receiver_that_never_answers_neither_slows_nor_fails_the_write(reg: Registry, receiver: Receiver) -> None:
-    reg.add_webhook(receiver.url, events=["proposal.*"], actor=OPS)
+    reg.webhooks.add(receiver.url, events=["proposal.*"], actor=OPS)
     receiver.release.clear()  # the receiver holds every answer until the test releases it
     made = reg.proposals.propose_schema(TOPIC, avro("note"), title="Add a note", actor=ALICE)
     assert receiver.arrived.wait(60)  # the delivery is under way...
@@ -150,7 +150,7 @@ def test_a_receiver_that_never_answers_neither_slows_nor_fails_the_write(reg: Re
 def test_a_write_undone_notifies_nobody_and_a_batch_notifies_after_its_commit(
     reg: Registry, receiver: Receiver
 ) -> None:
-    reg.add_webhook(receiver.url, events=["proposal.created"], actor=OPS)
+    reg.webhooks.add(receiver.url, events=["proposal.created"], actor=OPS)
     with pytest.raises(RuntimeError), reg.batch():
         reg.proposals.propose_schema(TOPIC, avro("gone"), title="Undone", actor=ALICE)
         raise RuntimeError("the batch fails")
@@ -168,13 +168,13 @@ def test_a_failed_delivery_is_recorded_without_the_secret(
     with Receiver() as gone:
         url = gone.url + "/T000/B000/" + SECRET
     # the receiver is closed: every attempt fails to connect
-    reg.add_webhook(url, events=["proposal.created"], secret=SECRET, actor=OPS)
+    reg.webhooks.add(url, events=["proposal.created"], secret=SECRET, actor=OPS)
     failed = DELIVERIES.counts["failed"]
     with caplog.at_level(logging.DEBUG):
         reg.proposals.propose_schema(TOPIC, avro("note"), title="Add a note", actor=ALICE)
         settled()
     assert DELIVERIES.counts["failed"] == failed + 1  # what /metrics shows as outcome="failed"
-    (hook,) = reg.webhooks()
+    (hook,) = reg.webhooks.list()
     assert hook.last_delivery is not None
     assert (hook.last_delivery.outcome, hook.last_delivery.attempts) == ("failed", 5)
     assert "could not reach the receiver" in hook.last_delivery.reason
@@ -184,26 +184,26 @@ def test_a_failed_delivery_is_recorded_without_the_secret(
 
 
 def test_a_4xx_fails_at_once(reg: Registry, receiver: Receiver) -> None:
-    reg.add_webhook(receiver.url, events=["proposal.created"], actor=OPS)
+    reg.webhooks.add(receiver.url, events=["proposal.created"], actor=OPS)
     receiver.statuses = [404]
     reg.proposals.propose_schema(TOPIC, avro("note"), title="Add a note", actor=ALICE)
     settled()
-    last = reg.webhooks()[0].last_delivery
+    last = reg.webhooks.list()[0].last_delivery
     assert last is not None and (last.outcome, last.attempts, last.status) == ("failed", 1, 404)
     assert last.reason == "the receiver answered HTTP 404" and receiver.received == []
 
 
 def test_the_secret_is_never_read_back(reg: Registry) -> None:
-    made = reg.add_webhook("https://chat.example.com/hooks/abc", events=["proposal.*"], secret=SECRET, actor=OPS)
-    plain = reg.add_webhook("http://chat.example.com/b", events=["*"], actor=OPS)
+    made = reg.webhooks.add("https://chat.example.com/hooks/abc", events=["proposal.*"], secret=SECRET, actor=OPS)
+    plain = reg.webhooks.add("http://chat.example.com/b", events=["*"], actor=OPS)
     assert (made.has_secret, plain.has_secret) == (True, False)
-    listed = reg.webhooks()
+    listed = reg.webhooks.list()
     assert [h.id for h in listed] == [1, 2] and SECRET not in repr(listed) and SECRET not in json.dumps(to_json(listed))
     assert SECRET not in repr(made)
     assert "/hooks/abc" not in reg.audit_trail(limit=1)[0].detail  # the URL's path can be a credential too
-    reg.remove_webhook(1, actor=OPS)
-    assert [h.id for h in reg.webhooks()] == [2]
-    assert reg.add_webhook("http://chat.example.com/c", actor=OPS).id == 3  # ids are never reused
+    reg.webhooks.remove(1, actor=OPS)
+    assert [h.id for h in reg.webhooks.list()] == [2]
+    assert reg.webhooks.add("http://chat.example.com/c", actor=OPS).id == 3  # ids are never reused
 
 
 @pytest.mark.parametrize(
@@ -222,22 +222,22 @@ def test_bad_webhooks_are_refused_with_nothing_stored(
     reg: Registry, url: str, events: object, secret: str | None, error: str
 ) -> None:
     with pytest.raises(InvalidArgumentError, match=error):
-        reg.add_webhook(url, events=events, secret=secret, actor=OPS)  # type: ignore[arg-type]
-    assert reg.webhooks() == []
+        reg.webhooks.add(url, events=events, secret=secret, actor=OPS)  # type: ignore[arg-type]
+    assert reg.webhooks.list() == []
 
 
 def test_only_an_admin_manages_webhooks(reg: Registry) -> None:
     for person in (ALICE, Actor("victor", Role.VIEWER)):
         with pytest.raises(PermissionDeniedError, match="managing webhooks needs the admin role"):
-            reg.add_webhook("https://example.com/x", actor=person)
-    made = reg.add_webhook("https://example.com/x", actor=OPS)
+            reg.webhooks.add("https://example.com/x", actor=person)
+    made = reg.webhooks.add("https://example.com/x", actor=OPS)
     with pytest.raises(PermissionDeniedError):
-        reg.remove_webhook(made.id, actor=ALICE)
+        reg.webhooks.remove(made.id, actor=ALICE)
     with pytest.raises(ReadOnlyError):
-        reg.read_only().add_webhook("https://example.com/y", actor=OPS)
+        reg.read_only().webhooks.add("https://example.com/y", actor=OPS)
     with pytest.raises(ReadOnlyError):
-        reg.read_only().remove_webhook(made.id, actor=OPS)
-    assert [h.id for h in reg.read_only().webhooks()] == [made.id]
+        reg.read_only().webhooks.remove(made.id, actor=OPS)
+    assert [h.id for h in reg.read_only().webhooks.list()] == [made.id]
 
 
 @pytest.mark.postgres
@@ -249,14 +249,14 @@ def test_on_postgresql_the_receiver_is_told_after_the_commit_and_the_delivery_re
     with Registry.open(postgres.fresh_database(postgres_server), create=True) as pg:
         pg.create_tenant("acme")
         pg.create_namespace(NS)
-        pg.add_webhook(receiver.url, events=["schema.registered", "policy.changed"], secret=SECRET, actor=OPS)
+        pg.webhooks.add(receiver.url, events=["schema.registered", "policy.changed"], secret=SECRET, actor=OPS)
         with pg.batch():
             pg.register(TOPIC, avro(), user="ops")
             pg.set_namespace_policy(NS, compatibility="FULL", user="ops")
         settled()
         assert receiver.events() == ["schema.registered", "policy.changed"]
         assert all(r.signed_with(SECRET) for r in receiver.received)
-        last = pg.webhooks()[0].last_delivery
+        last = pg.webhooks.list()[0].last_delivery
         assert last is not None and (last.outcome, last.event) == ("delivered", "policy.changed")
 
 
@@ -268,7 +268,7 @@ def test_a_delivery_ending_after_the_registry_closed_is_sent_but_not_recorded(
     reg = Registry.open(path, create=True)
     reg.create_tenant("acme")
     reg.create_namespace(NS)
-    reg.add_webhook(receiver.url, events=["policy.changed"], actor=OPS)
+    reg.webhooks.add(receiver.url, events=["policy.changed"], actor=OPS)
     receiver.release.clear()
     reg.set_namespace_policy(NS, compatibility="FULL", user="ops")
     assert receiver.arrived.wait(60)
@@ -287,9 +287,9 @@ def test_closing_a_registry_lets_its_notices_go_out_and_be_recorded(tmp_path: Pa
     with Registry.open(path, create=True) as reg:
         reg.create_tenant("acme")
         reg.create_namespace(NS)
-        reg.add_webhook(receiver.url, events=["policy.changed"], actor=OPS)
+        reg.webhooks.add(receiver.url, events=["policy.changed"], actor=OPS)
         receiver.statuses = [500]  # the first attempt fails: the retry comes after a backoff
         reg.set_namespace_policy(NS, compatibility="FULL", user="ops")
     with Registry.open(path) as reg:
-        last = reg.webhooks()[0].last_delivery
+        last = reg.webhooks.list()[0].last_delivery
     assert last is not None and (last.outcome, last.attempts) == ("delivered", 2)
