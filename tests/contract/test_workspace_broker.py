@@ -18,6 +18,7 @@ from registry import (
     Actor,
     AuditAction,
     AuditOutcome,
+    NamespacePolicyChange,
     ProposalsRequiredError,
     ProposalState,
     Registry,
@@ -35,6 +36,7 @@ TOPIC = f"persistent://{NS}/orders"
 ALICE = Actor("alice", Role.PRODUCER)
 BOB = Actor("bob", Role.PRODUCER)
 OPS = Actor("ops", Role.ADMIN)
+FULL = NamespacePolicyChange(compatibility="FULL")
 
 
 def avro(*fields: str) -> SchemaInfo:
@@ -103,7 +105,7 @@ def test_a_write_around_the_explorer_makes_the_apply_stale_with_nothing_written(
 
 def test_a_policy_proposal_changes_the_brokers_policy(broker: str, tmp_path: Path) -> None:
     with registry.open(broker, workspace=tmp_path / "ws.db") as reg:
-        made = reg.proposals.propose_policy(NS, {"compatibility": "FULL"}, title="stricter", actor=ALICE)
+        made = reg.proposals.propose_policy(NS, FULL, title="stricter", actor=ALICE)
         reg.proposals.approve(made.id, actor=BOB)
         done = reg.proposals.apply(made.id, actor=OPS)
         assert done.state is ProposalState.APPLIED and done.applied_note == ""
@@ -113,7 +115,7 @@ def test_a_policy_proposal_changes_the_brokers_policy(broker: str, tmp_path: Pat
 
 def test_a_policy_changed_around_the_explorer_makes_the_policy_proposal_stale(broker: str, tmp_path: Path) -> None:
     with registry.open(broker, workspace=tmp_path / "ws.db") as reg:
-        made = reg.proposals.propose_policy(NS, {"compatibility": "FULL"}, title="stricter", actor=ALICE)
+        made = reg.proposals.propose_policy(NS, FULL, title="stricter", actor=ALICE)
         reg.proposals.approve(made.id, actor=BOB)
         with registry.open(broker, workspace="memory:") as around:
             around.set_namespace_policy(NS, compatibility="FORWARD")
