@@ -172,7 +172,7 @@ def open_source(args: argparse.Namespace, *, create: bool = False) -> SchemaRegi
 def _named_by_token(args: argparse.Namespace, reg: SchemaRegistry) -> SchemaRegistry:
     """A remote registry as opened, unless `--as` names someone to `serve` (a remote without a workspace),
     which names the person by the token: a usage error rather than a name silently dropped."""
-    if getattr(args, "as_name", None) is not None and getattr(reg, "workspace", None) is None:
+    if getattr(args, "as_name", None) is not None and reg.workspace is None:
         reg.close()
         raise UserError(
             "--as applies to a registry file or a plain broker's workspace; with --url the server names you by your "
