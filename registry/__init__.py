@@ -119,6 +119,7 @@ from .explain._upgrade import (
 from .explain._whatif import PolicyImpact, RefusedClient, TopicImpact, WhatIf
 from .policy._changes import NamespacePolicyChange, TopicPolicyChange, policy_change
 from .policy._rules import namespace_allow_auto_update, namespace_validation_enforced
+from .proposals._handle import Proposals
 from .proposals._model import (
     Actor,
     Approval,
@@ -153,6 +154,7 @@ from .storage._postgres import PostgresStorage
 from .storage._ranges import KeyRange, RangeRead, RangeReader, ReadState, TopicBundle, namespace_bundles
 from .storage._snapshot_values import SnapshotError
 from .storage._sqlite import SqliteStorage
+from .webhooks._handle import Webhooks
 from .webhooks._model import Webhook, WebhookDelivery
 
 if TYPE_CHECKING:
@@ -253,6 +255,7 @@ __all__ = [
     "Approval",
     "Comment",
     "Proposal",
+    "Proposals",
     "ProposalKind",
     "ProposalReview",
     "RevisionDiff",
@@ -332,6 +335,7 @@ __all__ = [
     "TopicPreview",
     "TopicName",
     "Webhook",
+    "Webhooks",
     "WebhookDelivery",
     "TopicNotFoundError",
     "TopicPoliciesDisabledError",

@@ -6,11 +6,15 @@ serve`), and, with `read_only=True` or `handle.read_only()`, a `ReadOnlyRegistry
 refuses every write. The app, the server, the CLI, the pipeline and notebooks are typed against this class, so
 a type checker sees exactly what every kind offers, and a shell never needs to know which it holds.
 
-Every member is abstract here and documented here: the contract. `_facade.py` implements the reads and the
-explanations once for both registries over their `RegistryState`; `_registry.py` and `remote/_handle.py`
-implement the writes where their backend decides; `_read_only.py` forwards the reads and refuses the writes.
-What only an embedded registry can do (recording producers and consumers, group commits, the stored Pulsar
-line) is on `Registry` alone.
+Every member is documented here: the contract. The abstract ones are what each kind answers for itself; the
+others follow from them here (the Pulsar line's name and source from `pulsar`, the keyword policy calls from
+`set_policy` and `preview_policy`; no search index and no HTTP requests unless a handle has them). Proposals,
+webhooks and a plain broker's search index are small interfaces of their own, reached as `reg.proposals`,
+`reg.webhooks` and `reg.broker_index`. `_facade.py` implements the reads and the explanations once for both
+registries over their `RegistryState`; `_registry.py` and `remote/_handle.py` implement the writes where their
+backend decides; `_forwarding.py` forwards every member to another handle, and `_read_only.py` builds on it to
+refuse the writes. What only an embedded registry can do (recording producers and consumers, group commits, the
+stored Pulsar line) is on `Registry` alone.
 """
 
 from __future__ import annotations
