@@ -2,11 +2,12 @@
 Pulsar line.
 
 The start-up connection comes from `--db PATH`, `--url URL`, `--token T`, `--client-conf FILE`, `--context NAME`,
-`--read-only` after Streamlit's `--` (`schema-explorer ui` passes `--db`), else from SCHEMA_EXPLORER_DB / _URL /
-_TOKEN / _CLIENT_CONF / _CONTEXT / _READ_ONLY, else the per-user default file. A client.conf or pulsarctl context
-travels as its path or name only: the app reads the file, so no secret is on a command line or in a URL. The
-sidebar or a link's `registry=` (`context=`, `client_conf=`) can switch it for the session. Read-only at start is
-final for the whole server: no session can switch it off.
+`--read-only`, `--workspace LOCATION` after Streamlit's `--` (`schema-explorer ui` passes `--db`), else from
+SCHEMA_EXPLORER_DB / _URL / _TOKEN / _CLIENT_CONF / _CONTEXT / _READ_ONLY / _WORKSPACE, else the per-user default
+file. A workspace (a plain broker's proposals, rules and audit trail) applies to a remote target only. A
+client.conf or pulsarctl context travels as its path or name only: the app reads the file, so no secret is on a
+command line or in a URL. The sidebar or a link's `registry=` (`context=`, `client_conf=`) can switch it for the
+session. Read-only at start is final for the whole server: no session can switch it off.
 """
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ class Connection:
     context: str | None = None  # a pulsarctl context's name (~/.config/pulsar/config)
     read_only: bool = False
     pulsar_version: str | None = None  # None: the one stored with the registry, or the one the broker reports
+    workspace: str | None = None  # a plain broker's: where proposals, rules and the audit trail are kept
 
     @property
     def is_remote(self) -> bool:
@@ -53,7 +55,7 @@ class Connection:
     @property
     def key(self) -> tuple[str | None, ...]:
         """What tells two connections apart (what a handle is opened from), for session-state comparisons."""
-        return (self.target, self.token, self.client_conf, self.context, self.pulsar_version)
+        return (self.target, self.token, self.client_conf, self.context, self.pulsar_version, self.workspace)
 
     @property
     def shown(self) -> str:
@@ -87,11 +89,13 @@ def connection_from_argv(argv: list[str], environ: dict[str, str] | None = None)
     parser.add_argument("--context")
     parser.add_argument("--read-only", action="store_true")
     parser.add_argument("--pulsar-version")
+    parser.add_argument("--workspace")
     args, _ = parser.parse_known_args(argv)
     target = args.url or args.db or env.get("SCHEMA_EXPLORER_URL") or env.get("SCHEMA_EXPLORER_DB")
     token = args.token or env.get("SCHEMA_EXPLORER_TOKEN") or None
     read_only = bool(args.read_only) or env.get("SCHEMA_EXPLORER_READ_ONLY", "") not in ("", "0", "false")
     version = args.pulsar_version or env.get("SCHEMA_EXPLORER_PULSAR_VERSION") or None
+    workspace = args.workspace or env.get("SCHEMA_EXPLORER_WORKSPACE") or None
     if args.url or args.db:
         client_conf = context = None  # an argument names the registry; the environment does not add to it
     else:
@@ -99,9 +103,20 @@ def connection_from_argv(argv: list[str], environ: dict[str, str] | None = None)
         context = None if client_conf else args.context or env.get("SCHEMA_EXPLORER_CONTEXT") or None
     if client_conf or context:
         return Connection(
-            target="", client_conf=client_conf, context=context, read_only=read_only, pulsar_version=version
+            target="",
+            client_conf=client_conf,
+            context=context,
+            read_only=read_only,
+            pulsar_version=version,
+            workspace=workspace,
         )
-    return Connection(target=str(target or default_db_path()), token=token, read_only=read_only, pulsar_version=version)
+    return Connection(
+        target=str(target or default_db_path()),
+        token=token,
+        read_only=read_only,
+        pulsar_version=version,
+        workspace=workspace if str(target or "").startswith(("http://", "https://")) else None,
+    )
 
 
 def start_connection() -> Connection:
@@ -127,9 +142,19 @@ def connection() -> Connection:
     return current
 
 
-def connect(target: str, token: str | None = None) -> None:
-    """Switch the session to another registry (the Connection form); the new one opens on the next call."""
-    _switch(replace(connection(), target=target.strip(), token=token or None, client_conf=None, context=None))
+def connect(target: str, token: str | None = None, workspace: str | None = None) -> None:
+    """Switch the session to another registry (the Connection form); the new one opens on the next call.
+    `workspace`: a plain broker's (registry.open's `workspace`); None, its per-user default."""
+    _switch(
+        replace(
+            connection(),
+            target=target.strip(),
+            token=token or None,
+            client_conf=None,
+            context=None,
+            workspace=workspace or None,
+        )
+    )
 
 
 def connect_cluster(*, client_conf: str | None = None, context: str | None = None) -> None:

@@ -18,7 +18,13 @@ from app.session import USER_HEADER_ENV, open_connection
 
 APP_SCRIPT = Path(__file__).resolve().parent / "streamlit_app.py"
 _LOG = logging.getLogger(__name__)
-CONNECTION_ENV = ("SCHEMA_EXPLORER_DB", "SCHEMA_EXPLORER_URL", "SCHEMA_EXPLORER_CLIENT_CONF", "SCHEMA_EXPLORER_CONTEXT")
+CONNECTION_ENV = (
+    "SCHEMA_EXPLORER_DB",
+    "SCHEMA_EXPLORER_URL",
+    "SCHEMA_EXPLORER_CLIENT_CONF",
+    "SCHEMA_EXPLORER_CONTEXT",
+    "SCHEMA_EXPLORER_WORKSPACE",
+)
 
 
 def warm_up(conn: Connection) -> None:
@@ -67,6 +73,8 @@ def serve(argv: list[str]) -> None:
         os.environ["SCHEMA_EXPLORER_CONTEXT"] = conn.context
     else:
         os.environ["SCHEMA_EXPLORER_URL" if conn.is_remote else "SCHEMA_EXPLORER_DB"] = conn.target
+    if conn.workspace is not None:  # in the environment: a database location may hold a password
+        os.environ["SCHEMA_EXPLORER_WORKSPACE"] = conn.workspace
     if conn.read_only:
         os.environ["SCHEMA_EXPLORER_READ_ONLY"] = "1"
     if args.user_header:

@@ -43,18 +43,23 @@ def open_handle(
     pulsar_version: str | None = None,
     client_conf: str | None = None,
     context: str | None = None,
+    workspace: str | None = None,
 ) -> SchemaRegistry:
-    """One handle per registry, token (or client.conf, or context) and Pulsar line for every session: its
-    catalog cache then serves them all. A client.conf or context is passed by its path or name: the core reads
-    the file, so its secrets are never a cache key here."""
+    """One handle per registry, token (or client.conf, or context), Pulsar line and workspace for every session:
+    its catalog cache then serves them all. A client.conf or context is passed by its path or name: the core
+    reads the file, so its secrets are never a cache key here."""
     if client_conf is not None or context is not None:
-        return open_registry(client_conf=client_conf, context=context, pulsar_version=pulsar_version)
-    return open_registry(target, token=token, pulsar_version=pulsar_version)
+        return open_registry(
+            client_conf=client_conf, context=context, pulsar_version=pulsar_version, workspace=workspace
+        )
+    return open_registry(target, token=token, pulsar_version=pulsar_version, workspace=workspace)
 
 
 def open_connection(conn: Connection) -> SchemaRegistry:
     """The shared handle of `conn` (open_handle's cache). st.cache_resource keys on the arguments as passed, so a
     file or URL passes three, as every other caller does, and shares their handle."""
+    if conn.workspace is not None:
+        return open_handle(conn.target, conn.token, conn.pulsar_version, conn.client_conf, conn.context, conn.workspace)
     if conn.is_cluster:
         return open_handle(conn.target, conn.token, conn.pulsar_version, conn.client_conf, conn.context)
     return open_handle(conn.target, conn.token, conn.pulsar_version)

@@ -121,6 +121,13 @@ def _connection_form(conn: connection.Connection) -> None:
             "Pulsar admin API (a real cluster or `schema-explorer serve`).",
         )
         token = st.text_input("Token (remote only)", type="password", key="conn_token")
+        workspace = st.text_input(
+            "Workspace (a plain broker only)",
+            value=conn.workspace or "",
+            key="conn_workspace",
+            help="Where a plain broker's proposals, review rules and audit trail are kept: a file or "
+            "postgresql://...; empty: a file of your own for that cluster. schema-explorer serve keeps its own.",
+        )
         if st.form_submit_button("Connect", key="conn_apply"):
             target = target.strip()
             if target == conn.shown:
@@ -132,7 +139,7 @@ def _connection_form(conn: connection.Connection) -> None:
                 # Never make an empty registry silently: checking against it would answer from no history.
                 st.session_state[PENDING] = target
             elif target:
-                connection.connect(target, token.strip() or None)
+                connection.connect(target, token.strip() or None, workspace.strip() or None)
                 st.session_state.pop(FORM_OPEN, None)
                 st.rerun()
 

@@ -58,6 +58,14 @@ def add_source_arguments(parser: argparse.ArgumentParser, *, remote: bool = True
     parser.add_argument(
         "--token", metavar="T", help="bearer token for --url (default: $SCHEMA_EXPLORER_TOKEN when set)"
     )
+    parser.add_argument("--workspace", metavar="LOCATION", help=WORKSPACE_HELP)
+
+
+WORKSPACE_HELP = (
+    "with a plain broker (--url, --client-conf, --context): where proposals, review rules, the audit trail and "
+    "webhooks are kept, in the forms of --db (a file, postgresql://...); default: a file of your own per cluster "
+    "URL. schema-explorer serve keeps its own: refused there"
+)
 
 
 PULSAR_VERSION_HELP = (
@@ -74,12 +82,9 @@ def add_pulsar_version_argument(parser: argparse.ArgumentParser) -> None:
 # --- who acts -----------------------------------------------------------------------------------------------
 
 AS_HELP = (
-    "on --db: act as NAME (still an admin) instead of the operating-system user, for a team sharing one "
-    "registry file (the audit trail names NAME); refused with --url, where the token names you"
+    "act as NAME (still an admin) instead of the operating-system user, for a team sharing one registry file "
+    "or one broker's workspace (the audit trail names NAME); schema-explorer serve names you by your token instead"
 )
-# Who a remote registry is told acts: nobody, since it ignores the actor and the server names the person by
-# the token. The lowest role, so that if a registry ever did read it, it could do nothing with it.
-NAMED_BY_TOKEN = "(named by the token)"
 
 
 def add_as_argument(parser: argparse.ArgumentParser) -> None:
@@ -97,17 +102,13 @@ def os_user() -> str:
 
 
 def acting_person(args: argparse.Namespace) -> Actor:
-    """Who a write is made as, the same for every command that writes: on `--db`, `--as NAME` or
-    `USER (os user)` (the app's name for the same person), an admin (they can write the file anyway); on
-    `--url`, a placeholder the remote registry ignores (the token names the person), and `--as` is a usage
-    error rather than a name silently dropped."""
+    """Who a write is made as, the same for every command that writes: `--as NAME` or `USER (os user)` (the
+    app's name for the same person), an admin: on `--db` they can write the file anyway, and over a plain broker
+    they write with their own credentials, recorded by name in the workspace. `schema-explorer serve` ignores
+    it and names the person by the token."""
     from registry import Actor, Role
 
     name = getattr(args, "as_name", None)
-    if getattr(args, "url", None) is not None:
-        if name is not None:
-            raise UserError("--as applies to a registry file (--db); with --url the server names you by your token")
-        return Actor(NAMED_BY_TOKEN, Role.VIEWER)
     if name is None:
         return Actor(f"{os_user()} (os user)", Role.ADMIN)
     if not name.strip():
@@ -117,9 +118,8 @@ def acting_person(args: argparse.Namespace) -> Actor:
 
 def writer_name(args: argparse.Namespace) -> str:
     """The name a direct write (register, delete, a policy) records in the audit trail and with the version:
-    `acting_person`'s, or "" over `--url`, where the server records the token's name instead."""
-    actor = acting_person(args)
-    return "" if getattr(args, "url", None) is not None else actor.name
+    `acting_person`'s (`serve` records the token's name instead)."""
+    return acting_person(args).name
 
 
 def open_source(args: argparse.Namespace, *, create: bool = False) -> SchemaRegistry:
@@ -135,24 +135,50 @@ def open_source(args: argparse.Namespace, *, create: bool = False) -> SchemaRegi
     version = pulsar_version(args)
     client_conf, context = connection_options(args)
     system_topics = bool(getattr(args, "system_topics", False))
+    workspace = getattr(args, "workspace", None)
     if client_conf is not None or context is not None:
         if token:
             raise UserError("--token only applies with --url (a client.conf or context carries its own credentials)")
-        return registry.open(
-            client_conf=client_conf or None, context=context, pulsar_version=version, system_topics=system_topics
+        return _named_by_token(
+            args,
+            registry.open(
+                client_conf=client_conf or None,
+                context=context,
+                pulsar_version=version,
+                system_topics=system_topics,
+                workspace=workspace,
+            ),
         )
     if url is not None:
-        return registry.open(
-            check_url(url),
-            token=token or os.environ.get("SCHEMA_EXPLORER_TOKEN") or None,
-            pulsar_version=version,
-            system_topics=system_topics,
+        return _named_by_token(
+            args,
+            registry.open(
+                check_url(url),
+                token=token or os.environ.get("SCHEMA_EXPLORER_TOKEN") or None,
+                pulsar_version=version,
+                system_topics=system_topics,
+                workspace=workspace,
+            ),
         )
     if token:
         raise UserError("--token only applies with --url")
+    if workspace is not None:
+        raise UserError("--workspace only applies to a plain broker (--url, --client-conf or --context)")
     if system_topics:
         raise UserError("--system-topics only applies to a broker (--url, --client-conf or --context)")
     return open_registry(resolve_db(getattr(args, "db", None)), create=create, pulsar_version=version)
+
+
+def _named_by_token(args: argparse.Namespace, reg: SchemaRegistry) -> SchemaRegistry:
+    """A remote registry as opened, unless `--as` names someone to `serve` (a remote without a workspace),
+    which names the person by the token: a usage error rather than a name silently dropped."""
+    if getattr(args, "as_name", None) is not None and reg.workspace is None:
+        reg.close()
+        raise UserError(
+            "--as applies to a registry file or a plain broker's workspace; with --url the server names you by your "
+            "token"
+        )
+    return reg
 
 
 def connection_options(args: argparse.Namespace) -> tuple[str | None, str | None]:

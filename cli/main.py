@@ -232,6 +232,10 @@ def app_command(args: argparse.Namespace) -> tuple[list[str], dict[str, str], st
     env = dict(os.environ)
     roles = checked_roles(args.roles or env.get("SCHEMA_EXPLORER_ROLES", "").strip() or None)
     client_conf, context = connection_options(args)
+    if args.workspace is not None:  # in the environment: a database location may hold a password
+        if client_conf is None and context is None and not args.url:
+            raise UserError("--workspace only applies to a plain broker (--url, --client-conf or --context)")
+        env["SCHEMA_EXPLORER_WORKSPACE"] = args.workspace
     if client_conf is not None or context is not None:
         source, where = cluster_source(args, client_conf, context)
     elif args.url:

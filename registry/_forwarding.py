@@ -178,3 +178,7 @@ class ForwardingRegistry(SchemaRegistry):
     @property
     def broker_index(self) -> BrokerIndex | None:
         return self._inner.broker_index
+
+    @property
+    def workspace(self) -> str | None:
+        return self._inner.workspace

@@ -350,15 +350,15 @@ class SchemaRegistry(abc.ABC):
     @abc.abstractmethod
     def proposals(self) -> Proposals:
         """The registry's schema change proposals (registry/proposals/_handle.py): propose, review, approve,
-        apply. A plain broker keeps none: each call is NotSupportedError, before any request."""
+        apply. A plain broker's are kept in its workspace (`workspace`)."""
 
     # --- notifications (registry/webhooks/) -------------------------------------------------------------------
 
     @property
     @abc.abstractmethod
     def webhooks(self) -> Webhooks:
-        """The registry's webhooks (registry/webhooks/_handle.py): list, add, remove. A plain broker keeps
-        none: each call is NotSupportedError."""
+        """The registry's webhooks (registry/webhooks/_handle.py): list, add, remove. A plain broker's are kept
+        in its workspace (`workspace`)."""
 
     # --- a plain broker's search index (remote/_broker_index.py) ------------------------------------------
 
@@ -367,4 +367,11 @@ class SchemaRegistry(abc.ABC):
         """The background search index of a plain broker (status, refresh, cancel), a capability only a handle
         on a plain broker has (remote/_broker_index.py), so this is None unless that handle says otherwise:
         embedded registries and `schema-explorer serve` search without one."""
+        return None
+
+    @property
+    def workspace(self) -> str | None:
+        """Where a plain broker's proposals, review rules, audit trail and webhooks are kept (remote/_workspace.py;
+        a database location without its password), a capability only a handle on a plain broker has: None for
+        embedded registries and `schema-explorer serve`, which keep them in their own storage."""
         return None

@@ -29,6 +29,7 @@ def open(  # noqa: A001 - `registry.open`, as `io.open` and `sqlite3.connect` na
     broker: BrokerConfig | None = None,
     auto_create: bool = True,
     system_topics: bool = False,
+    workspace: str | os.PathLike[str] | None = None,
 ) -> SchemaRegistry:
     """The registry `location` names, embedded or remote.
 
@@ -46,6 +47,10 @@ def open(  # noqa: A001 - `registry.open`, as `io.open` and `sqlite3.connect` na
     - `system_topics`: a remote broker's listings and search index show its system topics too (`pulsar/system`,
       `__change_events`, transaction buffers); hidden otherwise, as Pulsar hides them. An embedded registry
       has no broker bookkeeping to hide: refused there.
+    - `workspace`: for a plain broker, where the explorer keeps proposals, review rules, the audit trail of the
+      writes made through it, and webhooks (a SQLite file, `memory:` or `postgresql://...`, made when missing;
+      registry/remote/_workspace.py). Without it, a per-user file for the cluster's URL. Refused for an embedded
+      registry and for `schema-explorer serve`, which keep all of this in their own storage.
     """
     if read_only and create:
         raise InvalidArgumentError("a read-only handle never creates a registry: pass create=False")
@@ -73,6 +78,7 @@ def open(  # noqa: A001 - `registry.open`, as `io.open` and `sqlite3.connect` na
             pulsar_version=pulsar_version,
             connection=connection,
             system_topics=system_topics,
+            workspace=workspace,
         )
         return handle.read_only() if read_only else handle
     if location is None:
@@ -89,12 +95,18 @@ def open(  # noqa: A001 - `registry.open`, as `io.open` and `sqlite3.connect` na
             auto_create=auto_create,
             pulsar_version=pulsar_version,
             system_topics=system_topics,
+            workspace=workspace,
         )
     else:
         if token is not None:
             raise StorageError("a token only applies to remote registries (http:// or https:// URLs)")
         if system_topics:
             raise InvalidArgumentError("system_topics only applies to a remote broker (http:// or https:// URLs)")
+        if workspace is not None:
+            raise InvalidArgumentError(
+                "a workspace only applies to a plain broker (http:// or https:// URLs): an embedded registry keeps "
+                "proposals, rules and the audit trail in its own storage"
+            )
         handle = Registry.open(
             text, broker=broker, auto_create=auto_create, create=create, pulsar_version=pulsar_version
         )

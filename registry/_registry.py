@@ -50,6 +50,7 @@ from .proposals._desk import ProposalDesk
 from .proposals._facade import EmbeddedProposals
 from .proposals._permissions import Step, proposals_required
 from .proposals._records import rules as stored_rules
+from .proposals._targets import EmbeddedTarget
 from .storage._base import LocalStorage
 from .storage._locations import open_plugin
 from .storage._memory import MemoryStorage
@@ -83,7 +84,8 @@ class Registry(BackedRegistry):
         self._writes = LocalWrites(storage, state, stamp)
         self._notices = Notices(storage, stamp)
         self._auditor = Auditor(storage, stamp, self._count_write, self._notices)
-        self._proposals = EmbeddedProposals(ProposalDesk(storage, state, self._writes, self._auditor, stamp), state)
+        desk = ProposalDesk(storage, state, EmbeddedTarget(storage, state, self._writes), self._auditor, stamp)
+        self._proposals = EmbeddedProposals(desk, state)
         self._webhooks = WebhookDesk(storage, self._auditor, stamp)
 
     # --- opening ----------------------------------------------------------------------------------------

@@ -108,6 +108,9 @@ class Proposal(Wire):
         description="the namespace's review rules at apply, frozen (null: not applied, or not kept by the release "
         "that applied it)"
     )
+    applied_note: str = Field(
+        default="", description='"applied, but another write interleaved (version N)": a broker\'s read-back saw one'
+    )
     approvers: list[str]
     revision: int = Field(description="the current revision's number (the one approvals are for)")
     base_version: int | None = Field(

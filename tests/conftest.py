@@ -20,11 +20,13 @@ for _p in (str(_TESTS.parent), str(_TESTS)):
 import needs  # noqa: E402
 from registry import BrokerConfig, Registry  # noqa: E402
 from registry.remote._broker_index import CACHE_ENV_VAR  # noqa: E402
+from registry.remote._workspace import WORKSPACE_ENV_VAR  # noqa: E402
 from schemas import TOPIC  # noqa: E402
 
 # A plain broker's search index is cached under the user's data directory: never the tester's own, and never
 # one left by an earlier run (the servers' ports, which key the cache with the URL, come round again).
 os.environ[CACHE_ENV_VAR] = tempfile.mkdtemp(prefix="schema-explorer-index-cache-")
+os.environ[WORKSPACE_ENV_VAR] = tempfile.mkdtemp(prefix="schema-explorer-workspaces-")  # and own_workspaces
 
 # Folders whose every test needs the same thing; other tests carry their markers themselves.
 _FOLDER_MARKERS = {
@@ -112,3 +114,11 @@ def postgres_url(postgres_server: str) -> str:
     import postgres
 
     return postgres.fresh_database(postgres_server)
+
+
+@pytest.fixture(autouse=True)
+def own_workspaces(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory) -> None:
+    """A plain broker's default workspace (proposals, rules, its audit trail) is a file under the user's data
+    directory, keyed by the broker's URL: each test gets its own folder, never the tester's and never one an
+    earlier test left on a port that came round again."""
+    monkeypatch.setenv(WORKSPACE_ENV_VAR, str(tmp_path_factory.mktemp("workspaces")))

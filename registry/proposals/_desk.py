@@ -1,10 +1,12 @@
-"""Schema change proposals in an embedded registry: each step one audited write, in one storage transaction.
+"""Schema change proposals: each step one audited write, in one transaction of the storage that keeps them.
 
 The decisions are `_rules.py`'s and the review `_review.py`'s; this file reads the proposal inside the write's
-transaction (which holds the registry's write lock: two reviewers approving at once are serialised, and neither
-approval is lost), decides, stores, and writes the audit line. Applying is a compare-and-set, as appends are:
-inside the same transaction the topic's latest live version must still be the base, else the proposal is
-marked stale (that mark commits) and StaleProposalError is raised, with nothing registered.
+transaction (which holds the storage's write lock: two reviewers approving at once are serialised, and neither
+approval is lost), decides, stores, and writes the audit line. Applying goes through a target (`_targets.py`).
+Embedded it is a compare-and-set, as appends are: inside the same transaction the topic's latest live version
+must still be the base, else the proposal is marked stale (that mark commits) and StaleProposalError is raised,
+with nothing registered. A broker's target reads the latest version again just before writing and refuses the
+same way; what it cannot prevent (a write landing between that read and its own) it reads back and records.
 """
 
 from __future__ import annotations
@@ -28,8 +30,7 @@ from .._model import NamespacePolicy, SchemaInfo, TopicPolicy
 from .._names import NamespaceName, TopicName
 from .._schema_data import checked_info, to_schema_data
 from .._state import RegistryState
-from .._writes import LocalWrites
-from ..policy._rules import changed_namespace_policy, changed_topic_policy, policy_topic, require_expected
+from ..policy._rules import changed_namespace_policy, changed_topic_policy, policy_topic
 from ..storage._base import LocalStorage
 from . import _records, _rules
 from ._model import (
@@ -47,6 +48,7 @@ from ._permissions import Step, allowed_steps
 from ._rebase import rebased_schema
 from ._review import review
 from ._revisions import RevisionDiff, revision_diff
+from ._targets import ApplyTarget
 
 NAMESPACE_FIELDS = (
     "compatibility",
@@ -59,19 +61,21 @@ TOPIC_FIELDS = ("compatibility", "validation_enforced")
 
 
 class ProposalDesk:
-    """The proposals of one embedded registry (Registry delegates its proposal calls here)."""
+    """The proposals kept in `storage` (with their review rules and audit lines), reviewed against `state` and
+    applied to `target`: an embedded registry's own storage for all three (Registry delegates its proposal calls
+    here), or a workspace beside a broker (registry/remote/_workspace.py)."""
 
     def __init__(
         self,
         storage: LocalStorage,
         state: RegistryState,
-        writes: LocalWrites,
+        target: ApplyTarget,
         auditor: Auditor,
         clock: Callable[[], int],
     ) -> None:
         self._storage = storage
         self._state = state
-        self._writes = writes
+        self._target = target
         self._auditor = auditor
         self._clock = clock
 
@@ -248,7 +252,7 @@ class ProposalDesk:
             note.target = str(ns)
             before = _records.rules(self._storage, str(ns))
             allowed_steps(actor, before, namespace=str(ns)).require(Step.EDIT_RULES)
-            if self._storage.namespace_policy(str(ns)) is None:
+            if self._target.namespace_policy(str(ns)) is None:
                 raise NamespaceNotFoundError(f"Namespace does not exist: {ns}")
             checked = _rules.checked_rules(found.required_approvals, list(found.reviewers), found.require_proposals)
             _rules.require_satisfiable(checked, str(ns))
@@ -286,48 +290,22 @@ class ProposalDesk:
             if current.stale:
                 stale = self._stored(_rules.stale(proposal, self._clock()))
                 raise StaleProposalError(_stale_text(stale, current))
-            if proposal.kind is ProposalKind.SCHEMA:
-                version, stored = self._apply_schema(proposal, actor)
-                note.version = version if stored else None
-            else:
-                version = None
-                try:
-                    self._apply_policy(proposal)
-                except PolicyChangedError:
-                    stale = self._stored(_rules.stale(proposal, self._clock()))
-                    raise StaleProposalError(_stale_text(stale, current)) from None
+            try:
+                if proposal.kind is ProposalKind.SCHEMA:
+                    applied = self._target.apply_schema(proposal, actor)
+                else:
+                    applied = self._target.apply_policy(proposal)
+            except (StaleProposalError, PolicyChangedError):  # the base moved after the review (a broker)
+                stale = self._stored(_rules.stale(proposal, self._clock()))
+                raise StaleProposalError(_stale_text(stale, current)) from None
+            note.version = applied.version if applied.stored else None
             rules = self._rules_of(proposal)
-            done = self._stored(_rules.applied(proposal, rules, actor, self._clock(), current, reason, version))
+            done = _rules.applied(proposal, rules, actor, self._clock(), current, reason, applied.version)
+            if applied.interleaved:
+                done = replace(done, applied_note=f"applied, but another write interleaved ({applied.interleaved})")
+            done = self._stored(done)
             note.detail = _applied_text(done, current, reason)
         return done
-
-    def _apply_schema(self, proposal: Proposal, actor: Actor) -> tuple[int, bool]:
-        """Register exactly the approved revision under the strategy in force now (it may refuse it): its version,
-        and whether it was stored (False: identical to a live version)."""
-        name = TopicName.parse(proposal.target)
-        revision = proposal.revision
-        assert revision.schema is not None
-        data = to_schema_data(checked_info(revision.schema))
-        self._writes.ensure_topic(name)
-        strategy = self._state.admin_strategy(name).value
-        version, stored, _ = self._writes.put_if_absent(name, data, strategy, actor.name)
-        return version, stored
-
-    def _apply_policy(self, proposal: Proposal) -> None:
-        revision = proposal.revision
-        changes = dict(revision.policy or {})
-        if proposal.target == proposal.namespace:
-            ns = NamespaceName.parse(proposal.target)
-            stored = self._storage.namespace_policy(str(ns)) or NamespacePolicy()
-            require_expected(revision.base_policy, stored, str(ns))
-            current = self._writes.namespace(ns, create=self._state.auto_create)
-            self._writes.put_namespace_policy(ns, changed_namespace_policy(current, **changes))
-        else:
-            name = policy_topic(proposal.target, self._state.broker)
-            stored_topic = self._storage.topic_policy(str(name)) or TopicPolicy()
-            require_expected(revision.base_policy, stored_topic, str(name))
-            self._writes.ensure_topic(name)
-            self._writes.put_topic_policy(name, changed_topic_policy(stored_topic, **changes))
 
     # --- helpers ------------------------------------------------------------------------------------------
 
@@ -362,9 +340,9 @@ class ProposalDesk:
             return (live[-1].version if live else None) != revision.base_version
         stored: NamespacePolicy | TopicPolicy
         if proposal.target == proposal.namespace:
-            stored = self._storage.namespace_policy(proposal.target) or NamespacePolicy()
+            stored = self._target.namespace_policy(proposal.target) or NamespacePolicy()
         else:
-            stored = self._storage.topic_policy(proposal.target) or TopicPolicy()
+            stored = self._target.topic_policy(proposal.target)
         return stored != revision.base_policy
 
     def _in_state(self, proposal: Proposal) -> Proposal:
@@ -390,7 +368,7 @@ class ProposalDesk:
         text = str(target).strip()
         if "://" not in text and text.count("/") == 1:
             ns = NamespaceName.parse(text)
-            if self._storage.namespace_policy(str(ns)) is None:
+            if self._target.namespace_policy(str(ns)) is None:
                 raise NamespaceNotFoundError(f"Namespace does not exist: {ns}")
             return str(ns), str(ns)
         name = policy_topic(text, self._state.broker)
@@ -412,10 +390,10 @@ class ProposalDesk:
             )
         base: NamespacePolicy | TopicPolicy
         if target == namespace:
-            base = self._storage.namespace_policy(namespace) or NamespacePolicy()
+            base = self._target.namespace_policy(namespace) or NamespacePolicy()
             changed_namespace_policy(base, **changes)  # refuses what saving would refuse
         else:
-            base = self._storage.topic_policy(target) or TopicPolicy()
+            base = self._target.topic_policy(target)
             changed_topic_policy(base, **changes)
         values = {str(k): v.value if isinstance(v, enum.Enum) else v for k, v in changes.items()}
         return Revision(number=number, author=actor.name, at=now, base_version=None, policy=values, base_policy=base)
@@ -487,9 +465,10 @@ def _applied_text(proposal: Proposal, current: ProposalReview, reason: str) -> s
     override = f"; applied WITHOUT the approvals by {proposal.applied_by}: {reason}" if reason else ""
     # Every revision's author: whoever wrote what is applied is named, not only who proposed it first.
     authors = ", ".join(dict.fromkeys(r.author for r in proposal.revisions))
+    interleaved = f"; {proposal.applied_note}" if proposal.applied_note else ""
     return (
         f"proposal #{proposal.id} revision {revision.number} by {authors}, approved by {approvers}: "
-        f"{what}; verdict {verdict}; sha256 {revision.sha256}{override}"
+        f"{what}; verdict {verdict}; sha256 {revision.sha256}{override}{interleaved}"
     )
 
 

@@ -260,6 +260,8 @@ class Proposal:
     # the namespace's review rules at apply, frozen: an applied proposal is never judged by later rules (None:
     # applied by a release that did not keep them)
     applied_rules: ReviewRules | None = None
+    # "applied, but another write interleaved (version N)": a broker's apply read back another write than its own
+    applied_note: str = ""
 
     @property
     def revision(self) -> Revision:

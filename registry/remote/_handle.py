@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 from collections.abc import Mapping
 from typing import Any, Final, TypeVar
 
@@ -55,7 +56,7 @@ from .._model import (
     SchemaVersion,
     TopicPolicy,
 )
-from .._names import NamespaceName, TopicName, parse_tenant
+from .._names import NamespaceName, TopicName
 from .._pulsar_version import line_for_broker, pulsar_line
 from .._schema_data import checked_info, to_schema_data
 from .._state import RegistryState
@@ -63,6 +64,8 @@ from .._types import SchemaData
 from .._wire import to_json
 from ..policy._changes import NamespacePolicyChange, PolicyChange, TopicPolicyChange
 from ..policy._rules import policy_topic, require_expected
+from ..proposals._handle import Proposals
+from ..webhooks._handle import Webhooks
 from ._admin_client import (
     ADMIN,
     DEFAULT_ATTEMPTS,
@@ -76,7 +79,6 @@ from ._admin_client import (
     schemas_path,
     topic_path,
 )
-from ._answers import ServerAnswers
 from ._backend import (
     RemoteStorage,
     fetch_broker_config,
@@ -87,11 +89,13 @@ from ._backend import (
 )
 from ._broker_index import CachedBrokerIndex, cache_path
 from ._connection import Connection
+from ._direct import DirectWrites
 from ._explorer_api import ExplorerApi, namespace_policy_path, offers_explorer, topic_policy_path
 from ._pacing import Concurrency
 from ._policy_calls import namespace_calls, topic_calls
 from ._proposals import ProposalsApi, RemoteProposals
 from ._webhooks import RemoteWebhooks
+from ._workspace import Workspace, default_workspace, open_workspace
 
 S = CompatibilityStrategy
 
@@ -115,7 +119,7 @@ _EMBEDDED_ONLY: Final[Mapping[str, str]] = {
 }
 
 
-class RemoteRegistry(ServerAnswers):
+class RemoteRegistry(DirectWrites):
     """`registry.open("http://host:port")`: the facade over a Pulsar admin v2 endpoint (module docstring)."""
 
     def __init__(
@@ -131,9 +135,12 @@ class RemoteRegistry(ServerAnswers):
         pulsar_version: str | None = None,
         connection: Connection | None = None,
         system_topics: bool = False,
+        workspace: str | os.PathLike[str] | None = None,
     ) -> None:
         """`system_topics`: list the broker's own topics too (pulsar/system, `__change_events`, transaction
-        buffers: remote/_listing.py), hidden as Pulsar hides them otherwise."""
+        buffers: remote/_listing.py), hidden as Pulsar hides them otherwise. `workspace`: where a plain broker's
+        proposals, review rules, audit trail and webhooks are kept (remote/_workspace.py; default: a per-user
+        file for the cluster's URL); refused for `serve`, which keeps its own."""
         pace = Concurrency(INDEX_WORKERS)  # the index's requests in flight, lowered while the broker refuses
         client = AdminClient(
             url, token=token, timeout=timeout, attempts=attempts, verify=verify, pace=pace, connection=connection
@@ -156,6 +163,11 @@ class RemoteRegistry(ServerAnswers):
                 chosen = pulsar_line(None)
                 source = "the broker does not report its version: the default line"
             explorer = ExplorerApi(client) if offers_explorer(client) else None
+            if explorer is not None and workspace is not None:
+                raise InvalidArgumentError(
+                    f"{client.url} is schema-explorer serve, which keeps proposals, rules and the audit trail in "
+                    "its own storage: open it without a workspace"
+                )
         except BaseException:
             client.close()
             raise
@@ -184,16 +196,34 @@ class RemoteRegistry(ServerAnswers):
             )
         )
         super().__init__(state, location=client.url, line_source=source, index=self._index)
-        self._proposals = RemoteProposals(api, client.url, self._wrote)
-        self._webhooks = RemoteWebhooks(api, client.url, self._wrote)
+        self._workspace: Workspace | None = None
+        if explorer is None:
+            try:
+                kept, shown = open_workspace(default_workspace(client.url) if workspace is None else workspace)
+            except BaseException:
+                self.close()
+                raise
+            self._workspace = Workspace(kept, shown, state, self)
+        self._proposals: Proposals = (
+            RemoteProposals(api, client.url, self._wrote) if self._workspace is None else self._workspace.proposals
+        )
+        self._webhooks: Webhooks = (
+            RemoteWebhooks(api, client.url, self._wrote) if self._workspace is None else self._workspace.webhooks
+        )
 
     @property
-    def proposals(self) -> RemoteProposals:
+    def proposals(self) -> Proposals:
         return self._proposals
 
     @property
-    def webhooks(self) -> RemoteWebhooks:
+    def webhooks(self) -> Webhooks:
         return self._webhooks
+
+    @property
+    def workspace(self) -> str | None:
+        """Where a plain broker's proposals, rules, audit trail and webhooks are kept (shown without a
+        password); None for `serve`, which keeps them itself."""
+        return None if self._workspace is None else self._workspace.location
 
     def _wrote(self) -> None:
         """A write through this handle (a proposal step, a webhook added or removed): its caches key on its
@@ -212,6 +242,9 @@ class RemoteRegistry(ServerAnswers):
     def close(self) -> None:
         if self._index is not None:
             self._index.close()
+        if getattr(self, "_workspace", None) is not None:
+            assert self._workspace is not None
+            self._workspace.close()
         self._client.close()
 
     def __getattr__(self, name: str) -> Any:
@@ -226,9 +259,9 @@ class RemoteRegistry(ServerAnswers):
 
     # --- schemas: the server decides ----------------------------------------------------------------------
 
-    @bounded
-    def register(self, topic: str, info: SchemaInfo, *, user: str = "") -> Registration:
-        """POST /schema. `user` is ignored: the server records the caller's role.
+    def _send_register(self, topic: str, info: SchemaInfo) -> Registration:
+        """POST /schema. `serve` records the caller its token names; a plain broker's workspace records the
+        `user` of `register` (DirectWrites), or the proposal an apply is for.
 
         Pulsar answers a new version and a live duplicate alike (`{"version": N}`). `serve` says which in its
         STORED_HEADER; against a plain broker the latest version is read first, and the answer was stored when
@@ -309,8 +342,7 @@ class RemoteRegistry(ServerAnswers):
         version = _version_of(self._client.json(response, f"looking up a version of {name}"), f"version of {name}")
         return None if version < 0 else version
 
-    def delete(self, topic: str, *, force: bool = False, user: str = "") -> int | None:
-        """DELETE /schema[?force=true]: the tombstone's version, or None when forced (-1 on the wire)."""
+    def _send_delete(self, topic: str, force: bool) -> int | None:
         name = TopicName.parse(topic)
         response = self._write(
             "DELETE", f"{schemas_path(name.schema_id)}/schema", params={"force": "true" if force else "false"}
@@ -324,14 +356,14 @@ class RemoteRegistry(ServerAnswers):
 
     # --- policies: validated like the embedded facade, then sent (§7.2, §7.3) ------------------------------
 
-    def _set_namespace_policy(
-        self, namespace: str, change: NamespacePolicyChange, expected: NamespacePolicy | None, user: str
+    def _send_namespace_policy(
+        self, namespace: str, change: NamespacePolicyChange, expected: NamespacePolicy | None
     ) -> NamespacePolicy:
         """Over `serve`, one write of every changed field with `expected` compared in the same transaction, as
         embedded (server/_policy_writes.py). Over a broker, one admin call per changed field (Pulsar has no call
         for several at once, so this is not atomic) and `expected` is compared with the policy read just before
         the calls: Pulsar's admin API has no compare-and-set of policies, so a write landing between that read
-        and the calls is not seen. `user` is ignored here and below: the server knows the caller from the token."""
+        and the calls is not seen."""
         ns = NamespaceName.parse(namespace)
         if self._explorer is not None:  # serve: one write, compared atomically, as embedded
             return self._policy_write(NamespacePolicy, namespace_policy_path(ns), change, expected, str(ns))
@@ -352,9 +384,7 @@ class RemoteRegistry(ServerAnswers):
             raise_for(response, f"setting a schema policy of {ns}", url=self._client.url)
         return self.namespace_policy(str(ns))
 
-    def _set_topic_policy(
-        self, topic: str, change: TopicPolicyChange, expected: TopicPolicy | None, user: str
-    ) -> TopicPolicy:
+    def _send_topic_policy(self, topic: str, change: TopicPolicyChange, expected: TopicPolicy | None) -> TopicPolicy:
         """§7.3: PUT/DELETE schemaCompatibilityStrategy, POST/DELETE schemaValidationEnforced. Over `serve` and
         over a broker as `set_namespace_policy` says (atomic over `serve`, read-then-write over a broker)."""
         name = policy_topic(topic, self.broker)
@@ -374,37 +404,33 @@ class RemoteRegistry(ServerAnswers):
 
     # --- creation -----------------------------------------------------------------------------------------
 
-    def create_tenant(self, tenant: str, *, user: str = "") -> bool:
-        """PUT /tenants/{tenant}, allowed on every cluster the endpoint knows; False when it existed."""
-        name = parse_tenant(tenant)
-        clusters: list[str] = []
-        response = self._client.get(f"{ADMIN}/clusters")
-        if response.status_code == 200:
-            with contextlib.suppress(StorageError):
-                clusters = string_list(self._client.json(response, "listing clusters"))
-        body = {"adminRoles": [], "allowedClusters": clusters}
-        return self._create(f"{ADMIN}/tenants/{name}", body, f"creating tenant {name}")
-
-    def create_namespace(self, namespace: str, *, user: str = "") -> bool:
-        ns = NamespaceName.parse(namespace)
-        return self._create(f"{ADMIN}/namespaces/{ns.tenant}/{ns.namespace}", None, f"creating namespace {ns}")
-
-    def create_topic(self, topic: str, *, user: str = "") -> bool:
-        name = TopicName.parse(topic).base
-        return self._create(topic_path(name), None, f"creating topic {name}")
-
-    def _create(self, path: str, body: Any, what: str) -> bool:
+    def _send_create(self, kind: str, name: str) -> bool:
+        body: Any = None
+        if kind == "tenant":  # allowed on every cluster the endpoint knows
+            clusters: list[str] = []
+            response = self._client.get(f"{ADMIN}/clusters")
+            if response.status_code == 200:
+                with contextlib.suppress(StorageError):
+                    clusters = string_list(self._client.json(response, "listing clusters"))
+            body = {"adminRoles": [], "allowedClusters": clusters}
+            path = f"{ADMIN}/tenants/{name}"
+        elif kind == "namespace":
+            path = f"{ADMIN}/namespaces/{name}"
+        else:
+            path = topic_path(TopicName.parse(name))
         response = self._write("PUT", path, body=body)
         if response.status_code == 409:
             return False
-        raise_for(response, what, url=self._client.url)
+        raise_for(response, f"creating {kind} {name}", url=self._client.url)
         return True
 
     def audit_trail(self, target: str | None = None, *, limit: int = 200) -> list[AuditEntry]:
         """The server's trail (`GET /explorer/v1/audit`, `schema-explorer serve` only): at most its newest
-        10,000 entries per call; [] from a real broker, which keeps none."""
+        10,000 entries per call; a plain broker's workspace's, of the writes made through the explorer."""
         if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
             raise InvalidArgumentError(f"limit must be a whole number >= 1, got {limit!r}")
+        if self._workspace is not None:
+            return self._workspace.audit_trail(target, limit)
         params = {"limit": str(min(limit, _AUDIT_PAGE_MAX))} | ({} if target is None else {"target": target})
         response = self._client.get("/explorer/v1/audit", params)
         if response.status_code == 404:  # a real broker: no such route

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+import registry
 from drift import HAZARDS, POLICIES, SAFE, STATES, build_files
 from registry import Registry
 from serving import served
@@ -149,9 +150,14 @@ def test_propose_into_b_served_opens_them_there(built: tuple[Path, Path], cli: C
 
 
 @pytest.mark.server
-def test_propose_into_a_plain_broker_is_one_line(built: tuple[Path, Path], cli: Cli, tmp_path: Path) -> None:
+def test_propose_into_a_plain_broker_opens_them_in_its_workspace(
+    built: tuple[Path, Path], cli: Cli, tmp_path: Path
+) -> None:
     served_b = tmp_path / "b.db"
     shutil.copy(built[1], served_b)
     with served(served_b, log_dir=tmp_path, admin_only=True) as url:
-        code, out, err = cli("compare", "--from", str(built[0]), "--to", url, "--propose")
-    assert (code, out) == (2, "") and err.count("\n") == 1
+        code, out, err = cli("compare", "--from", str(built[0]), "--to", url, "--propose", "--json")
+        assert (code, err) == (1, "")
+        assert {p["topic"] for p in json.loads(out)["proposals"]} == SAFE
+        with registry.open(url) as b:  # the per-user workspace of that broker's URL
+            assert {p.target for p in b.proposals.list()} == SAFE

@@ -319,8 +319,6 @@ def test_on_a_file_the_os_user_acts_and_as_names_someone_else(cli, db, tmp_path)
     assert [p["author"] for p in proposals(db)] == ["alice", ME]
     code, _, err = cli("proposals", "approve", "1", "--db", db, "--as", "")
     assert code == 2 and "--as must name someone" in one_line_error(err)
-    code, _, err = cli("proposals", "approve", "1", "--url", "http://127.0.0.1:9", "--as", "bob")
-    assert code == 2 and "with --url the server names you by your token" in one_line_error(err)
 
 
 # --- bad input ----------------------------------------------------------------------------------------------

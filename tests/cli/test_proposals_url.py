@@ -1,7 +1,7 @@
 """`propose` and `proposals ...` over `--url`, against a live `schema-explorer serve` with bearer tokens: the
 server names the person by the token (never by `--as`), and refuses by role as the embedded registry does;
-the CLI turns its refusals into exit 1 and one line, as on a registry file. A plain broker's API keeps no
-proposals: a usage error that says where to go.
+the CLI turns its refusals into exit 1 and one line, as on a registry file. Against a plain broker's API the
+proposals live in a workspace beside it (`--workspace`), where `--as` names the person.
 """
 
 from __future__ import annotations
@@ -76,6 +76,7 @@ def order_file(tmp_path: Path, *fields: dict[str, object]) -> Path:
 
 
 NOTE = {"name": "note", "type": ["null", "string"], "default": None}
+EXTRA = {"name": "extra", "type": ["null", "string"], "default": None}
 
 
 def test_the_token_names_the_person_and_roles_decide(cli, url, tmp_path):
@@ -143,6 +144,30 @@ def test_bad_input_over_url(cli, url):
     assert code == 2 and out == "" and err.count("\n") == 1
 
 
-def test_a_plain_broker_keeps_no_proposals(cli, broker_url):
-    code, out, err = cli(None, "proposals", "list", "--url", broker_url)
-    assert code == 2 and out == "" and "keeps no proposals" in one_line(err, "error")
+def test_proposals_over_a_plain_broker_live_in_a_workspace(cli, broker_url, tmp_path):
+    """The same steps against a broker's admin API alone: the workspace keeps the proposal, `--as` names each
+    person (the broker knows none), and the apply registers exactly the approved schema on the broker."""
+    ws = ["--url", broker_url, "--workspace", str(tmp_path / "ws.db")]
+    good = order_file(tmp_path, NOTE)
+    code, out, err = cli(None, "propose", *ws, "--as", "alice", "-t", ORDERS, "-f", str(good), "--title", "n", "--json")
+    assert code == 0, err
+    pid = str(json.loads(out)["id"])
+    code, _, err = cli(None, "proposals", "approve", pid, *ws, "--as", "alice")
+    assert code == 1 and "never reviews their own proposal" in one_line(err, "refused")
+    code, out, err = cli(None, "proposals", "approve", pid, *ws, "--as", "bob")
+    assert (code, err) == (0, "") and "now approved" in out
+    code, out, _ = cli(None, "check", *ws, "--proposal", pid, "--format", "markdown")
+    assert code == 0 and f"**Proposal #{pid}**: n · approved" in out
+    code, out, err = cli(None, "proposals", "apply", pid, *ws, "--as", "alice")
+    assert (code, err) == (0, "") and "stored as version 14" in out
+    code, out, _ = cli(None, "proposals", "list", *ws, "--state", "applied", "--json")
+    assert [str(p["id"]) for p in json.loads(out)["proposals"]] == [pid]
+    code, out, err = cli(None, "proposals", "rules", NS, *ws, "--as", "ops", "--set", "--require-proposals")
+    assert code == 0, err
+    code, _, err = cli(None, "upload", *ws, "--as", "carol", "-t", ORDERS, "-f", str(order_file(tmp_path, EXTRA)))
+    assert code == 1 and "require proposals" in one_line(err, "refused")
+
+
+def test_a_workspace_is_refused_beside_serve(cli, url, tmp_path):
+    code, out, err = cli("victor", "proposals", "list", "--url", url, "--workspace", str(tmp_path / "ws.db"))
+    assert code == 2 and out == "" and "own storage" in one_line(err, "error")

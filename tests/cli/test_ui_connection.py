@@ -92,3 +92,20 @@ def test_ui_refuses_a_bad_cluster_in_one_line_before_starting(
     assert main(["ui", *filled, "--port", "8599"]) == 2
     err = capsys.readouterr().err.strip()
     assert expected in err and len(err.splitlines()) == 1 and TOKEN not in err
+
+
+def test_ui_passes_a_workspace_in_the_environment_for_a_broker_only(home: Path, tmp_path: Path) -> None:
+    """`ui --url URL --workspace LOCATION`: the location travels in the environment (a database location may
+    hold a password), and the app's connection carries it to `registry.open`; beside a registry file it is a
+    usage error."""
+    where = "postgresql://explorer:secret@db.example/reviews"
+    args = build_parser().parse_args(["ui", "--url", "http://broker.example:8080", "--workspace", where])
+    command, env, _ = app_command(args)
+    assert env["SCHEMA_EXPLORER_WORKSPACE"] == where and "secret" not in " ".join(command)
+    started = connection_from_argv(command[3:], environ={"SCHEMA_EXPLORER_WORKSPACE": where})
+    assert (started.target, started.workspace) == ("http://broker.example:8080", where)
+    assert (
+        connection_from_argv(["--db", str(tmp_path / "r.db")], environ={"SCHEMA_EXPLORER_WORKSPACE": where}).workspace
+        is None
+    )
+    assert main(["ui", "--db", str(tmp_path / "r.db"), "--workspace", "ws.db"]) == 2

@@ -101,9 +101,10 @@ def test_add_list_remove_against_serve(cli, tmp_path: Path, receiver: Receiver) 
 
 
 @pytest.mark.server
-def test_a_plain_broker_keeps_no_webhooks(cli, tmp_path: Path) -> None:
+def test_a_plain_broker_keeps_its_webhooks_in_the_workspace(cli, tmp_path: Path) -> None:
     with served(seeded(tmp_path / "r.db"), log_dir=tmp_path, admin_only=True) as url:
-        code, _, err = cli(None, "webhooks", "list", "--url", url)
-        assert code == 2 and "is a Pulsar broker, which keeps no webhooks" in err
-        code, _, err = cli(None, "webhooks", "add", "https://chat.example.com/x", "--url", url)
-        assert code == 2 and "keeps no webhooks" in err
+        ws = ["--url", url, "--workspace", str(tmp_path / "ws.db")]
+        code, out, err = cli(None, "webhooks", "add", "https://chat.example.com/x", *ws, "--as", "ops")
+        assert code == 0 and out.startswith("webhook #1"), err
+        code, out, _ = cli(None, "webhooks", "list", *ws)
+        assert code == 0 and "#1 https://chat.example.com/x" in out

@@ -238,16 +238,6 @@ def test_the_rest_routes_answer_with_the_issue_s_status_codes(server: str, peopl
     assert call("ops", "PUT", "/namespaces/acme/reviews/review-rules", {"required_approvals": 9}).status_code == 400
 
 
-def test_a_broker_keeps_no_proposals(tmp_path: Path) -> None:
-    db = tmp_path / "r.db"
-    with Registry.open(db, create=True) as reg:
-        _prepare(reg)
-    with served(db, log_dir=tmp_path, admin_only=True) as url, registry.open(url) as broker:
-        with pytest.raises(registry.NotSupportedError, match="keeps no proposals"):
-            broker.proposals.list()
-        assert broker.history(TOPIC)  # everything else still answers
-
-
 @pytest.mark.postgres
 def test_two_servers_on_one_postgresql_database(postgres_server: str, tmp_path: Path) -> None:
     import postgres
