@@ -12,7 +12,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ._common import (
@@ -23,9 +22,7 @@ from ._common import (
     check_url,
     close_registry,
     pulsar_version,
-    resolve_db,
     say,
-    shown,
 )
 from ._markdown import code, text
 
@@ -77,58 +74,26 @@ def add_commands(commands: argparse._SubParsersAction[Any]) -> None:
 
 
 def open_location(option: str, location: str, token: str | None, line: str | None, *, writes: bool) -> SchemaRegistry:
-    """The registry `location` names: remote for an http(s) URL (with `token`), else embedded, never created
-    (a registry made on the spot would compare as empty); read-only unless `writes`."""
-    import registry
+    """The registry `location` names (registry.compare.open_side: an admin URL with `token`, a Parquet export
+    folder, an export file, or a registry, never created); read-only unless `writes`."""
     from registry import RegistryError, RegistryNotFoundError
     from registry._location import remote_url
+    from registry.compare import open_side
 
     if not location.strip():
         raise UserError(f"{option} must name a registry")
     try:
         url = remote_url(location)
-    except RegistryError as exc:
-        raise UserError(f"{option} {location!r}: {exc}") from None
-    if url is not None:
-        token = token or os.environ.get("SCHEMA_EXPLORER_TOKEN") or None
-        reg = registry.open(check_url(url), token=token, pulsar_version=line)
-        return reg if writes else reg.read_only()
-    if token:
-        raise UserError(f"{option}-token only applies when {option} is an http(s) URL")
-    if Path(location).expanduser().is_dir():
-        return _parquet_side(option, location, writes=writes)
-    target = resolve_db(location)
-    if _is_snapshot(target):
-        if writes:
-            raise UserError(f"{option} {location!r} is an export file: --propose needs a registry to open proposals in")
-        from registry import import_snapshot
-
-        return import_snapshot(target).read_only()
-    try:
-        return registry.open(target, read_only=not writes, pulsar_version=line)
+        if url is not None:
+            check_url(url)
+            token = token or os.environ.get("SCHEMA_EXPLORER_TOKEN") or None
+        elif token:
+            raise UserError(f"{option}-token only applies when {option} is an http(s) URL")
+        return open_side(location, token=token, pulsar_version=line, writes=writes)
     except RegistryNotFoundError:
-        raise UserError(f"{option}: no registry in {shown(target)}") from None
-
-
-def _parquet_side(option: str, location: str, *, writes: bool) -> SchemaRegistry:
-    """A folder: a Parquet export (`export --format parquet`), read-only; a clear error for any other folder."""
-    from registry import RegistryError
-    from registry.compare import parquet_side
-
-    if writes:
-        raise UserError(f"{option} {location!r} is a folder: --propose needs a registry to open proposals in")
-    try:
-        return parquet_side(location)
+        raise UserError(f"{option}: no registry in {location.strip()}") from None
     except RegistryError as exc:
         raise UserError(f"{option} {location!r}: {exc}") from None
-
-
-def _is_snapshot(target: Path | str) -> bool:
-    """An export file (`schema-explorer export`, JSON lines) rather than a registry file: it starts with `{`."""
-    if not isinstance(target, Path) or not target.is_file():
-        return False
-    with target.open("rb") as handle:
-        return handle.read(64).lstrip().startswith(b"{")
 
 
 def run_compare(args: argparse.Namespace) -> int:

@@ -18,8 +18,7 @@ from app import links, session
 from app.render import escape_markdown, show_error
 from app.review import show_diff
 from registry import RegistryError, SchemaRegistry
-from registry import open as open_registry
-from registry.compare import Comparison, TopicState, compare_registries, drift_diff, propose_plan
+from registry.compare import Comparison, TopicState, compare_registries, drift_diff, open_side, propose_plan
 
 ALL = "(all)"
 DIRECTIONS = {
@@ -145,7 +144,11 @@ def render(reg: SchemaRegistry) -> None:
         st.session_state["compare_direction"] = "from"
     left, right = st.columns([3, 2])
     with left:
-        target = st.text_input("Other registry", key="compare_to", placeholder="a file path, sqlite:///…, or https://…")
+        target = st.text_input(
+            "Other registry",
+            key="compare_to",
+            placeholder="a registry file, an export file or Parquet folder, postgresql://…, or https://…",
+        )
     with right:
         token = st.text_input("Token (for a URL)", key="compare_token", type="password")
     direction = st.radio("Direction", list(DIRECTIONS), format_func=DIRECTIONS.__getitem__, key="compare_direction")
@@ -154,7 +157,7 @@ def render(reg: SchemaRegistry) -> None:
         st.info("Name another registry to compare the connected one with.")
         return
     try:
-        other = open_registry(target.strip(), token=token or None, read_only=True)
+        other = open_side(target.strip(), token=token or None)
     except RegistryError as exc:
         show_error(exc)
         return

@@ -3,7 +3,7 @@ replication hazards from one into the other, and the plan to converge."""
 
 from ._compare import assemble, compare_namespaces, compare_registries, compare_topics, drift_diff
 from ._propose import propose_plan
-from ._sides import parquet_side
+from ._sides import open_side, parquet_side
 from ._values import (
     Comparison,
     Hazard,
@@ -31,6 +31,7 @@ __all__ = [
     "compare_registries",
     "compare_topics",
     "drift_diff",
+    "open_side",
     "parquet_side",
     "propose_plan",
 ]

@@ -16,9 +16,10 @@ from contextlib import suppress
 from pathlib import Path
 from typing import TypeVar
 
-from .._errors import NotFoundError, TopicPoliciesDisabledError
+from .._errors import InvalidArgumentError, NotFoundError, TopicPoliciesDisabledError
 from .._facade import BackedRegistry
 from .._handle import SchemaRegistry
+from .._location import LocationKind, parse_location, remote_url
 from .._model import SchemaVersion, TopicPolicy
 from .._names import TopicName
 from .._read_only import ReadOnlyRegistry
@@ -80,6 +81,50 @@ def parquet_side(folder: str | Path) -> SchemaRegistry:
     from ..parquet import import_parquet_export
 
     return import_parquet_export(folder).read_only()
+
+
+def is_snapshot_file(path: Path) -> bool:
+    """An export file (`schema-explorer export`, JSON lines) rather than a registry file: it starts with `{`."""
+    if not path.is_file():
+        return False
+    with path.open("rb") as handle:
+        return handle.read(64).lstrip().startswith(b"{")
+
+
+def open_side(
+    location: str,
+    *,
+    token: str | None = None,
+    pulsar_version: str | None = None,
+    writes: bool = False,
+    workspace: str | None = None,
+) -> SchemaRegistry:
+    """The registry a comparison side names, as every shell opens it (the CLI's --from/--to, the app's Compare
+    page): an admin URL (with `token`), a Parquet export folder, an export file, or a registry location, which
+    is never created (a registry made on the spot would compare as empty). Read-only unless `writes` (the side
+    `--propose` opens proposals in), which an export, file or folder, cannot be: InvalidArgumentError."""
+    from .._open import open as open_registry
+    from .._snapshot import import_snapshot
+
+    text = location.strip()
+    if not text:
+        raise InvalidArgumentError("no registry named (an empty location)")
+    url = remote_url(text)
+    if url is not None:
+        reg = open_registry(url, token=token, pulsar_version=pulsar_version, workspace=workspace)
+        return reg if writes else reg.read_only()
+    if token:
+        raise InvalidArgumentError("a token only applies to an http(s) URL")
+    where = parse_location(text)
+    path = Path(where.target).expanduser() if where.kind is LocationKind.SQLITE else None
+    if path is not None and (path.is_dir() or is_snapshot_file(path)):
+        if writes:
+            kind = "a Parquet export folder" if path.is_dir() else "an export file"
+            raise InvalidArgumentError(
+                f"{kind} is read-only: proposals are opened in a registry (a file, a database or a URL)"
+            )
+        return parquet_side(path) if path.is_dir() else import_snapshot(path).read_only()
+    return open_registry(path or text, read_only=not writes, pulsar_version=pulsar_version)
 
 
 E = TypeVar("E", SchemaVersion, Fingerprint)

@@ -68,3 +68,22 @@ def test_propose_into_the_connected_registry_only_for_the_safe_topics(built: tup
     with Registry.open(b) as reg:
         made = [p for p in reg.proposals.list() if p.id not in before]
     assert {p.target for p in made} == SAFE
+
+
+def test_an_export_file_or_a_parquet_export_folder_compares_as_its_registry(
+    built: tuple[Path, Path], tmp_path: Path
+) -> None:
+    """The other side may be what `export` wrote (a JSON-lines file or a Parquet folder), as on the CLI: the
+    same drift as against the registry file itself."""
+    from cli.main import main
+
+    a, b = built
+    exported, folder = tmp_path / "b.jsonl", tmp_path / "b-parquet"
+    assert main(["export", "--db", str(b), str(exported)]) == 0
+    assert main(["export", "--db", str(b), "--format", "parquet", str(folder)]) == 0
+    for other in (exported, folder):
+        at = page_test("compare", a)
+        at.session_state["compare_to"] = str(other)
+        at.run()
+        assert not at.exception and not at.error, other
+        assert dict(zip(at.dataframe[0].value["topic"], at.dataframe[0].value["state"], strict=True)) == STATES

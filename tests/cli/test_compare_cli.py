@@ -113,7 +113,7 @@ def test_an_export_file_compares_as_its_registry(built: tuple[Path, Path], cli: 
     assert {t["topic"]: t["state"] for t in doc["topics"]} == STATES
     assert {h["topic"]: h["reason"] for h in doc["hazards"]} == HAZARDS
     code, _, err = cli("compare", "--from", str(built[0]), "--to", str(exported), "--propose")
-    assert code == 2 and "is an export file" in err
+    assert code == 2 and "an export file is read-only: proposals are opened in a registry" in err
 
 
 def test_a_parquet_export_folder_compares_as_its_registry(built: tuple[Path, Path], cli: Cli, tmp_path: Path) -> None:
@@ -128,7 +128,7 @@ def test_a_parquet_export_folder_compares_as_its_registry(built: tuple[Path, Pat
         assert (code, err) == (1, "")
         assert {**json.loads(out), "from": "", "to": ""} == {**wanted, "from": "", "to": ""}
     code, _, err = cli("compare", "--from", str(built[0]), "--to", str(export_b), "--propose")
-    assert code == 2 and "is a folder: --propose needs a registry" in err
+    assert code == 2 and "a Parquet export folder is read-only: proposals are opened in a registry" in err
     (tmp_path / "empty").mkdir()
     code, out, err = cli("compare", "--from", str(built[0]), "--to", str(tmp_path / "empty"))
     assert (code, out) == (2, "") and len(err.strip().splitlines()) == 1
