@@ -70,10 +70,18 @@ def add_commands(commands: argparse._SubParsersAction[Any]) -> None:
         "or diverged topics. B must keep proposals (a registry file, or serve)",
     )
     parser.add_argument("--as", dest="as_name", metavar="NAME", help="who --propose opens them as (a registry file)")
+    parser.add_argument(
+        "--workspace",
+        metavar="LOCATION",
+        help="where --propose keeps B's proposals when B is a plain broker (a file, memory: or postgresql://...; "
+        "default: your per-cluster workspace file)",
+    )
     parser.set_defaults(handler=run_compare)
 
 
-def open_location(option: str, location: str, token: str | None, line: str | None, *, writes: bool) -> SchemaRegistry:
+def open_location(
+    option: str, location: str, token: str | None, line: str | None, *, writes: bool, workspace: str | None = None
+) -> SchemaRegistry:
     """The registry `location` names (registry.compare.open_side: an admin URL with `token`, a Parquet export
     folder, an export file, or a registry, never created); read-only unless `writes`."""
     from registry import RegistryError, RegistryNotFoundError
@@ -89,7 +97,9 @@ def open_location(option: str, location: str, token: str | None, line: str | Non
             token = token or os.environ.get("SCHEMA_EXPLORER_TOKEN") or None
         elif token:
             raise UserError(f"{option}-token only applies when {option} is an http(s) URL")
-        return open_side(location, token=token, pulsar_version=line, writes=writes)
+        elif workspace is not None:
+            raise UserError(f"--workspace only applies when {option} is a plain broker's URL")
+        return open_side(location, token=token, pulsar_version=line, writes=writes, workspace=workspace)
     except RegistryNotFoundError:
         raise UserError(f"{option}: no registry in {location.strip()}") from None
     except RegistryError as exc:
@@ -104,7 +114,7 @@ def run_compare(args: argparse.Namespace) -> int:
         raise UserError("--as only applies with --propose")
     source = open_location("--from", args.source, args.from_token, line, writes=False)
     try:
-        target = open_location("--to", args.target, args.to_token, line, writes=args.propose)
+        target = open_location("--to", args.target, args.to_token, line, writes=args.propose, workspace=args.workspace)
         try:
             found = compare_registries(source, target)
             opened = propose(args, target, source, found) if args.propose else []

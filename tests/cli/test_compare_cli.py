@@ -161,3 +161,12 @@ def test_propose_into_a_plain_broker_opens_them_in_its_workspace(
         assert {p["topic"] for p in json.loads(out)["proposals"]} == SAFE
         with registry.open(url) as b:  # the per-user workspace of that broker's URL
             assert {p.target for p in b.proposals.list()} == SAFE
+        shared = tmp_path / "team-workspace.db"  # or the team's workspace, named
+        code, out, err = cli(
+            "compare", "--from", str(built[0]), "--to", url, "--propose", "--workspace", str(shared), "--json"
+        )
+        assert (code, err) == (1, "")
+        with registry.open(url, workspace=str(shared)) as b:
+            assert {p.target for p in b.proposals.list()} == SAFE
+    code, _, err = cli("compare", "--from", str(built[0]), "--to", str(served_b), "--workspace", str(shared))
+    assert code == 2 and "--workspace only applies when --to is a plain broker's URL" in err
