@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import functools
 import shutil
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -12,6 +13,20 @@ from streamlit.testing.v1 import AppTest
 from registry import Registry, seed_sample_data
 
 APP = Path(__file__).resolve().parents[2] / "app" / "streamlit_app.py"
+
+
+@pytest.fixture(scope="session", autouse=True)
+def components_scanned_once() -> Iterator[None]:
+    """Streamlit scans every installed distribution's metadata for v2 components at each new AppTest's first
+    run (about a quarter of a second, most of a short test); the installed packages cannot change within a
+    test run, so the scan is made once and its answer reused."""
+    from streamlit.components.v2 import manifest_scanner
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(
+            manifest_scanner, "scan_component_manifests", functools.cache(manifest_scanner.scan_component_manifests)
+        )
+        yield
 
 
 @pytest.fixture(scope="session")
