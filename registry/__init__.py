@@ -132,7 +132,7 @@ from .proposals._words import applied_text, approvals_text, refusal_word, refusa
 from .protobuf._native import ProtobufNativeSchema, parse_protobuf_native, to_protobuf_native_data
 from .protobuf._protoc import ProtoCompileError, compile_proto, compile_uploads, declared_messages
 from .remote._broker_index import CACHE_ENV_VAR
-from .remote._connection import ConnectionSummary, describe_connection, pulsarctl_contexts
+from .remote._connection import PULSARCTL_CONFIG, ConnectionSummary, describe_connection, pulsarctl_contexts
 from .storage._base import LocalStorage as StorageBackend
 from .storage._base import StaleHistoryError
 from .storage._forwarding import ForwardingStorage
@@ -335,6 +335,7 @@ __all__ = [
     "ConnectionSummary",
     "describe_connection",
     "pulsarctl_contexts",
+    "PULSARCTL_CONFIG",
     "export_snapshot",
     "import_snapshot",
     "key_value_parts",
