@@ -161,7 +161,7 @@ def run_audit(args: argparse.Namespace) -> int:
         ship_code=args.code == "ship",
         progress=args.progress != "none",
         quiet=args.progress == "none",
-        extra={**executor_settings(source), **executor_token()},
+        extra={**executor_settings(source), **({} if client_conf or context else executor_token())},
     )
     try:
         with SparkProgress(spark, args.progress):
