@@ -195,12 +195,6 @@ def connection_options(args: argparse.Namespace) -> tuple[str | None, str | None
     return client_conf, context
 
 
-def refuse_connection_options(args: argparse.Namespace, command: str) -> None:
-    """For a command that reaches a cluster by --url only (so far): a client.conf or context is refused."""
-    if getattr(args, "client_conf", None) is not None or getattr(args, "context", None) is not None:
-        raise UserError(f"`{command}` reaches a cluster by --url [--token] only; --client-conf and --context are not")
-
-
 def pulsar_version(args: argparse.Namespace) -> str | None:
     """`--pulsar-version` checked (a usage error naming the known lines), or None when not given."""
     from registry import RegistryError

@@ -1,6 +1,7 @@
 """`audit JOB`: the Spark pipeline (pipeline/).
 
-    schema-explorer audit compat-matrix (--db LOCATION | --url URL | --snapshot FILE | --parquet DIR) --out DIR
+    schema-explorer audit compat-matrix (--db LOCATION | --url URL | --client-conf FILE | --context NAME
+        | --snapshot FILE | --parquet DIR) --out DIR
         [--tenant T | --namespace T/NS] [--max-versions N] [--master URL]
     schema-explorer audit policy-impact ... --out DIR --strategy S [--namespace T/NS]
     schema-explorer audit data ... --out DIR --messages DIR [--reader FILE --topic T]
@@ -28,8 +29,8 @@ from ._common import (
     UserError,
     add_source_arguments,
     check_url,
+    connection_options,
     pulsar_version,
-    refuse_connection_options,
     whole_number,
 )
 
@@ -110,11 +111,16 @@ def run_audit(args: argparse.Namespace) -> int:
     from pipeline.jobs import candidate_schema, check_out, run_compat_matrix, run_data_audit, run_policy_impact
     from pipeline.progress import SparkProgress, write_run_record
 
-    refuse_connection_options(args, "audit")
-    if sum(1 for x in (args.snapshot, args.parquet, args.db or args.url) if x) > 1:
-        raise UserError("give one source: --db LOCATION, --url URL, --snapshot FILE or --parquet DIR")
+    client_conf, context = connection_options(args)  # read again by each executor: no credential passes Spark
+    if (client_conf or context) and args.token:
+        raise UserError("--token only applies with --url (a client.conf or context carries its own credentials)")
+    if sum(1 for x in (args.snapshot, args.parquet, args.db or args.url or client_conf or context) if x) > 1:
+        raise UserError(
+            "give one source: --db LOCATION, --url URL, --client-conf FILE, --context NAME, --snapshot FILE "
+            "or --parquet DIR"
+        )
     db = args.db
-    if not (args.snapshot or args.parquet or args.url is not None or db):
+    if not (args.snapshot or args.parquet or args.url is not None or db or client_conf or context):
         from ._common import resolve_db_path
 
         db = str(resolve_db_path(None))
@@ -130,13 +136,16 @@ def run_audit(args: argparse.Namespace) -> int:
 
             CompatibilityStrategy.parse(args.strategy)
         if args.progress != "none":
-            print(f"checking {args.snapshot or args.parquet or args.url or db} ...", file=sys.stderr, flush=True)
+            shown = args.snapshot or args.parquet or args.url or client_conf or (context and f"context {context}") or db
+            print(f"checking {shown} ...", file=sys.stderr, flush=True)
         url = check_url(args.url) if args.url is not None else None
         if url is not None and args.token:
             os.environ[TOKEN_ENV] = args.token  # the tasks' token (and a cluster's executors', below)
         source = load_source(
             db=db if url is None and not (args.snapshot or args.parquet) else None,
             url=url,
+            client_conf=client_conf,
+            context=context,
             snapshot=args.snapshot,
             parquet=args.parquet,
             token=args.token,
@@ -155,7 +164,7 @@ def run_audit(args: argparse.Namespace) -> int:
         ship_code=args.code == "ship",
         progress=args.progress != "none",
         quiet=args.progress == "none",
-        extra={**executor_settings(source), **executor_token()},
+        extra={**executor_settings(source), **({} if client_conf or context else executor_token())},
     )
     try:
         with SparkProgress(spark, args.progress):

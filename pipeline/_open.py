@@ -19,16 +19,21 @@ def load_source(
     snapshot: str | None = None,
     parquet: str | None = None,
     token: str | None = None,
+    client_conf: str | None = None,
+    context: str | None = None,
     pulsar_version: str | None = None,
 ) -> Source:
     """Plan reading exactly one of a registry location (a SQLite file, PostgreSQL, a storage of one's own), a
-    remote admin URL, a snapshot file or a Parquet export folder. SourceError (one line) when it cannot be
-    read: a missing file, not a registry, a malformed snapshot header, a foreign Parquet table, an unreachable
-    endpoint. Nothing of the registry's topics is read. The audits judge as the source's Pulsar line, or as
-    `pulsar_version` when given."""
-    given = [x for x in (db, url, snapshot, parquet) if x]
+    remote admin URL (or the cluster a client.conf or pulsarctl context names), a snapshot file or a Parquet
+    export folder. SourceError (one line) when it cannot be read: a missing file, not a registry, a malformed
+    snapshot header, a foreign Parquet table, an unreachable endpoint. Nothing of the registry's topics is read.
+    The audits judge as the source's Pulsar line, or as `pulsar_version` when given."""
+    given = [x for x in (db, url, client_conf, context, snapshot, parquet) if x]
     if len(given) != 1:
-        raise SourceError("give exactly one source: --db LOCATION, --url URL, --snapshot FILE or --parquet DIR")
+        raise SourceError(
+            "give exactly one source: --db LOCATION, --url URL, --client-conf FILE, --context NAME, --snapshot FILE "
+            "or --parquet DIR"
+        )
     try:
         line = pulsar_line(pulsar_version).name if pulsar_version else None
         source: Source
@@ -41,9 +46,13 @@ def load_source(
 
             source = ParquetSource.open(Path(parquet))
         elif url:
-            from ._registry_source import RegistrySource
+            from ._registry_source import Reach, RegistrySource
 
-            source = RegistrySource.open(url, token=token, pulsar_version=line)
+            source = RegistrySource.open(Reach(url, pulsar_version=line), token=token)
+        elif client_conf or context:
+            from ._registry_source import Reach, RegistrySource
+
+            source = RegistrySource.open(Reach.by_file(client_conf=client_conf, context=context, pulsar_version=line))
         else:
             assert db is not None
             location = parse_location(db)
@@ -54,9 +63,9 @@ def load_source(
 
                 source = SqlSource.open(db, pulsar_version=line)
             else:
-                from ._registry_source import RegistrySource
+                from ._registry_source import Reach, RegistrySource
 
-                source = RegistrySource.open(db, token=None, pulsar_version=line)
+                source = RegistrySource.open(Reach(db, pulsar_version=line))
         if line:
             source.header["pulsar_version"] = line
         return source

@@ -5,7 +5,10 @@ The driver lists the namespaces (a request per tenant) and plans one part per na
 registry itself and reads its namespace topic by topic (`registry.namespace_bundles`): its requests run one
 at a time, so an executor has at most as many requests in flight as it runs tasks, whatever the fleet's size.
 A token for a remote API reaches the executors in their environment (`SCHEMA_EXPLORER_TOKEN`, set from the
-driver's as `spark.executorEnv.*`), never inside a task.
+driver's as `spark.executorEnv.*`), never inside a task. A cluster named by a client.conf or a pulsarctl context
+(`--client-conf`, `--context`) is reached by each executor reading that file itself: a task carries the file's
+absolute path (and the context's name), never a credential, so nothing secret passes through Spark. On a cluster
+of machines the file, and those it names (trust store, key files), must be at the same path on the workers.
 
 No single state: an admin API has no snapshot and no change token, so each namespace is read at its own time
 during the run, and a change made meanwhile shows in the namespaces read after it. The job says so, with the
@@ -27,6 +30,7 @@ import pyarrow as pa
 from registry import open as open_registry
 from registry._location import remote_url
 from registry._snapshot import snapshot_records
+from registry.remote._connection import PULSARCTL_CONFIG
 from registry.storage._ranges import KeyRange, TopicBundle, namespace_bundles
 
 from ._arrow import ddl
@@ -36,8 +40,44 @@ from ._tasks import Job, Read, judged, read_part
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
+    from registry import SchemaRegistry
+
 TOKEN_ENV = "SCHEMA_EXPLORER_TOKEN"
 PARTS = "part bigint, namespace string"
+
+
+@dataclass(frozen=True, slots=True)
+class Reach:
+    """How the driver and every task open the registry: a location (a token, if any, from the environment), or
+    a client.conf's absolute path, or a pulsarctl context's name and its config file. Paths and names only: the
+    credentials stay in the files, which whoever opens reads."""
+
+    target: str | None
+    client_conf: str | None = None
+    context: str | None = None
+    pulsarctl_config: str | None = None
+    pulsar_version: str | None = None
+
+    @classmethod
+    def by_file(cls, *, client_conf: str | None, context: str | None, pulsar_version: str | None) -> Reach:
+        """A client.conf or a context, as named on the driver: the files resolved to absolute paths, which an
+        executor's working folder and home (not the driver's) cannot change."""
+        if client_conf is not None:
+            return cls(None, client_conf=str(Path(client_conf).expanduser().resolve()), pulsar_version=pulsar_version)
+        config = str(PULSARCTL_CONFIG.expanduser().resolve())
+        return cls(None, context=context, pulsarctl_config=config, pulsar_version=pulsar_version)
+
+    def open(self) -> SchemaRegistry:
+        if self.target is None:
+            return open_registry(
+                client_conf=self.client_conf,
+                context=self.context,
+                pulsarctl_config=self.pulsarctl_config,
+                read_only=True,
+                pulsar_version=self.pulsar_version,
+            )
+        token = os.environ.get(TOKEN_ENV) or None
+        return open_registry(self.target, token=token, read_only=True, pulsar_version=self.pulsar_version)
 
 
 @dataclass(slots=True)
@@ -45,20 +85,23 @@ class RegistrySource(Source):
     header: dict[str, Any]
     label: str
     location: str
-    target: str
-    pulsar_version: str | None
+    reach: Reach
     remote: bool
     all_namespaces: list[str]
     consistency: str = ""
 
     @classmethod
-    def open(cls, target: str, *, token: str | None, pulsar_version: str | None) -> RegistrySource:
-        remote = remote_url(target) is not None
-        reg = open_registry(target, token=token, read_only=True, pulsar_version=pulsar_version)
+    def open(cls, reach: Reach, *, token: str | None = None) -> RegistrySource:
+        """`token`: the driver's, for a location (the tasks read theirs from the environment)."""
+        if reach.target is None:
+            reg = reach.open()
+        else:
+            reg = open_registry(reach.target, token=token, read_only=True, pulsar_version=reach.pulsar_version)
+        remote = reach.target is None or remote_url(reach.target) is not None
         try:
             header = dict(next(iter(snapshot_records(reg))))
             namespaces = sorted(ns for tenant in reg.tenants() for ns in reg.namespaces(tenant))
-            shown = str(getattr(reg, "location", target))
+            shown = str(getattr(reg, "location", reach.target))
         finally:
             close = getattr(reg, "close", None)
             if callable(close):
@@ -71,9 +114,8 @@ class RegistrySource(Source):
         return cls(
             header=header,
             label=f"registry {shown}",
-            location=target if remote else shown,
-            target=target,
-            pulsar_version=pulsar_version,
+            location=(reach.target or shown) if remote else shown,
+            reach=reach,
             remote=remote,
             all_namespaces=namespaces,
             consistency=consistency,
@@ -84,7 +126,8 @@ class RegistrySource(Source):
         if self.remote:
             yield Planned()
             return
-        reg = open_registry(self.target, read_only=True)
+        assert self.reach.target is not None  # a registry of one's own, named by its location
+        reg = open_registry(self.reach.target, read_only=True)
         try:
             token = reg.change_token()
         finally:
@@ -107,14 +150,12 @@ class RegistrySource(Source):
         wanted = [ns for ns in self.all_namespaces if f"{ns}/" in scope or _overlaps(ns, scope)]
         parts = [(i, ns) for i, ns in enumerate(wanted)]
         frame = spark.createDataFrame(spark.sparkContext.parallelize(parts, max(1, len(parts))), PARTS)
-        mapper = namespace_mapper(self.target, self.pulsar_version, not self.remote, scope, job, schema)
+        mapper = namespace_mapper(self.reach, not self.remote, scope, job, schema)
         return frame.mapInArrow(mapper, ddl(schema))
 
     def bundles(self, keys: list[str]) -> list[TopicBundle]:
         """A few keys read on the driver, topic by topic."""
-        reg = open_registry(
-            self.target, token=os.environ.get(TOKEN_ENV), read_only=True, pulsar_version=self.pulsar_version
-        )
+        reg = self.reach.open()
         try:
             found: list[TopicBundle] = []
             for namespace in sorted({k.rsplit("/", 1)[0] for k in keys}):
@@ -131,9 +172,7 @@ def _overlaps(namespace: str, scope: KeyRange) -> bool:
     return (scope.high is None or low < scope.high) and (scope.low is None or high > scope.low)
 
 
-def namespace_mapper(
-    target: str, pulsar_version: str | None, tokens: bool, scope: KeyRange, job: Job, schema: pa.Schema
-) -> Any:
+def namespace_mapper(reach: Reach, tokens: bool, scope: KeyRange, job: Job, schema: pa.Schema) -> Any:
     """The mapInArrow function over part rows (part, namespace): each task opens the registry and reads its
     namespace; `tokens`: the registry has a change token worth recording (not an admin API)."""
 
@@ -144,8 +183,7 @@ def namespace_mapper(
                 read = Read(part=part, low=namespace, high=namespace)
 
                 def rows(read: Read, namespace: str = namespace) -> Iterator[pa.RecordBatch]:
-                    token = os.environ.get(TOKEN_ENV) or None
-                    reg = open_registry(target, token=token, read_only=True, pulsar_version=pulsar_version)
+                    reg = reach.open()
                     try:
                         bundles = (b for b in namespace_bundles(reg, namespace) if b.key in scope)
                         yield from judged(_counted(bundles, read), job, read, schema)

@@ -22,7 +22,6 @@ the core's frozen dataclasses; both ends run the same code in one run, and nothi
 from __future__ import annotations
 
 import json
-import os
 import pickle
 import tempfile
 from collections.abc import Iterator, Mapping
@@ -40,7 +39,7 @@ from registry.compare import Comparison, TopicComparison, TopicState, assemble, 
 from registry.storage._ranges import KeyRange, TopicBundle
 
 from ._arrow import batches, ddl, schema
-from ._registry_source import TOKEN_ENV, RegistrySource
+from ._registry_source import RegistrySource
 from ._source import Record, Source, SourceError, registry_for
 from ._sql_source import SqlSource
 from ._tasks import BUNDLES_PER_BATCH, READ_COLUMNS, with_reads
@@ -94,10 +93,8 @@ def namespace_records(source: Source) -> list[Record]:
         return list(known.values())
     if not isinstance(source, SqlSource | RegistrySource):
         raise SourceError(f"{source.label}: cannot read its namespaces")
-    remote = isinstance(source, RegistrySource)
-    token = (os.environ.get(TOKEN_ENV) or None) if remote else None
-    version = source.pulsar_version if isinstance(source, RegistrySource) else None
-    reg = open_registry(source.target, token=token, read_only=True, pulsar_version=version)
+    # an admin API as the side's tasks reach it (its token from the environment, or its client.conf/context)
+    reg = source.reach.open() if isinstance(source, RegistrySource) else open_registry(source.target, read_only=True)
     try:
         return snapshot_head(reg)[1]
     finally:

@@ -23,6 +23,7 @@ def open(  # noqa: A001 - `registry.open`, as `io.open` and `sqlite3.connect` na
     token: str | None = None,
     client_conf: str | os.PathLike[str] | None = None,
     context: str | None = None,
+    pulsarctl_config: str | os.PathLike[str] | None = None,
     create: bool = False,
     read_only: bool = False,
     pulsar_version: str | None = None,
@@ -36,7 +37,8 @@ def open(  # noqa: A001 - `registry.open`, as `io.open` and `sqlite3.connect` na
     - `token`: the bearer token of a remote admin API (refused for an embedded location).
     - `client_conf`: connect as pulsar-admin does with this client.conf (its webServiceUrl, auth plugin and TLS
       settings; `location`, when given, overrides webServiceUrl); `context`: a pulsarctl context's name (from
-      ~/.config/pulsar/config). registry/remote/_connection.py lists the auth plugins understood.
+      ~/.config/pulsar/config, or `pulsarctl_config`: what a Spark executor is given, whose home may not be the
+      driver's). registry/remote/_connection.py lists the auth plugins understood.
     - `create`: make an embedded registry where there is none; without it a missing one raises
       RegistryNotFoundError, because reading or checking against a registry made on the spot would answer from
       an empty history (fail closed). Never with `read_only`: what is only read is never created.
@@ -55,6 +57,8 @@ def open(  # noqa: A001 - `registry.open`, as `io.open` and `sqlite3.connect` na
     if read_only and create:
         raise InvalidArgumentError("a read-only handle never creates a registry: pass create=False")
     handle: SchemaRegistry
+    if pulsarctl_config is not None and context is None:
+        raise InvalidArgumentError("pulsarctl_config only applies with context")
     if client_conf is not None or context is not None:
         from .remote._connection import from_client_conf, from_context
         from .remote._handle import RemoteRegistry
@@ -69,7 +73,7 @@ def open(  # noqa: A001 - `registry.open`, as `io.open` and `sqlite3.connect` na
         connection = (
             from_client_conf(client_conf, url=override)
             if client_conf is not None
-            else from_context(context, url=override)
+            else from_context(context, config=pulsarctl_config, url=override)
         )
         handle = RemoteRegistry(
             connection.url,

@@ -59,7 +59,9 @@ class Receiver:
 
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self._server.daemon_threads = True
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        # serve_forever looks for shutdown() every poll_interval (0.5 s by default, which each test's teardown
+        # then waited out); a short one lets the receiver stop at once.
+        self._thread = threading.Thread(target=self._server.serve_forever, args=(0.02,), daemon=True)
 
     @property
     def url(self) -> str:

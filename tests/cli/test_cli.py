@@ -6,11 +6,14 @@
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+
+from registry import Registry, seed_sample_data
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 
@@ -40,6 +43,23 @@ def run(tmp_path: Path):
 @pytest.fixture
 def db(tmp_path: Path) -> Path:
     return tmp_path / "registry.db"
+
+
+@pytest.fixture(scope="module")
+def sample_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A registry file `seed` filled, seeded once for the module (test_seed_fills_an_empty_registry runs the
+    command itself)."""
+    path = tmp_path_factory.mktemp("seeded") / "registry.db"
+    with Registry.open(path, create=True) as reg:
+        seed_sample_data(reg)
+    return path
+
+
+@pytest.fixture
+def seeded_db(sample_file: Path, db: Path) -> Path:
+    """`db`, already seeded: a copy of the module's sample file."""
+    shutil.copy(sample_file, db)
+    return db
 
 
 def test_help_lists_the_commands(run):
@@ -77,8 +97,8 @@ def test_seed_fills_an_empty_registry(run, db):
     assert str(db) in done.stdout
 
 
-def test_seed_twice_refuses_without_force(run, db):
-    assert run("seed", "--db", str(db)).returncode == 0
+def test_seed_twice_refuses_without_force(run, seeded_db):
+    db = seeded_db
     again = run("seed", "--db", str(db))
     assert again.returncode == 1
     assert "not empty" in again.stderr
@@ -87,8 +107,8 @@ def test_seed_twice_refuses_without_force(run, db):
     assert len(again.stderr.strip().splitlines()) == 1
 
 
-def test_seed_with_force_seeds_a_non_empty_registry(run, db):
-    assert run("seed", "--db", str(db)).returncode == 0
+def test_seed_with_force_seeds_a_non_empty_registry(run, seeded_db):
+    db = seeded_db
     forced = run("seed", "--db", str(db), "--force")
     assert forced.returncode == 0, forced.stderr
     assert "Seeded" in forced.stdout

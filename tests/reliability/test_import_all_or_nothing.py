@@ -16,12 +16,14 @@ from registry._snapshot import read_snapshot_records, registry_from_records
 from registry.storage._snapshot_values import SnapshotError
 
 
-@pytest.fixture
-def backup(tmp_path: Path) -> Path:
-    db = tmp_path / "source.db"
+@pytest.fixture(scope="module")
+def backup(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The sample registry exported, once for the module: the tests read it and write their cut copies elsewhere."""
+    folder = tmp_path_factory.mktemp("backup")
+    db = folder / "source.db"
     with Registry.open(db, create=True) as reg:
         seed_sample_data(reg)
-    out = tmp_path / "backup.jsonl"
+    out = folder / "backup.jsonl"
     assert main(["export", "--db", str(db), str(out)]) == 0
     return out
 

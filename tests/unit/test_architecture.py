@@ -6,6 +6,7 @@ here."""
 from __future__ import annotations
 
 import ast
+import functools
 import json
 import re
 from collections.abc import Iterator
@@ -108,16 +109,11 @@ PRESENTATION = ("pandas", "altair", "streamlit", "IPython", "registry.views")
 
 def _core_modules() -> dict[str, ast.Module]:
     """Every core module (registry/ without its views package) by dotted name, parsed."""
-    modules = {}
-    for path in sorted(CORE.rglob("*.py")):
-        parts = path.relative_to(ROOT).with_suffix("").parts
-        if parts[:2] == ("registry", "views"):
-            continue
-        name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
-        modules[name] = ast.parse(path.read_text(encoding="utf-8"))
-    return modules
+    modules = _package_modules("registry")
+    return {name: tree for name, tree in modules.items() if name.split(".")[:2] != ["registry", "views"]}
 
 
+@functools.cache  # parsed and walked once for the module's tests, which only read them
 def _imports(name: str, tree: ast.Module) -> set[str]:
     """The modules `name` imports anywhere but under `if TYPE_CHECKING:`, relative imports resolved."""
     package = name if name == "registry" else name.rsplit(".", 1)[0]
@@ -185,6 +181,7 @@ def test_the_core_import_graph_has_no_cycles() -> None:
     assert _cycle(graph) == []
 
 
+@functools.cache  # parsed and walked once for the module's tests, which only read them
 def _package_modules(package: str) -> dict[str, ast.Module]:
     modules = {}
     for path in sorted((ROOT / package).rglob("*.py")):

@@ -25,8 +25,25 @@ from registry._snapshot import registry_from_records
 from registry.compare import Comparison, HazardReason, TopicState, compare_registries, drift_diff
 
 
+@pytest.fixture(scope="module", params=("memory", "sqlite"))
+def pair(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[tuple[Registry, Registry]]:
+    """The drifted pair (drift.py), built once per storage for the tests that only compare it."""
+    if request.param == "memory":
+        a, b = Registry.in_memory(), Registry.in_memory()
+    else:
+        folder = tmp_path_factory.mktemp("pair")
+        a, b = Registry.open(folder / "a.db", create=True), Registry.open(folder / "b.db", create=True)
+    build_pair(a, b)
+    yield a, b
+    for reg in (a, b):
+        reg.close()
+
+
 @pytest.fixture
-def pair(make_reg: Callable[..., Registry]) -> tuple[Registry, Registry]:
+def fresh_pair(make_reg: Callable[..., Registry]) -> tuple[Registry, Registry]:
+    """The drifted pair, new for a test that writes to it."""
     a, b = make_reg(), make_reg()
     build_pair(a, b)
     return a, b
@@ -77,8 +94,8 @@ def test_the_plan_registers_safe_versions_in_order_and_explains_the_refused(pair
     assert not diverged.steps and "version 6" in diverged.note
 
 
-def test_registering_the_plan_converges_the_safe_topics(pair: tuple[Registry, Registry]) -> None:
-    a, b = pair
+def test_registering_the_plan_converges_the_safe_topics(fresh_pair: tuple[Registry, Registry]) -> None:
+    a, b = fresh_pair
     for plan in compare_registries(a, b).plan:
         if plan.safe:
             for step in plan.steps:

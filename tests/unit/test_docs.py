@@ -144,6 +144,7 @@ def python_files() -> list[Path]:
     return sorted(p for part in SCANNED for p in (ROOT / part).rglob("*.py") if "__pycache__" not in p.parts)
 
 
+@cache  # read once for the tests that scan the code, which only read it
 def code_references() -> list[Reference]:
     return [
         ref
