@@ -214,10 +214,7 @@ class Registry(BackedRegistry):
             name = TopicName.parse(topic)
             note.target = str(name.base)
             self._require_direct(Step.REGISTER, name.namespace_name)
-            data = to_schema_data(checked_info(info))
-            self._writes.ensure_topic(name)
-            strategy = self._state.admin_strategy(name).value
-            version, stored, verdict = self._writes.put_if_absent(name, data, strategy, user)
+            data, version, stored, verdict = self._writes.register(name, info, user)
             note.detail = (
                 f"{data.type} schema stored as version {version}"
                 if stored
@@ -284,12 +281,8 @@ class Registry(BackedRegistry):
             ns = NamespaceName.parse(namespace)
             note.target = str(ns)
             self._require_direct(Step.SET_POLICY, ns)
-            before = self._storage.namespace_policy(str(ns))
-            require_expected(expected, before or NamespacePolicy(), str(ns))
-            current = self._writes.namespace(ns, create=self._state.auto_create)
-            after = change.applied_to(current)
-            self._writes.put_namespace_policy(ns, after)
-            note.detail = _policy_change(before or NamespacePolicy(), after)
+            before, after = self._writes.change_namespace_policy(ns, change, expected)
+            note.detail = _policy_change(before, after)
             note.outcome = AuditOutcome.OK if before != after else AuditOutcome.UNCHANGED
         return after
 
@@ -300,13 +293,10 @@ class Registry(BackedRegistry):
         with self._auditor.audited(AuditAction.SET_TOPIC_POLICY, topic, user) as note:
             note.detail = asked_fields(fields)
             note.target = topic_target(topic)
-            before = self._storage.topic_policy(note.target) or TopicPolicy()
-            require_expected(expected, before, note.target)
+            require_expected(expected, self._storage.topic_policy(note.target) or TopicPolicy(), note.target)
             name = policy_topic(topic, self.broker)
             self._require_direct(Step.SET_POLICY, name.namespace_name)
-            self._writes.ensure_topic(name)
-            after = change.applied_to(before)
-            self._writes.put_topic_policy(name, after)
+            before, after = self._writes.change_topic_policy(name, change, expected)
             note.detail = _policy_change(before, after)
             note.outcome = AuditOutcome.OK if before != after else AuditOutcome.UNCHANGED
         return after

@@ -27,14 +27,17 @@ from ._model import (
     CompatibilityResult,
     CompatibilityStrategy,
     NamespacePolicy,
+    SchemaInfo,
     SchemaVersion,
     TopicPolicy,
 )
 from ._names import NamespaceName, TopicName
-from ._schema_data import parse_avro_data
+from ._schema_data import checked_info, parse_avro_data, to_schema_data
 from ._state import RegistryState
 from ._types import AVRO_PARSED_TYPES, SchemaData, SchemaType
 from .avro._nodes import AvroSchema
+from .policy._changes import NamespacePolicyChange, TopicPolicyChange
+from .policy._rules import require_expected
 from .storage._base import Fingerprint, LocalStorage, StaleHistoryError
 
 _MAX_ATTEMPTS = 200
@@ -49,6 +52,18 @@ class LocalWrites:
         self._clock = clock
 
     # --- schemas -------------------------------------------------------------------------------------------
+
+    def register(
+        self, name: TopicName, info: SchemaInfo, user: str
+    ) -> tuple[SchemaData, int, bool, CompatibilityResult | None]:
+        """REST POST /schema's write (§3.3): validated, the topic made where auto-creation allows, appended
+        under the strategy the admin API judges by (auto-update ignored). One path for a direct registration
+        and an applied proposal: (the stored form, version, stored, verdict)."""
+        data = to_schema_data(checked_info(info))
+        self.ensure_topic(name)
+        strategy = self._state.admin_strategy(name).value
+        version, stored, verdict = self.put_if_absent(name, data, strategy, user)
+        return data, version, stored, verdict
 
     def put_if_absent(
         self, name: TopicName, data: SchemaData, strategy: CompatibilityStrategy, user: str
@@ -195,12 +210,29 @@ class LocalWrites:
 
     # --- policies and clients -------------------------------------------------------------------------------
 
-    def put_namespace_policy(self, ns: NamespaceName, policy: NamespacePolicy) -> None:
-        self._storage.put_namespace(str(ns), policy, self._clock())
+    def change_namespace_policy(
+        self, ns: NamespaceName, change: NamespacePolicyChange, expected: object | None
+    ) -> tuple[NamespacePolicy, NamespacePolicy]:
+        """A namespace policy change, only while the stored policy is `expected` (PolicyChangedError otherwise,
+        nothing written); the namespace made where auto-creation allows. One path for a direct change and an
+        applied proposal: (before, after)."""
+        before = self._storage.namespace_policy(str(ns)) or NamespacePolicy()
+        require_expected(expected, before, str(ns))
+        after = change.applied_to(self.namespace(ns, create=self._state.auto_create))
+        self._storage.put_namespace(str(ns), after, self._clock())
+        return before, after
 
-    def put_topic_policy(self, name: TopicName, policy: TopicPolicy) -> None:
-        """Store a topic's own policies; all-default ones are removed rather than stored."""
-        self._storage.put_topic_policy(str(name), None if policy == TopicPolicy() else policy)
+    def change_topic_policy(
+        self, name: TopicName, change: TopicPolicyChange, expected: object | None
+    ) -> tuple[TopicPolicy, TopicPolicy]:
+        """A topic's own policy change, as `change_namespace_policy`; all-default policies are removed rather
+        than stored."""
+        before = self._storage.topic_policy(str(name)) or TopicPolicy()
+        require_expected(expected, before, str(name))
+        self.ensure_topic(name)
+        after = change.applied_to(before)
+        self._storage.put_topic_policy(str(name), None if after == TopicPolicy() else after)
+        return before, after
 
     def record_client(
         self,

@@ -19,10 +19,10 @@ from typing import Protocol
 
 from .._model import NamespacePolicy, TopicPolicy
 from .._names import NamespaceName, TopicName
-from .._schema_data import checked_info, to_schema_data
 from .._state import RegistryState
 from .._writes import LocalWrites
-from ..policy._rules import changed_namespace_policy, changed_topic_policy, policy_topic, require_expected
+from ..policy._changes import NamespacePolicyChange, policy_change
+from ..policy._rules import policy_topic
 from ..storage._base import LocalStorage
 from ._model import Actor, Proposal
 
@@ -77,28 +77,18 @@ class EmbeddedTarget:
         return self._storage.topic_policy(topic) or TopicPolicy()
 
     def apply_schema(self, proposal: Proposal, actor: Actor) -> Applied:
-        name = TopicName.parse(proposal.target)
         revision = proposal.revision
         assert revision.schema is not None
-        data = to_schema_data(checked_info(revision.schema))
-        self._writes.ensure_topic(name)
-        strategy = self._state.admin_strategy(name).value
-        version, stored, _ = self._writes.put_if_absent(name, data, strategy, actor.name)
+        _, version, stored, _ = self._writes.register(TopicName.parse(proposal.target), revision.schema, actor.name)
         return Applied(version, stored)
 
     def apply_policy(self, proposal: Proposal) -> Applied:
+        """The same write as a direct policy change (LocalWrites), checked against the revision's base policy."""
         revision = proposal.revision
-        changes = dict(revision.policy or {})
-        if proposal.target == proposal.namespace:
-            ns = NamespaceName.parse(proposal.target)
-            stored = self._storage.namespace_policy(str(ns)) or NamespacePolicy()
-            require_expected(revision.base_policy, stored, str(ns))
-            current = self._writes.namespace(ns, create=self._state.auto_create)
-            self._writes.put_namespace_policy(ns, changed_namespace_policy(current, **changes))
+        change = policy_change(proposal.target, revision.policy or {})
+        if isinstance(change, NamespacePolicyChange):
+            self._writes.change_namespace_policy(NamespaceName.parse(proposal.target), change, revision.base_policy)
         else:
             name = policy_topic(proposal.target, self._state.broker)
-            stored_topic = self.topic_policy(str(name))
-            require_expected(revision.base_policy, stored_topic, str(name))
-            self._writes.ensure_topic(name)
-            self._writes.put_topic_policy(name, changed_topic_policy(stored_topic, **changes))
+            self._writes.change_topic_policy(name, change, revision.base_policy)
         return Applied(None, True)
