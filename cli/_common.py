@@ -306,6 +306,26 @@ def whole_number(minimum: int) -> Callable[[str], int]:
     return parse
 
 
+def add_spark_arguments(parser: argparse.ArgumentParser, *, partitions: str) -> None:
+    """Where and how an audit runs on Spark: every `audit` job takes the same."""
+    parser.add_argument("--master", default="local[*]", metavar="URL", help="Spark master (default: local[*])")
+    parser.add_argument("--partitions", type=whole_number(1), metavar="N", help=partitions)
+    parser.add_argument(
+        "--code",
+        choices=("ship", "installed"),
+        default="ship",
+        help="on a cluster, ship this project's code to the executors as a zip (default), or use the copy "
+        "installed on the workers",
+    )
+    parser.add_argument(
+        "--progress",
+        choices=("text", "json", "none"),
+        default="text",
+        help="progress from Spark's status tracker on stderr: a line (default), JSON lines (for tools), or none "
+        "(no progress output at all, Spark's console bars included)",
+    )
+
+
 def port_number(text: str) -> int:
     try:
         port = int(text)

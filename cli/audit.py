@@ -28,6 +28,7 @@ from ._common import (
     EXIT_REFUSED,
     UserError,
     add_source_arguments,
+    add_spark_arguments,
     check_url,
     connection_options,
     pulsar_version,
@@ -78,22 +79,7 @@ def _common(parser: argparse.ArgumentParser) -> None:
         "--parquet", metavar="DIR", help="a Parquet export (`export --format parquet DIR`) instead of a registry"
     )
     parser.add_argument("--out", required=True, metavar="DIR", help="folder for the Parquet tables")
-    parser.add_argument("--master", default="local[*]", metavar="URL", help="Spark master (default: local[*])")
-    parser.add_argument("--partitions", type=whole_number(1), metavar="N", help="Spark partitions for the topic rows")
-    parser.add_argument(
-        "--code",
-        choices=("ship", "installed"),
-        default="ship",
-        help="on a cluster, ship this project's code to the executors as a zip (default), or use the copy "
-        "installed on the workers",
-    )
-    parser.add_argument(
-        "--progress",
-        choices=("text", "json", "none"),
-        default="text",
-        help="progress from Spark's status tracker on stderr: a line (default), JSON lines (for tools), or none "
-        "(no progress output at all, Spark's console bars included)",
-    )
+    add_spark_arguments(parser, partitions="Spark partitions for the topic rows")
 
 
 def _no_job(parser: argparse.ArgumentParser) -> int:

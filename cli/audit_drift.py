@@ -23,20 +23,15 @@ from ._common import (
     EXIT_OK,
     EXIT_REFUSED,
     UserError,
-    add_pulsar_version_argument,
+    add_spark_arguments,
     check_url,
     pulsar_version,
     say,
-    whole_number,
 )
+from .compare import add_comparison_arguments
 
 if TYPE_CHECKING:
     from pipeline._source import Source
-
-SIDE_HELP = (
-    "a registry: a file path, sqlite:///PATH, postgresql://..., a storage location, the http(s) URL of a Pulsar "
-    "admin API, a snapshot file (`export`'s JSON lines) or a Parquet export folder (`export --format parquet`)"
-)
 
 
 def add_command(jobs: argparse._SubParsersAction[Any]) -> None:
@@ -47,39 +42,8 @@ def add_command(jobs: argparse._SubParsersAction[Any]) -> None:
         "in parts, the core's answers per topic (states, policy differences, replication hazards, the plan). "
         "The output is `compare`'s. Exit 0: no drift; 1: drift; 2: an error.",
     )
-    parser.add_argument("--from", dest="source", required=True, metavar="A", help=SIDE_HELP)
-    parser.add_argument("--to", dest="target", required=True, metavar="B", help=SIDE_HELP)
-    for side in ("from", "to"):
-        parser.add_argument(
-            f"--{side}-token",
-            metavar="T",
-            help=f"bearer token for a --{side} URL (default: $SCHEMA_EXPLORER_TOKEN when set)",
-        )
-    add_pulsar_version_argument(parser)
-    parser.add_argument("--plan", action="store_true", help="print the plan to converge B on A")
-    parser.add_argument("--all", action="store_true", help="list the topics that are the same too")
-    output = parser.add_mutually_exclusive_group()
-    output.add_argument("--json", action="store_true", help="print the comparison as JSON")
-    output.add_argument(
-        "--format", choices=("text", "markdown"), default="text", help="text for people, or a Markdown table"
-    )
-    parser.add_argument("--master", default="local[*]", metavar="URL", help="Spark master (default: local[*])")
-    parser.add_argument(
-        "--partitions", type=whole_number(1), metavar="N", help="Spark partitions pairing the two sides by topic"
-    )
-    parser.add_argument(
-        "--code",
-        choices=("ship", "installed"),
-        default="ship",
-        help="on a cluster, ship this project's code to the executors as a zip (default), or use the copy "
-        "installed on the workers",
-    )
-    parser.add_argument(
-        "--progress",
-        choices=("text", "json", "none"),
-        default="text",
-        help="progress from Spark's status tracker on stderr: a line (default), JSON lines, or none",
-    )
+    add_comparison_arguments(parser)
+    add_spark_arguments(parser, partitions="Spark partitions pairing the two sides by topic")
     parser.set_defaults(handler=run_drift_audit)
 
 

@@ -47,6 +47,25 @@ def add_commands(commands: argparse._SubParsersAction[Any]) -> None:
         "replicating A into B would stall, and with --plan the versions to register into B in order with B's "
         "verdict on each. Exit 0: no drift; 1: drift; 2: an error.",
     )
+    add_comparison_arguments(parser)
+    parser.add_argument(
+        "--propose",
+        action="store_true",
+        help="open one proposal in B per topic B would accept (its next version from A); never for refused "
+        "or diverged topics. B must keep proposals (a registry file, or serve)",
+    )
+    parser.add_argument("--as", dest="as_name", metavar="NAME", help="who --propose opens them as (a registry file)")
+    parser.add_argument(
+        "--workspace",
+        metavar="LOCATION",
+        help="where --propose keeps B's proposals when B is a plain broker (a file, memory: or postgresql://...; "
+        "default: your per-cluster workspace file)",
+    )
+    parser.set_defaults(handler=run_compare)
+
+
+def add_comparison_arguments(parser: argparse.ArgumentParser) -> None:
+    """The sides and the output of a comparison: `compare` and `audit drift` take the same."""
     parser.add_argument("--from", dest="source", required=True, metavar="A", help=LOCATION_HELP)
     parser.add_argument("--to", dest="target", required=True, metavar="B", help=LOCATION_HELP)
     for side in ("from", "to"):
@@ -63,20 +82,6 @@ def add_commands(commands: argparse._SubParsersAction[Any]) -> None:
     output.add_argument(
         "--format", choices=("text", "markdown"), default="text", help="text for people, or a Markdown table"
     )
-    parser.add_argument(
-        "--propose",
-        action="store_true",
-        help="open one proposal in B per topic B would accept (its next version from A); never for refused "
-        "or diverged topics. B must keep proposals (a registry file, or serve)",
-    )
-    parser.add_argument("--as", dest="as_name", metavar="NAME", help="who --propose opens them as (a registry file)")
-    parser.add_argument(
-        "--workspace",
-        metavar="LOCATION",
-        help="where --propose keeps B's proposals when B is a plain broker (a file, memory: or postgresql://...; "
-        "default: your per-cluster workspace file)",
-    )
-    parser.set_defaults(handler=run_compare)
 
 
 def open_location(
