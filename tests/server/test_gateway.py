@@ -15,6 +15,7 @@ from pathlib import Path
 
 import httpx
 import pytest
+from fastapi.testclient import TestClient
 
 import registry
 from cli.main import main
@@ -31,8 +32,10 @@ from registry import (
     SchemaRegistry,
     SchemaType,
     StaleProposalError,
+    TopicQuery,
 )
-from serving import PROJECT_ROOT, READY_TIMEOUT, free_port, served
+from server import ServerLimits, create_app
+from serving import LOCAL, PROJECT_ROOT, READY_TIMEOUT, free_port, served
 
 pytestmark = pytest.mark.server  # the broker and the gateway are child processes
 
@@ -275,6 +278,31 @@ def test_the_workspace_survives_a_gateway_restart(gateway: Gateway) -> None:
         bob.proposals.approve(made.id, actor=ANYONE)
     with gateway.open("alice") as alice:
         assert alice.proposals.apply(made.id, actor=ANYONE).applied_version == 1
+
+
+def test_search_and_what_if_are_answered_from_the_broker(gateway: Gateway) -> None:
+    with gateway.open("vera") as vera:
+        found = vera.search_topics(TopicQuery(text="orders"))
+        assert {t.topic for t in found.items} >= {f"persistent://{ns}/orders" for ns in (REVIEWS, POLICIES, GUARDED)}
+        verdict = vera.what_if(f"persistent://{REVIEWS}/restart", avro("maybe"))
+        assert verdict.result.compatible and verdict.would_register
+
+
+def test_the_gateway_is_not_ready_while_its_upstream_is_gone(tmp_path: Path) -> None:
+    db = tmp_path / "gone.db"
+    Registry.open(db, create=True).close()
+    with served(db, log_dir=tmp_path, admin_only=True) as url:
+        reg = registry.open(url, workspace=tmp_path / "ws.db")
+        app = create_app(reg, limits=ServerLimits(request_timeout_s=5.0))
+        with TestClient(app, base_url=LOCAL) as client:
+            assert client.get("/ready").status_code == 200
+    try:
+        with TestClient(app, base_url=LOCAL) as client:
+            answer = client.get("/ready")
+        assert answer.status_code == 503 and "storage" in answer.json()["reason"]
+        assert "127.0.0.1" not in answer.text  # the probe needs no token: it never names the host
+    finally:
+        reg.close()
 
 
 def test_the_gateways_probes_and_metrics_speak_of_its_upstream(gateway: Gateway) -> None:
