@@ -280,6 +280,22 @@ def test_the_workspace_survives_a_gateway_restart(gateway: Gateway) -> None:
         assert alice.proposals.apply(made.id, actor=ANYONE).applied_version == 1
 
 
+def test_the_cli_reaches_the_gateway_as_it_reaches_serve(
+    gateway: Gateway, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    schema = tmp_path / "order.avsc"
+    schema.write_text(avro("cli").schema)
+    at = ["--url", gateway.url, "--token"]
+    topic = f"persistent://{REVIEWS}/cli"
+    title = ["--title", "from the command line"]
+    assert main(["propose", *at, TOKENS["alice"]["token"], "--topic", topic, "--file", str(schema), *title]) == 0
+    capsys.readouterr()
+    assert main(["proposals", "list", *at, TOKENS["bob"]["token"], "--topic", topic, "--json"]) == 0
+    [made] = json.loads(capsys.readouterr().out)["proposals"]
+    assert (made["author"], made["state"], made["title"]) == ("alice", "open", "from the command line")
+    assert main(["proposals", "approve", str(made["id"]), *at, TOKENS["vera"]["token"]]) == 1  # a viewer may not
+
+
 def test_search_and_what_if_are_answered_from_the_broker(gateway: Gateway) -> None:
     with gateway.open("vera") as vera:
         found = vera.search_topics(TopicQuery(text="orders"))
