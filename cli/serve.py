@@ -325,6 +325,9 @@ def run_gateway(args: argparse.Namespace, tokens: Tokens | None, limits: ServerL
 
     registry = open_upstream(args)
     try:
+        index = registry.broker_index
+        if index is not None:  # read the broker's topics now: the first search waits for a complete index
+            index.refresh()
         app = create_app(
             registry,
             tokens=tokens,

@@ -35,15 +35,17 @@ T = TypeVar("T")
 def offers_explorer(client: AdminClient) -> bool:
     """True when the endpoint serves the explorer API (`schema-explorer serve`); a broker answers 404 there,
     `serve --admin-only` too. A server that refuses this token the explorer's viewer role counts as not
-    offering it: the remote registry then reads the admin API, as from a broker."""
-    response = client.get(f"{EXPLORER}/topics", {"limit": "1"})
+    offering it: the remote registry then reads the admin API, as from a broker. The proposal counts are asked,
+    not a search: the review gateway (`serve --upstream`) answers its first search only once its index of the
+    broker is complete, and a probe that timed out would take the gateway for a plain broker."""
+    response = client.get(f"{EXPLORER}/proposal-counts")
     if response.status_code != 200:
         return False
     try:
         body = response.json()
     except ValueError:
         return False
-    return isinstance(body, dict) and isinstance(body.get("items"), list) and isinstance(body.get("total"), int)
+    return isinstance(body, dict) and isinstance(body.get("counts"), dict)
 
 
 class ExplorerApi:
