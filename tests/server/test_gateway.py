@@ -36,6 +36,7 @@ from registry import (
 )
 from server import ServerLimits, create_app
 from serving import LOCAL, PROJECT_ROOT, READY_TIMEOUT, free_port, served
+from webhook_receiver import Receiver
 
 pytestmark = pytest.mark.server  # the broker and the gateway are child processes
 
@@ -294,6 +295,23 @@ def test_the_cli_reaches_the_gateway_as_it_reaches_serve(
     [made] = json.loads(capsys.readouterr().out)["proposals"]
     assert (made["author"], made["state"], made["title"]) == ("alice", "open", "from the command line")
     assert main(["proposals", "approve", str(made["id"]), *at, TOKENS["vera"]["token"]]) == 1  # a viewer may not
+
+
+def test_a_webhook_added_through_the_gateway_hears_of_a_proposal_signed(gateway: Gateway) -> None:
+    with Receiver() as receiver, gateway.open("ops") as ops, gateway.open("alice") as alice:
+        hook = ops.webhooks.add(receiver.url, events=["proposal.created"], secret="s3cret-for-the-test", actor=ANYONE)
+        try:
+            topic = f"persistent://{REVIEWS}/hooked"
+            made = alice.proposals.propose_schema(topic, avro("h"), title="heard", actor=ANYONE)
+            [notice] = receiver.wait_for(1)
+        finally:
+            ops.webhooks.remove(hook.id, actor=ANYONE)
+    assert notice.signed_with("s3cret-for-the-test")
+    assert (notice.doc["event"], notice.doc["actor"], notice.doc["proposal"]["id"]) == (
+        "proposal.created",
+        "alice",
+        made.id,
+    )
 
 
 def test_search_and_what_if_are_answered_from_the_broker(gateway: Gateway) -> None:
