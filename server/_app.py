@@ -23,7 +23,8 @@ from ._storage_timing import StorageTimer
 from ._writer import GroupWriter
 
 DESCRIPTION = """
-Pulsar Schema Explorer's REST backend over an embedded, Pulsar-faithful schema registry.
+Pulsar Schema Explorer's REST backend over an embedded, Pulsar-faithful schema registry, or, as the review
+gateway (`serve --upstream`), in front of a plain Pulsar broker.
 
 * `/admin/v2/...`: Apache Pulsar's admin v2 schema, policy, tenant, namespace and topic endpoints, with
   Pulsar's paths, JSON field names and status codes, so `pulsar-admin` and Pulsar's REST clients work.
