@@ -66,8 +66,8 @@ def bearer(name: str) -> dict[str, str]:
 
 
 class Gateway:
-    """One `serve --upstream` child at a time over the same workspace file; `restart()` stops it and starts
-    another on a new port."""
+    """One `serve --upstream` child at a time over the same workspace file; `restart(upstream)` stops it and
+    starts another on a new port (`upstream`: a client.conf instead of the URL and $SCHEMA_EXPLORER_UPSTREAM_TOKEN)."""
 
     def __init__(self, upstream: str, workspace: Path, tokens: Path, logs: Path) -> None:
         self.upstream, self.workspace, self.tokens, self.logs = upstream, workspace, tokens, logs
@@ -77,8 +77,10 @@ class Gateway:
     def start(self) -> None:
         port = free_port()
         log = self.logs / f"gateway-{port}.log"
-        env = {**os.environ, "SCHEMA_EXPLORER_UPSTREAM_TOKEN": UPSTREAM_TOKEN, "PYTHONPATH": str(PROJECT_ROOT)}
+        env = {**os.environ, "PYTHONPATH": str(PROJECT_ROOT)}
         env.pop("SCHEMA_EXPLORER_TOKENS", None)
+        if self.upstream.startswith("http"):
+            env["SCHEMA_EXPLORER_UPSTREAM_TOKEN"] = UPSTREAM_TOKEN
         command = [sys.executable, "-m", "cli.main", "serve", "--upstream", self.upstream, "--workspace"]
         command += [str(self.workspace), "--tokens", str(self.tokens), "--port", str(port), "--no-access-log"]
         with log.open("wb") as out:
@@ -102,8 +104,9 @@ class Gateway:
             self._child.wait(timeout=10)
             self._child = None
 
-    def restart(self) -> None:
+    def restart(self, upstream: str) -> None:
         self.stop()
+        self.upstream = upstream
         self.start()
 
     def open(self, person: str) -> SchemaRegistry:
@@ -125,6 +128,7 @@ def broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
             reg.register(f"persistent://{ns}/orders", avro())
         reg.register(f"persistent://{REVIEWS}/stale", avro())
         reg.register(f"persistent://{REVIEWS}/restart", avro())
+        reg.register(f"persistent://{REVIEWS}/viewed", avro())
     env = {"SCHEMA_EXPLORER_TOKENS": json.dumps({"gateway": {"role": "admin", "token": UPSTREAM_TOKEN}})}
     with served(db, log_dir=where, env=env, admin_only=True) as url:
         yield url
@@ -253,25 +257,32 @@ def test_a_direct_write_reaches_the_broker_with_the_persons_name_in_the_audit_tr
 
 
 def test_a_viewers_token_reads_through_the_gateway_and_cannot_write(gateway: Gateway, broker: str) -> None:
-    read = httpx.get(f"{gateway.url}/admin/v2/schemas/acme/reviews/restart/schema", headers=bearer("vera"))
+    read = httpx.get(f"{gateway.url}/admin/v2/schemas/acme/reviews/viewed/schema", headers=bearer("vera"))
     assert read.status_code == 200 and read.json()["data"] == avro().schema
     write = httpx.post(
-        f"{gateway.url}/admin/v2/schemas/acme/reviews/restart/schema",
+        f"{gateway.url}/admin/v2/schemas/acme/reviews/viewed/schema",
         json={"type": "AVRO", "schema": avro("v").schema, "properties": {}},
         headers=bearer("vera"),
     )
     assert write.status_code in (401, 403)
-    nobody = httpx.get(f"{gateway.url}/admin/v2/schemas/acme/reviews/restart/schema")
+    nobody = httpx.get(f"{gateway.url}/admin/v2/schemas/acme/reviews/viewed/schema")
     assert nobody.status_code == 401
     with straight(broker) as plain:
-        assert [v.version for v in plain.history(f"persistent://{REVIEWS}/restart")] == [0]
+        assert [v.version for v in plain.history(f"persistent://{REVIEWS}/viewed")] == [0]
 
 
-def test_the_workspace_survives_a_gateway_restart(gateway: Gateway) -> None:
+def test_the_workspace_survives_a_gateway_restart_with_a_client_conf(
+    gateway: Gateway, broker: str, tmp_path: Path
+) -> None:
     topic = f"persistent://{REVIEWS}/restart"
     with gateway.open("alice") as alice:
         made = alice.proposals.propose_schema(topic, avro("later"), title="kept", actor=ANYONE)
-    gateway.restart()
+    conf = tmp_path / "client.conf"
+    conf.write_text(
+        f"webServiceUrl={broker}\nauthPlugin=org.apache.pulsar.client.impl.auth.AuthenticationToken\n"
+        f"authParams=token:{UPSTREAM_TOKEN}\n"
+    )
+    gateway.restart(str(conf))  # the same broker and credential, read as pulsar-admin reads them
     with gateway.open("bob") as bob:
         again = bob.proposals.get(made.id)
         assert (again.title, again.author, again.state) == ("kept", "alice", ProposalState.OPEN)
@@ -353,12 +364,15 @@ def test_the_gateways_probes_and_metrics_speak_of_its_upstream(gateway: Gateway)
         ([], "needs --workspace"),
         (["--workspace", "ws.db", "--db", "r.db"], "--db and --upstream"),
         (["--workspace", "ws.db", "--admin-only"], "--admin-only and --upstream"),
+        (["--workspace", "ws.db", "--upstream", "client.conf"], "carries its own credential"),
     ],
 )
 def test_serve_upstream_refuses_what_it_cannot_serve(
     extra: list[str], says: str, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("SCHEMA_EXPLORER_UPSTREAM_TOKEN", UPSTREAM_TOKEN)
+    (tmp_path / "client.conf").write_text("webServiceUrl=http://127.0.0.1:9\n")
     assert main(["serve", "--upstream", "http://127.0.0.1:9", *extra]) != 0
     assert says in capsys.readouterr().err
     assert not (tmp_path / "ws.db").exists() and not (tmp_path / "r.db").exists()
