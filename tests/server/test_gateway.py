@@ -6,10 +6,6 @@ admin v2 REST API; the broker must end up with exactly what was approved, and no
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -35,7 +31,7 @@ from registry import (
     TopicQuery,
 )
 from server import ServerLimits, create_app
-from serving import LOCAL, PROJECT_ROOT, READY_TIMEOUT, free_port, served
+from serving import LOCAL, Gateway, served
 from webhook_receiver import Receiver
 
 pytestmark = pytest.mark.server  # the broker and the gateway are child processes
@@ -65,55 +61,6 @@ def bearer(name: str) -> dict[str, str]:
     return {"Authorization": f"Bearer {TOKENS[name]['token']}"}
 
 
-class Gateway:
-    """One `serve --upstream` child at a time over the same workspace file; `restart(upstream)` stops it and
-    starts another on a new port (`upstream`: a client.conf instead of the URL and $SCHEMA_EXPLORER_UPSTREAM_TOKEN)."""
-
-    def __init__(self, upstream: str, workspace: Path, tokens: Path, logs: Path) -> None:
-        self.upstream, self.workspace, self.tokens, self.logs = upstream, workspace, tokens, logs
-        self.url = ""
-        self._child: subprocess.Popen[bytes] | None = None
-
-    def start(self) -> None:
-        port = free_port()
-        log = self.logs / f"gateway-{port}.log"
-        env = {**os.environ, "PYTHONPATH": str(PROJECT_ROOT)}
-        env.pop("SCHEMA_EXPLORER_TOKENS", None)
-        if self.upstream.startswith("http"):
-            env["SCHEMA_EXPLORER_UPSTREAM_TOKEN"] = UPSTREAM_TOKEN
-        command = [sys.executable, "-m", "cli.main", "serve", "--upstream", self.upstream, "--workspace"]
-        command += [str(self.workspace), "--tokens", str(self.tokens), "--port", str(port), "--no-access-log"]
-        with log.open("wb") as out:
-            self._child = subprocess.Popen(command, cwd=PROJECT_ROOT, env=env, stdout=out, stderr=subprocess.STDOUT)
-        self.url = f"http://127.0.0.1:{port}"
-        deadline = time.monotonic() + READY_TIMEOUT
-        while True:
-            if self._child.poll() is not None:
-                raise RuntimeError(f"the gateway exited with {self._child.returncode}: {log.read_text()[-2000:]}")
-            try:
-                httpx.get(f"{self.url}/openapi.json", timeout=1.0)
-                return
-            except httpx.TransportError:
-                if time.monotonic() > deadline:
-                    raise RuntimeError(f"the gateway did not answer on {self.url}") from None
-                time.sleep(0.1)  # polling readiness, not a fixed wait
-
-    def stop(self) -> None:
-        if self._child is not None:
-            self._child.terminate()
-            self._child.wait(timeout=10)
-            self._child = None
-
-    def restart(self, upstream: str) -> None:
-        self.stop()
-        self.upstream = upstream
-        self.start()
-
-    def open(self, person: str) -> SchemaRegistry:
-        """The gateway as `person` reaches it: a remote registry with their token."""
-        return registry.open(self.url, token=TOKENS[person]["token"])
-
-
 @pytest.fixture(scope="module")
 def broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """A plain broker's admin API that only the gateway's token may use; each namespace has one topic at
@@ -139,7 +86,10 @@ def gateway(broker: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[G
     where = tmp_path_factory.mktemp("gateway")
     tokens = where / "tokens.json"
     tokens.write_text(json.dumps(TOKENS))
-    gate = Gateway(broker, where / "workspace.db", tokens, where)
+    people = {name: str(entry["token"]) for name, entry in TOKENS.items()}
+    gate = Gateway(
+        broker, str(where / "workspace.db"), tokens=tokens, people=people, log_dir=where, upstream_token=UPSTREAM_TOKEN
+    )
     gate.start()
     yield gate
     gate.stop()
@@ -384,6 +334,6 @@ def test_a_workspace_without_an_upstream_is_refused(capsys: pytest.CaptureFixtur
 
 
 def test_the_gateways_credential_is_never_printed(gateway: Gateway) -> None:
-    logs = [path.read_text() for path in gateway.logs.glob("gateway-*.log")]
+    logs = [path.read_text() for path in gateway.log_dir.glob("gateway-*.log")]
     assert logs and all("review gateway of http://127.0.0.1:" in text for text in logs)
     assert not any(UPSTREAM_TOKEN in text for text in logs)
