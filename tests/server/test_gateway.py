@@ -114,6 +114,8 @@ def test_proposed_reviewed_and_applied_through_the_gateway_as_exactly_the_approv
     topic = f"persistent://{REVIEWS}/orders"
     with gateway.open("alice") as alice, gateway.open("bob") as bob:
         assert alice.workspace is None  # the gateway is reached as `serve` is: through its explorer API
+        assert not alice.records_clients  # ... which says its broker records no clients
+        assert alice.connected_clients(topic) == []  # the broker's topic stats, through the gateway
         made = alice.proposals.propose_schema(topic, avro("note"), title="add a note", actor=ANYONE)
         assert (made.author, made.state, made.base_version) == ("alice", ProposalState.OPEN, 0)
         with straight(broker) as plain:
