@@ -317,6 +317,7 @@ def test_the_gateways_probes_and_metrics_speak_of_its_upstream(gateway: Gateway)
         (["--workspace", "ws.db", "--db", "r.db"], "--db and --upstream"),
         (["--workspace", "ws.db", "--admin-only"], "--admin-only and --upstream"),
         (["--workspace", "ws.db", "--upstream", "client.conf"], "carries its own credential"),
+        (["--workspace", "ws.db"], "--upstream: cannot reach the Pulsar admin endpoint"),  # no workspace made
     ],
 )
 def test_serve_upstream_refuses_what_it_cannot_serve(
