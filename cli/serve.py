@@ -281,6 +281,7 @@ def open_upstream(args: argparse.Namespace) -> SchemaRegistry:
     names, with the workspace `--workspace` names. Refused clearly: no workspace, `--db` or `--admin-only`
     beside it, a credential in both the environment and a client.conf, an upstream that is `serve` itself."""
     import os
+    from urllib.parse import urlsplit
 
     import registry
     from registry import RegistryError
@@ -302,6 +303,11 @@ def open_upstream(args: argparse.Namespace) -> SchemaRegistry:
     version = pulsar_version(args)
     try:
         if args.upstream is not None and names_remote(args.upstream):
+            if urlsplit(args.upstream.strip()).username is not None:  # never echoed: it may hold a password
+                raise UserError(
+                    f"--upstream: a URL with a user name or password in it is refused (it would be printed); put the "
+                    f"credential in ${UPSTREAM_TOKEN_ENV} or a client.conf"
+                )
             return registry.open(
                 check_url(args.upstream), token=token, pulsar_version=version, workspace=args.workspace
             )
