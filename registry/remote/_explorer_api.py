@@ -32,7 +32,7 @@ SEARCH_TEXT_MAX: Final = 200  # and on a search's text (`q`)
 T = TypeVar("T")
 
 
-def offers_explorer(client: AdminClient) -> bool | None:
+def probe_explorer(client: AdminClient) -> bool | None:
     """None when the endpoint does not serve the explorer API (a broker answers 404 there, `serve --admin-only`
     too); else whether it records producers and consumers (`schema-explorer serve`: True; the review gateway,
     `serve --upstream`, in front of a plain broker: False). A server that refuses this token the explorer's viewer

@@ -90,7 +90,7 @@ from ._backend import (
 from ._broker_index import CachedBrokerIndex, cache_path
 from ._connection import Connection
 from ._direct import DirectWrites
-from ._explorer_api import ExplorerApi, namespace_policy_path, offers_explorer, topic_policy_path
+from ._explorer_api import ExplorerApi, namespace_policy_path, probe_explorer, topic_policy_path
 from ._pacing import Concurrency
 from ._policy_calls import namespace_calls, topic_calls
 from ._proposals import ProposalsApi, RemoteProposals
@@ -162,7 +162,7 @@ class RemoteRegistry(DirectWrites):
             else:
                 chosen = pulsar_line(None)
                 source = "the broker does not report its version: the default line"
-            records = offers_explorer(client)  # None: a plain broker
+            records = probe_explorer(client)  # None: a plain broker
             explorer = None if records is None else ExplorerApi(client)
             if explorer is not None and workspace is not None:
                 raise InvalidArgumentError(
