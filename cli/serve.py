@@ -1,5 +1,11 @@
 """`serve`: the REST backend (server/) under uvicorn; `token new`: a strong token for its tokens file.
 
+`serve --upstream URL_OR_CLIENT_CONF --workspace LOCATION` is the review gateway: the same server over a plain
+Pulsar broker instead of a registry file. People authenticate with the gateway's tokens; the explorer API is
+answered from the broker plus the workspace (proposals, rules, the audit trail, webhooks); the admin v2 routes
+reach the broker with the gateway's own credential (SCHEMA_EXPLORER_UPSTREAM_TOKEN, or the client.conf's)
+after the gateway's role check, each write audited in the workspace under the person's name.
+
 Authentication: `--tokens FILE`, else the environment variable SCHEMA_EXPLORER_TOKENS, holds one JSON object
 naming each token with its role (server/_auth.py). Without tokens every request is allowed, so the server
 then binds to loopback only unless `--insecure` says otherwise, and answers only requests addressed to a
@@ -12,18 +18,23 @@ import argparse
 import ipaddress
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ._common import (
     PROG,
     UserError,
     add_source_arguments,
+    check_url,
     close_registry,
     port_number,
     pulsar_version,
     resolve_db,
     shown,
 )
+
+if TYPE_CHECKING:
+    from registry import SchemaRegistry
+    from server import ServerLimits, Tokens
 
 TOKENS_HELP = """\
 authentication:
@@ -57,13 +68,25 @@ limits (environment variables, see docs/guide/operating.md "Reliability"):
   SCHEMA_EXPLORER_MAX_BODY_BYTES, _MAX_HEADER_BYTES, _REQUEST_TIMEOUT_S, _HEADER_TIMEOUT_S, _BODY_TIMEOUT_S,
   _MAX_BUFFERED_BYTES, _MAX_CONNECTIONS
 
+review gateway (a plain broker behind the server):
+  --upstream names the broker's admin URL (its credential from $SCHEMA_EXPLORER_UPSTREAM_TOKEN) or a Pulsar
+  client.conf (webServiceUrl, authPlugin, authParams, TLS); --context NAME a pulsarctl context instead.
+  --workspace (required) keeps proposals, review rules, the audit trail and webhooks (a file or
+  postgresql://...; two gateways on one PostgreSQL workspace share them). People use the gateway's tokens;
+  admin v2 writes reach the broker with the gateway's credential after the gateway's role check, refused where
+  a namespace requires proposals, and audited under the person's name. The credential is never printed.
+
 examples:
   schema-explorer serve --db registry.db --port 8080
+  SCHEMA_EXPLORER_UPSTREAM_TOKEN=$JWT schema-explorer serve --upstream https://pulsar.example:8443 \
+      --workspace review.db --tokens tokens.json --host 0.0.0.0        # the review gateway
   schema-explorer token new        # then put it in tokens.json with a name and a role
   schema-explorer serve --host 0.0.0.0 --tokens tokens.json
   schema-explorer serve --host 0.0.0.0 --tokens tokens.json --forwarded-allow-ips 10.0.0.7   # behind a proxy
   curl -H "Authorization: Bearer $TOKEN" http://127.0.0.1:8080/admin/v2/tenants
 """
+
+UPSTREAM_TOKEN_ENV = "SCHEMA_EXPLORER_UPSTREAM_TOKEN"  # the review gateway's own credential for a URL upstream
 
 
 def add_commands(commands: argparse._SubParsersAction[Any]) -> None:
@@ -76,6 +99,20 @@ def add_commands(commands: argparse._SubParsersAction[Any]) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     add_source_arguments(serve, remote=False)
+    upstream = serve.add_mutually_exclusive_group()
+    upstream.add_argument(
+        "--upstream",
+        metavar="URL_OR_CLIENT_CONF",
+        help=f"be the review gateway of a plain broker: its admin URL (credential: ${UPSTREAM_TOKEN_ENV}) or its "
+        "client.conf",
+    )
+    upstream.add_argument("--context", metavar="NAME", help="the review gateway's broker as a pulsarctl context")
+    serve.add_argument(
+        "--workspace",
+        metavar="LOCATION",
+        help="with --upstream (required there): where proposals, review rules, the audit trail and webhooks are kept "
+        "(a file, memory: or postgresql://...)",
+    )
     serve.add_argument("--host", default="127.0.0.1", help="address to bind (default: 127.0.0.1)")
     serve.add_argument("--port", type=port_number, default=8080, help="port to listen on (default: 8080)")
     serve.add_argument("--tokens", metavar="FILE", help="bearer tokens file (default: $SCHEMA_EXPLORER_TOKENS)")
@@ -192,6 +229,9 @@ def run_serve(args: argparse.Namespace) -> int:
             f"refusing to serve on {args.host} without tokens: anyone who reaches it could change the registry. "
             "Give --tokens FILE (or $SCHEMA_EXPLORER_TOKENS), bind 127.0.0.1, or add --insecure"
         )
+    gateway = args.upstream is not None or args.context is not None
+    if gateway or args.workspace is not None:
+        return run_gateway(args, tokens, limits, proxies)
     path = resolve_db(args.db)
     # Strict: unknown tenants and namespaces answer Pulsar's 404s instead of being created.
     if isinstance(path, Path) and not path.exists():
@@ -218,6 +258,96 @@ def run_serve(args: argparse.Namespace) -> int:
         print(
             startup_line(
                 f"{PROG} serve: http://{args.host}:{args.port} (registry: {shown(path)}; {auth}); docs at /docs",
+                args.log_format,
+            ),
+            file=sys.stderr,
+            flush=True,
+        )
+        serve(
+            app,
+            host=args.host,
+            port=args.port,
+            access_log=not args.no_access_log,
+            log_format=args.log_format,
+            forwarded_allow_ips=proxies,
+        )
+    finally:
+        close_registry(registry)
+    return 0
+
+
+def open_upstream(args: argparse.Namespace) -> SchemaRegistry:
+    """The review gateway's registry: the plain broker `--upstream` (a URL or a client.conf) or `--context`
+    names, with the workspace `--workspace` names. Refused clearly: no workspace, `--db` or `--admin-only`
+    beside it, a credential in both the environment and a client.conf, an upstream that is `serve` itself."""
+    import os
+    from urllib.parse import urlsplit
+
+    import registry
+    from registry import RegistryError
+    from registry._location import names_remote
+
+    given = "--upstream" if args.upstream is not None else "--context"
+    if args.upstream is None and args.context is None:
+        raise UserError("--workspace only applies to the review gateway (--upstream or --context)")
+    if args.workspace is None or not args.workspace.strip():
+        raise UserError(
+            f"{given} needs --workspace LOCATION: where the gateway keeps proposals, review rules, the audit trail "
+            "and webhooks (a file or postgresql://...)"
+        )
+    if args.db is not None:
+        raise UserError(f"--db and {given} are two registries: serve a registry file, or be a broker's gateway")
+    if args.admin_only:
+        raise UserError(f"--admin-only and {given}: the review gateway serves the explorer API as well")
+    token = os.environ.get(UPSTREAM_TOKEN_ENV, "").strip() or None
+    version = pulsar_version(args)
+    try:
+        if args.upstream is not None and names_remote(args.upstream):
+            if urlsplit(args.upstream.strip()).username is not None:  # never echoed: it may hold a password
+                raise UserError(
+                    f"--upstream: a URL with a user name or password in it is refused (it would be printed); put the "
+                    f"credential in ${UPSTREAM_TOKEN_ENV} or a client.conf"
+                )
+            return registry.open(
+                check_url(args.upstream), token=token, pulsar_version=version, workspace=args.workspace
+            )
+        if token is not None:
+            raise UserError(
+                f"${UPSTREAM_TOKEN_ENV} is set, but {given} names a client.conf or context, which carries its own "
+                "credential: unset one"
+            )
+        if args.upstream is not None:
+            if not Path(args.upstream).expanduser().is_file():
+                raise UserError(f"--upstream {args.upstream}: neither an http(s) URL nor a client.conf file")
+            return registry.open(client_conf=args.upstream, pulsar_version=version, workspace=args.workspace)
+        return registry.open(context=args.context, pulsar_version=version, workspace=args.workspace)
+    except RegistryError as exc:
+        raise UserError(f"{given}: {exc}") from None
+
+
+def run_gateway(args: argparse.Namespace, tokens: Tokens | None, limits: ServerLimits, proxies: tuple[str, ...]) -> int:
+    """`serve --upstream`: the server over a remote registry with a workspace (module docstring)."""
+    from server import create_app, serve, startup_line
+
+    registry = open_upstream(args)
+    try:
+        index = registry.broker_index
+        if index is not None:  # read the broker's topics now: the first search waits for a complete index
+            index.refresh()
+        app = create_app(
+            registry,
+            tokens=tokens,
+            cors_origins=args.cors_origin,
+            allowed_hosts=args.allow_host,
+            limits=limits,
+            metrics_public=args.metrics_public,
+        )
+        auth = f"{len(tokens)} token(s)" if tokens else "no authentication"
+        auth += f"; forwarded headers trusted from {', '.join(proxies)}" if proxies else ""
+        print(
+            startup_line(
+                f"{PROG} serve: http://{args.host}:{args.port} (review gateway of {registry.location}, workspace "
+                f"{registry.workspace}; {auth}); docs at /docs",
                 args.log_format,
             ),
             file=sys.stderr,

@@ -174,6 +174,10 @@ class SchemaInfo:
 STORED_HEADER = "X-Registry-Stored"
 # ... and in this one the strategy a stored schema was checked under (absent: nothing was checked).
 JUDGED_HEADER = "X-Registry-Judged-Under"
+# `schema-explorer serve` says in this header of GET /explorer/v1/proposal-counts (the remote registry's first
+# explorer call) whether it records producers and consumers: "false" from the review gateway, whose registry is
+# a plain broker; absent means it does.
+RECORDS_CLIENTS_HEADER = "X-Registry-Records-Clients"
 
 
 @dataclass(frozen=True, slots=True)

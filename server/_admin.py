@@ -18,8 +18,8 @@ from registry import (
     CompatibilityStrategy,
     ConnectedClient,
     IncompatibleSchemaError,
-    Registry,
     Role,
+    SchemaRegistry,
     StorageError,
 )
 from registry._history import version_number
@@ -298,7 +298,7 @@ async def post_namespace_validation(
 # --- §7.3 topic policies, listing and creation ------------------------------------------------------------
 
 
-def _existing_topic(registry: Registry, domain: str, tenant: str, namespace: str, topic: str) -> str:
+def _existing_topic(registry: SchemaRegistry, domain: str, tenant: str, namespace: str, topic: str) -> str:
     """Pulsar's topic policy endpoints need an existing topic (404). The facade's policy setters would
     create it, so ask the catalog first (TopicNotFoundError → 404)."""
     name = f"{domain}://{tenant}/{namespace}/{topic}"
@@ -306,7 +306,9 @@ def _existing_topic(registry: Registry, domain: str, tenant: str, namespace: str
     return name
 
 
-def _set_topic_policy(registry: Registry, domain: str, tenant: str, namespace: str, topic: str, **changes: Any) -> None:
+def _set_topic_policy(
+    registry: SchemaRegistry, domain: str, tenant: str, namespace: str, topic: str, **changes: Any
+) -> None:
     """Check the topic exists, then set: both on the writer thread, so no write slips in between."""
     registry.set_topic_policy(_existing_topic(registry, domain, tenant, namespace, topic), **changes)
 

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from fastapi import FastAPI
 from fastapi.middleware.cors import CORSMiddleware
 
-from registry import Registry
+from registry import SchemaRegistry
 
 from . import _admin, _audit_routes, _explorer, _policy_writes, _proposals, _webhooks
 from ._auth import Tokens
@@ -23,7 +23,8 @@ from ._storage_timing import StorageTimer
 from ._writer import GroupWriter
 
 DESCRIPTION = """
-Pulsar Schema Explorer's REST backend over an embedded, Pulsar-faithful schema registry.
+Pulsar Schema Explorer's REST backend over an embedded, Pulsar-faithful schema registry, or, as the review
+gateway (`serve --upstream`), in front of a plain Pulsar broker.
 
 * `/admin/v2/...`: Apache Pulsar's admin v2 schema, policy, tenant, namespace and topic endpoints, with
   Pulsar's paths, JSON field names and status codes, so `pulsar-admin` and Pulsar's REST clients work.
@@ -51,7 +52,7 @@ _ADMIN_ROUTES = tuple(_admin.router.routes)
 
 
 def create_app(
-    registry: Registry,
+    registry: SchemaRegistry,
     *,
     tokens: Tokens | None = None,
     cors_origins: Sequence[str] = (),
@@ -67,7 +68,11 @@ def create_app(
     `admin_only` serves Pulsar's admin v2 API alone, as a plain broker does (no explorer API, no audit
     trail), so tests and benchmarks can point a remote registry at what a real cluster offers. `metrics_public`
     lets any address scrape /metrics without a token (server/_metrics.py). `storage_timer`, the one the registry
-    was opened with (`Registry.open(..., wrap=timer.wrap)`), sends each storage call's time to /metrics."""
+    was opened with (`Registry.open(..., wrap=timer.wrap)`), sends each storage call's time to /metrics.
+
+    `registry` is any handle: an embedded `Registry` (`serve`), or a remote one over a plain broker with a
+    workspace (the review gateway, `serve --upstream`), whose admin v2 routes then reach the broker through the
+    handle after this app's role check, gated and audited by the workspace (registry/remote/_direct.py)."""
     app = FastAPI(
         title="Pulsar Schema Explorer",
         version="1",

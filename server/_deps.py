@@ -13,7 +13,7 @@ from typing import Annotated, Any, TypeVar
 
 from fastapi import Depends, Request, Response
 
-from registry import Actor, Registry, Role
+from registry import Actor, Role, SchemaRegistry
 
 from . import _auth as auth
 from ._writer import GroupWriter
@@ -21,12 +21,12 @@ from ._writer import GroupWriter
 T = TypeVar("T")
 
 
-async def registry_of(request: Request) -> Registry:
-    registry: Registry = request.app.state.registry
+async def registry_of(request: Request) -> SchemaRegistry:
+    registry: SchemaRegistry = request.app.state.registry
     return registry
 
 
-Reg = Annotated[Registry, Depends(registry_of)]
+Reg = Annotated[SchemaRegistry, Depends(registry_of)]
 
 
 def writer_of(state: Any) -> GroupWriter:

@@ -24,7 +24,7 @@ from fastapi import FastAPI
 from pydantic import TypeAdapter
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from registry import CompatibilityStrategy, Registry
+from registry import CompatibilityStrategy, SchemaRegistry
 from registry._cache_budget import FAST_READ_BYTES
 from registry._cache_usage import CacheUsage
 
@@ -83,7 +83,7 @@ class Bodies:
 _BODIES = Bodies()
 
 
-def latest_schema(registry: Registry, tenant: str, namespace: str, topic: str) -> bytes:
+def latest_schema(registry: SchemaRegistry, tenant: str, namespace: str, topic: str) -> bytes:
     entry = registry.get(schema_topic(tenant, namespace, topic))
     return _BODIES.get(
         (entry,),
@@ -91,7 +91,7 @@ def latest_schema(registry: Registry, tenant: str, namespace: str, topic: str) -
     )
 
 
-def all_schemas(registry: Registry, tenant: str, namespace: str, topic: str) -> bytes:
+def all_schemas(registry: SchemaRegistry, tenant: str, namespace: str, topic: str) -> bytes:
     history = registry.history(schema_topic(tenant, namespace, topic))
 
     def make() -> bytes:
@@ -101,12 +101,12 @@ def all_schemas(registry: Registry, tenant: str, namespace: str, topic: str) -> 
     return _BODIES.get((GetAllVersionsSchemaResponse, *history), make)
 
 
-def namespace_strategy(registry: Registry, tenant: str, namespace: str) -> bytes:
+def namespace_strategy(registry: SchemaRegistry, tenant: str, namespace: str) -> bytes:
     policy = registry.namespace_policy(f"{tenant}/{namespace}")
     return _BODIES.get((_STRATEGY, policy), lambda: _STRATEGY.dump_json(policy.compatibility))
 
 
-def topic_summary(registry: Registry, domain: str, tenant: str, namespace: str, topic: str) -> bytes:
+def topic_summary(registry: SchemaRegistry, domain: str, tenant: str, namespace: str, topic: str) -> bytes:
     summary = TopicSummary.of(registry.topic_summary(f"{domain}://{tenant}/{namespace}/{topic}"))
     return TopicSummary.__pydantic_serializer__.to_json(summary, by_alias=True)
 

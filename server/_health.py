@@ -8,8 +8,11 @@
 - **Readiness.** `GET /ready` asks the storage to answer within `READY_TIMEOUT_S`: a SQLite file that exists
   and can be read (its change token read through the registry, which is a real read of the file), a PostgreSQL
   database that answers (the same read is one round trip), and says 200 `{"status": "ready", ...}`, or 503
-  with the reason. The reason never names a file, a host or a driver's words (the probe needs no token, so
-  anyone who can reach the port reads it): those go to the log under the request id the answer carries.
+  with the reason. For the review gateway (`serve --upstream`) the storage is the upstream broker: ready when
+  it answers an admin call (GET /admin/v2/tenants, with the gateway's credential) in time; the workspace is
+  read on every proposal request and fails those loudly. The reason never names a file, a host or a driver's
+  words (the probe needs no token, so anyone who can reach the port reads it): those go to the log under the
+  request id the answer carries.
 
 Both are answered in front of the whole stack (server/_observe.py), so they are exempt from the throttle
 (an address locked out for failed tokens still gets its probes answered), from authentication and from the
@@ -26,8 +29,8 @@ import logging
 import os
 from dataclasses import dataclass
 
-from registry import Registry
-from registry._location import LocationKind, parse_location
+from registry import SchemaRegistry
+from registry._location import LocationKind, locate, parse_location
 
 from ._request_id import current_request_id, new_request_id
 
@@ -42,7 +45,7 @@ log = logging.getLogger("server")
 class Readiness:
     """The probe's verdict: `reason` is empty when the storage answered."""
 
-    storage: str  # sqlite, postgresql, memory, factory or plugin
+    storage: str  # sqlite, postgresql, memory, factory, plugin, or remote (the review gateway's upstream)
     reason: str = ""
 
     @property
@@ -55,10 +58,11 @@ class Readiness:
         return json.dumps({"reason": self.reason}).encode()
 
 
-def storage_kind(registry: Registry) -> str:
-    """The kind of storage behind `registry` (a bounded label: sqlite, postgresql, memory, factory, plugin)."""
+def storage_kind(registry: SchemaRegistry) -> str:
+    """The kind of storage behind `registry` (a bounded label: sqlite, postgresql, memory, factory, plugin,
+    remote)."""
     try:
-        return parse_location(registry.location).kind
+        return locate(registry.location).kind
     except Exception:  # noqa: BLE001 - a location the parser does not know is still some storage
         return "other"
 
@@ -66,7 +70,7 @@ def storage_kind(registry: Registry) -> str:
 class ReadyProbe:
     """Readiness of one registry's storage, asked at most once at a time (see the module docstring)."""
 
-    def __init__(self, registry: Registry, timeout_s: float = READY_TIMEOUT_S) -> None:
+    def __init__(self, registry: SchemaRegistry, timeout_s: float = READY_TIMEOUT_S) -> None:
         self._registry = registry
         self._timeout_s = timeout_s
         self._kind = storage_kind(registry)
@@ -95,6 +99,9 @@ class ReadyProbe:
 
     def _probe(self) -> None:
         """A real read of the storage: raises when it cannot answer."""
+        if self._kind == LocationKind.REMOTE:  # the gateway's upstream: change_token() would not ask it
+            self._registry.tenants()
+            return
         if self._kind == LocationKind.SQLITE:
             path = parse_location(self._registry.location).target
             if not os.access(path, os.R_OK):

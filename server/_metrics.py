@@ -16,11 +16,13 @@ status codes; no token, schema, topic or address ever):
   `SCHEMA_EXPLORER_CACHE_BYTES`;
 - `storage_operation_seconds` {kind, backend}: every call to the registry's storage, by the protocol member it
   is (`history`, `dedup_scan`, `append_indexed`, `transaction`...: server/_storage_timing.py), plus `batch`,
-  one transaction of the writer thread (its writes and one commit), and `ready`, a readiness probe's read;
+  one transaction of the writer thread (its writes and one commit; for the gateway, a run of writes sent one
+  by one), and `ready`, a readiness probe's read;
 - `writer_queue_depth`, `writer_batches`: writes waiting for the writer thread; batches it committed;
-- `index_topics` {state}, `index_running`: a remote handle's background search index (empty in `serve`,
-  which holds an embedded registry);
-- `info` {pulsar_version, storage}: 1, naming the Pulsar line answered as and the kind of storage;
+- `index_topics` {state}, `index_running`: a remote handle's background search index (the review gateway's,
+  `serve --upstream`; empty in `serve`, which holds an embedded registry);
+- `info` {pulsar_version, storage}: 1, naming the Pulsar line answered as and the kind of storage (`remote`
+  for the review gateway, whose registry is its upstream broker);
 
 plus prometheus-client's `process_*` families (CPU seconds, resident memory, open descriptors).
 
@@ -53,7 +55,7 @@ from prometheus_client.metrics_core import CounterMetricFamily, GaugeMetricFamil
 from prometheus_client.registry import Collector
 from starlette.types import Scope, Send
 
-from registry import Registry
+from registry import Registry, SchemaRegistry
 from registry.webhooks import DELIVERIES, Deliveries
 
 from ._auth import BEARER_CHALLENGE, bearer_grant
@@ -185,7 +187,7 @@ class Gauges(Collector):
         yield from _webhooks(DELIVERIES)
 
 
-def _gauges(state: object, registry: Registry) -> Iterator[Metric]:
+def _gauges(state: object, registry: SchemaRegistry) -> Iterator[Metric]:
     from ._fast_reads import _BODIES
 
     open_connections = GaugeMetricFamily(PREFIX + "open_connections", "Connections open now")
@@ -197,7 +199,9 @@ def _gauges(state: object, registry: Registry) -> Iterator[Metric]:
     yield addresses
     used = GaugeMetricFamily(PREFIX + "cache_bytes", "Bytes each cache accounts for", labels=("part",))
     budget = GaugeMetricFamily(PREFIX + "cache_budget_bytes", "Each cache's share of the budget", labels=("part",))
-    for part in (*registry.cache_usage(), _BODIES.usage()):
+    # An embedded registry accounts for its caches; a remote one (the review gateway) has only the bodies' here.
+    caches = registry.cache_usage() if isinstance(registry, Registry) else ()
+    for part in (*caches, _BODIES.usage()):
         used.add_metric([part.part], float(part.used_bytes))
         budget.add_metric([part.part], float(part.budget_bytes))
     yield used
@@ -215,9 +219,9 @@ def _gauges(state: object, registry: Registry) -> Iterator[Metric]:
     yield info
 
 
-def _index(registry: Registry) -> Iterator[Metric]:
-    """A remote handle's background index (`reg.broker_index`); `serve` holds an embedded registry, which has
-    none, so the families stay empty there."""
+def _index(registry: SchemaRegistry) -> Iterator[Metric]:
+    """A remote handle's background index (`reg.broker_index`): the review gateway's (`serve --upstream`) over
+    its plain broker; `serve` holds an embedded registry, which has none, so the families stay empty there."""
     index = registry.broker_index
     status = None if index is None else index.status()
     topics = GaugeMetricFamily(PREFIX + "index_topics", "A remote handle's search index, in topics", labels=("state",))

@@ -17,7 +17,7 @@ import threading
 import time
 from collections.abc import Callable
 
-from registry import ProposalState, Registry
+from registry import ProposalState, SchemaRegistry
 
 MAX_AGE = 15.0
 log = logging.getLogger("server")
@@ -26,7 +26,9 @@ log = logging.getLogger("server")
 class ProposalTally:
     """The last counts read, and at most one read running."""
 
-    def __init__(self, registry: Registry, *, max_age: float = MAX_AGE, clock: Callable[[], float] = time.monotonic):
+    def __init__(
+        self, registry: SchemaRegistry, *, max_age: float = MAX_AGE, clock: Callable[[], float] = time.monotonic
+    ):
         self._registry = registry
         self._max_age = max_age
         self._clock = clock

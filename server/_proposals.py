@@ -21,6 +21,7 @@ from fastapi import APIRouter, Body, Path, Query, Request, Response
 
 from registry import Actor, InvalidArgumentError, NamespaceName, ReviewRules, Role, TopicName, to_json
 from registry import Proposal as CoreProposal
+from registry._model import RECORDS_CLIENTS_HEADER
 from registry.policy._changes import policy_change
 from registry.proposals._permissions import Step
 from registry.proposals._rules import require_satisfiable
@@ -129,8 +130,10 @@ def list_proposals(
 
 
 @router.get("/proposal-counts", **READ.route_options())
-def proposal_counts(registry: Reg) -> ProposalCounts:
-    """How many proposals are in each state (every state named, 0 included)."""
+def proposal_counts(registry: Reg, response: Response) -> ProposalCounts:
+    """How many proposals are in each state (every state named, 0 included). A remote registry asks this first
+    to find the explorer API; the header tells it whether this server records clients (the gateway does not)."""
+    response.headers[RECORDS_CLIENTS_HEADER] = "true" if registry.records_clients else "false"
     return ProposalCounts(counts={str(state): n for state, n in registry.proposals.counts().items()})
 
 

@@ -74,8 +74,8 @@ from registry import (
     CompatibilityStrategy,
     IncompatibleSchemaError,
     Registration,
-    Registry,
     RegistryError,
+    SchemaRegistry,
     StorageError,
 )
 
@@ -212,7 +212,7 @@ class PulsarSchemaStats:
 
     # --- from an answered request -------------------------------------------------------------------------
 
-    def request(self, registry: Registry, answered: Answered) -> None:
+    def request(self, registry: SchemaRegistry, answered: Answered) -> None:
         """Count one answered admin request as the broker would have (see the module docstring)."""
         kind = _KINDS.get((answered.method, answered.route))
         if kind is None:
@@ -298,7 +298,7 @@ _KINDS: dict[tuple[str, str], str] = {
 _NAMESPACE_OF = re.compile(r"^(?:persistent|non-persistent)://([^/]+/[^/]+)/")
 
 
-def _namespace_exists(registry: Registry, namespace: str) -> bool:
+def _namespace_exists(registry: SchemaRegistry, namespace: str) -> bool:
     try:
         registry.namespace_policy(namespace)
     except RegistryError:

@@ -11,6 +11,10 @@ A caller hears its outcome only once that commit is done, so nothing is acknowle
   would run writes twice on a storage without transactions, where `batch()` undoes nothing.)
 - If the batch itself fails (its commit: a full disk, a busy file), none of it is durable and every caller
   gets that error. The writes' audit lines were in the batch too, so none of them is kept.
+
+A remote registry (the review gateway, `serve --upstream`) has no group commit: each write is an admin call to
+the broker plus its own workspace commit. The thread still runs them one at a time in arrival order, so the
+gateway never races itself between an apply's read and its write; each is answered with its own outcome.
 """
 
 from __future__ import annotations
@@ -26,7 +30,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from registry import Registry, RegistryError
+from registry import Registry, RegistryError, SchemaRegistry
 
 MAX_BATCH = 64  # bounds how long the first write of a batch waits for the others
 T = TypeVar("T")
@@ -34,7 +38,7 @@ T = TypeVar("T")
 
 @dataclass(frozen=True, slots=True)
 class _Write:
-    registry: Registry
+    registry: SchemaRegistry
     call: Callable[[], Any]
     loop: asyncio.AbstractEventLoop
     future: asyncio.Future[Any]
@@ -52,7 +56,7 @@ class GroupWriter:
         # Told each batch's time in seconds, on this thread (serve's /metrics: server/_metrics.py).
         self.on_batch: Callable[[float], None] | None = None
 
-    async def write(self, registry: Registry, call: Callable[..., T], /, *args: Any, **kwargs: Any) -> T:
+    async def write(self, registry: SchemaRegistry, call: Callable[..., T], /, *args: Any, **kwargs: Any) -> T:
         """`call(*args, **kwargs)` on the writer thread, once its batch has committed; its exception, if any,
         is raised here."""
         loop = asyncio.get_running_loop()
@@ -91,12 +95,21 @@ class GroupWriter:
 Outcome = tuple[Any, BaseException | None]  # (result, error)
 
 
-def _commit(registry: Registry, calls: list[Callable[[], Any]]) -> list[Outcome]:
+def _commit(registry: SchemaRegistry, calls: list[Callable[[], Any]]) -> list[Outcome]:
+    if not isinstance(registry, Registry):  # no batch() over HTTP: each write stands alone
+        return [_alone(call) for call in calls]
     try:
         with registry.batch():
             return [_attempt(registry, call) for call in calls]
     except Exception as exc:  # the batch failed as a whole (begin or commit): none of it is durable
         return [(None, exc)] * len(calls)
+
+
+def _alone(call: Callable[[], Any]) -> Outcome:
+    try:
+        return call(), None
+    except Exception as exc:  # its own error only; the writes after it still run
+        return None, exc
 
 
 def _attempt(registry: Registry, call: Callable[[], Any]) -> Outcome:

@@ -15,7 +15,7 @@ from pathlib import Path
 import httpx
 
 import needs
-from registry import Registry, seed_sample_data
+from registry import Registry, SchemaRegistry, seed_sample_data
 
 PROJECT_ROOT = Path(__file__).resolve().parents[1]
 READY_TIMEOUT = 30.0
@@ -87,3 +87,72 @@ def served(db: Path, *, log_dir: Path, env: Mapping[str, str] | None = None, adm
         except subprocess.TimeoutExpired:
             child.kill()
             child.wait()
+
+
+class Gateway:
+    """`schema-explorer serve --upstream` (the review gateway) as a child on loopback, one at a time over the
+    same workspace: `start()`, `stop()`, `restart(upstream)`. `upstream` is the broker's URL (then
+    `upstream_token` goes in $SCHEMA_EXPLORER_UPSTREAM_TOKEN) or a client.conf; `people` maps a name to the
+    token of the gateway's tokens file (`tokens`) that `open(name)` reaches the gateway with."""
+
+    def __init__(
+        self,
+        upstream: str,
+        workspace: str,
+        *,
+        tokens: Path,
+        people: Mapping[str, str],
+        log_dir: Path,
+        upstream_token: str = "",
+    ) -> None:
+        self.upstream, self.workspace, self.tokens, self.people = upstream, workspace, tokens, people
+        self.log_dir, self.upstream_token = log_dir, upstream_token
+        self.url = ""
+        self._child: subprocess.Popen[bytes] | None = None
+
+    def start(self) -> None:
+        needs.require("server")
+        port = free_port()
+        log = self.log_dir / f"gateway-{port}.log"
+        env = {**os.environ, "PYTHONPATH": str(PROJECT_ROOT)}
+        env.pop("SCHEMA_EXPLORER_TOKENS", None)
+        if self.upstream.startswith("http") and self.upstream_token:
+            env["SCHEMA_EXPLORER_UPSTREAM_TOKEN"] = self.upstream_token
+        command = [sys.executable, "-m", "cli.main", "serve", "--upstream", self.upstream, "--workspace"]
+        command += [self.workspace, "--tokens", str(self.tokens), "--port", str(port), "--no-access-log"]
+        with log.open("wb") as out:
+            self._child = subprocess.Popen(command, cwd=PROJECT_ROOT, env=env, stdout=out, stderr=subprocess.STDOUT)
+        self.url = f"http://127.0.0.1:{port}"
+        deadline = time.monotonic() + READY_TIMEOUT
+        while True:
+            if self._child.poll() is not None:
+                raise RuntimeError(f"the gateway exited with {self._child.returncode}: {log.read_text()[-2000:]}")
+            try:
+                httpx.get(f"{self.url}/openapi.json", timeout=1.0)
+                return
+            except httpx.TransportError:
+                if time.monotonic() > deadline:
+                    self.stop()
+                    raise RuntimeError(f"the gateway did not answer on {self.url}") from None
+                time.sleep(0.1)  # polling readiness, not a fixed wait
+
+    def stop(self) -> None:
+        if self._child is not None:
+            self._child.terminate()
+            try:
+                self._child.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self._child.kill()
+                self._child.wait()
+            self._child = None
+
+    def restart(self, upstream: str) -> None:
+        self.stop()
+        self.upstream = upstream
+        self.start()
+
+    def open(self, person: str) -> SchemaRegistry:
+        """The gateway as `person` reaches it: a remote registry with their token (through the explorer API)."""
+        import registry
+
+        return registry.open(self.url, token=self.people[person])

@@ -19,7 +19,7 @@ import httpx
 from .._catalog import TopicPage, TopicQuery, TopicSummary
 from .._changes import SchemaDiff
 from .._errors import InvalidArgumentError, StorageError
-from .._model import ClientRecord, CompatibilityStrategy, SchemaInfo
+from .._model import RECORDS_CLIENTS_HEADER, ClientRecord, CompatibilityStrategy, SchemaInfo
 from .._names import NamespaceName, TopicName
 from .._wire import from_json
 from ..explain._upgrade import UpgradePlan
@@ -32,18 +32,23 @@ SEARCH_TEXT_MAX: Final = 200  # and on a search's text (`q`)
 T = TypeVar("T")
 
 
-def offers_explorer(client: AdminClient) -> bool:
-    """True when the endpoint serves the explorer API (`schema-explorer serve`); a broker answers 404 there,
-    `serve --admin-only` too. A server that refuses this token the explorer's viewer role counts as not
-    offering it: the remote registry then reads the admin API, as from a broker."""
-    response = client.get(f"{EXPLORER}/topics", {"limit": "1"})
+def probe_explorer(client: AdminClient) -> bool | None:
+    """None when the endpoint does not serve the explorer API (a broker answers 404 there, `serve --admin-only`
+    too); else whether it records producers and consumers (`schema-explorer serve`: True; the review gateway,
+    `serve --upstream`, in front of a plain broker: False). A server that refuses this token the explorer's viewer
+    role counts as not offering it: the remote registry then reads the admin API, as from a broker. The proposal
+    counts are asked, not a search: the gateway answers its first search only once its index of the broker is
+    complete, and a probe that timed out would take the gateway for a plain broker."""
+    response = client.get(f"{EXPLORER}/proposal-counts")
     if response.status_code != 200:
-        return False
+        return None
     try:
         body = response.json()
     except ValueError:
-        return False
-    return isinstance(body, dict) and isinstance(body.get("items"), list) and isinstance(body.get("total"), int)
+        return None
+    if not isinstance(body, dict) or not isinstance(body.get("counts"), dict):
+        return None
+    return str(response.headers.get(RECORDS_CLIENTS_HEADER, "true")) != "false"
 
 
 class ExplorerApi:

@@ -90,7 +90,7 @@ from ._backend import (
 from ._broker_index import CachedBrokerIndex, cache_path
 from ._connection import Connection
 from ._direct import DirectWrites
-from ._explorer_api import ExplorerApi, namespace_policy_path, offers_explorer, topic_policy_path
+from ._explorer_api import ExplorerApi, namespace_policy_path, probe_explorer, topic_policy_path
 from ._pacing import Concurrency
 from ._policy_calls import namespace_calls, topic_calls
 from ._proposals import ProposalsApi, RemoteProposals
@@ -162,7 +162,8 @@ class RemoteRegistry(DirectWrites):
             else:
                 chosen = pulsar_line(None)
                 source = "the broker does not report its version: the default line"
-            explorer = ExplorerApi(client) if offers_explorer(client) else None
+            records = probe_explorer(client)  # None: a plain broker
+            explorer = None if records is None else ExplorerApi(client)
             if explorer is not None and workspace is not None:
                 raise InvalidArgumentError(
                     f"{client.url} is schema-explorer serve, which keeps proposals, rules and the audit trail in "
@@ -173,6 +174,7 @@ class RemoteRegistry(DirectWrites):
             raise
         self._client = client
         self._explorer = explorer
+        self._records_clients = bool(records)
         api = None if explorer is None else ProposalsApi(client)  # proposals and webhooks: serve keeps them
         # The server's answers are this handle's only when both answer as the same Pulsar line and settings.
         self._ask_server = (
@@ -232,8 +234,9 @@ class RemoteRegistry(DirectWrites):
 
     @property
     def records_clients(self) -> bool:
-        """True against `schema-explorer serve` (its explorer API has them); False for a plain broker."""
-        return self._explorer is not None
+        """True against `schema-explorer serve` (its explorer API has them); False for a plain broker and for the
+        review gateway in front of one (`serve --upstream`, which says so)."""
+        return self._records_clients
 
     @property
     def requests_sent(self) -> int:
