@@ -8,6 +8,7 @@ import contextlib
 import itertools
 import json
 import random
+import re
 import threading
 import time
 import warnings
@@ -393,6 +394,12 @@ def normalise_url(url: str) -> str:
     text = url.strip()
     if any(c.isspace() for c in text):
         raise StorageError(f"invalid URL {url!r}: it contains a space")
+    if "@" in re.split(r"[/?#]", text.partition("://")[2], maxsplit=1)[0]:
+        # never echoed: what comes before the @ may be a password, and this message reaches logs and screens
+        raise StorageError(
+            "an admin URL with a user name or password in it is refused (it would show in messages and logs): "
+            "give the credential as a token, or by a client.conf or pulsarctl context (AuthenticationBasic)"
+        )
     try:
         parsed = httpx.URL(text)
     except httpx.InvalidURL as exc:

@@ -72,3 +72,23 @@ def test_a_context_with_a_token_file_and_the_current_context(tmp_path):
     )
     connection = from_context(None, config=config)
     assert connection.auth == TokenAuth("tok") and connection.url == "http://b:8080"
+
+
+@pytest.mark.parametrize(
+    "url",
+    ["http://ops:pw-secret@127.0.0.1:9", "https://pw-secret@broker.example:8443/admin/v2", "http://a:pw-secret@h?x=1"],
+)
+def test_an_admin_url_with_a_password_is_refused_without_showing_it(
+    url: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A credential written into the URL would be echoed by every message that names the endpoint (refused,
+    unreachable, TLS): refused before anything is sent, in the core and so in every shell, never quoting it."""
+    import registry
+    from cli.main import main
+
+    with pytest.raises(StorageError, match="user name or password in it is refused") as refused:
+        registry.open(url)
+    assert "pw-secret" not in str(refused.value)
+    assert main(["get", "--url", url, "--topic", "persistent://t/n/x"]) == 2
+    err = capsys.readouterr().err
+    assert "user name or password" in err and "pw-secret" not in err
