@@ -24,13 +24,13 @@ from ..policy._changes import NamespacePolicyChange, TopicPolicyChange
 from ..policy._rules import policy_topic
 from ..proposals._permissions import Step
 from ._answers import ServerAnswers
-from ._workspace import Workspace
+from ._workspace import WorkspaceSlot
 
 
 class DirectWrites(ServerAnswers):
     """The direct writes of `RemoteRegistry`, over its `_send_*` calls."""
 
-    _workspace: Workspace | None
+    _workspace: WorkspaceSlot | None
 
     @abc.abstractmethod
     def _send_register(self, topic: str, info: SchemaInfo) -> Registration:
@@ -130,4 +130,4 @@ class DirectWrites(ServerAnswers):
         """A direct write to a plain broker, gated and audited by its workspace (`serve` does both itself)."""
         if self._workspace is None:
             return contextlib.nullcontext(AuditNote(target))
-        return self._workspace.direct(action, target, user, step, None if namespace is None else str(namespace))
+        return self._workspace.get().direct(action, target, user, step, None if namespace is None else str(namespace))

@@ -95,7 +95,7 @@ from ._pacing import Concurrency
 from ._policy_calls import namespace_calls, topic_calls
 from ._proposals import ProposalsApi, RemoteProposals
 from ._webhooks import RemoteWebhooks
-from ._workspace import Workspace, default_workspace, open_workspace
+from ._workspace import WorkspaceSlot
 
 S = CompatibilityStrategy
 
@@ -198,28 +198,23 @@ class RemoteRegistry(DirectWrites):
             )
         )
         super().__init__(state, location=client.url, line_source=source, index=self._index)
-        self._workspace: Workspace | None = None
+        self._workspace: WorkspaceSlot | None = None  # None: `serve`, which keeps proposals itself
         if explorer is None:
             try:
-                kept, shown = open_workspace(default_workspace(client.url) if workspace is None else workspace)
+                self._workspace = WorkspaceSlot(workspace, client.url, state, self)
             except BaseException:
                 self.close()
                 raise
-            self._workspace = Workspace(kept, shown, state, self)
-        self._proposals: Proposals = (
-            RemoteProposals(api, client.url, self._wrote) if self._workspace is None else self._workspace.proposals
-        )
-        self._webhooks: Webhooks = (
-            RemoteWebhooks(api, client.url, self._wrote) if self._workspace is None else self._workspace.webhooks
-        )
+        self._served_proposals = RemoteProposals(api, client.url, self._wrote)
+        self._served_webhooks = RemoteWebhooks(api, client.url, self._wrote)
 
     @property
     def proposals(self) -> Proposals:
-        return self._proposals
+        return self._served_proposals if self._workspace is None else self._workspace.get().proposals
 
     @property
     def webhooks(self) -> Webhooks:
-        return self._webhooks
+        return self._served_webhooks if self._workspace is None else self._workspace.get().webhooks
 
     @property
     def workspace(self) -> str | None:

@@ -121,3 +121,44 @@ class Workspace:
     def close(self) -> None:
         self._notices.deliveries.closing(self._storage)  # its notices get a few seconds to go out
         self._storage.close()
+
+
+class WorkspaceSlot:
+    """A plain broker's workspace as its handle holds it. A workspace named by the caller is opened at once (a
+    bad location fails at open); the per-user default is opened at its first use (a proposal, a webhook, a
+    write through the explorer), so reading a cluster (get, search, diff, compare) never creates it, and works
+    where the data folder cannot be written. Until then its audit trail reads as empty: nothing was written."""
+
+    def __init__(
+        self, location: str | os.PathLike[str] | None, url: str, state: RegistryState, writes: BrokerWrites
+    ) -> None:
+        self._path = default_workspace(url) if location is None else None
+        self._location: str | os.PathLike[str] = location if location is not None else default_workspace(url)
+        self._state = state
+        self._writes = writes
+        self._opened: Workspace | None = None
+        if location is not None:
+            self.get()
+
+    @property
+    def location(self) -> str:
+        """Where it is (or will be) kept, shown without a password."""
+        if self._opened is not None:
+            return self._opened.location
+        return str(self._path)
+
+    def get(self) -> Workspace:
+        """The workspace, opened (and made, when missing) now if it was not yet."""
+        if self._opened is None:
+            kept, shown = open_workspace(self._location)
+            self._opened = Workspace(kept, shown, self._state, self._writes)
+        return self._opened
+
+    def audit_trail(self, target: str | None, limit: int) -> list[AuditEntry]:
+        if self._opened is None and self._path is not None and not self._path.exists():
+            return []  # never opened, never made: no write went through the explorer
+        return self.get().audit_trail(target, limit)
+
+    def close(self) -> None:
+        if self._opened is not None:
+            self._opened.close()

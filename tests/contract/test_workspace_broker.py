@@ -202,3 +202,35 @@ def test_a_plain_broker_keeps_proposals_and_webhooks_in_its_workspace(broker: st
         assert [h.url for h in reg.webhooks.list()] == ["http://127.0.0.1:9/hook"]
     with pytest.raises(registry.StorageError, match="not a workspace"):
         registry.open(broker, workspace=broker)
+
+
+def test_reading_a_broker_never_makes_its_default_workspace(
+    broker: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What is only read is never created: get, history and the (empty) audit trail leave no workspace file
+    behind, and work where the data folder cannot be made; the first proposal makes it."""
+    from registry.remote._workspace import WORKSPACE_ENV_VAR
+
+    folder = tmp_path / "data" / "workspaces"
+    monkeypatch.setenv(WORKSPACE_ENV_VAR, str(folder))
+    with registry.open(broker) as reg:
+        assert reg.get(TOPIC).version == 0 and len(reg.history(TOPIC)) == 1
+        assert reg.audit_trail() == []
+        assert reg.workspace is not None and reg.workspace.startswith(str(folder))
+    with registry.open(broker, read_only=True) as reg:
+        assert reg.get(TOPIC).version == 0
+    assert not folder.exists()
+    blocked = tmp_path / "a-file"  # a data folder that cannot be made (even for root): reading still works
+    blocked.write_text("")
+    monkeypatch.setenv(WORKSPACE_ENV_VAR, str(blocked / "workspaces"))
+    with registry.open(broker) as reg:
+        assert reg.get(TOPIC).version == 0
+        with pytest.raises(registry.StorageError, match="cannot make the workspace folder"):
+            reg.proposals.list()
+    monkeypatch.setenv(WORKSPACE_ENV_VAR, str(folder))
+    with registry.open(broker) as reg:
+        made = reg.proposals.propose_schema(TOPIC, avro("note"), title="add a note", actor=ALICE)
+        workspace = reg.workspace
+    assert workspace is not None and Path(workspace).is_file()
+    with registry.open(broker) as reg:  # and keeps it: the next command finds the proposal there
+        assert reg.proposals.get(made.id).title == "add a note"
