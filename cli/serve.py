@@ -213,7 +213,6 @@ def run_serve(args: argparse.Namespace) -> int:
         TokenError,
         create_app,
         load_tokens,
-        serve,
         startup_line,
         trusted_proxies,
     )
@@ -252,25 +251,8 @@ def run_serve(args: argparse.Namespace) -> int:
             metrics_public=args.metrics_public,
             storage_timer=timer,
         )
-        auth = f"{len(tokens)} token(s)" if tokens else "no authentication"
-        auth += "; admin v2 API only" if args.admin_only else ""
-        auth += f"; forwarded headers trusted from {', '.join(proxies)}" if proxies else ""
-        print(
-            startup_line(
-                f"{PROG} serve: http://{args.host}:{args.port} (registry: {shown(path)}; {auth}); docs at /docs",
-                args.log_format,
-            ),
-            file=sys.stderr,
-            flush=True,
-        )
-        serve(
-            app,
-            host=args.host,
-            port=args.port,
-            access_log=not args.no_access_log,
-            log_format=args.log_format,
-            forwarded_allow_ips=proxies,
-        )
+        only = "; admin v2 API only" if args.admin_only else ""
+        announce_and_serve(args, app, f"registry: {shown(path)}; {_auth(tokens, proxies, only)}", proxies)
     finally:
         close_registry(registry)
     return 0
@@ -327,7 +309,7 @@ def open_upstream(args: argparse.Namespace) -> SchemaRegistry:
 
 def run_gateway(args: argparse.Namespace, tokens: Tokens | None, limits: ServerLimits, proxies: tuple[str, ...]) -> int:
     """`serve --upstream`: the server over a remote registry with a workspace (module docstring)."""
-    from server import create_app, serve, startup_line
+    from server import create_app
 
     registry = open_upstream(args)
     try:
@@ -342,25 +324,34 @@ def run_gateway(args: argparse.Namespace, tokens: Tokens | None, limits: ServerL
             limits=limits,
             metrics_public=args.metrics_public,
         )
-        auth = f"{len(tokens)} token(s)" if tokens else "no authentication"
-        auth += f"; forwarded headers trusted from {', '.join(proxies)}" if proxies else ""
-        print(
-            startup_line(
-                f"{PROG} serve: http://{args.host}:{args.port} (review gateway of {registry.location}, workspace "
-                f"{registry.workspace}; {auth}); docs at /docs",
-                args.log_format,
-            ),
-            file=sys.stderr,
-            flush=True,
-        )
-        serve(
-            app,
-            host=args.host,
-            port=args.port,
-            access_log=not args.no_access_log,
-            log_format=args.log_format,
-            forwarded_allow_ips=proxies,
-        )
+        where = f"review gateway of {registry.location}, workspace {registry.workspace}"
+        announce_and_serve(args, app, f"{where}; {_auth(tokens, proxies)}", proxies)
     finally:
         close_registry(registry)
     return 0
+
+
+def _auth(tokens: Tokens | None, proxies: tuple[str, ...], scope: str = "") -> str:
+    """How people are told apart, and `scope` (what is served), for the startup line (never a token)."""
+    auth = f"{len(tokens)} token(s)" if tokens else "no authentication"
+    return auth + scope + (f"; forwarded headers trusted from {', '.join(proxies)}" if proxies else "")
+
+
+def announce_and_serve(args: argparse.Namespace, app: Any, what: str, proxies: tuple[str, ...]) -> None:
+    """The one startup line on stderr (what is served, how people are told apart), then serve until stopped:
+    `serve` and the review gateway alike."""
+    from server import serve, startup_line
+
+    print(
+        startup_line(f"{PROG} serve: http://{args.host}:{args.port} ({what}); docs at /docs", args.log_format),
+        file=sys.stderr,
+        flush=True,
+    )
+    serve(
+        app,
+        host=args.host,
+        port=args.port,
+        access_log=not args.no_access_log,
+        log_format=args.log_format,
+        forwarded_allow_ips=proxies,
+    )
