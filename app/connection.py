@@ -115,7 +115,7 @@ def connection_from_argv(argv: list[str], environ: dict[str, str] | None = None)
         token=token,
         read_only=read_only,
         pulsar_version=version,
-        workspace=workspace if str(target or "").startswith(("http://", "https://")) else None,
+        workspace=workspace if names_remote(str(target or "")) else None,
     )
 
 
